@@ -1,0 +1,52 @@
+# The front door. The real build is CMake; this file installs what is
+# missing, builds, runs the suite twice (optimised, then with ASan+UBSan) and
+# starts the server. See README.md.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+PORT       ?= 8080
+DB         ?= data/rig.db
+CTEST_ARGS ?=
+
+.PHONY: all deps web-deps build build-asan test test-release test-asan run bench clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+# npm ci only when the lock file changed since the last install.
+web-deps: deps
+	@if [ ! -f web/node_modules/.package-lock.json ] || \
+	    [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then \
+		cd web && npm ci --no-audit --no-fund; \
+	fi
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j$(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRIGD_SANITIZE=ON
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+test-release: build web-deps
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+
+test-asan: build-asan web-deps
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+
+test: test-release test-asan
+
+bench: build web-deps
+	./$(BUILD)/bench/bench_core
+
+run: build web-deps
+	@mkdir -p $(dir $(DB))
+	./$(BUILD)/rigd --listen 127.0.0.1:$(PORT) --db $(DB) --web web
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

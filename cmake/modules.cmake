@@ -1,0 +1,1 @@
+# Layers above the core, added as their sources land.

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Installs what rigd needs to build, test and run on Debian 12, as root.
+# Idempotent: when every package is present it returns at once without
+# touching the network. Used by `make run`, `make test` and docker/Dockerfile.
+set -eu
+
+PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev \
+libwebsockets-dev libcjson-dev libsqlite3-dev sqlite3 libcmocka-dev \
+curl ca-certificates nodejs npm chromium"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+# Node may come from outside Debian (a newer node on PATH); accept it.
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+	missing=$(echo "$missing" | tr ' ' '\n' | grep -v -x -e nodejs -e npm | tr '\n' ' ')
+fi
+missing=$(echo "$missing" | tr -s ' ' | sed 's/^ //;s/ $//')
+
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "install-deps: missing packages: $missing (run as root, or install them)" >&2
+		exit 1
+	fi
+	echo "install-deps: installing $missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
+fi

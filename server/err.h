@@ -1,0 +1,68 @@
+/*
+ * err.h: every error code rigd can report, in one X-macro list.
+ *
+ * The list generates the enum (RIGD_E_*, all negative, 0 is success) and the
+ * tables behind err_code() (the lowercase wire name, e.g. "unknown_node") and
+ * err_str() (a one-line English description). The wire names are a public,
+ * stable contract (docs/protocol.md): append new codes, never rename one.
+ * This header must stay free of every other module.
+ */
+#ifndef RIGD_ERR_H
+#define RIGD_ERR_H
+
+#define RIGD_ERRORS(X) \
+	X(BAD_JSON,        "bad_json",        "the message is not valid JSON") \
+	X(BAD_FIELD,       "bad_field",       "a field is missing, unknown or of the wrong type") \
+	X(UNKNOWN_OP,      "unknown_op",      "unknown op") \
+	X(UNKNOWN_NODE,    "unknown_node",    "no node with that id") \
+	X(DUPLICATE_ID,    "duplicate_id",    "a node with that id already exists") \
+	X(BAD_ID,          "bad_id",          "ids are 1 to 64 characters of [A-Za-z0-9_.:-]") \
+	X(CYCLE,           "cycle",           "a node cannot become its own descendant") \
+	X(NOT_FINITE,      "not_finite",      "numbers must be finite") \
+	X(ZERO_QUATERNION, "zero_quaternion", "quaternion has zero length") \
+	X(NOT_TRS,         "not_trs",         "the transform is not representable as translation, rotation and scale") \
+	X(SINGULAR,        "singular",        "the matrix is singular") \
+	X(BAD_INDEX,       "bad_index",       "sibling index out of range") \
+	X(TOO_LARGE,       "too_large",       "the message is too large") \
+	X(LIMIT,           "limit",           "a configured limit was reached") \
+	X(UNKNOWN_SCENE,   "unknown_scene",   "no scene with that name") \
+	X(SCENE_EXISTS,    "scene_exists",    "a scene with that name already exists") \
+	X(SCENE_NOT_EMPTY, "scene_not_empty", "the scene is not empty") \
+	X(STORAGE,         "storage",         "the edit could not be stored") \
+	X(NOTHING_TO_UNDO, "nothing_to_undo", "there is no edit of yours to undo or redo") \
+	X(UNDO_CONFLICT,   "undo_conflict",   "a later edit made this undo or redo impossible") \
+	X(BAD_SEQ,         "bad_seq",         "no such sequence number") \
+	X(UNKNOWN_TYPE,    "unknown_type",    "unknown message type") \
+	X(NOT_SUBSCRIBED,  "not_subscribed",  "not subscribed to that scene") \
+	X(RATE_LIMITED,    "rate_limited",    "too many messages; slow down") \
+	X(FORBIDDEN,       "forbidden",       "not allowed") \
+	X(UNAUTHORIZED,    "unauthorized",    "a valid token is required") \
+	X(NOT_FOUND,       "not_found",       "no such resource") \
+	X(BAD_METHOD,      "bad_method",      "method not allowed") \
+	X(BAD_GLTF,        "bad_gltf",        "the glTF document is invalid") \
+	X(LOCKED,          "locked",          "the database is in use by another process") \
+	X(DB_TOO_NEW,      "db_too_new",      "the database was written by a newer rigd") \
+	X(NOMEM,           "nomem",           "out of memory") \
+	X(IO,              "io",              "input/output error") \
+	X(INTERNAL,        "internal",        "internal error")
+
+enum rigd_err {
+	RIGD_OK = 0,
+	RIGD_E_FIRST_ = -1000,
+#define RIGD_ERR_ENUM_(name, wire, text) RIGD_E_##name,
+	RIGD_ERRORS(RIGD_ERR_ENUM_)
+#undef RIGD_ERR_ENUM_
+	RIGD_E_LAST_
+};
+
+/* The stable lowercase wire name of 'err' ("unknown_node"); "internal" for an
+ * unknown code. Never NULL. */
+const char *err_code(int err);
+
+/* A one-line English description of 'err'. Never NULL. */
+const char *err_str(int err);
+
+/* The code whose wire name is 'code', or 0 if there is none. */
+int err_from_code(const char *code);
+
+#endif

@@ -1,0 +1,456 @@
+/*
+ * math.c: see math.h for the conventions. Pure functions, no allocation.
+ */
+#include "math.h"
+
+#include "err.h"
+
+#include <float.h>
+#include <math.h>
+
+#define DEG (M_PI / 180.0)
+
+vec3 vec3_make(double x, double y, double z)
+{
+	return (vec3){ x, y, z };
+}
+
+vec3 vec3_add(vec3 a, vec3 b)
+{
+	return (vec3){ a.x + b.x, a.y + b.y, a.z + b.z };
+}
+
+vec3 vec3_sub(vec3 a, vec3 b)
+{
+	return (vec3){ a.x - b.x, a.y - b.y, a.z - b.z };
+}
+
+vec3 vec3_scale(vec3 a, double k)
+{
+	return (vec3){ a.x * k, a.y * k, a.z * k };
+}
+
+double vec3_dot(vec3 a, vec3 b)
+{
+	return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+
+vec3 vec3_cross(vec3 a, vec3 b)
+{
+	return (vec3){ a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x };
+}
+
+double vec3_length(vec3 a)
+{
+	return sqrt(vec3_dot(a, a));
+}
+
+quat quat_identity(void)
+{
+	return (quat){ 0, 0, 0, 1 };
+}
+
+quat quat_from_axis_angle(vec3 axis, double angle_rad)
+{
+	double len = vec3_length(axis);
+	double h = 0.5 * angle_rad, k;
+
+	if (!(len > 0))
+		return quat_identity();
+	k = sin(h) / len;
+	return (quat){ axis.x * k, axis.y * k, axis.z * k, cos(h) };
+}
+
+quat quat_mul(quat a, quat b)
+{
+	return (quat){
+		a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+		a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+		a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
+		a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+	};
+}
+
+quat quat_from_euler_deg(vec3 deg)
+{
+	quat qx = quat_from_axis_angle(vec3_make(1, 0, 0), deg.x * DEG);
+	quat qy = quat_from_axis_angle(vec3_make(0, 1, 0), deg.y * DEG);
+	quat qz = quat_from_axis_angle(vec3_make(0, 0, 1), deg.z * DEG);
+
+	return quat_mul(quat_mul(qx, qy), qz);
+}
+
+vec3 quat_to_euler_deg(quat q)
+{
+	/* Read the angles off R = Rx * Ry * Rz, as three.js's Euler.setFromRotationMatrix
+	 * does for order 'XYZ'. */
+	mat4 m = mat4_from_quat(q);
+	double m11 = m.m[0], m12 = m.m[4], m13 = m.m[8];
+	double m22 = m.m[5], m23 = m.m[9];
+	double m32 = m.m[6], m33 = m.m[10];
+	double sy = m13 > 1 ? 1 : (m13 < -1 ? -1 : m13);
+	vec3 e;
+
+	e.y = asin(sy);
+	if (fabs(m13) < 0.9999999) {
+		e.x = atan2(-m23, m33);
+		e.z = atan2(-m12, m11);
+	} else {
+		e.x = atan2(m32, m22);
+		e.z = 0;
+	}
+	return vec3_scale(e, 1.0 / DEG);
+}
+
+double quat_length(quat q)
+{
+	return sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
+}
+
+int quat_normalize(quat q, quat *out)
+{
+	double len;
+
+	if (!isfinite(q.x) || !isfinite(q.y) || !isfinite(q.z) || !isfinite(q.w))
+		return RIGD_E_NOT_FINITE;
+	len = quat_length(q);
+	if (!(len >= 1e-12) || !isfinite(len))
+		return len >= 1e-12 ? RIGD_E_NOT_FINITE : RIGD_E_ZERO_QUATERNION;
+	*out = (quat){ q.x / len, q.y / len, q.z / len, q.w / len };
+	return 0;
+}
+
+vec3 quat_rotate(quat q, vec3 v)
+{
+	return mat4_direction(mat4_from_quat(q), v);
+}
+
+mat4 mat4_identity(void)
+{
+	return (mat4){ { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 } };
+}
+
+mat4 mat4_mul(mat4 a, mat4 b)
+{
+	mat4 out;
+
+	for (int c = 0; c < 4; c++)
+		for (int r = 0; r < 4; r++)
+			out.m[c * 4 + r] = a.m[r] * b.m[c * 4] + a.m[4 + r] * b.m[c * 4 + 1] +
+					   a.m[8 + r] * b.m[c * 4 + 2] + a.m[12 + r] * b.m[c * 4 + 3];
+	return out;
+}
+
+mat4 mat4_translation(vec3 t)
+{
+	mat4 m = mat4_identity();
+
+	m.m[12] = t.x;
+	m.m[13] = t.y;
+	m.m[14] = t.z;
+	return m;
+}
+
+mat4 mat4_scaling(vec3 s)
+{
+	mat4 m = mat4_identity();
+
+	m.m[0] = s.x;
+	m.m[5] = s.y;
+	m.m[10] = s.z;
+	return m;
+}
+
+mat4 mat4_rotation_axis(vec3 axis, double angle_rad)
+{
+	return mat4_from_quat(quat_from_axis_angle(axis, angle_rad));
+}
+
+mat4 mat4_from_quat(quat q)
+{
+	double x2 = q.x + q.x, y2 = q.y + q.y, z2 = q.z + q.z;
+	double xx = q.x * x2, xy = q.x * y2, xz = q.x * z2;
+	double yy = q.y * y2, yz = q.y * z2, zz = q.z * z2;
+	double wx = q.w * x2, wy = q.w * y2, wz = q.w * z2;
+
+	return (mat4){ {
+		1 - (yy + zz), xy + wz, xz - wy, 0,
+		xy - wz, 1 - (xx + zz), yz + wx, 0,
+		xz + wy, yz - wx, 1 - (xx + yy), 0,
+		0, 0, 0, 1,
+	} };
+}
+
+mat4 mat4_compose(vec3 t, quat r, vec3 s)
+{
+	mat4 m = mat4_from_quat(r);
+
+	for (int i = 0; i < 3; i++) {
+		m.m[i] *= s.x;
+		m.m[4 + i] *= s.y;
+		m.m[8 + i] *= s.z;
+	}
+	m.m[12] = t.x;
+	m.m[13] = t.y;
+	m.m[14] = t.z;
+	return m;
+}
+
+mat4 mat4_compose_pivot(vec3 t, quat r, vec3 s, vec3 pivot)
+{
+	/* T(t) T(p) R S T(-p) = [RS | t + p - RS p]: one compose and one
+	 * correction of the translation, no full products. */
+	mat4 m = mat4_compose(t, r, s);
+	vec3 rsp = mat4_direction(m, pivot);
+
+	m.m[12] = t.x + pivot.x - rsp.x;
+	m.m[13] = t.y + pivot.y - rsp.y;
+	m.m[14] = t.z + pivot.z - rsp.z;
+	return m;
+}
+
+vec3 mat4_point(mat4 m, vec3 p)
+{
+	return (vec3){
+		m.m[0] * p.x + m.m[4] * p.y + m.m[8] * p.z + m.m[12],
+		m.m[1] * p.x + m.m[5] * p.y + m.m[9] * p.z + m.m[13],
+		m.m[2] * p.x + m.m[6] * p.y + m.m[10] * p.z + m.m[14],
+	};
+}
+
+vec3 mat4_direction(mat4 m, vec3 d)
+{
+	return (vec3){
+		m.m[0] * d.x + m.m[4] * d.y + m.m[8] * d.z,
+		m.m[1] * d.x + m.m[5] * d.y + m.m[9] * d.z,
+		m.m[2] * d.x + m.m[6] * d.y + m.m[10] * d.z,
+	};
+}
+
+vec3 mat4_column(mat4 m, int col)
+{
+	return (vec3){ m.m[col * 4], m.m[col * 4 + 1], m.m[col * 4 + 2] };
+}
+
+double mat4_det3(mat4 m)
+{
+	return vec3_dot(mat4_column(m, 0), vec3_cross(mat4_column(m, 1), mat4_column(m, 2)));
+}
+
+int mat4_invert_trs(mat4 m, mat4 *out)
+{
+	/* With orthogonal columns c_i, M3 = Q D where Q has unit columns and D the
+	 * column lengths, so M3^-1 = D^-1 Q^T: row i of the inverse is c_i / |c_i|^2. */
+	mat4 inv = mat4_identity();
+	vec3 t = mat4_column(m, 3);
+
+	for (int i = 0; i < 3; i++) {
+		vec3 c = mat4_column(m, i);
+		double l2 = vec3_dot(c, c);
+
+		if (!(l2 > 0) || !isfinite(l2))
+			return RIGD_E_SINGULAR;
+		inv.m[0 + i] = c.x / l2;
+		inv.m[4 + i] = c.y / l2;
+		inv.m[8 + i] = c.z / l2;
+	}
+	t = mat4_direction(inv, t);
+	inv.m[12] = -t.x;
+	inv.m[13] = -t.y;
+	inv.m[14] = -t.z;
+	*out = inv;
+	return 0;
+}
+
+int mat4_invert_affine(mat4 m, mat4 *out)
+{
+	/* Inverse of the 3x3 part by cofactors (adjugate / det); the rows of the
+	 * inverse are the cross products of pairs of columns. */
+	vec3 c0 = mat4_column(m, 0), c1 = mat4_column(m, 1), c2 = mat4_column(m, 2);
+	vec3 r0 = vec3_cross(c1, c2), r1 = vec3_cross(c2, c0), r2 = vec3_cross(c0, c1);
+	double det = vec3_dot(c0, r0);
+	mat4 inv = mat4_identity();
+	vec3 t;
+
+	if (!(fabs(det) >= 1e-300) || !isfinite(det))
+		return RIGD_E_SINGULAR;
+	r0 = vec3_scale(r0, 1 / det);
+	r1 = vec3_scale(r1, 1 / det);
+	r2 = vec3_scale(r2, 1 / det);
+	inv.m[0] = r0.x; inv.m[4] = r0.y; inv.m[8] = r0.z;
+	inv.m[1] = r1.x; inv.m[5] = r1.y; inv.m[9] = r1.z;
+	inv.m[2] = r2.x; inv.m[6] = r2.y; inv.m[10] = r2.z;
+	t = mat4_direction(inv, mat4_column(m, 3));
+	inv.m[12] = -t.x;
+	inv.m[13] = -t.y;
+	inv.m[14] = -t.z;
+	if (!mat4_is_finite(inv))
+		return RIGD_E_SINGULAR;
+	*out = inv;
+	return 0;
+}
+
+double mat4_shear_deg(mat4 m)
+{
+	double worst = 90, worst_dev = 0;
+
+	for (int i = 0; i < 3; i++) {
+		for (int j = i + 1; j < 3; j++) {
+			vec3 a = mat4_column(m, i), b = mat4_column(m, j);
+			double la = vec3_length(a), lb = vec3_length(b), c, deg;
+
+			if (!(la > 0) || !(lb > 0))
+				continue;
+			c = vec3_dot(a, b) / (la * lb);
+			c = c > 1 ? 1 : (c < -1 ? -1 : c);
+			deg = acos(c) / DEG;
+			if (fabs(deg - 90) > worst_dev) {
+				worst_dev = fabs(deg - 90);
+				worst = deg;
+			}
+		}
+	}
+	return worst;
+}
+
+/* Rotation matrix (orthonormal, det +1) to a unit quaternion (Shepperd's
+ * method: branch on the largest diagonal term for accuracy). */
+static quat quat_from_rotation(const double *m)
+{
+	double m00 = m[0], m11 = m[5], m22 = m[10];
+	double tr = m00 + m11 + m22, s;
+	quat q;
+
+	if (tr > 0) {
+		s = 0.5 / sqrt(tr + 1.0);
+		q = (quat){ (m[6] - m[9]) * s, (m[8] - m[2]) * s, (m[1] - m[4]) * s, 0.25 / s };
+	} else if (m00 > m11 && m00 > m22) {
+		s = 2.0 * sqrt(1.0 + m00 - m11 - m22);
+		q = (quat){ 0.25 * s, (m[4] + m[1]) / s, (m[8] + m[2]) / s, (m[6] - m[9]) / s };
+	} else if (m11 > m22) {
+		s = 2.0 * sqrt(1.0 + m11 - m00 - m22);
+		q = (quat){ (m[4] + m[1]) / s, 0.25 * s, (m[9] + m[6]) / s, (m[8] - m[2]) / s };
+	} else {
+		s = 2.0 * sqrt(1.0 + m22 - m00 - m11);
+		q = (quat){ (m[8] + m[2]) / s, (m[9] + m[6]) / s, 0.25 * s, (m[1] - m[4]) / s };
+	}
+	if (quat_normalize(q, &q) != 0)
+		q = quat_identity();
+	return q;
+}
+
+bool mat4_decompose(mat4 m, double tol, vec3 *t, quat *r, vec3 *s, double *max_err)
+{
+	vec3 c0 = mat4_column(m, 0), c1 = mat4_column(m, 1), c2 = mat4_column(m, 2);
+	vec3 sc = { vec3_length(c0), vec3_length(c1), vec3_length(c2) };
+	mat4 rot = mat4_identity();
+	double err;
+
+	if (mat4_det3(m) < 0)
+		sc.x = -sc.x;
+	*t = mat4_column(m, 3);
+	if (sc.x != 0 && sc.y != 0 && sc.z != 0) {
+		for (int i = 0; i < 3; i++) {
+			rot.m[i] = m.m[i] / sc.x;
+			rot.m[4 + i] = m.m[4 + i] / sc.y;
+			rot.m[8 + i] = m.m[8 + i] / sc.z;
+		}
+		*r = quat_from_rotation(rot.m);
+	} else {
+		*r = quat_identity();
+	}
+	*s = sc;
+	err = mat4_max_abs_diff(m, mat4_compose(*t, *r, *s));
+	if (max_err)
+		*max_err = err;
+	return err <= tol;
+}
+
+double mat4_max_abs_diff(mat4 a, mat4 b)
+{
+	double worst = 0;
+
+	for (int i = 0; i < 16; i++) {
+		double d = fabs(a.m[i] - b.m[i]);
+
+		if (!(d <= worst))
+			worst = d; /* also takes NaN, so a NaN never reads as equal */
+	}
+	return worst;
+}
+
+bool mat4_is_finite(mat4 m)
+{
+	for (int i = 0; i < 16; i++)
+		if (!isfinite(m.m[i]))
+			return false;
+	return true;
+}
+
+aabb aabb_make(vec3 min, vec3 max)
+{
+	return (aabb){ min, max };
+}
+
+aabb aabb_empty(void)
+{
+	return (aabb){ { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY } };
+}
+
+bool aabb_is_empty(aabb b)
+{
+	return !(b.min.x <= b.max.x && b.min.y <= b.max.y && b.min.z <= b.max.z);
+}
+
+aabb aabb_union(aabb a, aabb b)
+{
+	return (aabb){
+		{ fmin(a.min.x, b.min.x), fmin(a.min.y, b.min.y), fmin(a.min.z, b.min.z) },
+		{ fmax(a.max.x, b.max.x), fmax(a.max.y, b.max.y), fmax(a.max.z, b.max.z) },
+	};
+}
+
+aabb aabb_transform(aabb box, mat4 m)
+{
+	/* Arvo's method: the extent along each world axis is the sum of the
+	 * extremes of each column's contribution; the same as the eight corners,
+	 * with six multiplies per axis instead of 24. */
+	const double *lo = &box.min.x, *hi = &box.max.x;
+	double out_lo[3], out_hi[3];
+
+	if (aabb_is_empty(box))
+		return box;
+	for (int r = 0; r < 3; r++) {
+		out_lo[r] = out_hi[r] = m.m[12 + r];
+		for (int c = 0; c < 3; c++) {
+			double a = m.m[c * 4 + r] * lo[c], b = m.m[c * 4 + r] * hi[c];
+
+			out_lo[r] += fmin(a, b);
+			out_hi[r] += fmax(a, b);
+		}
+	}
+	return (aabb){ { out_lo[0], out_lo[1], out_lo[2] }, { out_hi[0], out_hi[1], out_hi[2] } };
+}
+
+sphere aabb_sphere(aabb b)
+{
+	vec3 c = vec3_scale(vec3_add(b.min, b.max), 0.5);
+
+	return (sphere){ c, vec3_length(vec3_sub(b.max, c)) };
+}
+
+int plane_classify(plane p, aabb b)
+{
+	/* The box corner furthest along n decides "any part inside", the one
+	 * furthest against n decides "all inside". */
+	vec3 far = { p.n.x >= 0 ? b.max.x : b.min.x, p.n.y >= 0 ? b.max.y : b.min.y,
+		     p.n.z >= 0 ? b.max.z : b.min.z };
+	vec3 near = { p.n.x >= 0 ? b.min.x : b.max.x, p.n.y >= 0 ? b.min.y : b.max.y,
+		      p.n.z >= 0 ? b.min.z : b.max.z };
+
+	if (vec3_dot(p.n, far) + p.d < 0)
+		return SIDE_OUTSIDE;
+	if (vec3_dot(p.n, near) + p.d >= 0)
+		return SIDE_INSIDE;
+	return SIDE_STRADDLE;
+}

@@ -1,0 +1,207 @@
+/*
+ * scene.h: one scene graph in memory.
+ *
+ * Nodes are addressed by a handle (an int "node") that stays valid until the
+ * node is deleted; handles of deleted nodes are reused. Per-node data lives in
+ * arrays indexed by handle; a scene built in preorder (as loading one is) has
+ * handle == pos, so the recompute pass reads memory sequentially. The tree order lives
+ * in one array of handles in depth-first preorder ("pos"), so every subtree
+ * is the contiguous range [pos, pos + subtree_size) and a recompute is one
+ * linear pass world[n] = world[parent[n]] * local[n]. Several roots are
+ * allowed; they follow one another in that array.
+ *
+ * Every mutating call validates everything first and returns 0 or a negative
+ * RIGD_E_* code; on error nothing has changed. No JSON, SQL or sockets here,
+ * and no recursion: a chain a million nodes deep works.
+ */
+#ifndef RIGD_SCENE_H
+#define RIGD_SCENE_H
+
+#include "math.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCENE_ID_MAX 64      /* characters in a node id, not counting NUL */
+#define SCENE_NAME_MAX 256   /* bytes in a display name */
+#define SCENE_MESH_MAX 256   /* bytes in a mesh reference */
+#define SCENE_DEFAULT_MAX_NODES 2000000
+
+typedef struct scene scene;
+
+enum node_kind {
+	NODE_GROUP = 0,
+	NODE_MESH = 1,
+	NODE_CAMERA = 2,
+};
+
+/* Bits naming fields of struct node_props, for scene_set(). */
+enum node_prop {
+	PROP_T = 1u << 0,
+	PROP_R = 1u << 1,
+	PROP_S = 1u << 2,
+	PROP_PIVOT = 1u << 3,
+	PROP_BOUNDS = 1u << 4,  /* has_bounds and bounds */
+	PROP_MESH = 1u << 5,
+	PROP_NAME = 1u << 6,
+	PROP_KIND = 1u << 7,
+	PROP_CAMERA = 1u << 8,  /* fov_deg, znear, zfar */
+	PROP_VISIBLE = 1u << 9,
+	PROP_ALL = (1u << 10) - 1,
+	PROP_TRANSFORM = PROP_T | PROP_R | PROP_S | PROP_PIVOT,
+};
+
+/*
+ * Everything authored about a node except its id and place in the tree.
+ * Strings are borrowed: on input the caller keeps them; on output they point
+ * into the scene and stay valid until that node is next changed or deleted.
+ * NULL means "none".
+ */
+typedef struct node_props {
+	vec3 t;
+	quat r;          /* normalised on input */
+	vec3 s;
+	vec3 pivot;
+	bool has_bounds;
+	aabb bounds;     /* local box, min <= max on every axis */
+	const char *mesh;
+	const char *name;
+	int kind;        /* enum node_kind */
+	double fov_deg;  /* camera: vertical field of view, (0, 180) */
+	double znear;    /* camera: 0 < znear < zfar */
+	double zfar;
+	bool visible;
+} node_props;
+
+/* Identity transform, no bounds, group, visible, camera 60 deg 0.1..1000. */
+node_props node_props_default(void);
+
+/* Validates 'p' for the fields in 'mask' (finite numbers, non-zero
+ * quaternion, bounds min <= max, string lengths, kind, camera ranges).
+ * Returns 0 or the first error; *bad_prop (may be NULL) gets its PROP_ bit. */
+int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop);
+
+/* True when 'id' is 1..SCENE_ID_MAX characters of [A-Za-z0-9_.:-]. */
+bool scene_id_valid(const char *id);
+
+/* An empty scene, or NULL when out of memory. */
+scene *scene_new(void);
+/* Frees the scene and everything in it; accepts NULL. */
+void scene_free(scene *s);
+/* The node limit checked by scene_create (RIGD_E_LIMIT beyond it). */
+void scene_set_max_nodes(scene *s, int max_nodes);
+int scene_max_nodes(const scene *s);
+
+/* --- structure (reads) --- */
+int scene_count(const scene *s);                   /* number of nodes */
+int scene_find(const scene *s, const char *id);    /* node, or -1 */
+const char *scene_id(const scene *s, int node);
+int scene_parent(const scene *s, int node);        /* -1 for a root */
+int scene_pos(const scene *s, int node);           /* preorder position */
+int scene_at(const scene *s, int pos);             /* node at a position */
+int scene_subtree_size(const scene *s, int node);  /* node and descendants */
+int scene_depth(const scene *s, int node);         /* 0 for a root; O(depth) */
+/* Children of 'node', or the roots when node is -1. O(children). */
+int scene_child_count(const scene *s, int node);
+int scene_child_at(const scene *s, int node, int index);
+int scene_child_index(const scene *s, int node);   /* among its siblings */
+bool scene_is_ancestor(const scene *s, int ancestor, int node); /* or equal */
+void scene_props(const scene *s, int node, node_props *out);
+
+/* --- structure (edits) --- */
+/*
+ * Creates node 'id' under 'parent' (-1: a new root) at sibling 'index'
+ * (-1 or the child count: append). 'p' may be NULL for the defaults; every
+ * field of it is used (mask PROP_ALL). *out_node (may be NULL) gets the handle.
+ * Errors: BAD_ID, DUPLICATE_ID, UNKNOWN_NODE (parent), BAD_INDEX, LIMIT,
+ * NOMEM, and those of node_props_check.
+ */
+int scene_create(scene *s, const char *id, int parent, int index, const node_props *p,
+		 int *out_node);
+/* Deletes 'node' and its whole subtree. */
+int scene_delete(scene *s, int node);
+/*
+ * Moves 'node' (with its subtree) under 'new_parent' (-1: make it a root) at
+ * sibling 'index' (-1: append; counted among the siblings without the node
+ * itself). With keep_world the node's t, r and s are rewritten so that its
+ * world matrix stays the same (the pivot is kept); RIGD_E_NOT_TRS if that
+ * needs a shear, RIGD_E_SINGULAR if the new parent's world matrix is
+ * singular. RIGD_E_CYCLE if new_parent is the node or inside its subtree.
+ */
+int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_world);
+/* Sets the fields of 'p' named by 'mask'. Transform fields mark the node's
+ * subtree dirty. */
+int scene_set(scene *s, int node, unsigned mask, const node_props *p);
+
+/* --- world matrices --- */
+/*
+ * Brings every dirty world matrix up to date in one pass over the union of
+ * the dirty subtrees and returns how many matrices it recomputed. For each
+ * contiguous preorder range it recomputed, calls fn(ctx, first_pos, end_pos)
+ * (fn may be NULL), and stamps those nodes with 'stamp' (see
+ * scene_world_stamp). Never fails.
+ */
+typedef void (*scene_range_fn)(void *ctx, int first_pos, int end_pos);
+long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx);
+/* True when some world matrix awaits scene_update. */
+bool scene_has_dirty(const scene *s);
+bool scene_is_dirty(const scene *s, int node);
+/* The stamp of the scene_update that last recomputed 'node' (0: never). */
+uint64_t scene_world_stamp(const scene *s, int node);
+/* Total matrices recomputed by scene_update since scene_new. */
+uint64_t scene_recomputed_total(const scene *s);
+
+/* The cached local matrix T(t) T(pivot) R S T(-pivot). */
+mat4 scene_local(const scene *s, int node);
+/* The node's world matrix, never stale: a dirty node's is computed from the
+ * locals along its path (without touching the cache). */
+mat4 scene_world(const scene *s, int node);
+
+/* --- queries --- */
+vec3 scene_to_world(const scene *s, int node, vec3 p);
+/* World point to the node's frame. RIGD_E_SINGULAR if W is not invertible. */
+int scene_from_world(const scene *s, int node, vec3 p, vec3 *out);
+/* p in from's frame to to's frame: W_to^-1 * W_from * p. */
+int scene_between(const scene *s, int from, int to, vec3 p, vec3 *out);
+/* The frame of 'from' seen from 'to': W_to^-1 * W_from. */
+int scene_relative(const scene *s, int from, int to, mat4 *out);
+/* View matrix of a node: W^-1 (any node, a camera node being the use). */
+int scene_view(const scene *s, int node, mat4 *out);
+double scene_det(const scene *s, int node);       /* det of W's 3x3 */
+double scene_shear_deg(const scene *s, int node); /* mat4_shear_deg(W) */
+/* The world box of the node's own bounds (empty if it has none). */
+aabb scene_world_box(const scene *s, int node);
+/* The union of the world boxes of the node's subtree. O(subtree). */
+aabb scene_subtree_box(const scene *s, int node);
+/* Box of every node in the scene, and its bounding sphere. */
+aabb scene_box(const scene *s);
+
+/*
+ * Hierarchical culling against the intersection of 'n' half-spaces: a
+ * subtree box outside any plane is rejected with one test, one inside all is
+ * accepted with one test, a straddling one is opened (its node's own box and
+ * its children's subtree boxes are tested). Nodes with no bounds are never
+ * visible and cost no test. Writes the visible nodes in preorder to
+ * 'visible' (up to 'cap'; may be NULL) and returns how many are visible;
+ * *tests (may be NULL) receives the number of box tests made.
+ */
+int scene_cull(const scene *s, const plane *planes, int n, int *visible, int cap, int *tests);
+
+/*
+ * The lecture's matrix-stack traversal (seed 004): walks the preorder list
+ * keeping a stack of parent world matrices, with pushes and pops by depth,
+ * and calls fn for every node with its depth and the world matrix it
+ * computed. Independent of the cache: a cross-check for scene_update.
+ * Returns RIGD_E_NOMEM if the stack cannot grow (nothing visited then), else
+ * the maximum stack depth reached.
+ */
+typedef void (*scene_visit_fn)(void *ctx, int node, int depth, const mat4 *world);
+int scene_traverse(const scene *s, scene_visit_fn fn, void *ctx);
+
+/* 64-bit FNV-1a over every node's id and world-matrix bits in preorder:
+ * equal hashes mean bit-identical scenes. Brings nothing up to date: call
+ * scene_update first. */
+uint64_t scene_hash(const scene *s);
+
+#endif

@@ -1,0 +1,2 @@
+rigd_unit_test(math rigd_core)
+rigd_unit_test(scene rigd_core)
