@@ -1,0 +1,249 @@
+/*
+ * edit.h: the edit language as C structs: a batch of create / set / reparent
+ * / delete ops, applied to a scene atomically, with its exact inverse.
+ *
+ * A batch is applied op by op; each op is validated against the scene as the
+ * ops before it left it. If op k fails, the inverses of ops 0..k-1 are applied
+ * in reverse order, which restores the stored values themselves (never values
+ * recomputed from world matrices), so the scene is bit-identical to before and
+ * the error names op k, the field and the reason. The inverse batch of an
+ * accepted batch is its undo.
+ *
+ * This module knows no JSON, SQL or sockets (proto.* turns JSON into these
+ * structs), and never brings world matrices up to date: the server calls
+ * scene_update once per event-loop turn for every batch of that turn.
+ */
+#ifndef RIGD_EDIT_H
+#define RIGD_EDIT_H
+
+#include "scene.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EDIT_DEFAULT_MAX_OPS 10000    /* ops per batch */
+#define EDIT_FIELD_MAX 16             /* bytes of a field name in edit_error */
+#define EDIT_MESSAGE_MAX 384          /* bytes of an edit_error message */
+
+enum edit_op_kind {
+	EDIT_CREATE = 1,
+	EDIT_SET = 2,
+	EDIT_REPARENT = 3,
+	EDIT_DELETE = 4,
+};
+
+/*
+ * Bits naming the fields an op carries (edit_op.fields). Which fields each
+ * op accepts:
+ *   create:   parent index name t r s pivot euler bounds mesh kind fov near
+ *             far visible (all optional; no parent = a new root; absent
+ *             fields take node_props_default())
+ *   set:      name t r s pivot euler bounds mesh kind fov near far visible
+ *   reparent: parent (required; "" = make it a root), index, keep_world
+ *   delete:   none (deletes the whole subtree)
+ * r and euler exclude each other. Any other field is RIGD_E_BAD_FIELD.
+ */
+enum edit_field {
+	EDIT_F_PARENT = 1u << 0,
+	EDIT_F_INDEX = 1u << 1,
+	EDIT_F_NAME = 1u << 2,
+	EDIT_F_T = 1u << 3,
+	EDIT_F_R = 1u << 4,
+	EDIT_F_S = 1u << 5,
+	EDIT_F_PIVOT = 1u << 6,
+	EDIT_F_EULER = 1u << 7,
+	EDIT_F_BOUNDS = 1u << 8,
+	EDIT_F_MESH = 1u << 9,
+	EDIT_F_KIND = 1u << 10,
+	EDIT_F_FOV = 1u << 11,
+	EDIT_F_NEAR = 1u << 12,
+	EDIT_F_FAR = 1u << 13,
+	EDIT_F_VISIBLE = 1u << 14,
+	EDIT_F_KEEP_WORLD = 1u << 15,
+	EDIT_F_COUNT_ = 16,
+};
+
+/* The wire name of one EDIT_F_ bit ("t", "keep_world", ...), "" if none. */
+const char *edit_field_name(unsigned field_bit);
+
+/*
+ * One op. Only the fields whose EDIT_F_ bit is set in 'fields' are read.
+ * 'name' and 'mesh' are owned by the op (malloc'd, freed by
+ * edit_batch_release); NULL with the bit set clears the value.
+ */
+typedef struct edit_op {
+	int kind;                        /* enum edit_op_kind */
+	unsigned fields;                 /* EDIT_F_ bits present */
+	char id[SCENE_ID_MAX + 1];
+	char parent[SCENE_ID_MAX + 1];   /* "" = root */
+	int index;                       /* sibling index; -1 = append */
+	char *name;                      /* owned; NULL = no name */
+	vec3 t;
+	quat r;                          /* need not be unit; normalised by the scene */
+	vec3 s;
+	vec3 pivot;
+	vec3 euler_deg;                  /* intrinsic 'XYZ' as quat_from_euler_deg */
+	bool has_bounds;                 /* EDIT_F_BOUNDS with false clears the box */
+	aabb bounds;
+	char *mesh;                      /* owned; NULL = no mesh */
+	int node_kind;                   /* enum node_kind */
+	double fov_deg;                  /* camera: vertical field of view */
+	double znear;
+	double zfar;
+	bool visible;
+	bool keep_world;                 /* reparent: rewrite t, r, s to keep the world matrix */
+} edit_op;
+
+/*
+ * A batch: 'ops' is owned (with the strings of every op). 'client' is ""
+ * for an anonymous batch; client_seq is meaningful when has_client_seq.
+ */
+typedef struct edit_batch {
+	edit_op *ops;
+	int n_ops;
+	int cap_ops;
+	char client[SCENE_ID_MAX + 1];
+	bool has_client_seq;
+	int64_t client_seq;
+} edit_batch;
+
+/* A node id by value, so that lists of ids outlive the nodes they name. */
+typedef struct edit_id {
+	char s[SCENE_ID_MAX + 1];
+} edit_id;
+
+/*
+ * What an accepted batch did, for acks and broadcasts. Ids are listed once,
+ * in the order the batch first touched them:
+ *   created: nodes that exist after the batch and did not before;
+ *   changed: nodes that existed before and after and whose locals, name,
+ *            mesh, bounds, kind, camera, visibility or place in the tree
+ *            the batch set (a node deleted and re-created is "changed");
+ *   removed: nodes that existed before and not after (every node of a
+ *            deleted subtree).
+ * 'recomputed' is the number of world matrices the batch made stale: the size
+ * of the union of the subtrees of the nodes it created, reparented or whose
+ * t, r, s or pivot it set, measured on the tree after the batch.
+ */
+typedef struct edit_result {
+	long recomputed;
+	edit_id *created;
+	int n_created;
+	edit_id *changed;
+	int n_changed;
+	edit_id *removed;
+	int n_removed;
+} edit_result;
+
+/*
+ * Why a batch was refused. 'op' is the index of the failing op or -1 when
+ * the error is not about one op; 'field' is the wire name of the offending
+ * field ("t", "parent", "ops", "client_seq", ...) or "". 'message' reads
+ * like "op 3: quaternion has zero length" or "op 0: unknown node 'arm2'".
+ */
+typedef struct edit_error {
+	int code;                        /* RIGD_E_*; 0 = no error */
+	int op;
+	char field[EDIT_FIELD_MAX];
+	char message[EDIT_MESSAGE_MAX];
+} edit_error;
+
+/* Limits on untrusted batches; node count is scene_set_max_nodes(). */
+typedef struct edit_limits {
+	int max_ops;                     /* ops per batch (RIGD_E_LIMIT beyond) */
+	int max_id_len;                  /* 1..SCENE_ID_MAX (RIGD_E_BAD_ID beyond) */
+} edit_limits;
+
+/* max_ops EDIT_DEFAULT_MAX_OPS, max_id_len SCENE_ID_MAX. */
+edit_limits edit_limits_default(void);
+
+/* --- batches --- */
+
+/* An empty batch (no ops, anonymous). */
+void edit_batch_init(edit_batch *b);
+/* Frees the ops and their strings and leaves 'b' empty (re-initialised).
+ * Accepts NULL. */
+void edit_batch_release(edit_batch *b);
+/* A heap batch, initialised, or NULL when out of memory. */
+edit_batch *edit_batch_new(void);
+/* Releases and frees a batch from edit_batch_new; accepts NULL. */
+void edit_batch_free(edit_batch *b);
+
+/*
+ * Appends an op of 'kind' for node 'id' with no fields set and index -1.
+ * Returns a pointer into b->ops, valid until the batch next grows or is
+ * released, or NULL when out of memory or when 'id' is longer than
+ * SCENE_ID_MAX (then 'b' is unchanged). The id is copied as is: edit_apply
+ * validates it.
+ */
+edit_op *edit_batch_add(edit_batch *b, int kind, const char *id);
+
+/* Sets the op's parent (NULL or "" = root) and EDIT_F_PARENT. Returns 0, or
+ * RIGD_E_BAD_ID when it is longer than SCENE_ID_MAX (op unchanged). */
+int edit_op_set_parent(edit_op *op, const char *parent);
+/* Copy 'name' / 'mesh' (NULL clears) into the op and set the field bit.
+ * Returns 0 or RIGD_E_NOMEM (op unchanged). */
+int edit_op_set_name(edit_op *op, const char *name);
+int edit_op_set_mesh(edit_op *op, const char *mesh);
+
+/* Deep copy of 'src' into 'dst' (initialised by this call). Returns 0 or
+ * RIGD_E_NOMEM (dst then empty). */
+int edit_batch_copy(edit_batch *dst, const edit_batch *src);
+
+/* Frees the old contents of 'dst' and moves those of 'src' into it; 'src'
+ * is left empty. */
+void edit_batch_move(edit_batch *dst, edit_batch *src);
+
+/* --- results and errors --- */
+
+void edit_result_init(edit_result *r);
+/* Frees the id lists and re-initialises 'r'. Accepts NULL. */
+void edit_result_release(edit_result *r);
+
+/* Fills 'e' (may be NULL) with code, op, field and a printf-style message.
+ * Used by proto.c for decoding errors so that both speak one format. */
+void edit_error_set(edit_error *e, int code, int op, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* Resets 'e' to "no error" (code 0, op -1). */
+void edit_error_clear(edit_error *e);
+
+/* --- applying --- */
+
+/*
+ * Applies batch 'b' to 's' atomically, with limits 'lim' (NULL: no op-count
+ * limit and ids up to SCENE_ID_MAX, for trusted batches such as undo
+ * inverses and log replay, which may exceed max_ops).
+ *
+ * Returns 0 when every op was applied. Then 'res' (may be NULL; initialised
+ * by this call) receives what changed, and 'inverse' (may be NULL;
+ * initialised by this call) receives the batch that undoes 'b' exactly:
+ * applying it gives back a scene whose every stored value and tree order is
+ * bit-identical (equal scene_hash after scene_update). The inverse carries
+ * 'b's client and no client_seq; it may hold more ops than 'b' (the delete of
+ * a subtree is undone by one create per node).
+ *
+ * Returns a negative RIGD_E_* code when an op fails; then 's' is exactly as
+ * before, 'err' (may be NULL) names the op, the field and the reason, and
+ * 'res' and 'inverse' are empty. RIGD_E_NOMEM while undoing a failed batch
+ * (memory exhausted mid-rollback) is the one case that may leave 's'
+ * changed; it is reported as RIGD_E_INTERNAL.
+ *
+ * World matrices are marked dirty, never recomputed: call scene_update.
+ */
+int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_result *res,
+		  edit_batch *inverse, edit_error *err);
+
+/* edit_apply_ex with lim NULL. */
+int edit_apply(scene *s, const edit_batch *b, edit_result *res, edit_batch *inverse,
+	       edit_error *err);
+
+/* Helpers for code that names kinds on the wire: "group", "mesh", "camera";
+ * edit_kind_from_name returns -1 for an unknown name. */
+const char *edit_kind_name(int node_kind);
+int edit_kind_from_name(const char *name);
+/* "create", "set", "reparent", "delete"; -1 for an unknown op name. */
+const char *edit_op_name(int op_kind);
+int edit_op_from_name(const char *name);
+
+#endif

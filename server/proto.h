@@ -1,0 +1,251 @@
+/*
+ * proto.h: every JSON rigd reads or writes, in one module.
+ *
+ * Decoders turn untrusted bytes into the C structs of edit.h and the
+ * websocket messages below, checking every type, every array length and
+ * every number (finite, exact integers where integers are meant), refusing
+ * unknown and duplicate fields. Encoders append JSON to a proto_buf. Numbers
+ * are printed with the shortest decimal that reads back to the same bits
+ * (-0 stays -0), so a log replayed from its JSON is bit-identical.
+ *
+ * This is the only file that includes cJSON.h; cJSON trees never leave it.
+ * It knows nothing of SQL or sockets.
+ */
+#ifndef RIGD_PROTO_H
+#define RIGD_PROTO_H
+
+#include "edit.h"
+#include "scene.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_DEFAULT_MAX_BYTES (4u << 20)  /* bytes per message */
+#define PROTO_DEFAULT_MAX_SELECTION 10000   /* ids in a presence selection */
+#define PROTO_REQ_MAX 64                    /* bytes of a string req */
+
+/* --- a growable byte buffer --- */
+
+/*
+ * Bytes under construction. 'head' bytes are reserved in front of the text
+ * (for libwebsockets' LWS_PRE), so the text is data + head, len bytes long
+ * and always NUL-terminated once anything was appended. Appending keeps no
+ * pointer into 'data' valid.
+ */
+typedef struct proto_buf {
+	char *data;
+	size_t head;    /* bytes reserved before the text */
+	size_t len;     /* bytes of text */
+	size_t cap;     /* bytes allocated after head */
+} proto_buf;
+
+/* An empty buffer reserving 'head' bytes in front of the text. */
+void proto_buf_init(proto_buf *b, size_t head);
+/* Frees the memory; 'b' is then empty (same head). Accepts NULL. */
+void proto_buf_release(proto_buf *b);
+/* Empties the text, keeping the memory. */
+void proto_buf_reset(proto_buf *b);
+/* The text ("" when empty); valid until the next append or release. */
+const char *proto_buf_str(const proto_buf *b);
+/*
+ * Hands the text to the caller as a malloc'd NUL-terminated string (the
+ * caller frees it) and leaves 'b' empty. With head > 0 the string starts at
+ * the returned pointer + head, and the caller frees the returned pointer.
+ * Returns NULL when out of memory (b unchanged).
+ */
+char *proto_buf_take(proto_buf *b);
+/* Appends raw bytes. 0 or RIGD_E_NOMEM (b unchanged). */
+int proto_buf_append(proto_buf *b, const char *bytes, size_t n);
+/* Appends 'str' as a JSON string literal (quotes, escapes). */
+int proto_buf_json_string(proto_buf *b, const char *str);
+/* Appends 'v' as the shortest JSON number that parses back to the same
+ * bits. RIGD_E_NOT_FINITE for NaN or infinity (b unchanged). */
+int proto_buf_json_number(proto_buf *b, double v);
+
+/* --- limits --- */
+
+typedef struct proto_limits {
+	size_t max_bytes;        /* bytes per message (RIGD_E_TOO_LARGE beyond) */
+	int max_selection;       /* ids in a presence selection (RIGD_E_LIMIT) */
+	edit_limits edit;        /* ops per batch, id length */
+} proto_limits;
+
+/* PROTO_DEFAULT_MAX_BYTES, PROTO_DEFAULT_MAX_SELECTION, edit_limits_default(). */
+proto_limits proto_limits_default(void);
+
+/* --- decoding --- */
+
+/*
+ * Every decoder reads 'len' bytes of 'json' (need not be NUL-terminated; a
+ * NUL inside is bad_json), with 'lim' (NULL: the defaults). On success it
+ * returns 0 and fills '*out', which the caller releases. On failure it
+ * returns the code, fills 'err' (may be NULL: code, op index for an op's
+ * field, field name) and leaves '*out' empty. The codes:
+ *   too_large   more than lim->max_bytes
+ *   bad_json    not JSON, trailing bytes, nesting deeper than cJSON allows
+ *               (1000), a number longer than 63 characters
+ *   bad_field   a missing, unknown, duplicate or wrongly typed field, an
+ *               array of the wrong length, a non-integer where an integer
+ *               is meant
+ *   not_finite  a number that overflows a double (1e400)
+ *   bad_id      an id, parent, client or scene name that fails
+ *               scene_id_valid or exceeds lim->edit.max_id_len
+ *   unknown_op  an op name other than create/set/reparent/delete
+ *   unknown_type  a message type that is not listed below
+ *   limit       more than lim->edit.max_ops ops or lim->max_selection ids
+ * Decoding checks shapes and types, not the scene: zero quaternions, bounds
+ * with min > max and unknown nodes are edit_apply's errors.
+ */
+
+/* An edit batch {"ops":[...],"client":"c-17","client_seq":42} (client and
+ * client_seq optional). Initialises *out. */
+int proto_decode_batch(const char *json, size_t len, const proto_limits *lim,
+		       edit_batch *out, edit_error *err);
+
+/* A bare ops array [...] (the log's ops and inverse columns). Initialises
+ * *out; client and client_seq stay unset. */
+int proto_decode_ops(const char *json, size_t len, const proto_limits *lim,
+		     edit_batch *out, edit_error *err);
+
+/* Websocket message types (the "type" field). */
+enum proto_type {
+	PROTO_SUBSCRIBE = 1,   /* scene [req] */
+	PROTO_UNSUBSCRIBE,     /* scene [req] */
+	PROTO_EDIT,            /* scene req ops [client] [client_seq] */
+	PROTO_UNDO,            /* scene req [client] */
+	PROTO_REDO,            /* scene req [client] */
+	PROTO_PRESENCE,        /* scene selection [name] */
+};
+
+/* A request id, echoed in the ack or error: a JSON integer 0..2^53-1 or a
+ * string of up to PROTO_REQ_MAX bytes. */
+typedef struct proto_req {
+	bool present;
+	bool is_string;
+	int64_t num;
+	char str[PROTO_REQ_MAX + 1];
+} proto_req;
+
+/*
+ * A decoded websocket message. 'batch' holds an edit's ops, client and
+ * client_seq (and the client of undo/redo); 'selection' and 'name' belong to
+ * presence. Owned by the struct: free with proto_msg_release.
+ */
+typedef struct proto_msg {
+	int type;                        /* enum proto_type */
+	char scene[SCENE_ID_MAX + 1];
+	proto_req req;
+	edit_batch batch;
+	edit_id *selection;
+	int n_selection;
+	char *name;                      /* presence display name, NULL if absent */
+} proto_msg;
+
+/*
+ * Decodes one websocket message. Besides the codes above: a missing or
+ * non-string "type" is bad_field, an unknown one unknown_type. When the
+ * message was an object with a usable "req", err's code is set and
+ * *req_out (may be NULL) receives the req even on failure, so the error
+ * reply can carry it.
+ */
+int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, proto_msg *out,
+		     proto_req *req_out, edit_error *err);
+/* Frees what a decoded message owns; accepts NULL. */
+void proto_msg_release(proto_msg *m);
+
+/* One NDJSON log line, as written by proto_encode_log_line. */
+typedef struct proto_log_line {
+	uint64_t seq;          /* >= 1 */
+	int64_t time_ms;       /* milliseconds since 1970-01-01 UTC */
+	edit_batch batch;      /* ops, client ("" if null), client_seq */
+} proto_log_line;
+
+/* Decodes one log line {"seq","time","client","client_seq","ops"} (a
+ * trailing newline is allowed). Initialises *out; release out->batch. */
+int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
+			  proto_log_line *out, edit_error *err);
+
+/* POST /api/scenes {"name":"..."}: the name (scene_id_valid) into name_out. */
+int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_ID_MAX + 1],
+			      edit_error *err);
+
+/* --- encoding --- */
+
+/*
+ * Every encoder appends to 'b' and returns 0, or RIGD_E_NOMEM with 'b' as
+ * it was. Node handles are those of 's'; world matrices are read with
+ * scene_world (never stale, but call scene_update first for speed).
+ */
+
+/*
+ * One node in the HTTP tree shape:
+ * {"id","name","parent","index","t","r","s","pivot","euler","bounds",
+ *  "mesh","kind","camera":{"fov","near","far"},"visible","world":[16]}
+ * name, parent, bounds and mesh are null when absent; euler is derived from r
+ * (degrees, 'XYZ'); world is column-major.
+ */
+int proto_encode_node(proto_buf *b, const scene *s, int node);
+
+/* {"scene":NAME,"seq":SEQ,"nodes":[every node depth-first]}: the body of
+ * GET /api/scenes/NAME. */
+int proto_encode_tree(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s);
+
+/* {"type":"snapshot","scene","seq","nodes":[...]}. */
+int proto_encode_snapshot(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s);
+
+/* Websocket ack {"type":"ack","req","seq","recomputed"} (req omitted when
+ * absent). */
+int proto_encode_ack(proto_buf *b, const proto_req *req, uint64_t seq, long recomputed);
+
+/* HTTP ack {"seq","recomputed"}. */
+int proto_encode_http_ack(proto_buf *b, uint64_t seq, long recomputed);
+
+/* Websocket error {"type":"error","req","code","message","op","field"};
+ * req omitted when absent, op when e->op < 0, field when "". The message is
+ * e->message, or err_str(e->code) when that is empty. */
+int proto_encode_error(proto_buf *b, const proto_req *req, const edit_error *e);
+
+/* HTTP error body {"error":{"code","message","op","field"}}, with the same
+ * omissions. */
+int proto_encode_http_error(proto_buf *b, const edit_error *e);
+
+/*
+ * {"type":"update","scene","seq","world":{id:[16],...},"nodes":[...],
+ *  "removed":[ids]}: 'world_nodes' are the handles whose world matrix is
+ * sent, 'changed_nodes' those whose whole node shape is sent (locals and
+ * structure), 'removed' ids that no longer exist. Any list may be empty.
+ */
+int proto_encode_update(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s,
+			const int *world_nodes, int n_world, const int *changed_nodes,
+			int n_changed, const edit_id *removed, int n_removed);
+
+/* {"type":"presence","scene","client","name","selection":[ids]} (name null
+ * when NULL). */
+int proto_encode_presence(proto_buf *b, const char *scene_name, const char *client,
+			  const char *name, const edit_id *selection, int n_selection);
+/* {"type":"join","scene","client","name"} and {"type":"leave","scene","client"}. */
+int proto_encode_join(proto_buf *b, const char *scene_name, const char *client,
+		      const char *name);
+int proto_encode_leave(proto_buf *b, const char *scene_name, const char *client);
+
+/* One op as an object, every field it carries (r, never a recomputed value). */
+int proto_encode_op(proto_buf *b, const edit_op *op);
+/* The ops array [...] of a batch (the log's ops and inverse columns). */
+int proto_encode_ops(proto_buf *b, const edit_batch *batch);
+/* {"ops":[...],"client","client_seq"} (client and client_seq when set). */
+int proto_encode_batch(proto_buf *b, const edit_batch *batch);
+/* One NDJSON log line with its newline:
+ * {"seq","time","client","client_seq","ops":[...]}\n (client null for an
+ * anonymous batch, client_seq null when unset). */
+int proto_encode_log_line(proto_buf *b, uint64_t seq, int64_t time_ms, const edit_batch *batch);
+
+/* GET /api/scenes: {"scenes":[{"name","seq","nodes"},...]}. */
+typedef struct proto_scene_info {
+	const char *name;
+	uint64_t seq;
+	int nodes;
+} proto_scene_info;
+int proto_encode_scene_list(proto_buf *b, const proto_scene_info *scenes, int n);
+
+#endif
