@@ -157,7 +157,7 @@ void proto_msg_release(proto_msg *m);
 /* One NDJSON log line, as written by proto_encode_log_line. */
 typedef struct proto_log_line {
 	uint64_t seq;          /* >= 1 */
-	int64_t time_ms;       /* milliseconds since 1970-01-01 UTC */
+	int64_t time_us;       /* microseconds since 1970-01-01 UTC */
 	edit_batch batch;      /* ops, client ("" if null), client_seq */
 } proto_log_line;
 
@@ -236,9 +236,10 @@ int proto_encode_ops(proto_buf *b, const edit_batch *batch);
 /* {"ops":[...],"client","client_seq"} (client and client_seq when set). */
 int proto_encode_batch(proto_buf *b, const edit_batch *batch);
 /* One NDJSON log line with its newline:
- * {"seq","time","client","client_seq","ops":[...]}\n (client null for an
- * anonymous batch, client_seq null when unset). */
-int proto_encode_log_line(proto_buf *b, uint64_t seq, int64_t time_ms, const edit_batch *batch);
+ * {"seq","time","client","client_seq","ops":[...]}\n, time in microseconds
+ * since 1970 (client null for an anonymous batch, client_seq null when
+ * unset). */
+int proto_encode_log_line(proto_buf *b, uint64_t seq, int64_t time_us, const edit_batch *batch);
 
 /* GET /api/scenes: {"scenes":[{"name","seq","nodes"},...]}. */
 typedef struct proto_scene_info {
