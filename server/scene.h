@@ -119,6 +119,19 @@ void scene_props(const scene *s, int node, node_props *out);
  */
 int scene_create(scene *s, const char *id, int parent, int index, const node_props *p,
 		 int *out_node);
+/*
+ * Bulk load into an EMPTY scene, in O(n) whatever the depth (scene_create
+ * updates every ancestor's subtree size and costs O(depth)). Node i has id
+ * ids[i], props props[i] (NULL array: defaults), and parent parents[i], an
+ * index into the same list that must be smaller than i, or -1 for a root.
+ * The list must be in depth-first preorder with siblings in order (a
+ * node's parent is its predecessor or one of its predecessor's ancestors);
+ * RIGD_E_BAD_INDEX otherwise. On any error (also BAD_ID, DUPLICATE_ID,
+ * LIMIT, NOMEM and those of node_props_check) the scene stays empty and
+ * *bad (may be NULL) gets the offending entry.
+ */
+int scene_load(scene *s, int n, const char *const *ids, const int *parents,
+	       const node_props *props, int *bad);
 /* Deletes 'node' and its whole subtree. */
 int scene_delete(scene *s, int node);
 /*

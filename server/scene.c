@@ -1,0 +1,1257 @@
+/*
+ * scene.c: one scene graph in memory (see scene.h for the model).
+ *
+ * Storage. Per-node data lives in arrays indexed by handle (local and world
+ * matrices, 16 doubles each; parent handle; subtree size; preorder position;
+ * channels). The tree itself is 'order', the handles in depth-first
+ * preorder, so a subtree is the range [pos, pos + size). Structural edits
+ * move handles in 'order' (4 bytes a node) and never the matrices, which is
+ * what keeps an insert or a reparent in a 100k-node scene well under a
+ * millisecond.
+ *
+ * Dirty propagation (seed chapter, section 7). dirty[n] set means n's world
+ * matrix is stale; the invariant is that a dirty node's whole subtree is
+ * dirty and that some ancestor-or-self of it is listed in dirty_roots.
+ * scene_update sorts the roots by position and recomputes each root's range
+ * in one linear pass, skipping roots already cleared by an enclosing range,
+ * so the count it returns is exactly the size of the union of the dirty
+ * subtrees. When the root list cannot grow, 'dirty_all' makes the next pass
+ * recompute everything instead of failing.
+ *
+ * This file never allocates in a way that can leave a half-done edit: every
+ * allocation an edit needs happens before the first change.
+ */
+#include "scene.h"
+
+#include "err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct node_data {
+	vec3 t;
+	quat r;
+	vec3 s;
+	vec3 pivot;
+	aabb bounds;
+	bool has_bounds;
+	bool visible;
+	int kind;
+	double fov_deg, znear, zfar;
+	char *name; /* owned, NULL for none */
+	char *mesh; /* owned, NULL for none */
+} node_data;
+
+struct scene {
+	int count;     /* live nodes */
+	int nslots;    /* handles ever used (high-water mark) */
+	int cap;       /* capacity of every per-handle array */
+	int max_nodes;
+
+	double *local;   /* 16 * cap */
+	double *world;   /* 16 * cap */
+	int *parent;     /* -1 for a root */
+	int *size;       /* nodes in the subtree, the node included */
+	int *pos;        /* index in 'order' */
+	uint8_t *dirty;
+	uint64_t *stamp;
+	node_data *nd;
+	char (*ids)[SCENE_ID_MAX + 1]; /* "" marks a free handle */
+
+	int *order;      /* count handles in preorder */
+	int *free_handles;
+	int n_free;
+
+	int *hash;       /* open addressing, linear probing; -1 empty */
+	int hash_cap;    /* power of two, >= 2 * cap */
+
+	int *dirty_roots;
+	int n_roots, roots_cap;
+	bool dirty_all;
+
+	uint64_t recomputed_total;
+};
+
+/* ---------- ids and the id index ---------- */
+
+bool scene_id_valid(const char *id)
+{
+	size_t n = 0;
+
+	if (!id)
+		return false;
+	for (; id[n]; n++) {
+		char c = id[n];
+
+		if (n >= SCENE_ID_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == ':' || c == '-'))
+			return false;
+	}
+	return n > 0;
+}
+
+static uint32_t id_hash(const char *id)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *id; id++)
+		h = (h ^ (uint8_t)*id) * 16777619u;
+	return h;
+}
+
+static int hash_lookup_slot(const scene *s, const char *id)
+{
+	uint32_t mask = (uint32_t)s->hash_cap - 1, i = id_hash(id) & mask;
+
+	while (s->hash[i] >= 0 && strcmp(s->ids[s->hash[i]], id) != 0)
+		i = (i + 1) & mask;
+	return (int)i;
+}
+
+static void hash_insert(scene *s, int node)
+{
+	s->hash[hash_lookup_slot(s, s->ids[node])] = node;
+}
+
+/* Linear-probing removal with backward shift (no tombstones). */
+static void hash_remove(scene *s, int node)
+{
+	uint32_t mask = (uint32_t)s->hash_cap - 1;
+	uint32_t i = (uint32_t)hash_lookup_slot(s, s->ids[node]), j = i;
+
+	s->hash[i] = -1;
+	for (;;) {
+		uint32_t home;
+
+		j = (j + 1) & mask;
+		if (s->hash[j] < 0)
+			return;
+		home = id_hash(s->ids[s->hash[j]]) & mask;
+		/* Move j's entry into the hole at i unless its home lies in (i, j]. */
+		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+			s->hash[i] = s->hash[j];
+			s->hash[j] = -1;
+			i = j;
+		}
+	}
+}
+
+static int hash_resize(scene *s, int new_cap)
+{
+	int *h = malloc(sizeof(int) * (size_t)new_cap), *old = s->hash;
+
+	if (!h)
+		return RIGD_E_NOMEM;
+	memset(h, 0xff, sizeof(int) * (size_t)new_cap);
+	s->hash = h;
+	s->hash_cap = new_cap;
+	for (int n = 0; n < s->nslots; n++)
+		if (s->ids[n][0])
+			hash_insert(s, n);
+	free(old);
+	return 0;
+}
+
+/* ---------- lifetime and capacity ---------- */
+
+node_props node_props_default(void)
+{
+	node_props p;
+
+	memset(&p, 0, sizeof(p));
+	p.r = quat_identity();
+	p.s = vec3_make(1, 1, 1);
+	p.bounds = aabb_make(vec3_make(0, 0, 0), vec3_make(0, 0, 0));
+	p.kind = NODE_GROUP;
+	p.fov_deg = 60;
+	p.znear = 0.1;
+	p.zfar = 1000;
+	p.visible = true;
+	return p;
+}
+
+scene *scene_new(void)
+{
+	scene *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->max_nodes = SCENE_DEFAULT_MAX_NODES;
+	s->hash = malloc(sizeof(int) * 16);
+	if (!s->hash) {
+		free(s);
+		return NULL;
+	}
+	memset(s->hash, 0xff, sizeof(int) * 16);
+	s->hash_cap = 16;
+	return s;
+}
+
+void scene_free(scene *s)
+{
+	if (!s)
+		return;
+	for (int n = 0; n < s->nslots; n++) {
+		free(s->nd[n].name);
+		free(s->nd[n].mesh);
+	}
+	free(s->local);
+	free(s->world);
+	free(s->parent);
+	free(s->size);
+	free(s->pos);
+	free(s->dirty);
+	free(s->stamp);
+	free(s->nd);
+	free(s->ids);
+	free(s->order);
+	free(s->free_handles);
+	free(s->hash);
+	free(s->dirty_roots);
+	free(s);
+}
+
+void scene_set_max_nodes(scene *s, int max_nodes)
+{
+	s->max_nodes = max_nodes > 0 ? max_nodes : 0;
+}
+
+int scene_max_nodes(const scene *s)
+{
+	return s->max_nodes;
+}
+
+/* Grows one per-handle array; on failure the old block stays in place, so a
+ * partly grown set of arrays is still consistent with the old 'cap'. */
+static int grow(void **p, size_t elem, int new_cap)
+{
+	void *q = realloc(*p, elem * (size_t)new_cap);
+
+	if (!q)
+		return RIGD_E_NOMEM;
+	*p = q;
+	return 0;
+}
+
+/* Makes room for one more node (handle, order slot and id index entry). */
+static int reserve_one(scene *s)
+{
+	if (s->n_free == 0 && s->nslots == s->cap) {
+		int nc = s->cap ? s->cap * 2 : 64;
+
+		if (grow((void **)&s->local, 16 * sizeof(double), nc) ||
+		    grow((void **)&s->world, 16 * sizeof(double), nc) ||
+		    grow((void **)&s->parent, sizeof(int), nc) ||
+		    grow((void **)&s->size, sizeof(int), nc) ||
+		    grow((void **)&s->pos, sizeof(int), nc) ||
+		    grow((void **)&s->dirty, sizeof(uint8_t), nc) ||
+		    grow((void **)&s->stamp, sizeof(uint64_t), nc) ||
+		    grow((void **)&s->nd, sizeof(node_data), nc) ||
+		    grow((void **)&s->ids, sizeof(*s->ids), nc) ||
+		    grow((void **)&s->order, sizeof(int), nc) ||
+		    grow((void **)&s->free_handles, sizeof(int), nc))
+			return RIGD_E_NOMEM;
+		s->cap = nc;
+	}
+	if ((s->count + 1) * 2 > s->hash_cap)
+		return hash_resize(s, s->hash_cap * 2);
+	return 0;
+}
+
+static bool live(const scene *s, int node)
+{
+	return node >= 0 && node < s->nslots && s->ids[node][0] != '\0';
+}
+
+/* ---------- reads ---------- */
+
+int scene_count(const scene *s)
+{
+	return s->count;
+}
+
+int scene_find(const scene *s, const char *id)
+{
+	if (!id || !id[0] || strlen(id) > SCENE_ID_MAX)
+		return -1;
+	return s->hash[hash_lookup_slot(s, id)];
+}
+
+const char *scene_id(const scene *s, int node)
+{
+	return live(s, node) ? s->ids[node] : NULL;
+}
+
+int scene_parent(const scene *s, int node)
+{
+	return live(s, node) ? s->parent[node] : -1;
+}
+
+int scene_pos(const scene *s, int node)
+{
+	return live(s, node) ? s->pos[node] : -1;
+}
+
+int scene_at(const scene *s, int pos)
+{
+	return pos >= 0 && pos < s->count ? s->order[pos] : -1;
+}
+
+int scene_subtree_size(const scene *s, int node)
+{
+	return live(s, node) ? s->size[node] : 0;
+}
+
+int scene_depth(const scene *s, int node)
+{
+	int d = 0;
+
+	if (!live(s, node))
+		return -1;
+	for (int p = s->parent[node]; p >= 0; p = s->parent[p])
+		d++;
+	return d;
+}
+
+/* Position of the first child of 'node' (or first root) and the end of the
+ * range holding its children. */
+static void child_range(const scene *s, int node, int *first, int *end)
+{
+	if (node < 0) {
+		*first = 0;
+		*end = s->count;
+	} else {
+		*first = s->pos[node] + 1;
+		*end = s->pos[node] + s->size[node];
+	}
+}
+
+int scene_child_count(const scene *s, int node)
+{
+	int i, end, n = 0;
+
+	if (node >= 0 && !live(s, node))
+		return 0;
+	child_range(s, node, &i, &end);
+	for (; i < end; i += s->size[s->order[i]])
+		n++;
+	return n;
+}
+
+int scene_child_at(const scene *s, int node, int index)
+{
+	int i, end;
+
+	if ((node >= 0 && !live(s, node)) || index < 0)
+		return -1;
+	child_range(s, node, &i, &end);
+	for (; i < end; i += s->size[s->order[i]])
+		if (index-- == 0)
+			return s->order[i];
+	return -1;
+}
+
+int scene_child_index(const scene *s, int node)
+{
+	int i, end, k = 0;
+
+	if (!live(s, node))
+		return -1;
+	child_range(s, s->parent[node], &i, &end);
+	for (; i < end; i += s->size[s->order[i]], k++)
+		if (s->order[i] == node)
+			return k;
+	return -1;
+}
+
+bool scene_is_ancestor(const scene *s, int ancestor, int node)
+{
+	if (!live(s, ancestor) || !live(s, node))
+		return false;
+	return s->pos[node] >= s->pos[ancestor] && s->pos[node] < s->pos[ancestor] + s->size[ancestor];
+}
+
+void scene_props(const scene *s, int node, node_props *out)
+{
+	const node_data *d = &s->nd[node];
+
+	out->t = d->t;
+	out->r = d->r;
+	out->s = d->s;
+	out->pivot = d->pivot;
+	out->has_bounds = d->has_bounds;
+	out->bounds = d->bounds;
+	out->mesh = d->mesh;
+	out->name = d->name;
+	out->kind = d->kind;
+	out->fov_deg = d->fov_deg;
+	out->znear = d->znear;
+	out->zfar = d->zfar;
+	out->visible = d->visible;
+}
+
+/* ---------- validation ---------- */
+
+static bool vec3_finite(vec3 v)
+{
+	return isfinite(v.x) && isfinite(v.y) && isfinite(v.z);
+}
+
+int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop)
+{
+	unsigned bad = 0;
+	int err = 0;
+	quat q;
+
+	if ((mask & PROP_T) && !vec3_finite(p->t))
+		bad = PROP_T, err = RIGD_E_NOT_FINITE;
+	else if ((mask & PROP_R) && (err = quat_normalize(p->r, &q)) != 0)
+		bad = PROP_R;
+	else if ((mask & PROP_S) && !vec3_finite(p->s))
+		bad = PROP_S, err = RIGD_E_NOT_FINITE;
+	else if ((mask & PROP_PIVOT) && !vec3_finite(p->pivot))
+		bad = PROP_PIVOT, err = RIGD_E_NOT_FINITE;
+	else if ((mask & PROP_BOUNDS) && p->has_bounds &&
+		 (!vec3_finite(p->bounds.min) || !vec3_finite(p->bounds.max)))
+		bad = PROP_BOUNDS, err = RIGD_E_NOT_FINITE;
+	else if ((mask & PROP_BOUNDS) && p->has_bounds && aabb_is_empty(p->bounds))
+		bad = PROP_BOUNDS, err = RIGD_E_BAD_FIELD;
+	else if ((mask & PROP_MESH) && p->mesh && (!p->mesh[0] || strlen(p->mesh) > SCENE_MESH_MAX))
+		bad = PROP_MESH, err = RIGD_E_BAD_FIELD;
+	else if ((mask & PROP_NAME) && p->name && strlen(p->name) > SCENE_NAME_MAX)
+		bad = PROP_NAME, err = RIGD_E_BAD_FIELD;
+	else if ((mask & PROP_KIND) && (p->kind < NODE_GROUP || p->kind > NODE_CAMERA))
+		bad = PROP_KIND, err = RIGD_E_BAD_FIELD;
+	else if ((mask & PROP_CAMERA) &&
+		 (!isfinite(p->fov_deg) || !isfinite(p->znear) || !isfinite(p->zfar)))
+		bad = PROP_CAMERA, err = RIGD_E_NOT_FINITE;
+	else if ((mask & PROP_CAMERA) &&
+		 !(p->fov_deg > 0 && p->fov_deg < 180 && p->znear > 0 && p->zfar > p->znear))
+		bad = PROP_CAMERA, err = RIGD_E_BAD_FIELD;
+	if (bad_prop)
+		*bad_prop = bad;
+	return err;
+}
+
+/* ---------- dirty marking ---------- */
+
+static void push_root(scene *s, int node)
+{
+	if (s->dirty_all)
+		return;
+	if (s->n_roots == s->roots_cap) {
+		int nc = s->roots_cap ? s->roots_cap * 2 : 16;
+		int *r = realloc(s->dirty_roots, sizeof(int) * (size_t)nc);
+
+		if (!r) {
+			/* Out of memory: fall back to a full pass, never to a stale matrix. */
+			s->dirty_all = true;
+			return;
+		}
+		s->dirty_roots = r;
+		s->roots_cap = nc;
+	}
+	s->dirty_roots[s->n_roots++] = node;
+}
+
+/* Marks node's subtree dirty and lists the node as a root. 'force' lists it
+ * even when it is dirty already (a moved subtree may have left the range of
+ * the root that covered it). */
+static void mark_dirty(scene *s, int node, bool force)
+{
+	int a = s->pos[node], b = a + s->size[node];
+
+	if (s->dirty[node] && !force)
+		return;
+	for (int i = a; i < b; i++)
+		s->dirty[s->order[i]] = 1;
+	push_root(s, node);
+}
+
+static void set_local(scene *s, int node)
+{
+	const node_data *d = &s->nd[node];
+	mat4 l = mat4_compose_pivot(d->t, d->r, d->s, d->pivot);
+
+	memcpy(s->local + 16 * (size_t)node, l.m, sizeof(l.m));
+}
+
+/* ---------- edits ---------- */
+
+static void renumber(scene *s, int from, int to)
+{
+	for (int i = from; i < to; i++)
+		s->pos[s->order[i]] = i;
+}
+
+static void add_to_ancestors(scene *s, int parent, int delta)
+{
+	for (int p = parent; p >= 0; p = s->parent[p])
+		s->size[p] += delta;
+}
+
+/* The position at which a new child of 'parent' (-1: a root) lands at
+ * sibling 'index' (-1 or the child count: after the last). */
+static int insert_pos(const scene *s, int parent, int index)
+{
+	int i, end, k = 0;
+
+	child_range(s, parent, &i, &end);
+	if (index < 0)
+		return end;
+	for (; i < end; i += s->size[s->order[i]], k++)
+		if (k == index)
+			return i;
+	return end;
+}
+
+static char *dup_or_null(const char *str, int *err)
+{
+	char *c;
+
+	if (!str)
+		return NULL;
+	c = strdup(str);
+	if (!c)
+		*err = RIGD_E_NOMEM;
+	return c;
+}
+
+/* Writes the fields in 'mask' of 'p' into node's data; strings already
+ * copied by the caller (ownership of name_copy/mesh_copy moves here). */
+static void store_props(scene *s, int node, unsigned mask, const node_props *p, char *name_copy,
+			char *mesh_copy)
+{
+	node_data *d = &s->nd[node];
+
+	if (mask & PROP_T)
+		d->t = p->t;
+	if (mask & PROP_R)
+		quat_normalize(p->r, &d->r); /* checked by node_props_check */
+	if (mask & PROP_S)
+		d->s = p->s;
+	if (mask & PROP_PIVOT)
+		d->pivot = p->pivot;
+	if (mask & PROP_BOUNDS) {
+		d->has_bounds = p->has_bounds;
+		d->bounds = p->has_bounds ? p->bounds : aabb_make(vec3_make(0, 0, 0), vec3_make(0, 0, 0));
+	}
+	if (mask & PROP_MESH) {
+		free(d->mesh);
+		d->mesh = mesh_copy;
+	}
+	if (mask & PROP_NAME) {
+		free(d->name);
+		d->name = name_copy;
+	}
+	if (mask & PROP_KIND)
+		d->kind = p->kind;
+	if (mask & PROP_CAMERA) {
+		d->fov_deg = p->fov_deg;
+		d->znear = p->znear;
+		d->zfar = p->zfar;
+	}
+	if (mask & PROP_VISIBLE)
+		d->visible = p->visible;
+}
+
+int scene_create(scene *s, const char *id, int parent, int index, const node_props *p,
+		 int *out_node)
+{
+	node_props defaults = node_props_default();
+	char *name = NULL, *mesh = NULL;
+	int err = 0, node, at;
+
+	if (!p)
+		p = &defaults;
+	if (!scene_id_valid(id))
+		return RIGD_E_BAD_ID;
+	if (scene_find(s, id) >= 0)
+		return RIGD_E_DUPLICATE_ID;
+	if (parent != -1 && !live(s, parent))
+		return RIGD_E_UNKNOWN_NODE;
+	if (index < -1 || index > scene_child_count(s, parent))
+		return RIGD_E_BAD_INDEX;
+	if ((err = node_props_check(p, PROP_ALL, NULL)) != 0)
+		return err;
+	if (s->count >= s->max_nodes)
+		return RIGD_E_LIMIT;
+	if ((err = reserve_one(s)) != 0)
+		return err;
+	name = dup_or_null(p->name, &err);
+	mesh = dup_or_null(p->mesh, &err);
+	if (err) {
+		free(name);
+		free(mesh);
+		return err;
+	}
+
+	/* Nothing below can fail. */
+	node = s->n_free ? s->free_handles[--s->n_free] : s->nslots++;
+	at = insert_pos(s, parent, index);
+	memmove(s->order + at + 1, s->order + at, sizeof(int) * (size_t)(s->count - at));
+	s->order[at] = node;
+	s->count++;
+	renumber(s, at, s->count);
+	s->parent[node] = parent;
+	s->size[node] = 1;
+	add_to_ancestors(s, parent, 1);
+	memcpy(s->ids[node], id, strlen(id) + 1);
+	hash_insert(s, node);
+	memset(&s->nd[node], 0, sizeof(node_data));
+	store_props(s, node, PROP_ALL, p, name, mesh);
+	s->stamp[node] = 0;
+	set_local(s, node);
+	s->dirty[node] = 0;
+	if (parent >= 0 && s->dirty[parent])
+		s->dirty[node] = 1; /* inside the parent's dirty range already */
+	else
+		mark_dirty(s, node, true);
+	if (out_node)
+		*out_node = node;
+	return 0;
+}
+
+static int reserve_n(scene *s, int n)
+{
+	int nc = s->cap ? s->cap : 64, hc = s->hash_cap;
+
+	while (nc < n)
+		nc *= 2;
+	while (hc < 2 * n)
+		hc *= 2;
+	if (nc > s->cap) {
+		if (grow((void **)&s->local, 16 * sizeof(double), nc) ||
+		    grow((void **)&s->world, 16 * sizeof(double), nc) ||
+		    grow((void **)&s->parent, sizeof(int), nc) ||
+		    grow((void **)&s->size, sizeof(int), nc) ||
+		    grow((void **)&s->pos, sizeof(int), nc) ||
+		    grow((void **)&s->dirty, sizeof(uint8_t), nc) ||
+		    grow((void **)&s->stamp, sizeof(uint64_t), nc) ||
+		    grow((void **)&s->nd, sizeof(node_data), nc) ||
+		    grow((void **)&s->ids, sizeof(*s->ids), nc) ||
+		    grow((void **)&s->order, sizeof(int), nc) ||
+		    grow((void **)&s->free_handles, sizeof(int), nc))
+			return RIGD_E_NOMEM;
+		s->cap = nc;
+	}
+	return hc > s->hash_cap ? hash_resize(s, hc) : 0;
+}
+
+/* Empties a scene that scene_load was filling; handles restart at 0. */
+static void unload(scene *s, int loaded)
+{
+	for (int n = 0; n < loaded; n++) {
+		free(s->nd[n].name);
+		free(s->nd[n].mesh);
+		s->ids[n][0] = '\0';
+	}
+	memset(s->hash, 0xff, sizeof(int) * (size_t)s->hash_cap);
+	s->count = s->nslots = s->n_free = s->n_roots = 0;
+	s->dirty_all = false;
+}
+
+int scene_load(scene *s, int n, const char *const *ids, const int *parents,
+	       const node_props *props, int *bad)
+{
+	node_props defaults = node_props_default();
+	int *stack = NULL, height = 0, err = 0, i;
+
+	if (s->count != 0 || s->nslots != 0)
+		return RIGD_E_LIMIT;
+	if (n > s->max_nodes)
+		return RIGD_E_LIMIT;
+	if (n <= 0)
+		return 0;
+	if ((err = reserve_n(s, n)) != 0 || !(stack = malloc(sizeof(int) * (size_t)n))) {
+		free(stack);
+		return RIGD_E_NOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		const node_props *p = props ? &props[i] : &defaults;
+		int parent = parents[i];
+		char *name = NULL, *mesh = NULL;
+
+		if (!scene_id_valid(ids[i])) {
+			err = RIGD_E_BAD_ID;
+			break;
+		}
+		if (scene_find(s, ids[i]) >= 0) {
+			err = RIGD_E_DUPLICATE_ID;
+			break;
+		}
+		/* Preorder: the parent is on the stack of open ancestors. */
+		while (height > 0 && stack[height - 1] != parent)
+			height--;
+		if (parent < -1 || parent >= i || (parent >= 0 && height == 0)) {
+			err = RIGD_E_BAD_INDEX;
+			break;
+		}
+		if ((err = node_props_check(p, PROP_ALL, NULL)) != 0)
+			break;
+		name = dup_or_null(p->name, &err);
+		mesh = dup_or_null(p->mesh, &err);
+		if (err) {
+			free(name);
+			free(mesh);
+			break;
+		}
+		stack[height++] = i;
+		s->order[i] = i;
+		s->pos[i] = i;
+		s->parent[i] = parent;
+		s->size[i] = 1;
+		s->dirty[i] = 1;
+		s->stamp[i] = 0;
+		memcpy(s->ids[i], ids[i], strlen(ids[i]) + 1);
+		hash_insert(s, i);
+		memset(&s->nd[i], 0, sizeof(node_data));
+		store_props(s, i, PROP_ALL, p, name, mesh);
+		set_local(s, i);
+		s->count = s->nslots = i + 1;
+	}
+	free(stack);
+	if (err) {
+		if (bad)
+			*bad = i;
+		unload(s, i);
+		return err;
+	}
+	/* Subtree sizes bottom-up: in reverse preorder children precede parents. */
+	for (i = n - 1; i >= 0; i--)
+		if (s->parent[i] >= 0)
+			s->size[s->parent[i]] += s->size[i];
+	s->dirty_all = true;
+	return 0;
+}
+
+static void drop_roots_in(scene *s, int a, int b)
+{
+	int k = 0;
+
+	for (int i = 0; i < s->n_roots; i++) {
+		int r = s->dirty_roots[i];
+
+		if (!live(s, r) || s->pos[r] < a || s->pos[r] >= b)
+			s->dirty_roots[k++] = r;
+	}
+	s->n_roots = k;
+}
+
+int scene_delete(scene *s, int node)
+{
+	int a, k;
+
+	if (!live(s, node))
+		return RIGD_E_UNKNOWN_NODE;
+	a = s->pos[node];
+	k = s->size[node];
+	drop_roots_in(s, a, a + k);
+	add_to_ancestors(s, s->parent[node], -k);
+	for (int i = a; i < a + k; i++) {
+		int n = s->order[i];
+
+		hash_remove(s, n);
+		free(s->nd[n].name);
+		free(s->nd[n].mesh);
+		s->nd[n].name = s->nd[n].mesh = NULL;
+		s->ids[n][0] = '\0';
+		s->dirty[n] = 0;
+		s->free_handles[s->n_free++] = n;
+	}
+	memmove(s->order + a, s->order + a + k, sizeof(int) * (size_t)(s->count - a - k));
+	s->count -= k;
+	renumber(s, a, s->count);
+	return 0;
+}
+
+/* The local channels that keep 'node' where it is in the world under
+ * 'new_parent'; fails with NOT_TRS when the needed local has a shear. */
+static int keep_world_channels(const scene *s, int node, int new_parent, node_props *out)
+{
+	mat4 w = scene_world(s, node), pinv = mat4_identity(), l;
+	vec3 t, sc, pivot = s->nd[node].pivot;
+	double err, scale = 0;
+	quat r;
+	int rc;
+
+	if (new_parent >= 0 && (rc = mat4_invert_affine(scene_world(s, new_parent), &pinv)) != 0)
+		return rc;
+	l = mat4_mul(pinv, w);
+	if (!mat4_is_finite(l))
+		return RIGD_E_SINGULAR;
+	for (int i = 0; i < 16; i++)
+		scale = fmax(scale, fabs(l.m[i]));
+	if (!mat4_decompose(l, 1e-9 * fmax(1, scale), &t, &r, &sc, &err))
+		return RIGD_E_NOT_TRS;
+	/* L = T(t) T(p) R S T(-p): the translation column is t + p - RS p. */
+	out->t = vec3_add(vec3_sub(t, pivot), mat4_direction(mat4_compose(vec3_make(0, 0, 0), r, sc), pivot));
+	out->r = r;
+	out->s = sc;
+	return 0;
+}
+
+int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_world)
+{
+	int a, k, old_parent, siblings, at, lo;
+	node_props kw;
+	int *moving;
+	int rc;
+
+	if (!live(s, node) || (new_parent != -1 && !live(s, new_parent)))
+		return RIGD_E_UNKNOWN_NODE;
+	if (new_parent >= 0 && scene_is_ancestor(s, node, new_parent))
+		return RIGD_E_CYCLE;
+	old_parent = s->parent[node];
+	siblings = scene_child_count(s, new_parent) - (old_parent == new_parent ? 1 : 0);
+	if (index < -1 || index > siblings)
+		return RIGD_E_BAD_INDEX;
+	if (keep_world && (rc = keep_world_channels(s, node, new_parent, &kw)) != 0)
+		return rc;
+	a = s->pos[node];
+	k = s->size[node];
+	moving = malloc(sizeof(int) * (size_t)k);
+	if (!moving)
+		return RIGD_E_NOMEM;
+
+	/* Take the subtree out, then put it back at its new place. */
+	memcpy(moving, s->order + a, sizeof(int) * (size_t)k);
+	add_to_ancestors(s, old_parent, -k);
+	memmove(s->order + a, s->order + a + k, sizeof(int) * (size_t)(s->count - a - k));
+	s->count -= k;
+	renumber(s, a, s->count);
+	at = insert_pos(s, new_parent, index);
+	memmove(s->order + at + k, s->order + at, sizeof(int) * (size_t)(s->count - at));
+	memcpy(s->order + at, moving, sizeof(int) * (size_t)k);
+	s->count += k;
+	lo = at < a ? at : a;
+	renumber(s, lo, s->count);
+	s->parent[node] = new_parent;
+	add_to_ancestors(s, new_parent, k);
+	free(moving);
+
+	if (keep_world) {
+		store_props(s, node, PROP_T | PROP_R | PROP_S, &kw, NULL, NULL);
+		set_local(s, node);
+	}
+	mark_dirty(s, node, true);
+	return 0;
+}
+
+int scene_set(scene *s, int node, unsigned mask, const node_props *p)
+{
+	char *name = NULL, *mesh = NULL;
+	int err;
+
+	if (!live(s, node))
+		return RIGD_E_UNKNOWN_NODE;
+	if ((err = node_props_check(p, mask, NULL)) != 0)
+		return err;
+	if (mask & PROP_NAME)
+		name = dup_or_null(p->name, &err);
+	if (mask & PROP_MESH)
+		mesh = dup_or_null(p->mesh, &err);
+	if (err) {
+		free(name);
+		free(mesh);
+		return err;
+	}
+	store_props(s, node, mask, p, name, mesh);
+	if (mask & PROP_TRANSFORM) {
+		set_local(s, node);
+		mark_dirty(s, node, false);
+	}
+	return 0;
+}
+
+/* ---------- world matrices ---------- */
+
+/* qsort has no context argument (qsort_r is a GNU extension), so the scene
+ * being sorted is passed through this file-local pointer. */
+static const scene *sort_scene;
+
+static int cmp_roots(const void *x, const void *y)
+{
+	int a = sort_scene->pos[*(const int *)x], b = sort_scene->pos[*(const int *)y];
+
+	return (a > b) - (a < b);
+}
+
+/* The hot loop: one linear pass over a preorder range. */
+static void recompute_range(scene *s, int a, int b, uint64_t stamp)
+{
+	const int *order = s->order, *parent = s->parent;
+	const double *local = s->local;
+	double *world = s->world;
+
+	for (int i = a; i < b; i++) {
+		int n = order[i], p = parent[n];
+		double *w = world + 16 * (size_t)n;
+
+		if (p < 0)
+			memcpy(w, local + 16 * (size_t)n, 16 * sizeof(double));
+		else
+			mat4_mul_affine(world + 16 * (size_t)p, local + 16 * (size_t)n, w);
+		s->dirty[n] = 0;
+		s->stamp[n] = stamp;
+	}
+}
+
+long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx)
+{
+	long total = 0;
+
+	if (s->dirty_all) {
+		recompute_range(s, 0, s->count, stamp);
+		if (fn && s->count)
+			fn(ctx, 0, s->count);
+		total = s->count;
+	} else {
+		sort_scene = s;
+		qsort(s->dirty_roots, (size_t)s->n_roots, sizeof(int), cmp_roots);
+		sort_scene = NULL;
+		for (int i = 0; i < s->n_roots; i++) {
+			int r = s->dirty_roots[i], a, b;
+
+			if (!live(s, r) || !s->dirty[r])
+				continue; /* inside a range already done */
+			a = s->pos[r];
+			b = a + s->size[r];
+			recompute_range(s, a, b, stamp);
+			if (fn)
+				fn(ctx, a, b);
+			total += b - a;
+		}
+	}
+	s->n_roots = 0;
+	s->dirty_all = false;
+	s->recomputed_total += (uint64_t)total;
+	return total;
+}
+
+bool scene_has_dirty(const scene *s)
+{
+	return s->dirty_all || s->n_roots > 0;
+}
+
+bool scene_is_dirty(const scene *s, int node)
+{
+	return live(s, node) && (s->dirty_all || s->dirty[node]);
+}
+
+uint64_t scene_world_stamp(const scene *s, int node)
+{
+	return live(s, node) ? s->stamp[node] : 0;
+}
+
+uint64_t scene_recomputed_total(const scene *s)
+{
+	return s->recomputed_total;
+}
+
+mat4 scene_local(const scene *s, int node)
+{
+	mat4 m;
+
+	memcpy(m.m, s->local + 16 * (size_t)node, sizeof(m.m));
+	return m;
+}
+
+mat4 scene_world(const scene *s, int node)
+{
+	int stack_path[64] = { 0 }, *path = stack_path, depth = 0, top;
+	mat4 w;
+
+	if (!scene_is_dirty(s, node)) {
+		memcpy(w.m, s->world + 16 * (size_t)node, sizeof(w.m));
+		return w;
+	}
+	/* Collect the dirty part of the path, then multiply top-down exactly as
+	 * scene_update would, so both give the same bits. */
+	for (top = node; top >= 0 && scene_is_dirty(s, top); top = s->parent[top])
+		depth++;
+	if (depth > 64 && !(path = malloc(sizeof(int) * (size_t)depth))) {
+		/* Out of memory for a very deep path: walk it again for each level
+		 * (quadratic, but exact and allocation-free). */
+		double cur[16], tmp[16];
+		int parent_clean = top;
+
+		if (parent_clean >= 0)
+			memcpy(cur, s->world + 16 * (size_t)parent_clean, sizeof(cur));
+		for (int level = depth - 1; level >= 0; level--) {
+			int n = node;
+
+			for (int j = 0; j < level; j++)
+				n = s->parent[n];
+			if (level == depth - 1 && parent_clean < 0)
+				memcpy(cur, s->local + 16 * (size_t)n, sizeof(cur));
+			else {
+				mat4_mul_affine(cur, s->local + 16 * (size_t)n, tmp);
+				memcpy(cur, tmp, sizeof(cur));
+			}
+		}
+		memcpy(w.m, cur, sizeof(w.m));
+		return w;
+	}
+	{
+		int n = node, i = depth;
+		double cur[16], tmp[16];
+
+		while (i > 0) {
+			path[--i] = n;
+			n = s->parent[n];
+		}
+		if (top >= 0) {
+			mat4_mul_affine(s->world + 16 * (size_t)top, s->local + 16 * (size_t)path[0], cur);
+		} else {
+			memcpy(cur, s->local + 16 * (size_t)path[0], sizeof(cur));
+		}
+		for (i = 1; i < depth; i++) {
+			mat4_mul_affine(cur, s->local + 16 * (size_t)path[i], tmp);
+			memcpy(cur, tmp, sizeof(cur));
+		}
+		memcpy(w.m, cur, sizeof(w.m));
+	}
+	if (path != stack_path)
+		free(path);
+	return w;
+}
+
+/* ---------- queries ---------- */
+
+vec3 scene_to_world(const scene *s, int node, vec3 p)
+{
+	return mat4_point(scene_world(s, node), p);
+}
+
+int scene_from_world(const scene *s, int node, vec3 p, vec3 *out)
+{
+	mat4 inv;
+	int rc = mat4_invert_affine(scene_world(s, node), &inv);
+
+	if (rc)
+		return rc;
+	*out = mat4_point(inv, p);
+	return 0;
+}
+
+int scene_relative(const scene *s, int from, int to, mat4 *out)
+{
+	mat4 inv;
+	int rc = mat4_invert_affine(scene_world(s, to), &inv);
+
+	if (rc)
+		return rc;
+	*out = mat4_mul(inv, scene_world(s, from));
+	return 0;
+}
+
+int scene_between(const scene *s, int from, int to, vec3 p, vec3 *out)
+{
+	mat4 rel;
+	int rc = scene_relative(s, from, to, &rel);
+
+	if (rc)
+		return rc;
+	*out = mat4_point(rel, p);
+	return 0;
+}
+
+int scene_view(const scene *s, int node, mat4 *out)
+{
+	return mat4_invert_affine(scene_world(s, node), out);
+}
+
+double scene_det(const scene *s, int node)
+{
+	return mat4_det3(scene_world(s, node));
+}
+
+double scene_shear_deg(const scene *s, int node)
+{
+	return mat4_shear_deg(scene_world(s, node));
+}
+
+aabb scene_world_box(const scene *s, int node)
+{
+	if (!live(s, node) || !s->nd[node].has_bounds)
+		return aabb_empty();
+	return aabb_transform(s->nd[node].bounds, scene_world(s, node));
+}
+
+aabb scene_subtree_box(const scene *s, int node)
+{
+	aabb box = aabb_empty();
+
+	if (!live(s, node))
+		return box;
+	for (int i = s->pos[node]; i < s->pos[node] + s->size[node]; i++)
+		box = aabb_union(box, scene_world_box(s, s->order[i]));
+	return box;
+}
+
+aabb scene_box(const scene *s)
+{
+	aabb box = aabb_empty();
+
+	for (int i = 0; i < s->count; i++)
+		box = aabb_union(box, scene_world_box(s, s->order[i]));
+	return box;
+}
+
+static int classify_all(const plane *planes, int n, aabb box)
+{
+	int side = SIDE_INSIDE;
+
+	for (int i = 0; i < n; i++) {
+		int c = plane_classify(planes[i], box);
+
+		if (c == SIDE_OUTSIDE)
+			return SIDE_OUTSIDE;
+		if (c == SIDE_STRADDLE)
+			side = SIDE_STRADDLE;
+	}
+	return side;
+}
+
+int scene_cull(const scene *s, const plane *planes, int n, int *visible, int cap, int *tests)
+{
+	aabb *own, *sub;
+	int nvis = 0, ntests = 0, i;
+
+	own = malloc(sizeof(aabb) * (size_t)(s->count ? s->count : 1));
+	sub = malloc(sizeof(aabb) * (size_t)(s->count ? s->count : 1));
+	if (!own || !sub) {
+		free(own);
+		free(sub);
+		return RIGD_E_NOMEM;
+	}
+	/* Subtree boxes bottom-up: in reverse preorder every child comes before
+	 * its parent. */
+	for (i = 0; i < s->count; i++)
+		own[i] = sub[i] = scene_world_box(s, s->order[i]);
+	for (i = s->count - 1; i >= 0; i--) {
+		int p = s->parent[s->order[i]];
+
+		if (p >= 0)
+			sub[s->pos[p]] = aabb_union(sub[s->pos[p]], sub[i]);
+	}
+
+#define ADD_VISIBLE(pos_)                                  \
+	do {                                               \
+		if (visible && nvis < cap)                 \
+			visible[nvis] = s->order[(pos_)];  \
+		nvis++;                                    \
+	} while (0)
+
+	for (i = 0; i < s->count;) {
+		int node = s->order[i], end = i + s->size[node], side;
+
+		if (aabb_is_empty(sub[i])) {
+			i = end; /* nothing with bounds below: nothing to draw, no test */
+			continue;
+		}
+		ntests++;
+		side = classify_all(planes, n, sub[i]);
+		if (side == SIDE_OUTSIDE) {
+			i = end;
+		} else if (side == SIDE_INSIDE) {
+			for (int j = i; j < end; j++)
+				if (!aabb_is_empty(own[j]))
+					ADD_VISIBLE(j);
+			i = end;
+		} else if (s->size[node] == 1) {
+			ADD_VISIBLE(i); /* a leaf: its subtree box is its own box */
+			i++;
+		} else {
+			/* Open the node: its own box, then each child's subtree in turn. */
+			if (!aabb_is_empty(own[i])) {
+				ntests++;
+				if (classify_all(planes, n, own[i]) != SIDE_OUTSIDE)
+					ADD_VISIBLE(i);
+			}
+			i++;
+		}
+	}
+#undef ADD_VISIBLE
+	free(own);
+	free(sub);
+	if (tests)
+		*tests = ntests;
+	return nvis;
+}
+
+int scene_traverse(const scene *s, scene_visit_fn fn, void *ctx)
+{
+	/* The stack holds the world matrices of the ancestors of the node being
+	 * visited, with their handles; its height is the node's depth. */
+	double *stack = NULL;
+	int *who = NULL, height = 0, cap = 0, max_height = 0;
+	mat4 w;
+
+	for (int i = 0; i < s->count; i++) {
+		int node = s->order[i], p = s->parent[node];
+
+		while (height > 0 && who[height - 1] != p)
+			height--; /* pop back to the parent */
+		if (height == cap) {
+			int nc = cap ? cap * 2 : 32;
+			double *ns = realloc(stack, sizeof(double) * 16 * (size_t)nc);
+			int *nw;
+
+			if (!ns) {
+				free(stack);
+				free(who);
+				return RIGD_E_NOMEM;
+			}
+			stack = ns;
+			nw = realloc(who, sizeof(int) * (size_t)nc);
+			if (!nw) {
+				free(stack);
+				free(who);
+				return RIGD_E_NOMEM;
+			}
+			who = nw;
+			cap = nc;
+		}
+		if (height == 0)
+			memcpy(w.m, s->local + 16 * (size_t)node, sizeof(w.m));
+		else
+			mat4_mul_affine(stack + 16 * (size_t)(height - 1), s->local + 16 * (size_t)node, w.m);
+		memcpy(stack + 16 * (size_t)height, w.m, sizeof(w.m));
+		who[height++] = node;
+		if (height > max_height)
+			max_height = height;
+		if (fn)
+			fn(ctx, node, height - 1, &w);
+	}
+	free(stack);
+	free(who);
+	return max_height;
+}
+
+uint64_t scene_hash(const scene *s)
+{
+	uint64_t h = 14695981039346656037ull;
+
+#define MIX_BYTES(ptr_, len_)                                    \
+	do {                                                     \
+		const unsigned char *b_ = (const unsigned char *)(ptr_); \
+		for (size_t k_ = 0; k_ < (len_); k_++)             \
+			h = (h ^ b_[k_]) * 1099511628211ull;       \
+	} while (0)
+
+	for (int i = 0; i < s->count; i++) {
+		int n = s->order[i], pp = s->parent[n] >= 0 ? s->pos[s->parent[n]] : -1;
+
+		MIX_BYTES(s->ids[n], strlen(s->ids[n]) + 1);
+		MIX_BYTES(&pp, sizeof(pp));
+		MIX_BYTES(s->local + 16 * (size_t)n, 16 * sizeof(double));
+		MIX_BYTES(s->world + 16 * (size_t)n, 16 * sizeof(double));
+	}
+#undef MIX_BYTES
+	return h;
+}
