@@ -6,7 +6,11 @@ set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev \
 libwebsockets-dev libcjson-dev libsqlite3-dev sqlite3 libcmocka-dev \
-curl ca-certificates nodejs npm chromium"
+curl ca-certificates nodejs npm"
+# The browser is for the viewer's tests only; a container image skips it.
+if [ "${RIGD_NO_BROWSER:-0}" != 1 ]; then
+	PKGS="$PKGS chromium"
+fi
 
 missing=""
 for p in $PKGS; do
