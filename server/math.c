@@ -10,6 +10,11 @@
 
 #define DEG (M_PI / 180.0)
 
+/* mat4_invert_affine refuses a matrix whose determinant, with its columns
+ * scaled to unit length, is at most this: the columns are then dependent to
+ * within a few dozen roundings. */
+#define SINGULAR_REL (64 * DBL_EPSILON)
+
 vec3 vec3_make(double x, double y, double z)
 {
 	return (vec3){ x, y, z };
@@ -80,26 +85,50 @@ quat quat_from_euler_deg(vec3 deg)
 	return quat_mul(quat_mul(qx, qy), qz);
 }
 
+/* Below this |cos(y)| the pitch is at +-90 degrees to within rounding (gimbal
+ * lock): x and z then turn about the same axis and only their combination is
+ * defined, so z is set to 0 (three.js does the same). */
+#define EULER_LOCK_COS 1e-14
+
+/* An angle from atan2 in [-pi, pi], folded into (-pi, pi] and turned into
+ * degrees. atan2 returns exactly -pi for (-0, negative). */
+static double half_open_deg(double a)
+{
+	return (a <= -M_PI ? M_PI : a) / DEG;
+}
+
 vec3 quat_to_euler_deg(quat q)
 {
-	/* Read the angles off R = Rx * Ry * Rz, as three.js's Euler.setFromRotationMatrix
-	 * does for order 'XYZ'. */
+	/*
+	 * Read the angles off R = Rx * Ry * Rz (three.js order 'XYZ'), whose first
+	 * row is (cy cz, -cy sz, sy) and third column (sy, -sx cy, cx cy). The
+	 * pitch comes from atan2, not asin, because asin loses half the digits
+	 * near +-90 degrees. z is then read from Rx(-x) * R = Ry(y) * Rz(z),
+	 * whose middle row is (sz, cz, 0): that z absorbs any rounding in x, so
+	 * quat_from_euler_deg(result) reproduces q to rounding even a hair away
+	 * from gimbal lock, where three.js's fixed threshold (|sy| < 0.9999999)
+	 * would be off by up to 4e-4.
+	 */
 	mat4 m = mat4_from_quat(q);
 	double m11 = m.m[0], m12 = m.m[4], m13 = m.m[8];
-	double m22 = m.m[5], m23 = m.m[9];
-	double m32 = m.m[6], m33 = m.m[10];
-	double sy = m13 > 1 ? 1 : (m13 < -1 ? -1 : m13);
-	vec3 e;
+	double m21 = m.m[1], m22 = m.m[5], m23 = m.m[9];
+	double m31 = m.m[2], m32 = m.m[6], m33 = m.m[10];
+	double cos_y = hypot(m11, m12);
+	double x, y = atan2(m13, cos_y), z;
 
-	e.y = asin(sy);
-	if (fabs(m13) < 0.9999999) {
-		e.x = atan2(-m23, m33);
-		e.z = atan2(-m12, m11);
+	if (cos_y > EULER_LOCK_COS) {
+		double sx, cx;
+
+		x = atan2(-m23, m33);
+		sx = sin(x);
+		cx = cos(x);
+		z = atan2(cx * m21 + sx * m31, cx * m22 + sx * m32);
 	} else {
-		e.x = atan2(m32, m22);
-		e.z = 0;
+		/* R = Rx(x) * Ry(+-90): its middle column is (0, cx, sx). */
+		x = atan2(m32, m22);
+		z = 0;
 	}
-	return vec3_scale(e, 1.0 / DEG);
+	return (vec3){ half_open_deg(x), half_open_deg(y), half_open_deg(z) };
 }
 
 double quat_length(quat q)
@@ -109,13 +138,19 @@ double quat_length(quat q)
 
 int quat_normalize(quat q, quat *out)
 {
+	/* Divide by the largest component first, so that neither a huge finite
+	 * quaternion (1e200) overflows nor a small one underflows on the way. */
+	double big = fmax(fmax(fabs(q.x), fabs(q.y)), fmax(fabs(q.z), fabs(q.w)));
 	double len;
 
 	if (!isfinite(q.x) || !isfinite(q.y) || !isfinite(q.z) || !isfinite(q.w))
 		return RIGD_E_NOT_FINITE;
-	len = quat_length(q);
-	if (!(len >= 1e-12) || !isfinite(len))
-		return len >= 1e-12 ? RIGD_E_NOT_FINITE : RIGD_E_ZERO_QUATERNION;
+	if (!(big > 0))
+		return RIGD_E_ZERO_QUATERNION;
+	q = (quat){ q.x / big, q.y / big, q.z / big, q.w / big };
+	len = quat_length(q); /* in [1, 2] */
+	if (big * len < 1e-12)
+		return RIGD_E_ZERO_QUATERNION;
 	*out = (quat){ q.x / len, q.y / len, q.z / len, q.w / len };
 	return 0;
 }
@@ -258,28 +293,66 @@ int mat4_invert_trs(mat4 m, mat4 *out)
 	inv.m[12] = -t.x;
 	inv.m[13] = -t.y;
 	inv.m[14] = -t.z;
+	/* A column so short that 1 / |c|^2 overflows, or a non-finite
+	 * translation, must not come back as an inverse. */
+	if (!mat4_is_finite(inv))
+		return RIGD_E_SINGULAR;
 	*out = inv;
 	return 0;
 }
 
+/* |v| without overflow or underflow on the way: a column of length 1e200 or
+ * 1e-200 is an ordinary scale. */
+static double safe_length(vec3 v)
+{
+	double big = fmax(fmax(fabs(v.x), fabs(v.y)), fabs(v.z));
+
+	if (!(big > 0) || !isfinite(big))
+		return big;
+	return big * vec3_length(vec3_scale(v, 1 / big));
+}
+
 int mat4_invert_affine(mat4 m, mat4 *out)
 {
-	/* Inverse of the 3x3 part by cofactors (adjugate / det); the rows of the
-	 * inverse are the cross products of pairs of columns. */
-	vec3 c0 = mat4_column(m, 0), c1 = mat4_column(m, 1), c2 = mat4_column(m, 2);
-	vec3 r0 = vec3_cross(c1, c2), r1 = vec3_cross(c2, c0), r2 = vec3_cross(c0, c1);
-	double det = vec3_dot(c0, r0);
+	/*
+	 * Write the 3x3 part as M = N D, with D the column lengths and N the
+	 * columns scaled to unit length; then M^-1 = D^-1 N^-1. N is inverted by
+	 * cofactors (its rows are cross products of pairs of columns over det N).
+	 *
+	 * det N is 1 for any TRS whatever its scale and 0 when the columns are
+	 * dependent, so it is the singularity test: scale-free, and immune to the
+	 * under- and overflow of det M itself. An absolute test on det M would
+	 * both refuse S(1e-110) (det 1e-330 rounds to 0) and accept (0.1 0.4 0.7;
+	 * 0.2 0.5 0.8; 0.3 0.6 0.9), whose determinant rounds to 1.7e-17 and whose
+	 * "inverse" is 1e15 of rounding noise.
+	 */
+	vec3 n[3];
+	double len[3], det;
+	vec3 rows[3];
 	mat4 inv = mat4_identity();
 	vec3 t;
 
-	if (!(fabs(det) >= 1e-300) || !isfinite(det))
+	for (int i = 0; i < 3; i++) {
+		vec3 c = mat4_column(m, i);
+
+		len[i] = safe_length(c);
+		if (!(len[i] > 0) || !isfinite(len[i]))
+			return RIGD_E_SINGULAR;
+		n[i] = vec3_scale(c, 1 / len[i]);
+	}
+	rows[0] = vec3_cross(n[1], n[2]);
+	rows[1] = vec3_cross(n[2], n[0]);
+	rows[2] = vec3_cross(n[0], n[1]);
+	det = vec3_dot(n[0], rows[0]);
+	if (!(fabs(det) > SINGULAR_REL))
 		return RIGD_E_SINGULAR;
-	r0 = vec3_scale(r0, 1 / det);
-	r1 = vec3_scale(r1, 1 / det);
-	r2 = vec3_scale(r2, 1 / det);
-	inv.m[0] = r0.x; inv.m[4] = r0.y; inv.m[8] = r0.z;
-	inv.m[1] = r1.x; inv.m[5] = r1.y; inv.m[9] = r1.z;
-	inv.m[2] = r2.x; inv.m[6] = r2.y; inv.m[10] = r2.z;
+	for (int i = 0; i < 3; i++) {
+		vec3 r = vec3_scale(rows[i], 1 / (det * len[i]));
+
+		inv.m[0 + i] = r.x;
+		inv.m[4 + i] = r.y;
+		inv.m[8 + i] = r.z;
+	}
 	t = mat4_direction(inv, mat4_column(m, 3));
 	inv.m[12] = -t.x;
 	inv.m[13] = -t.y;
@@ -339,26 +412,85 @@ static quat quat_from_rotation(const double *m)
 	return q;
 }
 
+/*
+ * The rotation of a TRS read-back: Gram-Schmidt on the columns divided by
+ * their scales 'sc', in order x, y, z, completed by cross products into a
+ * right-handed orthonormal basis. For a TRS matrix this is its rotation; for
+ * a sheared one it keeps the first axis's direction and column lengths (seed
+ * 000 section 13 reads S(2,1,1) Rz(45) back as Rz(26.6) S(1.581, 1.581)).
+ * A zero scale or a column dependent on the earlier ones leaves its axis to
+ * the cross product of the other two, so a node scaled to nothing on one
+ * axis still reads back its rotation.
+ */
+static mat4 trs_rotation(mat4 m, vec3 sc)
+{
+	const double scale[3] = { sc.x, sc.y, sc.z };
+	vec3 axis[3];
+	bool have[3] = { false, false, false };
+	int count = 0;
+	mat4 rot = mat4_identity();
+
+	for (int i = 0; i < 3 && count < 2; i++) {
+		vec3 v;
+		double len;
+
+		if (scale[i] == 0)
+			continue;
+		v = vec3_scale(mat4_column(m, i), 1 / scale[i]);
+		for (int j = 0; j < i; j++)
+			if (have[j])
+				v = vec3_sub(v, vec3_scale(axis[j], vec3_dot(v, axis[j])));
+		len = vec3_length(v);
+		/* v started at unit length; what survives the projections below
+		 * this is rounding noise with no direction worth keeping. */
+		if (!(len > 1e-9))
+			continue;
+		axis[i] = vec3_scale(v, 1 / len);
+		have[i] = true;
+		count++;
+	}
+	if (count == 0)
+		return rot;
+	if (count == 1) {
+		/* Add the world axis least aligned with the one we have, made
+		 * perpendicular to it, as the next axis in cyclic order. */
+		int i = have[0] ? 0 : (have[1] ? 1 : 2), next = (i + 1) % 3;
+		vec3 a = axis[i], e, v;
+
+		if (fabs(a.x) <= fabs(a.y) && fabs(a.x) <= fabs(a.z))
+			e = vec3_make(1, 0, 0);
+		else if (fabs(a.y) <= fabs(a.z))
+			e = vec3_make(0, 1, 0);
+		else
+			e = vec3_make(0, 0, 1);
+		v = vec3_sub(e, vec3_scale(a, vec3_dot(e, a)));
+
+		axis[next] = vec3_scale(v, 1 / vec3_length(v));
+		have[next] = true;
+	}
+	/* Exactly two axes now; the third is their right-handed completion
+	 * (x = y × z, y = z × x, z = x × y). */
+	for (int k = 0; k < 3; k++)
+		if (!have[k])
+			axis[k] = vec3_cross(axis[(k + 1) % 3], axis[(k + 2) % 3]);
+	for (int c = 0; c < 3; c++) {
+		rot.m[c * 4 + 0] = axis[c].x;
+		rot.m[c * 4 + 1] = axis[c].y;
+		rot.m[c * 4 + 2] = axis[c].z;
+	}
+	return rot;
+}
+
 bool mat4_decompose(mat4 m, double tol, vec3 *t, quat *r, vec3 *s, double *max_err)
 {
-	vec3 c0 = mat4_column(m, 0), c1 = mat4_column(m, 1), c2 = mat4_column(m, 2);
-	vec3 sc = { vec3_length(c0), vec3_length(c1), vec3_length(c2) };
-	mat4 rot = mat4_identity();
+	vec3 sc = { vec3_length(mat4_column(m, 0)), vec3_length(mat4_column(m, 1)),
+		    vec3_length(mat4_column(m, 2)) };
 	double err;
 
 	if (mat4_det3(m) < 0)
 		sc.x = -sc.x;
 	*t = mat4_column(m, 3);
-	if (sc.x != 0 && sc.y != 0 && sc.z != 0) {
-		for (int i = 0; i < 3; i++) {
-			rot.m[i] = m.m[i] / sc.x;
-			rot.m[4 + i] = m.m[4 + i] / sc.y;
-			rot.m[8 + i] = m.m[8 + i] / sc.z;
-		}
-		*r = quat_from_rotation(rot.m);
-	} else {
-		*r = quat_identity();
-	}
+	*r = quat_from_rotation(trs_rotation(m, sc).m);
 	*s = sc;
 	err = mat4_max_abs_diff(m, mat4_compose(*t, *r, *s));
 	if (max_err)
@@ -373,8 +505,10 @@ double mat4_max_abs_diff(mat4 a, mat4 b)
 	for (int i = 0; i < 16; i++) {
 		double d = fabs(a.m[i] - b.m[i]);
 
-		if (!(d <= worst))
-			worst = d; /* also takes NaN, so a NaN never reads as equal */
+		if (isnan(d))
+			return d; /* a NaN never reads as equal, nor is outvoted */
+		if (d > worst)
+			worst = d;
 	}
 	return worst;
 }
