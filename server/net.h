@@ -1,0 +1,197 @@
+/*
+ * net.h: the transport. HTTP requests and websocket connections, on one
+ * libwebsockets context served by the calling thread.
+ *
+ * net knows bytes and connections, never JSON, scenes or SQL: it hands every
+ * complete HTTP request (with its whole body) and every reassembled websocket
+ * message to the callbacks of struct net_callbacks, and it asks the callbacks
+ * for the next frame when a connection can take one. It serves the static
+ * files of the web root by itself. This header is the only interface to
+ * libwebsockets; nothing else in the server includes libwebsockets.h.
+ *
+ * Connections are named by a 64-bit id (slot and generation), never by a
+ * pointer: an id of a connection that has gone is simply ignored, so the
+ * layer above may answer a request after its client has left.
+ *
+ * Every function here must be called on the thread that runs net_run().
+ */
+#ifndef RIGD_NET_H
+#define RIGD_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct net net;
+
+enum net_method {
+	NET_GET,
+	NET_HEAD,
+	NET_POST,
+	NET_PUT,
+	NET_DELETE,
+	NET_PATCH,
+	NET_OPTIONS,
+	NET_OTHER,
+};
+
+/* Websocket close codes net uses (RFC 6455, section 7.4.1). */
+enum net_close_code {
+	NET_CLOSE_NORMAL = 1000,
+	NET_CLOSE_GOING_AWAY = 1001,
+	NET_CLOSE_PROTOCOL = 1002,
+	NET_CLOSE_POLICY = 1008,
+	NET_CLOSE_TOO_BIG = 1009,
+	NET_CLOSE_INTERNAL = 1011,
+};
+
+#define NET_MAX_ARGS 16        /* query arguments kept per request */
+
+/*
+ * One HTTP request, complete with its body. Every pointer is borrowed and
+ * valid only during the http callback.
+ */
+typedef struct net_request {
+	uint64_t conn;          /* for net_http_respond */
+	int method;             /* enum net_method */
+	const char *path;       /* URL-decoded path, without the query */
+	int n_args;             /* query arguments, URL-decoded, "name=value" */
+	const char *args[NET_MAX_ARGS];
+	const char *origin;     /* NULL when the request carried no Origin */
+	const char *authorization; /* NULL when absent */
+	const char *content_type;  /* NULL when absent */
+	const char *body;       /* NUL-terminated copy; "" when there is none */
+	size_t body_len;        /* bytes */
+} net_request;
+
+/* What the layer above is told. ctx is passed back to every callback. */
+typedef struct net_callbacks {
+	void *ctx;
+	/*
+	 * An HTTP request that is not for a static file: the layer above answers
+	 * it with net_http_respond, now or later (after a commit). Return true
+	 * when it will; false lets net serve a static file of the web root
+	 * (GET and HEAD) or answer 404 (other methods).
+	 */
+	bool (*http)(void *ctx, const net_request *req);
+	/* A websocket connection opened on /ws with an allowed Origin. */
+	void (*ws_open)(void *ctx, uint64_t conn);
+	/*
+	 * One complete message, reassembled from its fragments (NUL-terminated
+	 * copy, 'len' bytes before the NUL). 'binary' for a binary message.
+	 */
+	void (*ws_message)(void *ctx, uint64_t conn, const char *data, size_t len,
+			   bool binary);
+	/*
+	 * The connection can take one frame. Return a malloc'd buffer whose
+	 * first net_frame_head() bytes are left for net, followed by the *len
+	 * bytes of a text frame (ownership passes to net), or NULL when there is
+	 * nothing to send; set *more when another frame is already waiting.
+	 * (A proto_buf initialised with that head and taken with
+	 * proto_buf_take is such a buffer.)
+	 */
+	char *(*ws_writable)(void *ctx, uint64_t conn, size_t *len, bool *more);
+	/* The connection has gone (whoever closed it). Its id is dead now. */
+	void (*ws_closed)(void *ctx, uint64_t conn);
+	/* The end of a service turn asked for with net_schedule_turn. */
+	void (*turn)(void *ctx);
+	/* Every second, for housekeeping (may be NULL). */
+	void (*tick)(void *ctx);
+} net_callbacks;
+
+typedef struct net_config {
+	const char *host;             /* listen address, e.g. "127.0.0.1" */
+	int port;                     /* 0: the kernel picks one (net_port) */
+	const char *web_root;         /* directory served at "/", or NULL */
+	const char *const *origins;   /* exact allowed Origin values */
+	int n_origins;
+	size_t max_message;           /* bytes in one reassembled ws message */
+	int max_fragments;            /* receive chunks in one ws message */
+	size_t max_body;              /* bytes in one HTTP request body */
+	int idle_timeout_s;           /* ws: ping after half, hang up after all */
+	int max_connections;          /* open websockets (0: no limit) */
+	int log_level;                /* 0 errors .. 3 debug */
+} net_config;
+
+/* Counters for /metrics; every field only grows except the gauges. */
+typedef struct net_stats {
+	long ws_clients;              /* gauge: open websocket connections */
+	uint64_t ws_opened;
+	uint64_t ws_rejected;         /* refused at the handshake (path, Origin) */
+	uint64_t ws_closed_too_big;   /* closed 1009 */
+	uint64_t http_requests;
+	uint64_t bytes_sent;          /* payload bytes handed to the socket */
+	uint64_t bytes_received;      /* ws payload and HTTP body bytes */
+	uint64_t frames_sent;
+	uint64_t messages_received;
+} net_stats;
+
+/* Bytes a frame buffer reserves in front of its text for net's framing
+ * (libwebsockets' LWS_PRE). */
+size_t net_frame_head(void);
+
+/* The defaults: 1 MiB messages of at most 4096 chunks, 8 MiB bodies, 60 s
+ * idle timeout, 1024 connections, errors only. */
+void net_config_defaults(net_config *cfg);
+
+/*
+ * Creates the context and binds the listening socket. The config is copied
+ * (strings included); the callbacks are copied. Returns NULL (with a message
+ * on stderr) when the address cannot be bound or memory runs out.
+ */
+net *net_new(const net_config *cfg, const net_callbacks *cb);
+
+/* Closes every connection at once and frees everything; accepts NULL. */
+void net_free(net *n);
+
+/* The port actually bound (useful with port 0). */
+int net_port(const net *n);
+
+/*
+ * Serves until net_stop is called; returns 0, or a negative RIGD_E_IO when
+ * the event loop fails. Signals interrupt the wait (net_stop from a signal
+ * handler is safe).
+ */
+int net_run(net *n);
+
+/* Makes net_run return after the current turn. Async-signal-safe. */
+void net_stop(net *n);
+
+/*
+ * Sends every websocket a close frame with 'code' and serves until all have
+ * gone or 'timeout_ms' have passed (unsent frames are dropped), and until
+ * pending HTTP responses are written. Used at shutdown, after net_run.
+ */
+void net_drain(net *n, int code, int timeout_ms);
+
+/*
+ * Asks for the callbacks' turn() once the events already received in this
+ * service pass have been handled: the group-commit point. Calling it again
+ * before the turn runs does nothing more.
+ */
+void net_schedule_turn(net *n);
+
+/* Asks for a ws_writable callback on 'conn'. 0, or RIGD_E_NOT_FOUND when
+ * the connection has gone. */
+int net_ws_wake(net *n, uint64_t conn);
+
+/*
+ * Closes 'conn' with 'code' and 'reason' (at most 123 bytes; may be NULL)
+ * at its next writable moment, dropping whatever it had not sent. 0, or
+ * RIGD_E_NOT_FOUND.
+ */
+int net_ws_close(net *n, uint64_t conn, int code, const char *reason);
+
+/*
+ * Answers the HTTP request of 'conn' with 'status', 'content_type' and the
+ * 'len' bytes of 'body'; takes ownership of 'body' (malloc'd; may be NULL
+ * when len is 0) in every case. 0, or RIGD_E_NOT_FOUND when the client has
+ * gone (the body is freed), or RIGD_E_INTERNAL when it was already answered.
+ */
+int net_http_respond(net *n, uint64_t conn, int status, const char *content_type,
+		     char *body, size_t len);
+
+/* The counters. */
+void net_get_stats(const net *n, net_stats *out);
+
+#endif

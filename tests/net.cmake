@@ -1,0 +1,6 @@
+# The server (issue 4): the transport on its own over raw sockets, and the
+# end-to-end tests that drive the real rigd and rigctl.
+if(TARGET rigd_net)
+  find_package(Threads REQUIRED)
+  rigd_unit_test(net rigd_net Threads::Threads)
+endif()
