@@ -1,0 +1,256 @@
+/*
+ * engine.h: the facade over scenes in memory and their durable log.
+ *
+ * The server and the offline commands (rigd log|apply|check) go through this
+ * module only; it wires edit (apply with exact inverses), proto (the JSON of
+ * log rows) and store (SQLite). It never touches sockets.
+ *
+ * One event-loop turn, as the server drives it:
+ *
+ *     for each decoded batch:   engine_submit / engine_undo / engine_redo
+ *                               (applied in memory at once, given its seq)
+ *     once:                     engine_commit   (one transaction for all)
+ *     if it returned 0:         ack every batch submitted since the last
+ *                               commit, with the seq and recomputed count
+ *                               that submit reported
+ *     else (RIGD_E_STORAGE):    answer every one of them with "storage";
+ *                               the scenes are back at their last committed
+ *                               state and their seqs will be reused
+ *     for each touched scene:   engine_update   (world matrices, stamped
+ *                               with the scene's seq) and broadcast
+ *
+ * Between turns the scenes in memory are exactly the committed state. Reads
+ * (engine_scene, engine_at, engine_log) never see uncommitted batches except
+ * engine_scene during a turn, which shows them applied: read after commit.
+ * A failed commit leaves the engine serving reads; the next commit retries
+ * the database, so writes resume by themselves once the fault clears.
+ *
+ * Storage layout (see schema/001_initial.sql): an append-only log, one row
+ * per batch with its ops and exact inverse, plus a snapshot of a scene every
+ * so many logged ops, so opening a scene replays a bounded tail whatever the
+ * length of its log.
+ *
+ * Every call runs on the caller's thread and does bounded work, except those
+ * marked "long" (proportional to a scene or a log). Every action returns 0
+ * or a negative RIGD_E_* code and changes nothing on error. Scene names
+ * follow the node-id rule (scene_id_valid).
+ */
+#ifndef RIGD_ENGINE_H
+#define RIGD_ENGINE_H
+
+#include "edit.h"
+#include "proto.h"
+#include "scene.h"
+#include "store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ENGINE_DEFAULT_SNAPSHOT_OPS 10000  /* logged ops between snapshots (at least) */
+#define ENGINE_DEFAULT_UNDO_DEPTH 1000     /* batches a client can undo per scene */
+
+typedef struct engine engine;
+
+typedef struct engine_opts {
+	bool sync_normal;        /* synchronous=NORMAL (default FULL: no
+	                            acknowledged batch lost on power loss) */
+	int checkpoint_pages;    /* WAL pages between checkpoints; 0: 1000 */
+	int snapshot_ops;        /* snapshot a scene once this many ops (and at
+	                            least twice its node count) were logged
+	                            since its last snapshot; 0: the default */
+	int undo_depth;          /* 0: ENGINE_DEFAULT_UNDO_DEPTH */
+	int max_nodes;           /* per scene; 0: SCENE_DEFAULT_MAX_NODES */
+	edit_limits limits;      /* for submitted batches (ops, id length) */
+	bool fault_injection;    /* tests: allow engine_fault */
+} engine_opts;
+
+/* FULL sync, 1000-page checkpoints, the default snapshot interval, undo
+ * depth, node limit and edit_limits_default(). */
+engine_opts engine_opts_default(void);
+
+/*
+ * Opens the database at 'path' (created if missing, schema upgraded) and
+ * loads every scene: its latest snapshot plus the log after it, world
+ * matrices brought up to date and stamped with the scene's seq. Long.
+ * Returns the engine, or NULL with *err (may be NULL) set to
+ * RIGD_E_LOCKED (another process holds the database), RIGD_E_DB_TOO_NEW,
+ * RIGD_E_IO (cannot open, or not a rigd database), RIGD_E_STORAGE (an
+ * SQLite failure, or a log that does not replay), RIGD_E_NOMEM, and a one-line
+ * reason in 'msg' (may be NULL; msglen bytes with its NUL). 'o' may be NULL.
+ */
+engine *engine_open(const char *path, const engine_opts *o, int *err, char *msg, size_t msglen);
+
+/* Drops any uncommitted batches (nothing of them is stored; commit first to
+ * keep them), checkpoints and closes the database. Accepts NULL. */
+void engine_close(engine *e);
+
+/* The reason for the last RIGD_E_STORAGE or RIGD_E_IO, for logs. */
+const char *engine_errmsg(const engine *e);
+
+/* --- scenes --- */
+
+/* Creates an empty scene and stores it at once (durably, outside any turn).
+ * RIGD_E_BAD_ID, RIGD_E_SCENE_EXISTS, RIGD_E_STORAGE. */
+int engine_scene_create(engine *e, const char *name);
+
+/*
+ * Deletes a scene with its log and snapshots, at once. RIGD_E_UNKNOWN_SCENE,
+ * RIGD_E_STORAGE; RIGD_E_INTERNAL when the scene has batches awaiting
+ * engine_commit (commit, and ack, first). Long for a long log.
+ */
+int engine_scene_delete(engine *e, const char *name);
+
+/* The scene in memory, or NULL. Valid until the scene is deleted or the
+ * engine closed; read it, never change it (the engine owns it). */
+const scene *engine_scene(const engine *e, const char *name);
+
+/* The scene's last committed seq (>= 0), or RIGD_E_UNKNOWN_SCENE. */
+int64_t engine_seq(const engine *e, const char *name);
+
+/* Fills up to 'cap' entries of 'out' (may be NULL with cap 0) with every
+ * scene in name order (committed seq, node count; names valid until the
+ * scene is deleted) and returns the number of scenes. */
+int engine_scenes(const engine *e, proto_scene_info *out, int cap);
+
+/* --- one turn --- */
+
+/* What a submitted batch got. Release with engine_ack_release. */
+typedef struct engine_ack {
+	int64_t seq;             /* its seq (the original one for a resend) */
+	long recomputed;         /* world matrices it made stale */
+	bool duplicate;          /* a resend of (client, client_seq): nothing
+	                            was applied, 'changes' is empty */
+	edit_result changes;     /* nodes created, changed, removed */
+} engine_ack;
+
+void engine_ack_init(engine_ack *a);
+/* Frees the id lists; accepts NULL. */
+void engine_ack_release(engine_ack *a);
+
+/*
+ * Applies batch 'b' to scene 'name' in memory and queues its log row for
+ * the next engine_commit. A batch whose (client, client_seq) the scene has
+ * already seen (committed, or queued in this turn) is not applied again:
+ * *ack gets its original seq and duplicate = true. Otherwise the batch gets
+ * the scene's next seq (gapless from 1), and *ack what it changed.
+ * 'b' is borrowed; 'ack' (may be NULL) is initialised by the call.
+ * Errors: RIGD_E_UNKNOWN_SCENE, every error of edit_apply_ex (with 'err',
+ * may be NULL, naming the op, field and reason), RIGD_E_NOMEM; then nothing
+ * changed and nothing is queued.
+ */
+int engine_submit(engine *e, const char *name, const edit_batch *b, engine_ack *ack,
+		  edit_error *err);
+
+/*
+ * Undoes the latest batch of 'client' in scene 'name' that is not undone
+ * yet, as a new batch (its stored inverse), queued like engine_submit; redo
+ * re-applies the latest undone one. A new ordinary batch of the client
+ * clears what it can redo. Up to opts.undo_depth batches per client and
+ * scene. With has_client_seq the request is idempotent like a batch.
+ * Errors: RIGD_E_UNKNOWN_SCENE; RIGD_E_BAD_FIELD (field "client") for an
+ * anonymous client ""; RIGD_E_NOTHING_TO_UNDO; RIGD_E_UNDO_CONFLICT when a
+ * later batch made it impossible (its node was deleted, its id taken): 'err'
+ * then names the op and the underlying reason and the history is unchanged,
+ * so the same undo is refused again until the client edits anew.
+ */
+int engine_undo(engine *e, const char *name, const char *client, bool has_client_seq,
+		int64_t client_seq, engine_ack *ack, edit_error *err);
+int engine_redo(engine *e, const char *name, const char *client, bool has_client_seq,
+		int64_t client_seq, engine_ack *ack, edit_error *err);
+
+/* Batches queued since the last engine_commit (all scenes). */
+int engine_pending(const engine *e);
+
+/*
+ * Stores every queued batch in one transaction (and a snapshot of each
+ * scene that is due one) and returns 0 once it committed: then, and only
+ * then, may the batches be acknowledged. With nothing queued it returns 0 at
+ * once. On RIGD_E_STORAGE (engine_errmsg says why) nothing of the turn is
+ * stored, every scene is rolled back to its last committed state (exactly:
+ * the queued inverses applied in reverse), their seqs will be reused, and
+ * the queue is empty: answer every queued batch with "storage".
+ */
+int engine_commit(engine *e);
+
+/*
+ * Brings the world matrices of scene 'name' up to date, stamping every
+ * recomputed node with the scene's committed seq (scene_world_stamp), and
+ * calls fn (may be NULL) for each contiguous preorder range recomputed, as
+ * scene_update. Returns how many matrices were recomputed, or
+ * RIGD_E_UNKNOWN_SCENE. Call after engine_commit.
+ */
+long engine_update(engine *e, const char *name, scene_range_fn fn, void *ctx);
+
+/* --- history --- */
+
+/*
+ * The scene 'name' as it was right after batch 'seq' (0: empty), from the
+ * nearest snapshot at or before it plus the log, world matrices up to date
+ * and stamped with 'seq'. *out gets a new scene the caller frees with
+ * scene_free. Long (bounded by the snapshot interval). Errors:
+ * RIGD_E_UNKNOWN_SCENE, RIGD_E_BAD_SEQ (negative or after the last committed
+ * seq), RIGD_E_STORAGE, RIGD_E_NOMEM.
+ */
+int engine_at(engine *e, const char *name, int64_t seq, scene **out);
+
+/*
+ * Calls fn with each committed batch of scene 'name' with from <= seq <= to
+ * (to < 0: to the last) as one NDJSON line (proto_encode_log_line, newline
+ * included; 'line' valid during the call), in seq order. A non-zero return
+ * from fn stops the walk and is returned. Errors: RIGD_E_UNKNOWN_SCENE,
+ * RIGD_E_STORAGE, RIGD_E_NOMEM. Long.
+ */
+typedef int (*engine_line_fn)(void *ctx, const char *line, size_t len);
+int engine_log(engine *e, const char *name, int64_t from, int64_t to, engine_line_fn fn,
+	       void *ctx);
+
+/*
+ * Replays an NDJSON log ('len' bytes of lines as engine_log writes them;
+ * blank lines are skipped) into scene 'name', which must exist and be empty
+ * (no nodes, no seq, nothing queued). Seqs must run 1, 2, 3...; each batch
+ * keeps its time, client and client_seq. All or nothing, in its own
+ * transaction, independent of the current turn: on success the scene holds
+ * the replayed state (world matrices bit-identical to the source's at the
+ * same seq) and *n_batches (may be NULL) the count. On error the scene is
+ * still empty and *bad_line (may be NULL) gets the 1-based line that failed
+ * (0 when none): RIGD_E_UNKNOWN_SCENE, RIGD_E_SCENE_NOT_EMPTY, the decode
+ * errors of proto_decode_log_line, RIGD_E_BAD_SEQ (a seq out of order),
+ * RIGD_E_BAD_FIELD (a (client, client_seq) seen twice), the errors of
+ * edit_apply, RIGD_E_STORAGE, RIGD_E_NOMEM. Long.
+ */
+int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
+		  int64_t *n_batches, int *bad_line, edit_error *err);
+
+/* --- maintenance --- */
+
+/*
+ * Proves the database: PRAGMA integrity_check and foreign_key_check, then
+ * for every scene a replay of its whole log from empty, checking that seqs
+ * have no gaps, that every snapshot equals the replayed state at its seq
+ * byte for byte, that every stored inverse equals the one the replay
+ * computes, and that the scene in memory (snapshot plus tail) has the same
+ * scene_hash as the full replay. Calls fn (may be NULL) with one line per
+ * problem and one summary line per scene. Returns 0 when all holds,
+ * RIGD_E_STORAGE when something does not, RIGD_E_NOMEM. Long.
+ */
+typedef void (*engine_report_fn)(void *ctx, const char *line);
+int engine_check(engine *e, engine_report_fn fn, void *ctx);
+
+/* Statistics for /metrics. */
+typedef struct engine_stats {
+	uint64_t batches;        /* committed since open */
+	uint64_t ops;            /* in those batches */
+	uint64_t commits;        /* successful engine_commit with work */
+	uint64_t failed_commits;
+	uint64_t snapshots;      /* written since open */
+	uint64_t checkpoints;    /* WAL checkpoints since open */
+} engine_stats;
+void engine_get_stats(const engine *e, engine_stats *out);
+
+/* Tests: see store_fault_set. RIGD_E_INTERNAL unless opened with
+ * fault_injection. */
+int engine_fault(engine *e, unsigned ops, long after, int kind);
+void engine_fault_clear(engine *e);
+
+#endif

@@ -1,0 +1,223 @@
+/*
+ * store.h: the durable side of rigd, one SQLite database file.
+ *
+ * The database holds scenes, the append-only edit log (one row per accepted
+ * batch, with its ops and their inverse as JSON text) and binary snapshots of
+ * whole scenes taken every so many edits (schema/*.sql says why). This module
+ * moves rows in and out; it knows nothing of nodes or JSON, and it is the one
+ * file that includes sqlite3.h. The engine (engine.h) gives the rows meaning.
+ *
+ * One process at a time: store_open takes an exclusive flock(2) on the
+ * database file (independent of SQLite's own fcntl locks) and refuses with
+ * RIGD_E_LOCKED while another process holds it. The schema is upgraded at
+ * open (PRAGMA user_version); a database from a newer rigd is refused with
+ * RIGD_E_DB_TOO_NEW. The journal is WAL with synchronous=FULL unless told
+ * otherwise, and checkpoints run every so many WAL pages, so the WAL stays
+ * bounded.
+ *
+ * Every call returns 0 or a negative RIGD_E_* code: RIGD_E_STORAGE for an
+ * SQLite failure (store_errmsg says which), RIGD_E_NOMEM when out of memory.
+ * A store is used from one thread.
+ */
+#ifndef RIGD_STORE_H
+#define RIGD_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct store store;
+
+typedef struct store_opts {
+	bool sync_normal;         /* synchronous=NORMAL: a power loss may lose
+	                             the last commits (never corrupts) */
+	int busy_timeout_ms;      /* 0: 5000 */
+	int checkpoint_pages;     /* checkpoint when the WAL reaches this many
+	                             pages; 0: 1000 (4 MB at 4 KB pages) */
+	int migrate_to;           /* 0: the latest schema. Tests and tools only:
+	                             stop upgrading at this version. */
+	bool fault_injection;     /* open through the fault VFS (store_fault) */
+} store_opts;
+
+/* The defaults: FULL, 5 s busy timeout, 1000-page checkpoints. */
+store_opts store_opts_default(void);
+
+/* The schema version this build writes (the highest schema/NNN_*.sql). */
+int store_schema_latest(void);
+
+/*
+ * Opens (creating if missing) the database at 'path', locks it for this
+ * process and upgrades its schema. 'o' may be NULL for the defaults. Returns
+ * the store, or NULL with *err set (may be NULL) to RIGD_E_LOCKED (another
+ * process holds it), RIGD_E_DB_TOO_NEW, RIGD_E_IO (cannot open or create the
+ * file, or it is not a rigd database), RIGD_E_STORAGE or RIGD_E_NOMEM, and
+ * a one-line reason in 'msg' (may be NULL; 'msglen' bytes with its NUL).
+ */
+store *store_open(const char *path, const store_opts *o, int *err, char *msg, size_t msglen);
+
+/* Checkpoints the WAL into the database, closes it and drops the lock. Any
+ * open transaction is rolled back. Accepts NULL. */
+void store_close(store *st);
+
+/* The English message of the last SQLite failure on 'st' (never NULL). */
+const char *store_errmsg(const store *st);
+
+/* The schema version of the open database (PRAGMA user_version). */
+int store_version(store *st);
+
+/* --- transactions --- */
+
+/* BEGIN IMMEDIATE. RIGD_E_INTERNAL if one is already open. */
+int store_begin(store *st);
+/* COMMIT. On failure the transaction is rolled back (nothing of it is in
+ * the database) and RIGD_E_STORAGE is returned. */
+int store_commit(store *st);
+/* ROLLBACK of the open transaction, if any. Never fails. */
+void store_rollback(store *st);
+bool store_in_transaction(const store *st);
+
+/* --- scenes --- */
+
+typedef struct store_scene {
+	int64_t id;
+	const char *name;        /* valid during the callback */
+	int64_t created_us;      /* microseconds since the Unix epoch */
+	int64_t last_seq;        /* seq of its latest batch, 0 if none */
+} store_scene;
+
+/* Calls fn for every scene in name order. A non-zero return from fn stops
+ * the walk and is returned. */
+typedef int (*store_scene_fn)(void *ctx, const store_scene *sc);
+int store_scenes(store *st, store_scene_fn fn, void *ctx);
+
+/* Creates scene 'name'; *id gets its id. RIGD_E_SCENE_EXISTS if taken.
+ * Outside a transaction it commits at once. */
+int store_scene_create(store *st, const char *name, int64_t created_us, int64_t *id);
+
+/* Deletes a scene with its log and snapshots. Outside a transaction it
+ * commits at once. RIGD_E_UNKNOWN_SCENE if there is no such id. */
+int store_scene_delete(store *st, int64_t id);
+
+/* The seq of the scene's latest batch, 0 when it has none. */
+int store_last_seq(store *st, int64_t scene_id, int64_t *seq);
+
+/* --- the edit log --- */
+
+enum store_edit_kind {
+	STORE_EDIT = 0,
+	STORE_UNDO = 1,          /* undoes batch 'target' */
+	STORE_REDO = 2,          /* redoes batch 'target' */
+};
+
+/* One row of the log. Strings are borrowed (on append) or valid during the
+ * callback (on read); ops and inverse are not NUL-terminated on read. */
+typedef struct store_edit {
+	int64_t scene_id;
+	int64_t seq;
+	int64_t time_us;
+	const char *client;
+	bool has_client_seq;
+	int64_t client_seq;
+	int kind;                /* enum store_edit_kind */
+	int64_t target;          /* 0 for STORE_EDIT */
+	int n_ops;
+	const char *ops;         /* JSON array */
+	size_t ops_len;          /* bytes */
+	const char *inverse;     /* JSON array */
+	size_t inverse_len;      /* bytes */
+} store_edit;
+
+/* Appends a row (inside the caller's transaction, or committed at once
+ * outside one). RIGD_E_INTERNAL if (scene, seq) or (scene, client,
+ * client_seq) is taken: the engine checks both before. */
+int store_edit_append(store *st, const store_edit *e);
+
+/* Looks up the seq of the batch (client, client_seq) in a scene; *seq gets
+ * 0 when there is none. */
+int store_edit_lookup(store *st, int64_t scene_id, const char *client, int64_t client_seq,
+		      int64_t *seq);
+
+/*
+ * Calls fn for every row of the scene with after_seq < seq <= to_seq, in seq
+ * order (to_seq < 0: to the end). With want_inverse false the inverse is not
+ * read (inverse NULL, inverse_len 0), which replay does not need. A non-zero
+ * return from fn stops the walk and is returned.
+ */
+typedef int (*store_edit_fn)(void *ctx, const store_edit *e);
+int store_edits(store *st, int64_t scene_id, int64_t after_seq, int64_t to_seq, bool want_inverse,
+		store_edit_fn fn, void *ctx);
+
+/*
+ * Calls fn(ctx, seq, kind, target) for the latest 'limit' batches of
+ * 'client' in the scene, oldest first (the undo and redo history). A
+ * non-zero return from fn stops the walk and is returned.
+ */
+typedef int (*store_history_fn)(void *ctx, int64_t seq, int kind, int64_t target);
+int store_client_history(store *st, int64_t scene_id, const char *client, int limit,
+			 store_history_fn fn, void *ctx);
+
+/* --- snapshots --- */
+
+typedef struct store_snapshot {
+	int64_t scene_id;
+	int64_t seq;             /* the state after batch 'seq' */
+	int format;              /* version of the engine's encoding */
+	int64_t n_nodes;
+	uint64_t hash;           /* scene_hash of that state */
+	const void *data;        /* valid during the callback */
+	size_t len;              /* bytes */
+} store_snapshot;
+
+/* Stores a snapshot (inside the caller's transaction, or at once), replacing
+ * one at the same seq. */
+int store_snapshot_put(store *st, const store_snapshot *sn);
+
+/* Calls fn with the latest snapshot of the scene at or before max_seq
+ * (max_seq < 0: the latest of all), if there is one; returns fn's result, or
+ * 0 when there is none (fn not called). */
+typedef int (*store_snapshot_fn)(void *ctx, const store_snapshot *sn);
+int store_snapshot_latest(store *st, int64_t scene_id, int64_t max_seq, store_snapshot_fn fn,
+			  void *ctx);
+
+/* Calls fn for every snapshot of the scene in seq order; with want_data
+ * false, data is NULL and len its size. */
+int store_snapshots(store *st, int64_t scene_id, bool want_data, store_snapshot_fn fn, void *ctx);
+
+/* --- maintenance --- */
+
+/* PRAGMA integrity_check and foreign_key_check. Calls fn (may be NULL) with
+ * every problem line; returns 0 when there is none, RIGD_E_STORAGE
+ * otherwise. */
+typedef void (*store_report_fn)(void *ctx, const char *line);
+int store_integrity_check(store *st, store_report_fn fn, void *ctx);
+
+/* Copies the WAL into the database; with truncate, also empties the WAL
+ * file (waits for nothing: fails with RIGD_E_STORAGE if it cannot). */
+int store_checkpoint(store *st, bool truncate);
+
+/* Checkpoints run by the store since open (the periodic ones included). */
+uint64_t store_checkpoints(const store *st);
+
+/* --- fault injection (tests) --- */
+
+enum store_fault_op {
+	STORE_FAULT_WRITE = 1u << 0,   /* xWrite on any file of the database */
+	STORE_FAULT_SYNC = 1u << 1,    /* xSync */
+};
+
+enum store_fault_kind {
+	STORE_FAULT_IOERR = 1,         /* SQLITE_IOERR_WRITE / _FSYNC */
+	STORE_FAULT_FULL = 2,          /* SQLITE_FULL: the disk is full */
+};
+
+/*
+ * Makes the calls in 'ops' (a mask of enum store_fault_op) succeed 'after'
+ * more times and then fail with 'kind', every time, until store_fault_clear.
+ * RIGD_E_INTERNAL unless the store was opened with fault_injection.
+ */
+int store_fault_set(store *st, unsigned ops, long after, int kind);
+void store_fault_clear(store *st);
+/* How many calls the fault VFS has failed since open. */
+long store_fault_hits(const store *st);
+
+#endif
