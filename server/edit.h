@@ -66,6 +66,8 @@ enum edit_field {
 
 /* The wire name of one EDIT_F_ bit ("t", "keep_world", ...), "" if none. */
 const char *edit_field_name(unsigned field_bit);
+/* The EDIT_F_ bits an op of 'op_kind' accepts (0 for an unknown kind). */
+unsigned edit_fields_allowed(int op_kind);
 
 /*
  * One op. Only the fields whose EDIT_F_ bit is set in 'fields' are read.
