@@ -272,35 +272,6 @@ double mat4_det3(mat4 m)
 	return vec3_dot(mat4_column(m, 0), vec3_cross(mat4_column(m, 1), mat4_column(m, 2)));
 }
 
-int mat4_invert_trs(mat4 m, mat4 *out)
-{
-	/* With orthogonal columns c_i, M3 = Q D where Q has unit columns and D the
-	 * column lengths, so M3^-1 = D^-1 Q^T: row i of the inverse is c_i / |c_i|^2. */
-	mat4 inv = mat4_identity();
-	vec3 t = mat4_column(m, 3);
-
-	for (int i = 0; i < 3; i++) {
-		vec3 c = mat4_column(m, i);
-		double l2 = vec3_dot(c, c);
-
-		if (!(l2 > 0) || !isfinite(l2))
-			return RIGD_E_SINGULAR;
-		inv.m[0 + i] = c.x / l2;
-		inv.m[4 + i] = c.y / l2;
-		inv.m[8 + i] = c.z / l2;
-	}
-	t = mat4_direction(inv, t);
-	inv.m[12] = -t.x;
-	inv.m[13] = -t.y;
-	inv.m[14] = -t.z;
-	/* A column so short that 1 / |c|^2 overflows, or a non-finite
-	 * translation, must not come back as an inverse. */
-	if (!mat4_is_finite(inv))
-		return RIGD_E_SINGULAR;
-	*out = inv;
-	return 0;
-}
-
 /* |v| without overflow or underflow on the way: a column of length 1e200 or
  * 1e-200 is an ordinary scale. */
 static double safe_length(vec3 v)
@@ -310,6 +281,38 @@ static double safe_length(vec3 v)
 	if (!(big > 0) || !isfinite(big))
 		return big;
 	return big * vec3_length(vec3_scale(v, 1 / big));
+}
+
+int mat4_invert_trs(mat4 m, mat4 *out)
+{
+	/* With orthogonal columns c_i, M3 = Q D where Q has unit columns and D the
+	 * column lengths, so M3^-1 = D^-1 Q^T: row i of the inverse is
+	 * c_i / |c_i|^2, computed as (c_i / |c_i|) / |c_i| so that |c_i|^2 can
+	 * neither underflow (scale 1e-170) nor overflow (1e160). */
+	mat4 inv = mat4_identity();
+	vec3 t = mat4_column(m, 3);
+
+	for (int i = 0; i < 3; i++) {
+		vec3 c = mat4_column(m, i);
+		double len = safe_length(c);
+
+		if (!(len > 0) || !isfinite(len))
+			return RIGD_E_SINGULAR;
+		c = vec3_scale(vec3_scale(c, 1 / len), 1 / len);
+		inv.m[0 + i] = c.x;
+		inv.m[4 + i] = c.y;
+		inv.m[8 + i] = c.z;
+	}
+	t = mat4_direction(inv, t);
+	inv.m[12] = -t.x;
+	inv.m[13] = -t.y;
+	inv.m[14] = -t.z;
+	/* A non-finite translation, or one so large that R^T t overflows, must
+	 * not come back as an inverse. */
+	if (!mat4_is_finite(inv))
+		return RIGD_E_SINGULAR;
+	*out = inv;
+	return 0;
 }
 
 int mat4_invert_affine(mat4 m, mat4 *out)

@@ -803,23 +803,39 @@ static void test_002_blending(void **state)
 		NEAR(vec3_length(mat4_column(mid, 1)), 1, EXACT);
 	}
 
-	/* The channel blend stays a rotation: lerp the angle, or nlerp the
-	 * quaternions, then recompose. */
+	/* The channel blend stays a rotation: lerp the position and the angle
+	 * (002's shortest_delta path), or nlerp the quaternions, then recompose. */
 	for (double t = 0; t <= 1; t += 0.125) {
-		mat4 by_angle = mat4_rotation_axis(v3(0, 0, 1), t * 90 * DEG);
-		quat a = quat_identity(), b = quat_from_axis_angle(v3(0, 0, 1), 90 * DEG), q;
+		vec3 pos = vec3_add(vec3_scale(v3(10, 0, 0), 1 - t), vec3_scale(v3(0, 20, 0), t));
+		mat4 channel = mat4_compose(pos, quat_from_axis_angle(v3(0, 0, 1), t * 90 * DEG),
+					    v3(1, 1, 1));
+		quat qa = quat_identity(), qb = quat_from_axis_angle(v3(0, 0, 1), 90 * DEG), q;
+		quat mix = { (1 - t) * qa.x + t * qb.x, (1 - t) * qa.y + t * qb.y,
+			     (1 - t) * qa.z + t * qb.z, (1 - t) * qa.w + t * qb.w };
+		mat4 naive = mat4_identity();
 
-		assert_int_equal(quat_normalize((quat){ (1 - t) * a.x + t * b.x, (1 - t) * a.y + t * b.y,
-							(1 - t) * a.z + t * b.z, (1 - t) * a.w + t * b.w },
-						&q),
-				 0);
-		NEAR(mat4_det3(by_angle), 1, EXACT);
+		for (int i = 0; i < 16; i++) /* the article's M = (1 - t) M_a + t M_b */
+			naive.m[i] = (1 - t) * mat4_compose(v3(10, 0, 0), qa, v3(1, 1, 1)).m[i] +
+				     t * mat4_compose(v3(0, 20, 0), qb, v3(1, 1, 1)).m[i];
+		assert_int_equal(quat_normalize(mix, &q), 0);
+		NEAR(mat4_det3(channel), 1, EXACT);
 		NEAR(mat4_det3(mat4_from_quat(q)), 1, EXACT);
 		NEAR(mat4_shear_deg(mat4_from_quat(q)), 90, EXACT);
 		NEAR(vec3_length(mat4_column(mat4_from_quat(q), 0)), 1, EXACT);
+		/* Both blends put the origin in the same place; only the naive
+		 * one shrinks, its rotation block's determinant being
+		 * (1 - t)^2 + t^2... */
+		VEC_NEAR(origin_of(naive), origin_of(channel), EXACT);
+		NEAR(mat4_det3(naive), 1 - 2 * t * (1 - t), EXACT);
 	}
-	/* At t = 0.5 the channel blend is the 45 degree pose exactly. */
-	MAT_NEAR(mat4_rotation_axis(v3(0, 0, 1), 0.5 * 90 * DEG), Rz(45), EXACT);
+	/* ...which at t = 0.5 is the 0.5 of ERRATA 2, while the nlerp midpoint
+	 * is the 45 degree pose exactly. */
+	{
+		quat mid = { 0, 0, 0.5 * sin(45 * DEG), 0.5 + 0.5 * cos(45 * DEG) }, q;
+
+		assert_int_equal(quat_normalize(mid, &q), 0);
+		MAT_NEAR(mat4_from_quat(q), Rz(45), EXACT);
+	}
 }
 
 /* ================= the module's own contract ================= */
@@ -1018,11 +1034,19 @@ static void test_invert_trs(void **state)
 			MAT_NEAR(mat4_mul(inv, m), mat4_identity(), 1e-13);
 		}
 	}
+	/* Scales whose squares under- or overflow are still ordinary scales. */
+	assert_int_equal(mat4_invert_trs(mat4_mul(Rz(30), S(1e-170, 1e160, 1)), &inv), 0);
+	VEC_NEAR(v3(inv.m[0] * 1e-170, inv.m[5] * 1e160, inv.m[10]), v3(cos(30 * DEG), cos(30 * DEG), 1),
+		 1e-15);
+
 	memset(&before, 0x5a, sizeof before);
 	inv = before;
 	assert_int_equal(mat4_invert_trs(S(1, 0, 1), &inv), RIGD_E_SINGULAR);
-	assert_int_equal(mat4_invert_trs(S(1, 1, 1e-170), &inv), RIGD_E_SINGULAR); /* 1/|c|^2 overflows */
 	assert_int_equal(mat4_invert_trs(T(INFINITY, 0, 0), &inv), RIGD_E_SINGULAR);
+	/* The inverse's translation, -1e308 / 1e-300, overflows. */
+	assert_int_equal(mat4_invert_trs(mat4_mul(T(1e308, 0, 0), S(1e-300, 1, 1)), &inv),
+			 RIGD_E_SINGULAR);
+	assert_int_equal(mat4_invert_trs(mat4_scaling(v3(1, 1, NAN)), &inv), RIGD_E_SINGULAR);
 	assert_memory_equal(&inv, &before, sizeof inv);
 }
 
