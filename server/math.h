@@ -101,11 +101,13 @@ double mat4_det3(mat4 m);            /* determinant of the 3x3 part */
 /*
  * Inverse of a matrix whose 3x3 part has orthogonal columns (any product of
  * translation, rotation and non-zero scale along those columns): the fast
- * path. Returns RIGD_E_SINGULAR if a column has zero length.
+ * path. Returns RIGD_E_SINGULAR if a column is zero or not finite, or the
+ * inverse overflows.
  */
 int mat4_invert_trs(mat4 m, mat4 *out);
-/* General affine inverse (last row must be 0 0 0 1). RIGD_E_SINGULAR when
- * |det3| is below 1e-300 or the result is not finite. */
+/* General affine inverse (last row must be 0 0 0 1). RIGD_E_SINGULAR when,
+ * with its columns scaled to unit length, |det3| <= 64 * DBL_EPSILON (a test
+ * that does not depend on the matrix's scale), or the result is not finite. */
 int mat4_invert_affine(mat4 m, mat4 *out);
 /*
  * The angle in degrees between the pair of world axes (columns 0..2) that is
@@ -118,7 +120,8 @@ double mat4_shear_deg(mat4 m);
  * x scale. *max_err receives the largest absolute element difference between
  * m and the recomposed T * R * S (may be NULL). Returns true when that error
  * is at most 'tol' (the decomposition is exact), false otherwise; the outputs
- * are filled either way (with the nearest TRS).
+ * are filled either way, with the TRS that has the same column lengths and
+ * the same first axis (Gram-Schmidt from x), as seed section 13 reads back.
  */
 bool mat4_decompose(mat4 m, double tol, vec3 *t, quat *r, vec3 *s, double *max_err);
 double mat4_max_abs_diff(mat4 a, mat4 b);
