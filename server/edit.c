@@ -8,6 +8,11 @@
  * applying the inverses of ops k-1..0, and the same inverses, in that order,
  * are the undo of an accepted batch.
  *
+ * Restoring a rotation hands the scene the unit quaternion it stored. That
+ * is exact only because normalising is idempotent (quat_normalize returns a
+ * quaternion that is already unit to within rounding unchanged); were it
+ * not, dividing by a computed length of 1 - 1ulp would move the value.
+ *
  * This module never parses JSON and never brings world matrices up to date.
  */
 #include "edit.h"
@@ -457,45 +462,6 @@ static int build_result(const scene *s, const touch_set *ts, edit_result *res)
 	return rc;
 }
 
-/* ---------- exact restoring of a stored rotation ---------- */
-
-static bool same_quat(quat a, quat b)
-{
-	return memcmp(&a, &b, sizeof(a)) == 0;
-}
-
-/*
- * The value to hand to the scene so that it stores exactly 'stored'. The
- * scene normalises every rotation it is given, and dividing an already unit
- * quaternion by its computed length may move it by an ulp, so the stored
- * value itself is not always a fixed point. When it is not, the 80
- * neighbours one ulp away on some components are tried for one that
- * normalises to 'stored'; 'stored' itself is the last resort (then the
- * restore is off by an ulp; see the note in docs/protocol-edits.md).
- */
-static quat restorable_r(quat stored)
-{
-	quat q;
-
-	if (quat_normalize(stored, &q) == 0 && same_quat(q, stored))
-		return stored;
-	for (int m = 1; m < 81; m++) {
-		quat c = stored;
-		double *comp = &c.x;
-		int digits = m;
-
-		for (int k = 0; k < 4; k++, digits /= 3) {
-			int step = digits % 3;
-
-			if (step)
-				comp[k] = nextafter(comp[k], step == 1 ? INFINITY : -INFINITY);
-		}
-		if (quat_normalize(c, &q) == 0 && same_quat(q, stored))
-			return c;
-	}
-	return stored;
-}
-
 /* ---------- one op ---------- */
 
 /* The scene's PROP_ mask for an op's fields. */
@@ -709,7 +675,7 @@ static int record_restore(const scene *s, int node, edit_batch *undo)
 	snprintf(op->parent, sizeof(op->parent), "%s", parent >= 0 ? scene_id(s, parent) : "");
 	op->index = scene_child_index(s, node);
 	op->t = p.t;
-	op->r = restorable_r(p.r);
+	op->r = p.r;
 	op->s = p.s;
 	op->pivot = p.pivot;
 	op->has_bounds = p.has_bounds;
@@ -739,7 +705,7 @@ static int record_old_values(const scene *s, int node, unsigned fields, edit_bat
 		fields |= CAMERA_FIELDS; /* the scene sets the three together */
 	op->fields = fields;
 	op->t = p.t;
-	op->r = (fields & EDIT_F_R) ? restorable_r(p.r) : p.r;
+	op->r = p.r;
 	op->s = p.s;
 	op->pivot = p.pivot;
 	op->has_bounds = p.has_bounds;
