@@ -3,7 +3,7 @@
  *
  * The database holds scenes, the append-only edit log (one row per accepted
  * batch, with its ops and their inverse as JSON text) and binary snapshots of
- * whole scenes taken every so many edits (schema/*.sql says why). This module
+ * whole scenes taken every so many edits (schema/001_initial.sql says why). This module
  * moves rows in and out; it knows nothing of nodes or JSON, and it is the one
  * file that includes sqlite3.h. The engine (engine.h) gives the rows meaning.
  *
