@@ -54,3 +54,9 @@ target_link_libraries(rigd_engine PUBLIC PkgConfig::SQLITE)
 # the server. main.c calls serve_main() only when RIGD_HAVE_SERVE is defined.
 add_executable(rigd server/main.c)
 target_link_libraries(rigd PRIVATE rigd_engine)
+
+# --- the server in the rigd binary (issue 4) ---
+# serve.c wires the engine to the transport; main.c calls serve_main().
+target_sources(rigd PRIVATE server/serve.c)
+target_link_libraries(rigd PRIVATE rigd_net)
+target_compile_definitions(rigd PRIVATE RIGD_HAVE_SERVE)

@@ -64,6 +64,7 @@ struct conn {
 	unsigned char *tx;            /* LWS_PRE + TX_CHUNK bytes */
 	size_t tx_cap;
 	int close_code;               /* non-zero: close at next writable */
+	bool close_after_flush;       /* ...once the callbacks have nothing more */
 	char close_reason[CLOSE_REASON_MAX + 1];
 
 	/* HTTP request */
@@ -794,12 +795,12 @@ static int on_ws_writeable(struct net *n, struct conn *c)
 
 	if (!c->is_ws)
 		return 0;
-	if (c->close_code)
+	if (c->close_code && !c->close_after_flush)
 		return close_now(n, c, c->close_code, c->close_reason);
-	if (!n->cb.ws_writable)
-		return 0;
-	frame = n->cb.ws_writable(n->cb.ctx, c->id, &len, &more);
+	frame = n->cb.ws_writable ? n->cb.ws_writable(n->cb.ctx, c->id, &len, &more) : NULL;
 	if (!frame) {
+		if (c->close_code)
+			return close_now(n, c, c->close_code, c->close_reason);
 		if (more)
 			lws_callback_on_writable(c->wsi);
 		return 0;
@@ -1039,6 +1040,20 @@ void net_free(net *n)
 	free(n);
 }
 
+int net_add_origin(net *n, const char *origin)
+{
+	char **o = realloc(n->origins, ((size_t)n->cfg.n_origins + 2) * sizeof(char *));
+
+	if (!o)
+		return RIGD_E_NOMEM;
+	n->origins = o;
+	if (!(o[n->cfg.n_origins] = strdup(origin)))
+		return RIGD_E_NOMEM;
+	n->cfg.n_origins++;
+	o[n->cfg.n_origins] = NULL;
+	return 0;
+}
+
 int net_port(const net *n)
 {
 	return n->port;
@@ -1075,6 +1090,7 @@ void net_drain(net *n, int code, int timeout_ms)
 
 		if (c && c->is_ws && !c->close_code) {
 			c->close_code = code;
+			c->close_after_flush = true;
 			snprintf(c->close_reason, sizeof(c->close_reason), "%s",
 				 code == NET_CLOSE_GOING_AWAY ? "server shutting down" : "closing");
 			lws_callback_on_writable(c->wsi);

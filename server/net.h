@@ -144,6 +144,10 @@ net *net_new(const net_config *cfg, const net_callbacks *cb);
 /* Closes every connection at once and frees everything; accepts NULL. */
 void net_free(net *n);
 
+/* Allows one more exact Origin (for origins known only once the port is
+ * bound). 0 or RIGD_E_NOMEM. */
+int net_add_origin(net *n, const char *origin);
+
 /* The port actually bound (useful with port 0). */
 int net_port(const net *n);
 
@@ -158,9 +162,10 @@ int net_run(net *n);
 void net_stop(net *n);
 
 /*
- * Sends every websocket a close frame with 'code' and serves until all have
- * gone or 'timeout_ms' have passed (unsent frames are dropped), and until
- * pending HTTP responses are written. Used at shutdown, after net_run.
+ * Lets every websocket take what the callbacks still have for it, then
+ * sends it a close frame with 'code', and serves until all have gone and
+ * pending HTTP responses are written, or 'timeout_ms' have passed (then
+ * net_free cuts what is left). Used at shutdown, after net_run.
  */
 void net_drain(net *n, int code, int timeout_ms);
 

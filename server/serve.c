@@ -1,0 +1,2563 @@
+/*
+ * serve.c: the rigd server (see serve.h and docs/protocol.md).
+ *
+ * Everything runs on the one thread that runs net_run. A loop turn goes:
+ *
+ *   net delivers messages and requests  -> edits, undos and redos are
+ *                                          decoded and submitted to the
+ *                                          engine at once (applied in
+ *                                          memory); everything else that
+ *                                          reads or changes scenes waits
+ *   net calls turn() (an lws_sul timer  -> engine_commit once for all the
+ *   of 0 us, run after the events of       batches, then acks (or
+ *   this service pass)                     "storage" errors), world matrices
+ *                                          brought up to date once per
+ *                                          touched scene, one journal entry
+ *                                          per touched scene, then the
+ *                                          waiting reads, subscribes,
+ *                                          creates, deletes and imports
+ *   net asks for frames when sockets    -> replies first (in request
+ *   can take them                          order), then per subscription
+ *                                          one update from the client's
+ *                                          cursor to the latest seq, or a
+ *                                          snapshot
+ *
+ * No frame is ever built from a scene while batches await their commit, so
+ * nobody sees an edit that might still be rolled back.
+ *
+ * Slow clients: a subscription is a cursor (the seq the client has), not a
+ * queue of frames. A client's update is built when its socket can take it,
+ * from the scene's journal (which nodes each recent turn recomputed,
+ * changed or removed), so it carries the latest matrices of everything that
+ * changed since its cursor; a client older than the journal gets a
+ * snapshot. Replies (acks, errors, presence, join/leave) are small and are
+ * queued per client up to a byte cap; a client that lets its queue overflow
+ * is closed with 1008. Memory per client is therefore bounded however slowly
+ * it reads.
+ *
+ * This file never includes libwebsockets.h, cJSON.h or sqlite3.h.
+ */
+#include "serve.h"
+
+#include "edit.h"
+#include "engine.h"
+#include "err.h"
+#include "net.h"
+#include "proto.h"
+#include "scene.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_PORT 8080
+#define DEFAULT_DB "data/rig.db"
+#define DEFAULT_WEB "web"
+#define DEFAULT_REPLY_QUEUE (1u << 20)   /* bytes of replies queued per client */
+#define REPLY_QUEUE_MAX_COUNT 65536      /* replies queued per client */
+#define DEFAULT_JOURNAL 256              /* turns remembered per scene */
+#define CLIENT_ID_MAX 32
+
+enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+/* ---- types ---- */
+
+/* One queued frame for one client. */
+struct reply {
+	struct reply *next;
+	char *frame;                 /* net_frame_head() + len bytes; NULL: none */
+	size_t len;
+	bool pending;                /* waits for this turn to fill it */
+	bool presence;               /* coalescible: a newer presence replaces it */
+	char key[SCENE_ID_MAX + CLIENT_ID_MAX + 2]; /* presence: scene '/' client */
+};
+
+struct sub {
+	char scene[SCENE_ID_MAX + 1];
+	int64_t cursor;              /* the seq the client has; -1: owes a snapshot */
+	bool peers_pending;          /* after the snapshot: who else is here */
+};
+
+struct client {
+	uint64_t conn;
+	char id[CLIENT_ID_MAX];      /* "c" + boot id + "-" + counter */
+	char *name;                  /* display name from its last presence */
+	struct sub *subs;
+	int n_subs, cap_subs;
+	int next_sub;                /* round robin over subscriptions */
+	struct reply *head, *tail;
+	size_t queued_bytes;
+	int queued;
+	bool dropped;                /* closed for overflow; ignore its input */
+};
+
+/* What one turn did to a scene, for the updates of lagging clients. */
+struct jentry {
+	int64_t from, to;            /* seqs (from, to] */
+	edit_id *roots;              /* subtrees whose matrices were recomputed */
+	int n_roots;
+	edit_id *changed;            /* created or changed nodes */
+	int n_changed;
+	edit_id *removed;
+	int n_removed;
+};
+
+struct idlist {
+	edit_id *v;
+	int n, cap;
+};
+
+struct presence {
+	uint64_t conn;
+	edit_id *selection;
+	int n_selection;
+};
+
+struct sstate {
+	char name[SCENE_ID_MAX + 1];
+	struct jentry *ring;         /* journal, oldest at 'head' */
+	int head, n;
+	int64_t epoch;               /* deltas are possible from cursors >= epoch */
+	uint64_t *subs;              /* subscribed connections */
+	int n_subs, cap_subs;
+	struct presence *pres;
+	int n_pres, cap_pres;
+	/* The last update built, shared by every client at the same cursor
+	 * (with net's head room). */
+	char *cache;
+	size_t cache_len;
+	int64_t cache_from, cache_to;
+	int cache_covered;
+	/* this turn */
+	bool touched;
+	int64_t turn_from;
+	struct idlist turn_changed, turn_removed;
+	struct idlist turn_roots;
+};
+
+/* A batch submitted this turn, answered when the turn commits. */
+struct pending {
+	uint64_t conn;
+	bool http;
+	struct reply *reply;         /* ws: its placeholder (NULL once gone) */
+	proto_req req;
+	int64_t seq;
+	long recomputed;
+};
+
+enum deferred_kind { D_SUBSCRIBE, D_UNSUBSCRIBE, D_HTTP };
+
+/* Work that reads or changes scenes outside a batch: done after the commit. */
+struct deferred {
+	struct deferred *next;
+	int kind;
+	uint64_t conn;
+	struct reply *reply;
+	proto_req req;
+	char scene[SCENE_ID_MAX + 1];
+	/* D_HTTP: a copy of the request */
+	int method;
+	char *path;
+	char *args[NET_MAX_ARGS];
+	int n_args;
+	char *body;
+	size_t body_len;
+};
+
+/* Prometheus histogram of commit latency. */
+#define N_BUCKETS 12
+static const double bucket_s[N_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+					    0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
+
+struct metrics {
+	uint64_t batches_ok, batches_failed, ops, recomputed;
+	uint64_t commits, commit_failures;
+	uint64_t commit_bucket[N_BUCKETS + 1];
+	double commit_sum_s;
+	uint64_t updates_sent, snapshots_sent, updates_coalesced;
+	uint64_t replies_sent, presence_coalesced, clients_dropped;
+	uint64_t ws_messages, http_api_requests;
+};
+
+struct opts {
+	char host[256];
+	int port;
+	const char *db;
+	const char *web;
+	const char *origins[64];
+	int n_origins;
+	size_t max_message;
+	int max_fragments;
+	size_t max_body;
+	int idle_timeout_s;
+	int max_clients;
+	int max_ops;
+	int max_nodes;
+	size_t reply_queue;
+	int journal;
+	bool sync_normal;
+	int log_level;
+};
+
+struct server {
+	struct opts o;
+	engine *e;
+	net *n;
+	proto_limits lim;
+	struct client **clients;     /* by connection slot */
+	int cap_clients;
+	long n_clients;
+	uint64_t next_client;
+	uint32_t boot_id;
+	struct sstate **scenes;
+	int n_scenes, cap_scenes;
+	struct pending *pend;
+	int n_pend, cap_pend;
+	struct deferred *dhead, *dtail;
+	struct metrics m;
+	size_t head;                 /* net_frame_head() */
+	double started;
+};
+
+static volatile sig_atomic_t got_signal;
+static net *signal_net;
+
+/* ---- utilities ---- */
+
+static int log_level = LOG_WARN;
+
+static void logf_(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(int level, const char *fmt, ...)
+{
+	static const char *const names[] = {"error", "warn", "info", "debug"};
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	fprintf(stderr, "rigd: %s: ", names[level]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *xrealloc_array(void *p, int *cap, int need, size_t size)
+{
+	int ncap;
+	void *q;
+
+	if (need <= *cap)
+		return p;
+	ncap = *cap ? *cap : 8;
+	while (ncap < need)
+		ncap *= 2;
+	q = realloc(p, (size_t)ncap * size);
+	if (q)
+		*cap = ncap;
+	return q;
+}
+
+static int idlist_add(struct idlist *l, const char *id)
+{
+	edit_id *v = xrealloc_array(l->v, &l->cap, l->n + 1, sizeof(edit_id));
+
+	if (!v)
+		return RIGD_E_NOMEM;
+	l->v = v;
+	snprintf(l->v[l->n++].s, sizeof(l->v[0].s), "%s", id);
+	return 0;
+}
+
+static void idlist_free(struct idlist *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp(((const edit_id *)a)->s, ((const edit_id *)b)->s);
+}
+
+/* Sorts and removes duplicates. */
+static void idlist_unique(struct idlist *l)
+{
+	int w = 0;
+
+	if (l->n < 2)
+		return;
+	qsort(l->v, (size_t)l->n, sizeof(edit_id), cmp_id);
+	for (int i = 0; i < l->n; i++)
+		if (w == 0 || strcmp(l->v[w - 1].s, l->v[i].s) != 0)
+			l->v[w++] = l->v[i];
+	l->n = w;
+}
+
+/* A frame (with net's head room) from a proto_buf; the buffer is emptied. */
+static char *take_frame(proto_buf *b, size_t *len)
+{
+	*len = b->len;
+	return proto_buf_take(b);
+}
+
+/* The HTTP status for an error code. */
+static int http_status_of(int err)
+{
+	switch (err) {
+	case RIGD_E_UNKNOWN_SCENE:
+	case RIGD_E_NOT_FOUND:
+		return 404;
+	case RIGD_E_SCENE_EXISTS:
+	case RIGD_E_SCENE_NOT_EMPTY:
+	case RIGD_E_NOTHING_TO_UNDO:
+	case RIGD_E_UNDO_CONFLICT:
+		return 409;
+	case RIGD_E_TOO_LARGE:
+		return 413;
+	case RIGD_E_RATE_LIMITED:
+		return 429;
+	case RIGD_E_FORBIDDEN:
+		return 403;
+	case RIGD_E_UNAUTHORIZED:
+		return 401;
+	case RIGD_E_BAD_METHOD:
+		return 405;
+	case RIGD_E_STORAGE:
+	case RIGD_E_LOCKED:
+		return 503;
+	case RIGD_E_NOMEM:
+	case RIGD_E_IO:
+	case RIGD_E_INTERNAL:
+		return 500;
+	default:
+		return 400;
+	}
+}
+
+/* ---- clients ---- */
+
+static struct client *client_get(struct server *S, uint64_t conn)
+{
+	uint32_t slot = (uint32_t)(conn & 0xffffffffu);
+
+	if (slot >= (uint32_t)S->cap_clients || !S->clients[slot] || S->clients[slot]->conn != conn)
+		return NULL;
+	return S->clients[slot];
+}
+
+static void reply_free(struct reply *r)
+{
+	if (r) {
+		free(r->frame);
+		free(r);
+	}
+}
+
+static void queue_free(struct client *c)
+{
+	while (c->head) {
+		struct reply *r = c->head;
+
+		c->head = r->next;
+		reply_free(r);
+	}
+	c->tail = NULL;
+	c->queued = 0;
+	c->queued_bytes = 0;
+}
+
+static void pending_forget_client(struct server *S, struct client *c);
+
+/* Closes a client whose queue overflowed: it did not read its replies. */
+static void client_drop(struct server *S, struct client *c)
+{
+	if (c->dropped)
+		return;
+	logf_(LOG_WARN, "client %s: reply queue over %zu bytes; closing it (1008)", c->id,
+	      S->o.reply_queue);
+	c->dropped = true;
+	S->m.clients_dropped++;
+	pending_forget_client(S, c);
+	queue_free(c);
+	net_ws_close(S->n, c->conn, NET_CLOSE_POLICY, "reply queue overflow");
+}
+
+/*
+ * Appends a reply to the client's queue: 'frame' (may be NULL for a
+ * placeholder) is owned by the queue from here on. Returns the entry, or
+ * NULL when the client was dropped for overflow or memory ran out (the frame
+ * is freed then).
+ */
+static struct reply *enqueue(struct server *S, struct client *c, char *frame, size_t len,
+			     bool pending)
+{
+	struct reply *r;
+
+	if (c->dropped) {
+		free(frame);
+		return NULL;
+	}
+	if (c->queued_bytes + len > S->o.reply_queue || c->queued >= REPLY_QUEUE_MAX_COUNT) {
+		free(frame);
+		client_drop(S, c);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		free(frame);
+		client_drop(S, c);
+		return NULL;
+	}
+	r->frame = frame;
+	r->len = len;
+	r->pending = pending;
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	c->queued++;
+	c->queued_bytes += len;
+	if (!pending && frame)
+		net_ws_wake(S->n, c->conn);
+	return r;
+}
+
+/* Fills a placeholder (taking ownership of 'frame'). */
+static void fill(struct server *S, struct client *c, struct reply *r, char *frame, size_t len)
+{
+	r->frame = frame;
+	r->len = len;
+	r->pending = false;
+	c->queued_bytes += len;
+	if (c->queued_bytes > S->o.reply_queue) {
+		client_drop(S, c);
+		return;
+	}
+	net_ws_wake(S->n, c->conn);
+}
+
+/* An error frame for 'req' (may be NULL). NULL when out of memory. */
+static char *error_frame(struct server *S, const proto_req *req, const edit_error *err,
+			 size_t *len)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, S->head);
+	if (proto_encode_error(&b, req, err)) {
+		proto_buf_release(&b);
+		return NULL;
+	}
+	return take_frame(&b, len);
+}
+
+static void reply_error(struct server *S, struct client *c, const proto_req *req,
+			const edit_error *err)
+{
+	size_t len;
+	char *f = error_frame(S, req, err, &len);
+
+	if (f)
+		enqueue(S, c, f, len, false);
+}
+
+static void reply_error_code(struct server *S, struct client *c, const proto_req *req, int code,
+			     const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+static void reply_error_code(struct server *S, struct client *c, const proto_req *req, int code,
+			     const char *field, const char *fmt, ...)
+{
+	edit_error err;
+	char msg[EDIT_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	edit_error_set(&err, code, -1, field, "%s", msg);
+	reply_error(S, c, req, &err);
+}
+
+/* ---- scenes' serving state ---- */
+
+static void jentry_free(struct jentry *j)
+{
+	free(j->roots);
+	free(j->changed);
+	free(j->removed);
+	memset(j, 0, sizeof(*j));
+}
+
+static void journal_clear(struct server *S, struct sstate *st, int64_t epoch)
+{
+	free(st->cache);
+	st->cache = NULL;
+	for (int i = 0; i < st->n; i++)
+		jentry_free(&st->ring[(st->head + i) % S->o.journal]);
+	st->head = 0;
+	st->n = 0;
+	st->epoch = epoch;
+}
+
+static struct sstate *sstate_find(struct server *S, const char *name)
+{
+	for (int i = 0; i < S->n_scenes; i++)
+		if (strcmp(S->scenes[i]->name, name) == 0)
+			return S->scenes[i];
+	return NULL;
+}
+
+/* The serving state of an existing scene, made on first use. */
+static struct sstate *sstate_get(struct server *S, const char *name)
+{
+	struct sstate *st = sstate_find(S, name);
+	struct sstate **v;
+	int64_t seq;
+
+	if (st)
+		return st;
+	seq = engine_seq(S->e, name);
+	if (seq < 0)
+		return NULL;
+	v = xrealloc_array(S->scenes, &S->cap_scenes, S->n_scenes + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	S->scenes = v;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->ring = calloc((size_t)S->o.journal, sizeof(struct jentry));
+	if (!st->ring) {
+		free(st);
+		return NULL;
+	}
+	snprintf(st->name, sizeof(st->name), "%s", name);
+	st->epoch = seq;
+	S->scenes[S->n_scenes++] = st;
+	return st;
+}
+
+static void presence_remove(struct sstate *st, uint64_t conn)
+{
+	for (int i = 0; i < st->n_pres; i++)
+		if (st->pres[i].conn == conn) {
+			free(st->pres[i].selection);
+			st->pres[i] = st->pres[--st->n_pres];
+			return;
+		}
+}
+
+static void sstate_free(struct server *S, struct sstate *st)
+{
+	journal_clear(S, st, 0);
+	free(st->cache);
+	free(st->ring);
+	free(st->subs);
+	for (int i = 0; i < st->n_pres; i++)
+		free(st->pres[i].selection);
+	free(st->pres);
+	idlist_free(&st->turn_changed);
+	idlist_free(&st->turn_removed);
+	idlist_free(&st->turn_roots);
+	free(st);
+}
+
+static void sstate_remove(struct server *S, struct sstate *st)
+{
+	for (int i = 0; i < S->n_scenes; i++)
+		if (S->scenes[i] == st) {
+			S->scenes[i] = S->scenes[--S->n_scenes];
+			break;
+		}
+	sstate_free(S, st);
+}
+
+static struct sub *sub_find(struct client *c, const char *scene_name)
+{
+	for (int i = 0; i < c->n_subs; i++)
+		if (strcmp(c->subs[i].scene, scene_name) == 0)
+			return &c->subs[i];
+	return NULL;
+}
+
+/* Sends 'frame' (owned; consumed) to every subscriber of 'st' but 'except'. */
+static void broadcast_reply(struct server *S, struct sstate *st, uint64_t except,
+			    const char *frame, size_t len, const char *presence_key)
+{
+	for (int i = 0; i < st->n_subs; i++) {
+		struct client *c = client_get(S, st->subs[i]);
+		struct reply *r;
+		char *copy;
+
+		if (!c || c->conn == except || c->dropped)
+			continue;
+		if (presence_key) {
+			/* Coalesce: the peer's older presence, not yet sent, is
+			 * replaced in place. */
+			for (r = c->head; r; r = r->next)
+				if (r->presence && !r->pending && strcmp(r->key, presence_key) == 0)
+					break;
+			if (r) {
+				char *nf = malloc(S->head + len + 1);
+
+				if (!nf)
+					continue;
+				memcpy(nf, frame, S->head + len + 1);
+				c->queued_bytes = c->queued_bytes - r->len + len;
+				free(r->frame);
+				r->frame = nf;
+				r->len = len;
+				S->m.presence_coalesced++;
+				continue;
+			}
+		}
+		copy = malloc(S->head + len + 1);
+		if (!copy)
+			continue;
+		memcpy(copy, frame, S->head + len + 1);
+		r = enqueue(S, c, copy, len, false);
+		if (r && presence_key) {
+			r->presence = true;
+			snprintf(r->key, sizeof(r->key), "%s", presence_key);
+		}
+	}
+}
+
+static char *leave_frame(struct server *S, const char *scene_name, const char *client,
+			 size_t *len)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, S->head);
+	if (proto_encode_leave(&b, scene_name, client)) {
+		proto_buf_release(&b);
+		return NULL;
+	}
+	return take_frame(&b, len);
+}
+
+/* Removes the subscription of 'c' to 'scene' and tells the others. */
+static void unsubscribe(struct server *S, struct client *c, const char *scene_name)
+{
+	struct sstate *st = sstate_find(S, scene_name);
+	struct sub *sb = sub_find(c, scene_name);
+
+	if (sb)
+		*sb = c->subs[--c->n_subs];
+	if (!st)
+		return;
+	for (int i = 0; i < st->n_subs; i++)
+		if (st->subs[i] == c->conn) {
+			st->subs[i] = st->subs[--st->n_subs];
+			break;
+		}
+	presence_remove(st, c->conn);
+	{
+		size_t len;
+		char *f = leave_frame(S, scene_name, c->id, &len);
+
+		if (f) {
+			broadcast_reply(S, st, c->conn, f, len, NULL);
+			free(f);
+		}
+	}
+}
+
+/* ---- journal and updates ---- */
+
+struct roots_ctx {
+	const scene *s;
+	struct idlist *roots;
+	int rc;
+};
+
+/* engine_update's range callback: a recomputed range [first, end) of
+ * preorder positions is a run of whole subtrees; remember their roots. */
+static void collect_roots(void *ctx, int first_pos, int end_pos)
+{
+	struct roots_ctx *rc = ctx;
+
+	for (int pos = first_pos; pos < end_pos;) {
+		int node = scene_at(rc->s, pos);
+
+		if (idlist_add(rc->roots, scene_id(rc->s, node)))
+			rc->rc = RIGD_E_NOMEM;
+		pos += scene_subtree_size(rc->s, node);
+	}
+}
+
+/* Records the turn of a touched scene as one journal entry. On failure
+ * (memory) the journal is restarted, so lagging clients get snapshots. */
+static void journal_add(struct server *S, struct sstate *st, int64_t to)
+{
+	struct jentry *j;
+	int slot;
+
+	if (st->n == S->o.journal) {
+		jentry_free(&st->ring[st->head]);
+		st->head = (st->head + 1) % S->o.journal;
+		st->n--;
+		st->epoch = st->ring[st->head].from;
+	}
+	slot = (st->head + st->n) % S->o.journal;
+	j = &st->ring[slot];
+	j->from = st->turn_from;
+	j->to = to;
+	idlist_unique(&st->turn_roots);
+	idlist_unique(&st->turn_changed);
+	idlist_unique(&st->turn_removed);
+	j->roots = st->turn_roots.v;
+	j->n_roots = st->turn_roots.n;
+	j->changed = st->turn_changed.v;
+	j->n_changed = st->turn_changed.n;
+	j->removed = st->turn_removed.v;
+	j->n_removed = st->turn_removed.n;
+	memset(&st->turn_roots, 0, sizeof(st->turn_roots));
+	memset(&st->turn_changed, 0, sizeof(st->turn_changed));
+	memset(&st->turn_removed, 0, sizeof(st->turn_removed));
+	if (st->n == 0)
+		st->epoch = j->from;
+	st->n++;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct range {
+	int first, end;
+};
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/*
+ * Builds the update that takes a client from 'cursor' to the scene's seq,
+ * or returns RIGD_E_BAD_SEQ when the journal cannot (then the caller sends a
+ * snapshot). *n_entries gets how many turns the update covers.
+ */
+static int build_update(struct server *S, struct sstate *st, const scene *s, int64_t seq,
+			int64_t cursor, proto_buf *b, int *n_entries)
+{
+	struct idlist changed = {0}, removed = {0};
+	struct range *ranges = NULL;
+	int n_ranges = 0, cap_ranges = 0;
+	int *world = NULL, *nodes = NULL;
+	int n_world = 0, n_nodes = 0, cap_world = 0;
+	edit_id *gone = NULL;
+	int n_gone = 0;
+	int rc = 0, covered = 0;
+
+	if (cursor < st->epoch || cursor > seq)
+		return RIGD_E_BAD_SEQ;
+	for (int i = 0; i < st->n; i++) {
+		const struct jentry *j = &st->ring[(st->head + i) % S->o.journal];
+
+		if (j->to <= cursor)
+			continue;
+		if (j->from < cursor)
+			return RIGD_E_BAD_SEQ;  /* not on a turn boundary */
+		covered++;
+		for (int k = 0; k < j->n_changed; k++)
+			if ((rc = idlist_add(&changed, j->changed[k].s)))
+				goto out;
+		for (int k = 0; k < j->n_removed; k++)
+			if ((rc = idlist_add(&removed, j->removed[k].s)))
+				goto out;
+		for (int k = 0; k < j->n_roots; k++) {
+			int node = scene_find(s, j->roots[k].s);
+			struct range *r;
+
+			if (node < 0)
+				continue;
+			r = xrealloc_array(ranges, &cap_ranges, n_ranges + 1, sizeof(*r));
+			if (!r) {
+				rc = RIGD_E_NOMEM;
+				goto out;
+			}
+			ranges = r;
+			ranges[n_ranges].first = scene_pos(s, node);
+			ranges[n_ranges].end = ranges[n_ranges].first + scene_subtree_size(s, node);
+			n_ranges++;
+		}
+	}
+	if (covered == 0 && cursor != seq) {
+		rc = RIGD_E_BAD_SEQ;
+		goto out;
+	}
+	/* Every node recomputed since the cursor lies in the current subtree of
+	 * a recorded root (a node moved out of one is recomputed, and recorded,
+	 * by the move), and its stamp says whether it changed since. */
+	qsort(ranges, (size_t)n_ranges, sizeof(*ranges), cmp_range);
+	for (int i = 0, reach = 0; i < n_ranges; i++) {
+		int from = ranges[i].first > reach ? ranges[i].first : reach;
+
+		for (int pos = from; pos < ranges[i].end; pos++) {
+			int node = scene_at(s, pos);
+
+			if (scene_world_stamp(s, node) > (uint64_t)cursor) {
+				int *w = xrealloc_array(world, &cap_world, n_world + 1, sizeof(int));
+
+				if (!w) {
+					rc = RIGD_E_NOMEM;
+					goto out;
+				}
+				world = w;
+				world[n_world++] = node;
+			}
+		}
+		if (ranges[i].end > reach)
+			reach = ranges[i].end;
+	}
+	idlist_unique(&changed);
+	idlist_unique(&removed);
+	if (changed.n && !(nodes = malloc((size_t)changed.n * sizeof(int)))) {
+		rc = RIGD_E_NOMEM;
+		goto out;
+	}
+	for (int i = 0; i < changed.n; i++) {
+		int node = scene_find(s, changed.v[i].s);
+
+		if (node >= 0)
+			nodes[n_nodes++] = node;
+	}
+	/* Parents before children: a client can build new nodes in order. */
+	for (int i = 0; i < n_nodes; i++)
+		nodes[i] = scene_pos(s, nodes[i]);
+	qsort(nodes, (size_t)n_nodes, sizeof(int), cmp_int);
+	for (int i = 0; i < n_nodes; i++)
+		nodes[i] = scene_at(s, nodes[i]);
+	if (removed.n && !(gone = malloc((size_t)removed.n * sizeof(edit_id)))) {
+		rc = RIGD_E_NOMEM;
+		goto out;
+	}
+	for (int i = 0; i < removed.n; i++)
+		if (scene_find(s, removed.v[i].s) < 0)
+			gone[n_gone++] = removed.v[i];
+	rc = proto_encode_update(b, st->name, (uint64_t)seq, s, world, n_world, nodes, n_nodes,
+				 gone, n_gone);
+	*n_entries = covered;
+out:
+	idlist_free(&changed);
+	idlist_free(&removed);
+	free(ranges);
+	free(world);
+	free(nodes);
+	free(gone);
+	return rc;
+}
+
+/* After a snapshot: join notices and the last presence of everyone else. */
+static void send_peers(struct server *S, struct client *c, struct sstate *st)
+{
+	for (int i = 0; i < st->n_subs; i++) {
+		struct client *p = client_get(S, st->subs[i]);
+		proto_buf b;
+		size_t len;
+		char *f;
+
+		if (!p || p == c)
+			continue;
+		proto_buf_init(&b, S->head);
+		if (proto_encode_join(&b, st->name, p->id, p->name) == 0 &&
+		    (f = take_frame(&b, &len)) != NULL)
+			enqueue(S, c, f, len, false);
+		proto_buf_release(&b);
+		for (int k = 0; k < st->n_pres; k++)
+			if (st->pres[k].conn == p->conn) {
+				proto_buf_init(&b, S->head);
+				if (proto_encode_presence(&b, st->name, p->id, p->name,
+							  st->pres[k].selection,
+							  st->pres[k].n_selection) == 0 &&
+				    (f = take_frame(&b, &len)) != NULL)
+					enqueue(S, c, f, len, false);
+				proto_buf_release(&b);
+			}
+	}
+}
+
+/* True when the subscription is behind its scene. */
+static bool sub_behind(struct server *S, const struct sub *sb)
+{
+	int64_t seq = engine_seq(S->e, sb->scene);
+
+	return seq >= 0 && (sb->cursor < 0 || sb->cursor != seq);
+}
+
+static bool client_has_work(struct server *S, struct client *c)
+{
+	if (c->head && !c->head->pending)
+		return true;
+	if (engine_pending(S->e) > 0)
+		return false;  /* the turn wakes everyone it concerns */
+	for (int i = 0; i < c->n_subs; i++)
+		if (sub_behind(S, &c->subs[i]))
+			return true;
+	return false;
+}
+
+/* One frame for one lagging subscription, or NULL. */
+static char *subscription_frame(struct server *S, struct client *c, struct sub *sb, size_t *len)
+{
+	const scene *s = engine_scene(S->e, sb->scene);
+	int64_t seq = engine_seq(S->e, sb->scene);
+	struct sstate *st = sstate_get(S, sb->scene);
+	proto_buf b;
+	int covered = 0;
+	bool snapshot = true;
+	char *f;
+
+	if (!s || seq < 0 || !st)
+		return NULL;
+	if (sb->cursor >= 0 && st->cache && st->cache_from == sb->cursor && st->cache_to == seq) {
+		/* Most clients keep up and share one cursor: encode once. */
+		f = malloc(S->head + st->cache_len + 1);
+		if (!f)
+			return NULL;
+		memcpy(f, st->cache, S->head + st->cache_len + 1);
+		*len = st->cache_len;
+		snapshot = false;
+		covered = st->cache_covered;
+		goto sent;
+	}
+	proto_buf_init(&b, S->head);
+	if (sb->cursor >= 0 && build_update(S, st, s, seq, sb->cursor, &b, &covered) == 0)
+		snapshot = false;
+	if (snapshot) {
+		proto_buf_reset(&b);
+		if (proto_encode_snapshot(&b, sb->scene, (uint64_t)seq, s)) {
+			proto_buf_release(&b);
+			return NULL;
+		}
+	}
+	f = take_frame(&b, len);
+	if (!f) {
+		proto_buf_release(&b);
+		return NULL;
+	}
+	if (!snapshot) {
+		char *copy = malloc(S->head + *len + 1);
+
+		if (copy) {
+			memcpy(copy, f, S->head + *len + 1);
+			free(st->cache);
+			st->cache = copy;
+			st->cache_len = *len;
+			st->cache_from = sb->cursor;
+			st->cache_to = seq;
+			st->cache_covered = covered;
+		}
+	}
+sent:
+	if (snapshot) {
+		S->m.snapshots_sent++;
+	} else {
+		S->m.updates_sent++;
+		if (covered > 1)
+			S->m.updates_coalesced += (uint64_t)(covered - 1);
+	}
+	sb->cursor = seq;
+	if (snapshot && sb->peers_pending) {
+		sb->peers_pending = false;
+		send_peers(S, c, st);
+	}
+	return f;
+}
+
+/* ---- net callbacks: websockets ---- */
+
+static void cb_ws_open(void *ctx, uint64_t conn)
+{
+	struct server *S = ctx;
+	uint32_t slot = (uint32_t)(conn & 0xffffffffu);
+	struct client *c;
+
+	if ((int)slot >= S->cap_clients) {
+		int cap = S->cap_clients;
+		struct client **v = xrealloc_array(S->clients, &cap, (int)slot + 1, sizeof(*v));
+
+		if (!v) {
+			net_ws_close(S->n, conn, NET_CLOSE_INTERNAL, "out of memory");
+			return;
+		}
+		memset(v + S->cap_clients, 0, (size_t)(cap - S->cap_clients) * sizeof(*v));
+		S->clients = v;
+		S->cap_clients = cap;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		net_ws_close(S->n, conn, NET_CLOSE_INTERNAL, "out of memory");
+		return;
+	}
+	c->conn = conn;
+	/* Unique across restarts too, so that a (client, client_seq) of an old
+	 * run never passes for a resend. */
+	snprintf(c->id, sizeof(c->id), "c%08" PRIx32 "-%" PRIu64, S->boot_id, ++S->next_client);
+	S->clients[slot] = c;
+	S->n_clients++;
+	logf_(LOG_INFO, "client %s connected", c->id);
+}
+
+static void pending_forget_client(struct server *S, struct client *c)
+{
+	for (int i = 0; i < S->n_pend; i++)
+		if (!S->pend[i].http && S->pend[i].conn == c->conn)
+			S->pend[i].reply = NULL;
+	for (struct deferred *d = S->dhead; d; d = d->next)
+		if (d->kind != D_HTTP && d->conn == c->conn)
+			d->reply = NULL;
+}
+
+static void cb_ws_closed(void *ctx, uint64_t conn)
+{
+	struct server *S = ctx;
+	struct client *c = client_get(S, conn);
+
+	if (!c)
+		return;
+	while (c->n_subs > 0)
+		unsubscribe(S, c, c->subs[c->n_subs - 1].scene);
+	pending_forget_client(S, c);
+	queue_free(c);
+	logf_(LOG_INFO, "client %s disconnected", c->id);
+	S->clients[conn & 0xffffffffu] = NULL;
+	S->n_clients--;
+	free(c->subs);
+	free(c->name);
+	free(c);
+}
+
+/* Records what an accepted batch changed in its scene's turn lists. */
+static int note_changes(struct server *S, const char *scene_name, const engine_ack *ack,
+			int64_t seq_before)
+{
+	struct sstate *st = sstate_get(S, scene_name);
+	const edit_result *r = &ack->changes;
+
+	if (!st)
+		return RIGD_E_NOMEM;
+	if (!st->touched) {
+		st->touched = true;
+		st->turn_from = seq_before;
+	}
+	for (int i = 0; i < r->n_created; i++)
+		if (idlist_add(&st->turn_changed, r->created[i].s))
+			return RIGD_E_NOMEM;
+	for (int i = 0; i < r->n_changed; i++)
+		if (idlist_add(&st->turn_changed, r->changed[i].s))
+			return RIGD_E_NOMEM;
+	for (int i = 0; i < r->n_removed; i++)
+		if (idlist_add(&st->turn_removed, r->removed[i].s))
+			return RIGD_E_NOMEM;
+	return 0;
+}
+
+static int add_pending(struct server *S, const struct pending *p)
+{
+	struct pending *v = xrealloc_array(S->pend, &S->cap_pend, S->n_pend + 1, sizeof(*v));
+
+	if (!v)
+		return RIGD_E_NOMEM;
+	S->pend = v;
+	S->pend[S->n_pend++] = *p;
+	return 0;
+}
+
+/*
+ * Submits an edit, undo or redo for a websocket client or an HTTP request.
+ * On success the answer waits for the turn (a placeholder for ws); on error
+ * the caller answers at once. Returns 0 or the error (err filled).
+ */
+static int submit(struct server *S, int type, const char *scene_name, const edit_batch *batch,
+		  const char *client, struct client *c, uint64_t http_conn, const proto_req *req,
+		  edit_error *err)
+{
+	engine_ack ack;
+	struct pending p;
+	int64_t before = engine_seq(S->e, scene_name);
+	int rc;
+
+	engine_ack_init(&ack);
+	if (type == PROTO_EDIT)
+		rc = engine_submit(S->e, scene_name, batch, &ack, err);
+	else if (type == PROTO_UNDO)
+		rc = engine_undo(S->e, scene_name, client, false, 0, &ack, err);
+	else
+		rc = engine_redo(S->e, scene_name, client, false, 0, &ack, err);
+	if (rc) {
+		if (!err->code)
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		engine_ack_release(&ack);
+		S->m.batches_failed++;
+		return rc;
+	}
+	memset(&p, 0, sizeof(p));
+	p.http = c == NULL;
+	p.conn = c ? c->conn : http_conn;
+	if (req)
+		p.req = *req;
+	p.seq = ack.seq;
+	p.recomputed = ack.recomputed;
+	if (!ack.duplicate) {
+		/* Ops are counted from what the engine reports at commit. */
+		if (note_changes(S, scene_name, &ack, before))
+			logf_(LOG_WARN, "out of memory noting changes of %s", scene_name);
+	}
+	engine_ack_release(&ack);
+	if (c)
+		p.reply = enqueue(S, c, NULL, 0, true);
+	if (add_pending(S, &p)) {
+		/* Cannot remember the answer: it is still committed with the turn,
+		 * but the client gets an internal error now. */
+		logf_(LOG_ERROR, "out of memory queueing an ack");
+	}
+	net_schedule_turn(S->n);
+	return 0;
+}
+
+static void defer(struct server *S, struct deferred *d)
+{
+	if (S->dtail)
+		S->dtail->next = d;
+	else
+		S->dhead = d;
+	S->dtail = d;
+	net_schedule_turn(S->n);
+}
+
+static void on_presence(struct server *S, struct client *c, proto_msg *msg)
+{
+	struct sstate *st;
+	struct presence *pr = NULL;
+	proto_buf b;
+	char key[sizeof(((struct reply *)0)->key)];
+	size_t len;
+	char *f;
+
+	if (!sub_find(c, msg->scene) || !(st = sstate_find(S, msg->scene))) {
+		reply_error_code(S, c, NULL, RIGD_E_NOT_SUBSCRIBED, "scene",
+				 "not subscribed to scene '%s'", msg->scene);
+		return;
+	}
+	if (msg->name) {
+		free(c->name);
+		c->name = msg->name;
+		msg->name = NULL;
+	}
+	for (int i = 0; i < st->n_pres; i++)
+		if (st->pres[i].conn == c->conn)
+			pr = &st->pres[i];
+	if (!pr) {
+		struct presence *v = xrealloc_array(st->pres, &st->cap_pres, st->n_pres + 1,
+						    sizeof(*v));
+		if (!v)
+			return;
+		st->pres = v;
+		pr = &st->pres[st->n_pres++];
+		memset(pr, 0, sizeof(*pr));
+		pr->conn = c->conn;
+	}
+	free(pr->selection);
+	pr->selection = msg->selection;
+	pr->n_selection = msg->n_selection;
+	msg->selection = NULL;
+	msg->n_selection = 0;
+
+	proto_buf_init(&b, S->head);
+	if (proto_encode_presence(&b, st->name, c->id, c->name, pr->selection, pr->n_selection) ||
+	    !(f = take_frame(&b, &len))) {
+		proto_buf_release(&b);
+		return;
+	}
+	snprintf(key, sizeof(key), "%s/%s", st->name, c->id);
+	broadcast_reply(S, st, c->conn, f, len, key);
+	free(f);
+}
+
+static void cb_ws_message(void *ctx, uint64_t conn, const char *data, size_t len, bool binary)
+{
+	struct server *S = ctx;
+	struct client *c = client_get(S, conn);
+	proto_msg msg;
+	proto_req req;
+	edit_error err;
+	int rc;
+
+	if (!c || c->dropped)
+		return;
+	S->m.ws_messages++;
+	if (binary) {
+		reply_error_code(S, c, NULL, RIGD_E_BAD_JSON, "",
+				 "binary frames are not accepted; send JSON text");
+		return;
+	}
+	rc = proto_decode_msg(data, len, &S->lim, &msg, &req, &err);
+	if (rc) {
+		if (!err.code)
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		reply_error(S, c, &req, &err);
+		return;
+	}
+	switch (msg.type) {
+	case PROTO_SUBSCRIBE:
+	case PROTO_UNSUBSCRIBE: {
+		struct deferred *d = calloc(1, sizeof(*d));
+
+		if (!d) {
+			reply_error_code(S, c, &msg.req, RIGD_E_NOMEM, "", "out of memory");
+			break;
+		}
+		d->kind = msg.type == PROTO_SUBSCRIBE ? D_SUBSCRIBE : D_UNSUBSCRIBE;
+		d->conn = conn;
+		d->req = msg.req;
+		snprintf(d->scene, sizeof(d->scene), "%s", msg.scene);
+		d->reply = enqueue(S, c, NULL, 0, true);
+		defer(S, d);
+		break;
+	}
+	case PROTO_EDIT:
+	case PROTO_UNDO:
+	case PROTO_REDO: {
+		const char *client;
+
+		/* A batch without a client is the connection's own, so that its
+		 * undo finds it. */
+		if (!msg.batch.client[0])
+			snprintf(msg.batch.client, sizeof(msg.batch.client), "%s", c->id);
+		client = msg.batch.client;
+		edit_error_clear(&err);
+		if (submit(S, msg.type, msg.scene, &msg.batch, client, c, 0, &msg.req, &err))
+			reply_error(S, c, &msg.req, &err);
+		break;
+	}
+	case PROTO_PRESENCE:
+		on_presence(S, c, &msg);
+		break;
+	default:
+		reply_error_code(S, c, &msg.req, RIGD_E_UNKNOWN_TYPE, "type", "unknown message type");
+	}
+	proto_msg_release(&msg);
+}
+
+static char *cb_ws_writable(void *ctx, uint64_t conn, size_t *len, bool *more)
+{
+	struct server *S = ctx;
+	struct client *c = client_get(S, conn);
+	char *frame = NULL;
+
+	if (!c || c->dropped)
+		return NULL;
+	/* Replies first, in request order; placeholders filled with nothing
+	 * (a subscribe answered by its snapshot) are skipped. */
+	while (c->head && !c->head->pending) {
+		struct reply *r = c->head;
+
+		c->head = r->next;
+		if (!c->head)
+			c->tail = NULL;
+		c->queued--;
+		c->queued_bytes -= r->len;
+		if (r->frame) {
+			frame = r->frame;
+			*len = r->len;
+			r->frame = NULL;
+			reply_free(r);
+			S->m.replies_sent++;
+			break;
+		}
+		reply_free(r);
+	}
+	if (!frame && engine_pending(S->e) == 0) {
+		for (int k = 0; k < c->n_subs && !frame; k++) {
+			struct sub *sb = &c->subs[(c->next_sub + k) % c->n_subs];
+
+			if (!sub_behind(S, sb))
+				continue;
+			frame = subscription_frame(S, c, sb, len);
+			c->next_sub = (c->next_sub + k + 1) % c->n_subs;
+		}
+	}
+	*more = client_has_work(S, c);
+	return frame;
+}
+
+/* ---- HTTP ---- */
+
+static void respond_buf(struct server *S, uint64_t conn, int status, const char *type,
+			proto_buf *b)
+{
+	size_t len = b->len;
+	char *body = proto_buf_take(b);
+
+	net_http_respond(S->n, conn, status, type, body, body ? len : 0);
+}
+
+static void respond_error(struct server *S, uint64_t conn, const edit_error *err)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, 0);
+	if (proto_encode_http_error(&b, err) || proto_buf_append(&b, "\n", 1)) {
+		proto_buf_release(&b);
+		net_http_respond(S->n, conn, 500, "application/json", NULL, 0);
+		return;
+	}
+	respond_buf(S, conn, http_status_of(err->code), "application/json", &b);
+}
+
+static void respond_code(struct server *S, uint64_t conn, int code, const char *field,
+			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void respond_code(struct server *S, uint64_t conn, int code, const char *field,
+			 const char *fmt, ...)
+{
+	edit_error err;
+	char msg[EDIT_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	edit_error_set(&err, code, -1, field, "%s", msg);
+	respond_error(S, conn, &err);
+}
+
+static void respond_json(struct server *S, uint64_t conn, int status, proto_buf *b)
+{
+	if (proto_buf_append(b, "\n", 1)) {
+		proto_buf_release(b);
+		respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	respond_buf(S, conn, status, "application/json", b);
+}
+
+/* Answers an engine error about scene 'name'. */
+static void respond_engine(struct server *S, uint64_t conn, int rc, const char *name)
+{
+	if (rc == RIGD_E_UNKNOWN_SCENE)
+		respond_code(S, conn, rc, "", "no scene '%s'", name);
+	else if (rc == RIGD_E_STORAGE)
+		respond_code(S, conn, rc, "", "%s: %s", err_str(rc), engine_errmsg(S->e));
+	else
+		respond_code(S, conn, rc, "", "%s", err_str(rc));
+}
+
+/* The value of query argument 'name' ("name=value"), or NULL. */
+static const char *arg(char *const *args, int n_args, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < n_args; i++)
+		if (strncmp(args[i], name, len) == 0 && args[i][len] == '=')
+			return args[i] + len + 1;
+	return NULL;
+}
+
+/* Parses a decimal seq 0..2^53-1. */
+static bool parse_seq(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < 0 || v > (1LL << 53))
+		return false;
+	*out = v;
+	return true;
+}
+
+/*
+ * Splits "/api/scenes/NAME[/REST]" into NAME and REST. Returns false when
+ * the path is not under /api/scenes/.
+ */
+static bool scene_path(const char *path, char *name, size_t cap, const char **rest)
+{
+	const char *p = path + strlen("/api/scenes/");
+	const char *slash;
+	size_t len;
+
+	if (strncmp(path, "/api/scenes/", strlen("/api/scenes/")) != 0)
+		return false;
+	slash = strchr(p, '/');
+	len = slash ? (size_t)(slash - p) : strlen(p);
+	if (len == 0 || len >= cap)
+		return false;
+	memcpy(name, p, len);
+	name[len] = '\0';
+	*rest = slash ? slash : "";
+	return true;
+}
+
+static void http_metrics(struct server *S, uint64_t conn);
+
+static void http_scene_list(struct server *S, uint64_t conn)
+{
+	int n = engine_scenes(S->e, NULL, 0);
+	proto_scene_info *v = n > 0 ? calloc((size_t)n, sizeof(*v)) : NULL;
+	proto_buf b;
+
+	if (n > 0 && !v) {
+		respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	n = engine_scenes(S->e, v, n);
+	proto_buf_init(&b, 0);
+	if (proto_encode_scene_list(&b, v, n)) {
+		free(v);
+		proto_buf_release(&b);
+		respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	free(v);
+	respond_json(S, conn, 200, &b);
+}
+
+/* Every subscriber of a scene that is gone hears of it, once. */
+static void scene_gone(struct server *S, const char *name)
+{
+	struct sstate *st = sstate_find(S, name);
+
+	if (!st)
+		return;
+	while (st->n_subs > 0) {
+		struct client *c = client_get(S, st->subs[st->n_subs - 1]);
+		struct sub *sb;
+
+		st->n_subs--;
+		if (!c)
+			continue;
+		if ((sb = sub_find(c, name)))
+			*sb = c->subs[--c->n_subs];
+		reply_error_code(S, c, NULL, RIGD_E_UNKNOWN_SCENE, "scene",
+				 "scene '%s' was deleted", name);
+	}
+	sstate_remove(S, st);
+}
+
+static void http_scene_info(struct server *S, uint64_t conn, int status, const char *name)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, 0);
+	if (proto_buf_append(&b, "{\"name\":", 8) || proto_buf_json_string(&b, name) ||
+	    proto_buf_append(&b, ",\"seq\":0,\"nodes\":0}", 19)) {
+		proto_buf_release(&b);
+		respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	respond_json(S, conn, status, &b);
+}
+
+static int log_line(void *ctx, const char *line, size_t len)
+{
+	return proto_buf_append(ctx, line, len);
+}
+
+static void http_tree(struct server *S, uint64_t conn, const char *name, const char *at)
+{
+	proto_buf b;
+	int rc;
+
+	proto_buf_init(&b, 0);
+	if (at) {
+		int64_t seq;
+		scene *past = NULL;
+
+		if (!parse_seq(at, &seq)) {
+			respond_code(S, conn, RIGD_E_BAD_SEQ, "at", "at must be a seq 0..2^53");
+			return;
+		}
+		rc = engine_at(S->e, name, seq, &past);
+		if (rc == RIGD_E_BAD_SEQ) {
+			respond_code(S, conn, rc, "at", "scene '%s' has no seq %" PRId64, name, seq);
+			return;
+		}
+		if (rc) {
+			respond_engine(S, conn, rc, name);
+			return;
+		}
+		rc = proto_encode_tree(&b, name, (uint64_t)seq, past);
+		scene_free(past);
+	} else {
+		const scene *s = engine_scene(S->e, name);
+
+		if (!s) {
+			respond_code(S, conn, RIGD_E_UNKNOWN_SCENE, "", "no scene '%s'", name);
+			return;
+		}
+		rc = proto_encode_tree(&b, name, (uint64_t)engine_seq(S->e, name), s);
+	}
+	if (rc) {
+		proto_buf_release(&b);
+		respond_code(S, conn, rc, "", "out of memory");
+		return;
+	}
+	respond_json(S, conn, 200, &b);
+}
+
+static void http_log_get(struct server *S, uint64_t conn, const char *name, char *const *args,
+			 int n_args)
+{
+	const char *from_s = arg(args, n_args, "from"), *to_s = arg(args, n_args, "to");
+	int64_t from = 1, to = -1;
+	proto_buf b;
+	int rc;
+
+	if ((from_s && !parse_seq(from_s, &from)) || (to_s && !parse_seq(to_s, &to))) {
+		respond_code(S, conn, RIGD_E_BAD_SEQ, from_s && !parse_seq(from_s, &from) ? "from" : "to",
+			     "from and to must be seqs 0..2^53");
+		return;
+	}
+	proto_buf_init(&b, 0);
+	rc = engine_log(S->e, name, from, to, log_line, &b);
+	if (rc) {
+		proto_buf_release(&b);
+		respond_engine(S, conn, rc, name);
+		return;
+	}
+	respond_buf(S, conn, 200, "application/x-ndjson", &b);
+}
+
+static void http_log_import(struct server *S, uint64_t conn, const char *name, const char *body,
+			    size_t len)
+{
+	int64_t n = 0;
+	int bad_line = 0, rc;
+	edit_error err;
+	proto_buf b;
+	char num[64];
+
+	edit_error_clear(&err);
+	rc = engine_import(S->e, name, body, len, &n, &bad_line, &err);
+	if (rc) {
+		if (!err.code)
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		if (bad_line > 0) {
+			char msg[EDIT_MESSAGE_MAX];
+
+			snprintf(msg, sizeof(msg), "line %d: %.360s", bad_line, err.message);
+			snprintf(err.message, sizeof(err.message), "%s", msg);
+		}
+		respond_error(S, conn, &err);
+		return;
+	}
+	{
+		struct sstate *st = sstate_find(S, name);
+		int64_t seq = engine_seq(S->e, name);
+
+		engine_update(S->e, name, NULL, NULL);
+		if (st) {
+			/* Subscribers get a snapshot of the imported scene. */
+			journal_clear(S, st, seq);
+			for (int i = 0; i < st->n_subs; i++)
+				net_ws_wake(S->n, st->subs[i]);
+		}
+		proto_buf_init(&b, 0);
+		snprintf(num, sizeof(num), ",\"batches\":%" PRId64 ",\"seq\":%" PRId64 "}", n, seq);
+		if (proto_buf_append(&b, "{\"scene\":", 9) || proto_buf_json_string(&b, name) ||
+		    proto_buf_append(&b, num, strlen(num))) {
+			proto_buf_release(&b);
+			respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+			return;
+		}
+		respond_json(S, conn, 200, &b);
+	}
+}
+
+/* Requests that read or change scenes outside a batch, after the commit. */
+static void http_deferred(struct server *S, struct deferred *d)
+{
+	char name[SCENE_ID_MAX + 2];
+	const char *rest;
+	edit_error err;
+	int rc;
+
+	if (strcmp(d->path, "/api/scenes") == 0) {
+		if (d->method == NET_GET) {
+			http_scene_list(S, d->conn);
+		} else if (d->method == NET_POST) {
+			rc = proto_decode_scene_create(d->body, d->body_len, name, &err);
+			if (rc == 0 && (rc = engine_scene_create(S->e, name)) != 0)
+				edit_error_set(&err, rc, -1, "name", "%s '%s'",
+					       rc == RIGD_E_SCENE_EXISTS ? "there is already a scene"
+									 : err_str(rc), name);
+			if (rc) {
+				respond_error(S, d->conn, &err);
+				return;
+			}
+			logf_(LOG_INFO, "scene %s created", name);
+			http_scene_info(S, d->conn, 201, name);
+		} else {
+			respond_code(S, d->conn, RIGD_E_BAD_METHOD, "", "use GET or POST");
+		}
+		return;
+	}
+	if (!scene_path(d->path, name, sizeof(name), &rest)) {
+		respond_code(S, d->conn, RIGD_E_NOT_FOUND, "", "no route %s", d->path);
+		return;
+	}
+	if (!scene_id_valid(name)) {
+		respond_code(S, d->conn, RIGD_E_BAD_ID, "scene", "bad scene name");
+		return;
+	}
+	if (rest[0] == '\0') {
+		if (d->method == NET_GET) {
+			http_tree(S, d->conn, name, arg(d->args, d->n_args, "at"));
+		} else if (d->method == NET_DELETE) {
+			rc = engine_scene_delete(S->e, name);
+			if (rc) {
+				respond_engine(S, d->conn, rc, name);
+				return;
+			}
+			logf_(LOG_INFO, "scene %s deleted", name);
+			scene_gone(S, name);
+			{
+				proto_buf b;
+
+				proto_buf_init(&b, 0);
+				if (proto_buf_append(&b, "{\"deleted\":", 11) ||
+				    proto_buf_json_string(&b, name) || proto_buf_append(&b, "}", 1)) {
+					proto_buf_release(&b);
+					respond_code(S, d->conn, RIGD_E_NOMEM, "", "out of memory");
+					return;
+				}
+				respond_json(S, d->conn, 200, &b);
+			}
+		} else {
+			respond_code(S, d->conn, RIGD_E_BAD_METHOD, "", "use GET or DELETE");
+		}
+		return;
+	}
+	if (strcmp(rest, "/log") == 0) {
+		if (d->method == NET_GET)
+			http_log_get(S, d->conn, name, d->args, d->n_args);
+		else if (d->method == NET_POST)
+			http_log_import(S, d->conn, name, d->body, d->body_len);
+		else
+			respond_code(S, d->conn, RIGD_E_BAD_METHOD, "", "use GET or POST");
+		return;
+	}
+	respond_code(S, d->conn, RIGD_E_NOT_FOUND, "", "no route %s", d->path);
+}
+
+static void deferred_free(struct deferred *d)
+{
+	free(d->path);
+	for (int i = 0; i < d->n_args; i++)
+		free(d->args[i]);
+	free(d->body);
+	free(d);
+}
+
+static void http_edit(struct server *S, const net_request *req, const char *name)
+{
+	edit_batch batch;
+	edit_error err;
+	int rc;
+
+	rc = proto_decode_batch(req->body, req->body_len, &S->lim, &batch, &err);
+	if (rc) {
+		if (!err.code)
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		respond_error(S, req->conn, &err);
+		S->m.batches_failed++;
+		return;
+	}
+	edit_error_clear(&err);
+	if (submit(S, PROTO_EDIT, name, &batch, batch.client, NULL, req->conn, NULL, &err))
+		respond_error(S, req->conn, &err);
+	edit_batch_release(&batch);
+}
+
+static bool cb_http(void *ctx, const net_request *req)
+{
+	struct server *S = ctx;
+	char name[SCENE_ID_MAX + 2];
+	const char *rest;
+	struct deferred *d;
+
+	if (strcmp(req->path, "/healthz") == 0) {
+		static const char ok[] = "{\"status\":\"ok\"}\n";
+		char *body = strdup(ok);
+
+		net_http_respond(S->n, req->conn, 200, "application/json", body,
+				 body ? strlen(ok) : 0);
+		return true;
+	}
+	if (strcmp(req->path, "/metrics") == 0) {
+		http_metrics(S, req->conn);
+		return true;
+	}
+	if (strncmp(req->path, "/api/", 5) != 0)
+		return false;
+	S->m.http_api_requests++;
+	if (scene_path(req->path, name, sizeof(name), &rest) && strcmp(rest, "/edits") == 0) {
+		if (req->method != NET_POST)
+			respond_code(S, req->conn, RIGD_E_BAD_METHOD, "", "use POST");
+		else if (!scene_id_valid(name))
+			respond_code(S, req->conn, RIGD_E_BAD_ID, "scene", "bad scene name");
+		else
+			http_edit(S, req, name);
+		return true;
+	}
+	/* Everything else reads or changes whole scenes: after the commit. */
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->path = strdup(req->path)) ||
+	    !(d->body = malloc(req->body_len + 1))) {
+		if (d)
+			deferred_free(d);
+		respond_code(S, req->conn, RIGD_E_NOMEM, "", "out of memory");
+		return true;
+	}
+	d->kind = D_HTTP;
+	d->conn = req->conn;
+	d->method = req->method;
+	memcpy(d->body, req->body, req->body_len);
+	d->body[req->body_len] = '\0';
+	d->body_len = req->body_len;
+	for (int i = 0; i < req->n_args; i++) {
+		if (!(d->args[i] = strdup(req->args[i]))) {
+			deferred_free(d);
+			respond_code(S, req->conn, RIGD_E_NOMEM, "", "out of memory");
+			return true;
+		}
+		d->n_args++;
+	}
+	defer(S, d);
+	return true;
+}
+
+/* ---- the turn ---- */
+
+static void do_subscribe(struct server *S, struct deferred *d)
+{
+	struct client *c = client_get(S, d->conn);
+	struct sstate *st;
+	struct sub *v;
+	char *f;
+	size_t len;
+	proto_buf b;
+
+	if (!c)
+		return;
+	if (d->kind == D_UNSUBSCRIBE) {
+		if (!sub_find(c, d->scene)) {
+			edit_error err;
+
+			edit_error_set(&err, RIGD_E_NOT_SUBSCRIBED, -1, "scene",
+				       "not subscribed to scene '%s'", d->scene);
+			if (d->reply && (f = error_frame(S, &d->req, &err, &len)))
+				fill(S, c, d->reply, f, len);
+			return;
+		}
+		unsubscribe(S, c, d->scene);
+		if (d->reply && d->req.present) {
+			proto_buf_init(&b, S->head);
+			if (proto_encode_ack(&b, &d->req, (uint64_t)engine_seq(S->e, d->scene), 0) == 0 &&
+			    (f = take_frame(&b, &len)))
+				fill(S, c, d->reply, f, len);
+			proto_buf_release(&b);
+		} else if (d->reply) {
+			fill(S, c, d->reply, NULL, 0);
+		}
+		return;
+	}
+	if (!engine_scene(S->e, d->scene)) {
+		edit_error err;
+
+		edit_error_set(&err, RIGD_E_UNKNOWN_SCENE, -1, "scene", "no scene '%s'", d->scene);
+		if (d->reply && (f = error_frame(S, &d->req, &err, &len)))
+			fill(S, c, d->reply, f, len);
+		return;
+	}
+	if (d->reply)
+		fill(S, c, d->reply, NULL, 0);  /* the snapshot answers */
+	if (sub_find(c, d->scene)) {
+		sub_find(c, d->scene)->cursor = -1;  /* again: a fresh snapshot */
+		net_ws_wake(S->n, c->conn);
+		return;
+	}
+	st = sstate_get(S, d->scene);
+	v = xrealloc_array(c->subs, &c->cap_subs, c->n_subs + 1, sizeof(*v));
+	if (!st || !v) {
+		if (v)
+			c->subs = v;
+		reply_error_code(S, c, &d->req, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	c->subs = v;
+	{
+		uint64_t *sv = st->subs;
+		int cap = st->cap_subs;
+
+		sv = xrealloc_array(sv, &cap, st->n_subs + 1, sizeof(*sv));
+		if (!sv) {
+			reply_error_code(S, c, &d->req, RIGD_E_NOMEM, "", "out of memory");
+			return;
+		}
+		st->subs = sv;
+		st->cap_subs = cap;
+	}
+	memset(&c->subs[c->n_subs], 0, sizeof(c->subs[0]));
+	snprintf(c->subs[c->n_subs].scene, sizeof(c->subs[0].scene), "%s", d->scene);
+	c->subs[c->n_subs].cursor = -1;
+	c->subs[c->n_subs].peers_pending = true;
+	c->n_subs++;
+	/* The others hear of the newcomer. */
+	proto_buf_init(&b, S->head);
+	if (proto_encode_join(&b, st->name, c->id, c->name) == 0 && (f = take_frame(&b, &len))) {
+		broadcast_reply(S, st, c->conn, f, len, NULL);
+		free(f);
+	}
+	proto_buf_release(&b);
+	st->subs[st->n_subs++] = c->conn;
+	net_ws_wake(S->n, c->conn);
+}
+
+static void observe_commit(struct server *S, double seconds)
+{
+	int i;
+
+	for (i = 0; i < N_BUCKETS && seconds > bucket_s[i]; i++)
+		;
+	S->m.commit_bucket[i]++;
+	S->m.commit_sum_s += seconds;
+}
+
+/* Answers every batch of the turn: acks after a commit, else "storage". */
+static void answer_pending(struct server *S, int commit_rc)
+{
+	for (int i = 0; i < S->n_pend; i++) {
+		struct pending *p = &S->pend[i];
+		proto_buf b;
+		edit_error err;
+		size_t len;
+		char *f;
+
+		if (commit_rc)
+			edit_error_set(&err, RIGD_E_STORAGE, -1, "", "the edit could not be stored: %s",
+				       engine_errmsg(S->e));
+		if (p->http) {
+			proto_buf_init(&b, 0);
+			if (commit_rc) {
+				respond_error(S, p->conn, &err);
+			} else if (proto_encode_http_ack(&b, (uint64_t)p->seq, p->recomputed) == 0) {
+				respond_json(S, p->conn, 200, &b);
+				continue;
+			} else {
+				respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
+			}
+			proto_buf_release(&b);
+			continue;
+		}
+		if (!p->reply)
+			continue;  /* the client has gone */
+		{
+			struct client *c = client_get(S, p->conn);
+
+			if (!c)
+				continue;
+			proto_buf_init(&b, S->head);
+			if (commit_rc ? proto_encode_error(&b, &p->req, &err)
+				      : proto_encode_ack(&b, &p->req, (uint64_t)p->seq, p->recomputed)) {
+				proto_buf_release(&b);
+				f = NULL;
+				len = 0;
+			} else {
+				f = take_frame(&b, &len);
+			}
+			fill(S, c, p->reply, f, len);
+		}
+	}
+	S->n_pend = 0;
+}
+
+static void cb_turn(void *ctx)
+{
+	struct server *S = ctx;
+
+	if (S->n_pend > 0 || engine_pending(S->e) > 0) {
+		engine_stats before, after;
+		double t0 = now_s();
+		int rc;
+
+		engine_get_stats(S->e, &before);
+		rc = engine_commit(S->e);
+		observe_commit(S, now_s() - t0);
+		engine_get_stats(S->e, &after);
+		if (rc) {
+			S->m.commit_failures++;
+			S->m.batches_failed += (uint64_t)S->n_pend;
+			logf_(LOG_ERROR, "commit failed: %s", engine_errmsg(S->e));
+		} else {
+			S->m.commits++;
+			S->m.batches_ok += after.batches - before.batches;
+			S->m.ops += after.ops - before.ops;
+		}
+		answer_pending(S, rc);
+		for (int i = 0; i < S->n_scenes; i++) {
+			struct sstate *st = S->scenes[i];
+			struct roots_ctx rctx;
+			long n;
+
+			if (!st->touched)
+				continue;
+			st->touched = false;
+			if (rc) {
+				idlist_free(&st->turn_changed);
+				idlist_free(&st->turn_removed);
+				idlist_free(&st->turn_roots);
+				continue;
+			}
+			rctx.s = engine_scene(S->e, st->name);
+			rctx.roots = &st->turn_roots;
+			rctx.rc = 0;
+			n = rctx.s ? engine_update(S->e, st->name, collect_roots, &rctx) : 0;
+			if (n > 0)
+				S->m.recomputed += (uint64_t)n;
+			if (rctx.rc) {
+				/* Without the roots no delta is exact: snapshots. */
+				idlist_free(&st->turn_changed);
+				idlist_free(&st->turn_removed);
+				idlist_free(&st->turn_roots);
+				journal_clear(S, st, engine_seq(S->e, st->name));
+			} else if (engine_seq(S->e, st->name) > st->turn_from) {
+				journal_add(S, st, engine_seq(S->e, st->name));
+			} else {
+				idlist_free(&st->turn_changed);
+				idlist_free(&st->turn_removed);
+				idlist_free(&st->turn_roots);
+			}
+			for (int k = 0; k < st->n_subs; k++)
+				net_ws_wake(S->n, st->subs[k]);
+		}
+	}
+	/* Then what waited for the commit, in arrival order. */
+	while (S->dhead) {
+		struct deferred *d = S->dhead;
+
+		S->dhead = d->next;
+		if (!S->dhead)
+			S->dtail = NULL;
+		if (d->kind == D_HTTP)
+			http_deferred(S, d);
+		else
+			do_subscribe(S, d);
+		deferred_free(d);
+	}
+}
+
+/* ---- /metrics ---- */
+
+static long rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0, resident = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void http_metrics(struct server *S, uint64_t conn)
+{
+	net_stats ns;
+	engine_stats es;
+	struct rusage ru;
+	proto_buf b;
+	char line[256];
+	uint64_t cum = 0;
+	long subs = 0;
+	int rc = 0;
+
+	net_get_stats(S->n, &ns);
+	engine_get_stats(S->e, &es);
+	getrusage(RUSAGE_SELF, &ru);
+	for (int i = 0; i < S->n_scenes; i++)
+		subs += S->scenes[i]->n_subs;
+	proto_buf_init(&b, 0);
+#define METRIC(type, name, help, fmt, value)                                                    \
+	do {                                                                                    \
+		int len_ = snprintf(line, sizeof(line), "# HELP " name " " help "\n# TYPE " name \
+				    " " type "\n" name " " fmt "\n", value);                    \
+		rc = rc || proto_buf_append(&b, line, (size_t)len_);                            \
+	} while (0)
+	METRIC("gauge", "rigd_clients", "Open websocket connections.", "%ld", ns.ws_clients);
+	METRIC("gauge", "rigd_subscriptions", "Scene subscriptions of open websockets.", "%ld",
+	       subs);
+	METRIC("gauge", "rigd_scenes", "Scenes in the database.", "%d",
+	       engine_scenes(S->e, NULL, 0));
+	METRIC("counter", "rigd_connections_total", "Websocket connections accepted.",
+	       "%" PRIu64, ns.ws_opened);
+	METRIC("counter", "rigd_connections_rejected_total",
+	       "Websocket handshakes refused (path, Origin, client limit).", "%" PRIu64,
+	       ns.ws_rejected);
+	METRIC("counter", "rigd_batches_total", "Edit batches committed.", "%" PRIu64,
+	       S->m.batches_ok);
+	METRIC("counter", "rigd_batches_failed_total", "Edit batches refused or not stored.",
+	       "%" PRIu64, S->m.batches_failed);
+	METRIC("counter", "rigd_ops_total", "Ops in committed batches.", "%" PRIu64, S->m.ops);
+	METRIC("counter", "rigd_recomputed_matrices_total", "World matrices recomputed.",
+	       "%" PRIu64, S->m.recomputed);
+	METRIC("counter", "rigd_commits_total", "Group commits (one per turn with batches).",
+	       "%" PRIu64, S->m.commits);
+	METRIC("counter", "rigd_commit_failures_total", "Group commits that failed.", "%" PRIu64,
+	       S->m.commit_failures);
+	{
+		static const char hist[] = "# HELP rigd_commit_seconds Latency of a group commit.\n"
+					   "# TYPE rigd_commit_seconds histogram\n";
+
+		rc = rc || proto_buf_append(&b, hist, sizeof(hist) - 1);
+	}
+	for (int i = 0; i <= N_BUCKETS; i++) {
+		int len;
+
+		cum += S->m.commit_bucket[i];
+		if (i < N_BUCKETS)
+			len = snprintf(line, sizeof(line),
+				       "rigd_commit_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+				       bucket_s[i], cum);
+		else
+			len = snprintf(line, sizeof(line),
+				       "rigd_commit_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
+				       "rigd_commit_seconds_sum %.9f\nrigd_commit_seconds_count %" PRIu64
+				       "\n", cum, S->m.commit_sum_s, cum);
+		rc = rc || proto_buf_append(&b, line, (size_t)len);
+	}
+	METRIC("counter", "rigd_bytes_sent_total", "Payload bytes written to sockets.",
+	       "%" PRIu64, ns.bytes_sent);
+	METRIC("counter", "rigd_bytes_received_total", "Websocket and HTTP body bytes read.",
+	       "%" PRIu64, ns.bytes_received);
+	METRIC("counter", "rigd_ws_messages_total", "Websocket messages received.", "%" PRIu64,
+	       S->m.ws_messages);
+	METRIC("counter", "rigd_http_requests_total", "HTTP requests (API and files).",
+	       "%" PRIu64, ns.http_requests);
+	METRIC("counter", "rigd_updates_sent_total", "Update frames sent to subscribers.",
+	       "%" PRIu64, S->m.updates_sent);
+	METRIC("counter", "rigd_snapshots_sent_total", "Snapshot frames sent to subscribers.",
+	       "%" PRIu64, S->m.snapshots_sent);
+	METRIC("counter", "rigd_updates_coalesced_total",
+	       "Turns folded into a later update for a client that was behind.", "%" PRIu64,
+	       S->m.updates_coalesced);
+	METRIC("counter", "rigd_presence_coalesced_total",
+	       "Presence messages replaced by a newer one before they were sent.", "%" PRIu64,
+	       S->m.presence_coalesced);
+	METRIC("counter", "rigd_replies_sent_total", "Replies and notices sent.", "%" PRIu64,
+	       S->m.replies_sent);
+	METRIC("counter", "rigd_clients_dropped_total",
+	       "Clients closed (1008) because they did not read their replies.", "%" PRIu64,
+	       S->m.clients_dropped);
+	METRIC("counter", "rigd_ws_closed_too_big_total", "Websockets closed (1009) for size.",
+	       "%" PRIu64, ns.ws_closed_too_big);
+	METRIC("counter", "rigd_snapshots_written_total", "Scene snapshots stored.", "%" PRIu64,
+	       es.snapshots);
+	METRIC("gauge", "rigd_resident_memory_bytes", "Resident set size.", "%ld",
+	       rss_kb() * 1024);
+	METRIC("counter", "rigd_cpu_seconds_total", "User and system CPU time.", "%.6f",
+	       (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+		       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6);
+	METRIC("gauge", "rigd_uptime_seconds", "Seconds since start.", "%.3f",
+	       now_s() - S->started);
+#undef METRIC
+	if (rc) {
+		proto_buf_release(&b);
+		respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	respond_buf(S, conn, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
+}
+
+/* ---- the demo rig ---- */
+
+/* Seed chapter, section 4: base, arm, hand at yaw 30 and bend 40. */
+static int seed_demo(struct server *S)
+{
+	static const struct {
+		const char *id, *parent, *name;
+		double t[3], euler[3], pivot[3], half[3];
+	} nodes[] = {
+		{"base", NULL, "Base", {0, 0.2, 0}, {0, 30, 0}, {0, 0, 0}, {0.35, 0.2, 0.35}},
+		{"arm", "base", "Arm", {0, 0.9, 0}, {0, 0, 40}, {0, -0.7, 0}, {0.12, 0.7, 0.12}},
+		{"hand", "arm", "Hand", {0, 0.7, 0}, {0, 0, 0}, {0, 0, 0}, {0.22, 0.12, 0.22}},
+	};
+	edit_batch batch;
+	edit_error err;
+	engine_ack ack;
+	int rc;
+
+	rc = engine_scene_create(S->e, "demo");
+	if (rc)
+		return rc;
+	edit_batch_init(&batch);
+	snprintf(batch.client, sizeof(batch.client), "rigd-seed");
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		edit_op *op = edit_batch_add(&batch, EDIT_CREATE, nodes[i].id);
+
+		if (!op) {
+			edit_batch_release(&batch);
+			return RIGD_E_NOMEM;
+		}
+		if (nodes[i].parent && (rc = edit_op_set_parent(op, nodes[i].parent))) {
+			edit_batch_release(&batch);
+			return rc;
+		}
+		if ((rc = edit_op_set_name(op, nodes[i].name)) ||
+		    (rc = edit_op_set_mesh(op, "box"))) {
+			edit_batch_release(&batch);
+			return rc;
+		}
+		op->fields |= EDIT_F_T | EDIT_F_EULER | EDIT_F_PIVOT | EDIT_F_BOUNDS | EDIT_F_KIND;
+		op->t = (vec3){nodes[i].t[0], nodes[i].t[1], nodes[i].t[2]};
+		op->euler_deg = (vec3){nodes[i].euler[0], nodes[i].euler[1], nodes[i].euler[2]};
+		op->pivot = (vec3){nodes[i].pivot[0], nodes[i].pivot[1], nodes[i].pivot[2]};
+		op->has_bounds = true;
+		op->bounds.min = (vec3){-nodes[i].half[0], -nodes[i].half[1], -nodes[i].half[2]};
+		op->bounds.max = (vec3){nodes[i].half[0], nodes[i].half[1], nodes[i].half[2]};
+		op->node_kind = NODE_MESH;
+	}
+	engine_ack_init(&ack);
+	rc = engine_submit(S->e, "demo", &batch, &ack, &err);
+	engine_ack_release(&ack);
+	edit_batch_release(&batch);
+	if (rc) {
+		logf_(LOG_ERROR, "seeding the demo rig: %s", err.message);
+		return rc;
+	}
+	if ((rc = engine_commit(S->e)) != 0)
+		return rc;
+	engine_update(S->e, "demo", NULL, NULL);
+	return 0;
+}
+
+/* ---- flags ---- */
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s [options]\n"
+		"\n"
+		"Serves articulated rigs over HTTP and websockets (docs/protocol.md).\n"
+		"\n"
+		"  --listen HOST:PORT     address to listen on (default 127.0.0.1:%d;\n"
+		"                         port 0 picks a free one; IPv6 as [::1]:8080)\n"
+		"  --db PATH              SQLite database (default %s; created with the\n"
+		"                         demo rig when it does not exist)\n"
+		"  --web DIR              directory served at / (default %s)\n"
+		"  --origin ORIGIN        allow websockets and API calls from this exact\n"
+		"                         Origin (repeatable; default: the server's own,\n"
+		"                         http://HOST:PORT, and localhost for loopback).\n"
+		"                         Clients that send no Origin (scripts) are allowed.\n"
+		"  --max-message BYTES    largest websocket message (default 1048576; 1009 beyond)\n"
+		"  --max-fragments N      most receive chunks in one message (default 4096)\n"
+		"  --max-body BYTES       largest HTTP request body (default 8388608; 413 beyond)\n"
+		"  --max-ops N            most ops in one batch (default %d)\n"
+		"  --max-nodes N          most nodes in one scene (default %d)\n"
+		"  --max-clients N        most open websockets (default 1024)\n"
+		"  --idle-timeout SECS    ping an idle websocket after half, close it after\n"
+		"                         all of it without an answer (default 60; 0: never)\n"
+		"  --reply-queue BYTES    replies queued for a client that does not read\n"
+		"                         before it is closed with 1008 (default %u)\n"
+		"  --journal N            turns remembered per scene for catching up\n"
+		"                         lagging clients with updates (default %d)\n"
+		"  --sync full|normal     SQLite synchronous mode (default full: no\n"
+		"                         acknowledged edit is lost on power loss)\n"
+		"  --log-level LEVEL      error, warn, info or debug (default warn)\n"
+		"  --help                 this text\n",
+		prog, DEFAULT_PORT, DEFAULT_DB, DEFAULT_WEB, EDIT_DEFAULT_MAX_OPS,
+		SCENE_DEFAULT_MAX_NODES, DEFAULT_REPLY_QUEUE, DEFAULT_JOURNAL);
+}
+
+static bool parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_listen(const char *s, struct opts *o)
+{
+	const char *colon;
+	long port;
+	size_t hlen;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':')
+			return false;
+		hlen = (size_t)(close - s - 1);
+		if (hlen == 0 || hlen >= sizeof(o->host))
+			return false;
+		memcpy(o->host, s + 1, hlen);
+		o->host[hlen] = '\0';
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return false;
+		hlen = (size_t)(colon - s);
+		if (hlen == 0 || hlen >= sizeof(o->host) || memchr(s, ':', hlen))
+			return false;
+		memcpy(o->host, s, hlen);
+		o->host[hlen] = '\0';
+	}
+	if (!parse_long(colon + 1, 0, 65535, &port))
+		return false;
+	if (strcmp(o->host, "localhost") == 0)
+		snprintf(o->host, sizeof(o->host), "127.0.0.1");
+	o->port = (int)port;
+	return true;
+}
+
+/* Returns 0, or 2 after printing what was wrong. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->host, sizeof(o->host), "127.0.0.1");
+	o->port = DEFAULT_PORT;
+	o->db = DEFAULT_DB;
+	o->web = DEFAULT_WEB;
+	o->max_message = 1u << 20;
+	o->max_fragments = 4096;
+	o->max_body = 8u << 20;
+	o->idle_timeout_s = 60;
+	o->max_clients = 1024;
+	o->max_ops = EDIT_DEFAULT_MAX_OPS;
+	o->max_nodes = SCENE_DEFAULT_MAX_NODES;
+	o->reply_queue = DEFAULT_REPLY_QUEUE;
+	o->journal = DEFAULT_JOURNAL;
+	o->log_level = LOG_WARN;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long num;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout, argv[0]);
+			exit(0);
+		}
+#define NEED_VALUE()                                                              \
+	do {                                                                      \
+		if (!v) {                                                         \
+			fprintf(stderr, "rigd: %s needs a value\n", a);           \
+			return 2;                                                 \
+		}                                                                 \
+		i++;                                                              \
+	} while (0)
+#define NUMBER(lo, hi)                                                                 \
+	do {                                                                           \
+		NEED_VALUE();                                                          \
+		if (!parse_long(v, lo, hi, &num)) {                                    \
+			fprintf(stderr, "rigd: %s: '%s' is not a number in %ld..%ld\n", \
+				a, v, (long)(lo), (long)(hi));                           \
+			return 2;                                                      \
+		}                                                                      \
+	} while (0)
+		if (strcmp(a, "--listen") == 0) {
+			NEED_VALUE();
+			if (!parse_listen(v, o)) {
+				fprintf(stderr, "rigd: --listen: '%s' is not HOST:PORT\n", v);
+				return 2;
+			}
+		} else if (strcmp(a, "--db") == 0) {
+			NEED_VALUE();
+			o->db = v;
+		} else if (strcmp(a, "--web") == 0) {
+			NEED_VALUE();
+			o->web = v;
+		} else if (strcmp(a, "--origin") == 0) {
+			NEED_VALUE();
+			if (o->n_origins == (int)(sizeof(o->origins) / sizeof(o->origins[0]))) {
+				fprintf(stderr, "rigd: too many --origin\n");
+				return 2;
+			}
+			o->origins[o->n_origins++] = v;
+		} else if (strcmp(a, "--max-message") == 0) {
+			NUMBER(1024, 1L << 30);
+			o->max_message = (size_t)num;
+		} else if (strcmp(a, "--max-fragments") == 0) {
+			NUMBER(1, 1L << 20);
+			o->max_fragments = (int)num;
+		} else if (strcmp(a, "--max-body") == 0) {
+			NUMBER(1024, 1L << 30);
+			o->max_body = (size_t)num;
+		} else if (strcmp(a, "--max-ops") == 0) {
+			NUMBER(1, 10000000);
+			o->max_ops = (int)num;
+		} else if (strcmp(a, "--max-nodes") == 0) {
+			NUMBER(1, 100000000);
+			o->max_nodes = (int)num;
+		} else if (strcmp(a, "--max-clients") == 0) {
+			NUMBER(1, 1000000);
+			o->max_clients = (int)num;
+		} else if (strcmp(a, "--idle-timeout") == 0) {
+			NUMBER(0, 65535);
+			o->idle_timeout_s = (int)num;
+		} else if (strcmp(a, "--reply-queue") == 0) {
+			NUMBER(4096, 1L << 30);
+			o->reply_queue = (size_t)num;
+		} else if (strcmp(a, "--journal") == 0) {
+			NUMBER(1, 1000000);
+			o->journal = (int)num;
+		} else if (strcmp(a, "--sync") == 0) {
+			NEED_VALUE();
+			if (strcmp(v, "full") == 0)
+				o->sync_normal = false;
+			else if (strcmp(v, "normal") == 0)
+				o->sync_normal = true;
+			else {
+				fprintf(stderr, "rigd: --sync: '%s' is not full or normal\n", v);
+				return 2;
+			}
+		} else if (strcmp(a, "--log-level") == 0) {
+			static const char *const names[] = {"error", "warn", "info", "debug"};
+			int lvl = -1;
+
+			NEED_VALUE();
+			for (int k = 0; k < 4; k++)
+				if (strcmp(v, names[k]) == 0)
+					lvl = k;
+			if (lvl < 0) {
+				fprintf(stderr, "rigd: --log-level: '%s' is not error, warn, info or debug\n",
+					v);
+				return 2;
+			}
+			o->log_level = lvl;
+		} else {
+			fprintf(stderr, "rigd: unknown argument '%s'\n", a);
+			usage(stderr, argv[0]);
+			return 2;
+		}
+#undef NUMBER
+#undef NEED_VALUE
+	}
+	return 0;
+}
+
+/* mkdir -p of the directory part of 'path'. */
+static int make_parent_dirs(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -1;
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+	if (signal_net)
+		net_stop(signal_net);
+}
+
+static uint32_t boot_id(void)
+{
+	struct timespec ts;
+	uint32_t x;
+	FILE *f = fopen("/dev/urandom", "rb");
+
+	if (f && fread(&x, sizeof(x), 1, f) == 1) {
+		fclose(f);
+		return x;
+	}
+	if (f)
+		fclose(f);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec ^ ((uint32_t)getpid() << 16);
+}
+
+static void server_free(struct server *S)
+{
+	for (int i = 0; i < S->cap_clients; i++)
+		if (S->clients[i]) {
+			queue_free(S->clients[i]);
+			free(S->clients[i]->subs);
+			free(S->clients[i]->name);
+			free(S->clients[i]);
+		}
+	free(S->clients);
+	for (int i = 0; i < S->n_scenes; i++)
+		sstate_free(S, S->scenes[i]);
+	free(S->scenes);
+	while (S->dhead) {
+		struct deferred *d = S->dhead;
+
+		S->dhead = d->next;
+		deferred_free(d);
+	}
+	free(S->pend);
+}
+
+int serve_main(int argc, char **argv)
+{
+	struct server S;
+	net_config ncfg;
+	net_callbacks cb;
+	engine_opts eo;
+	struct sigaction sa;
+	struct stat st;
+	char msg[512], origin[300];
+	bool fresh;
+	int rc, err = 0, exit_code = 1;
+
+	memset(&S, 0, sizeof(S));
+	if ((rc = parse_args(argc, argv, &S.o)) != 0)
+		return rc;
+	log_level = S.o.log_level;
+	S.started = now_s();
+	S.boot_id = boot_id();
+	S.head = net_frame_head();
+	S.lim = proto_limits_default();
+	S.lim.max_bytes = S.o.max_message;
+	S.lim.edit.max_ops = S.o.max_ops;
+
+	/* The database: created (with its directory) and seeded on first start. */
+	fresh = stat(S.o.db, &st) != 0;
+	if (fresh && make_parent_dirs(S.o.db) != 0) {
+		fprintf(stderr, "rigd: cannot create the directory of %s: %s\n", S.o.db,
+			strerror(errno));
+		return 1;
+	}
+	eo = engine_opts_default();
+	eo.sync_normal = S.o.sync_normal;
+	eo.max_nodes = S.o.max_nodes;
+	eo.limits.max_ops = S.o.max_ops;
+	S.e = engine_open(S.o.db, &eo, &err, msg, sizeof(msg));
+	if (!S.e) {
+		fprintf(stderr, "rigd: cannot open %s: %s (%s)\n", S.o.db, msg, err_code(err));
+		return 1;
+	}
+	if (fresh && engine_scenes(S.e, NULL, 0) == 0 && (rc = seed_demo(&S)) != 0) {
+		fprintf(stderr, "rigd: cannot seed the demo rig in %s: %s\n", S.o.db,
+			engine_errmsg(S.e));
+		goto out;
+	}
+
+	net_config_defaults(&ncfg);
+	ncfg.host = S.o.host;
+	ncfg.port = S.o.port;
+	ncfg.web_root = S.o.web;
+	ncfg.origins = S.o.origins;
+	ncfg.n_origins = S.o.n_origins;
+	ncfg.max_message = S.o.max_message;
+	ncfg.max_fragments = S.o.max_fragments;
+	ncfg.max_body = S.o.max_body;
+	ncfg.idle_timeout_s = S.o.idle_timeout_s;
+	ncfg.max_connections = S.o.max_clients;
+	ncfg.log_level = S.o.log_level > LOG_WARN ? S.o.log_level - 1 : 0;
+	memset(&cb, 0, sizeof(cb));
+	cb.ctx = &S;
+	cb.http = cb_http;
+	cb.ws_open = cb_ws_open;
+	cb.ws_message = cb_ws_message;
+	cb.ws_writable = cb_ws_writable;
+	cb.ws_closed = cb_ws_closed;
+	cb.turn = cb_turn;
+	S.n = net_new(&ncfg, &cb);
+	if (!S.n)
+		goto out;
+	if (S.o.n_origins == 0) {
+		/* The server's own origin, as a browser that loaded the viewer
+		 * from it writes it. */
+		bool v6 = strchr(S.o.host, ':') != NULL;
+		bool loopback = strcmp(S.o.host, "127.0.0.1") == 0 || strcmp(S.o.host, "::1") == 0;
+
+		snprintf(origin, sizeof(origin), v6 ? "http://[%s]:%d" : "http://%s:%d", S.o.host,
+			 net_port(S.n));
+		rc = net_add_origin(S.n, origin);
+		if (loopback) {
+			snprintf(origin, sizeof(origin), "http://localhost:%d", net_port(S.n));
+			rc = rc || net_add_origin(S.n, origin);
+		}
+		if (rc) {
+			fprintf(stderr, "rigd: out of memory\n");
+			goto out;
+		}
+	}
+	if (stat(S.o.web, &st) != 0 || !S_ISDIR(st.st_mode))
+		logf_(LOG_WARN, "web root %s is not a directory: only the API is served", S.o.web);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	signal_net = S.n;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	printf(strchr(S.o.host, ':') ? "rigd: serving http://[%s]:%d/ (database %s)\n"
+				      : "rigd: serving http://%s:%d/ (database %s)\n",
+	       S.o.host, net_port(S.n), S.o.db);
+	fflush(stdout);
+
+	rc = net_run(S.n);
+	signal_net = NULL;
+	if (rc)
+		logf_(LOG_ERROR, "the event loop failed");
+	/* Commit what this last pass received, answer it, then say goodbye. */
+	cb_turn(&S);
+	net_drain(S.n, NET_CLOSE_GOING_AWAY, 3000);
+	logf_(LOG_INFO, "stopped by signal %d", (int)got_signal);
+	exit_code = rc ? 1 : 0;
+out:
+	net_free(S.n);
+	engine_close(S.e);
+	server_free(&S);
+	return exit_code;
+}
