@@ -268,6 +268,9 @@ static size_t number_len(const char *p, size_t n)
 		if (i == d)
 			return 0;
 	}
+	/* "01" would otherwise pass as two numbers that cJSON reads as one. */
+	if (i < n && !strchr(",]} \t\n\r", p[i]))
+		return 0;
 	return i;
 }
 
@@ -547,6 +550,22 @@ static int get_id(const cJSON *item, const char *field, bool allow_null, int max
 	}
 	memcpy(out, v, strlen(v) + 1);
 	return 0;
+}
+
+/* A scene name: an id that is not "." or "..", which name directories in
+ * the URL paths that carry scene names. */
+static int get_scene_name(const cJSON *item, const char *field, char out[SCENE_ID_MAX + 1],
+			  const where *w)
+{
+	int rc = get_id(item, field, false, SCENE_ID_MAX, out, w);
+
+	if (rc == 0 && (strcmp(out, ".") == 0 || strcmp(out, "..") == 0)) {
+		edit_error_set(w->err, RIGD_E_BAD_ID, w->op, field, "%s: '%s' cannot name a scene",
+			       field, out);
+		out[0] = '\0';
+		return RIGD_E_BAD_ID;
+	}
+	return rc;
 }
 
 /* A string of at most max_bytes (or null when allow_null: *out NULL),
@@ -1010,7 +1029,7 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		rc = bad_field(&w, msg_keys[__builtin_ctz(missing)], "missing");
 		goto out;
 	}
-	if ((rc = get_id(f[M_SCENE], "scene", false, SCENE_ID_MAX, out->scene, &w)) != 0)
+	if ((rc = get_scene_name(f[M_SCENE], "scene", out->scene, &w)) != 0)
 		goto out;
 	if (f[M_CLIENT] &&
 	    (rc = get_id(f[M_CLIENT], "client", true, lim->edit.max_id_len, out->batch.client, &w)))
@@ -1089,7 +1108,7 @@ int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_
 	if ((rc = parse(json, len, &lim, &root, err)) != 0)
 		return rc;
 	if ((rc = members(root, "body", names, 1, f, &w)) == 0)
-		rc = f[0] ? get_id(f[0], "name", false, SCENE_ID_MAX, name_out, &w)
+		rc = f[0] ? get_scene_name(f[0], "name", name_out, &w)
 			  : bad_field(&w, "name", "missing");
 	cJSON_Delete(root);
 	if (rc)
@@ -1182,8 +1201,12 @@ static int node_body(proto_buf *b, const scene *s, int node)
 {
 	node_props p;
 	int parent = scene_parent(s, node);
+	vec3 euler;
 
 	scene_props(s, node, &p);
+	/* Derived for people, not replayed: + 0.0 shows -0 as 0. */
+	euler = quat_to_euler_deg(p.r);
+	euler = vec3_make(euler.x + 0.0, euler.y + 0.0, euler.z + 0.0);
 	return put(b, "{\"id\":") || proto_buf_json_string(b, scene_id(s, node)) ||
 	       key(b, "name", false) || put_str_or_null(b, p.name) ||
 	       key(b, "parent", false) || put_str_or_null(b, parent >= 0 ? scene_id(s, parent) : NULL) ||
@@ -1192,7 +1215,7 @@ static int node_body(proto_buf *b, const scene *s, int node)
 	       key(b, "r", false) || put_quat(b, p.r) ||
 	       key(b, "s", false) || put_vec3(b, p.s) ||
 	       key(b, "pivot", false) || put_vec3(b, p.pivot) ||
-	       key(b, "euler", false) || put_vec3(b, quat_to_euler_deg(p.r)) ||
+	       key(b, "euler", false) || put_vec3(b, euler) ||
 	       key(b, "bounds", false) || put_bounds(b, p.has_bounds, p.bounds) ||
 	       key(b, "mesh", false) || put_str_or_null(b, p.mesh) ||
 	       key(b, "kind", false) || proto_buf_json_string(b, edit_kind_name(p.kind)) ||
