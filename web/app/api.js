@@ -1,0 +1,74 @@
+/*
+ * api.js: the HTTP half of rigd's API (docs/protocol.md), with errors that
+ * say what went wrong in words: the server's {"error": {code, message}}
+ * when it sent one, otherwise the status and what the viewer was doing.
+ */
+
+export class ApiError extends Error {
+	constructor(message, { status = 0, code = 'http', op = null, field = null } = {}) {
+		super(message);
+		this.status = status;
+		this.code = code;
+		this.op = op;
+		this.field = field;
+	}
+}
+
+async function call(what, url, init) {
+	let res;
+	try {
+		res = await fetch(url, init);
+	} catch (e) {
+		throw new ApiError(`${what}: the server cannot be reached (${e.message})`, { code: 'unreachable' });
+	}
+	const type = res.headers.get('content-type') || '';
+	if (!res.ok) {
+		let body = null;
+		if (type.includes('json')) body = await res.json().catch(() => null);
+		const err = body && body.error;
+		const text = err && err.message ? err.message : `HTTP ${res.status} ${res.statusText}`.trim();
+		throw new ApiError(`${what}: ${text}`, { status: res.status, code: err?.code || 'http', op: err?.op ?? null, field: err?.field ?? null });
+	}
+	return res;
+}
+
+const enc = encodeURIComponent;
+
+/* GET /api/scenes: [{name, seq, nodes}]. */
+export async function listScenes() {
+	const res = await call('listing scenes', '/api/scenes');
+	return (await res.json()).scenes;
+}
+
+/* POST /api/scenes {"name"}. */
+export async function createScene(name) {
+	await call(`creating scene '${name}'`, '/api/scenes', {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ name }),
+	});
+}
+
+/* DELETE /api/scenes/NAME. */
+export async function deleteScene(name) {
+	await call(`deleting scene '${name}'`, `/api/scenes/${enc(name)}`, { method: 'DELETE' });
+}
+
+/* GET /api/scenes/NAME[?at=SEQ]: {scene, seq, nodes}. */
+export async function getTree(name, at = null, { signal } = {}) {
+	const query = at === null ? '' : `?at=${at}`;
+	const what = at === null ? `reading scene '${name}'` : `reading scene '${name}' at seq ${at}`;
+	const res = await call(what, `/api/scenes/${enc(name)}${query}`, { signal });
+	return res.json();
+}
+
+/* GET /api/scenes/NAME/log?from=&to=: one object per NDJSON line. */
+export async function getLog(name, from = 1, to = null, { signal } = {}) {
+	const query = `?from=${from}${to === null ? '' : `&to=${to}`}`;
+	const res = await call(`reading the log of '${name}'`, `/api/scenes/${enc(name)}/log${query}`, { signal });
+	const text = await res.text();
+	return text
+		.split('\n')
+		.filter((line) => line.trim())
+		.map((line) => JSON.parse(line));
+}

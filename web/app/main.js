@@ -1,0 +1,491 @@
+/*
+ * main.js: the viewer's entry point. One websocket for the page's whole
+ * life, a router (#/ lists scenes, #/scene/NAME opens one), the top bar
+ * (connection state, who else is here, your display name), and SceneView,
+ * which wires one scene's session, viewport and panels together.
+ *
+ * window.rigd is a read-only hook for tests and debugging: it reports what
+ * the page draws (worldOf(id) is the matrixWorld of the node's Object3D)
+ * and never changes anything the user could not.
+ */
+import { Connection } from './connection.js';
+import { HierarchyPanel } from './hierarchy.js';
+import { InspectorPanel } from './inspector.js';
+import { SceneList } from './scenelist.js';
+import { SceneSession } from './session.js';
+import { Timeline } from './timeline.js';
+import { Listeners, clear, colourFor, el, randomToken } from './util.js';
+import { Viewport } from './viewport.js';
+
+/* The display name, kept across visits. */
+function loadName() {
+	try {
+		const saved = localStorage.getItem('rigd.name');
+		if (saved) return saved;
+	} catch {
+		/* storage may be disabled */
+	}
+	return `guest-${randomToken(4)}`;
+}
+function saveName(name) {
+	try {
+		localStorage.setItem('rigd.name', name);
+	} catch {
+		/* storage may be disabled */
+	}
+}
+
+const SHAPES = {
+	box: { kind: 'mesh', mesh: 'box', bounds: { min: [-0.1, -0.1, -0.1], max: [0.1, 0.1, 0.1] } },
+	empty: { kind: 'group' },
+	camera: { kind: 'camera', camera: { fov: 50, near: 0.05, far: 100 } },
+};
+
+/* One open scene: session, viewport, hierarchy, inspector, timeline. */
+class SceneView {
+	constructor(root, conn, name, app) {
+		this.app = app;
+		this.conn = conn;
+		this.name = name;
+		this._listeners = new Listeners();
+		this._unsubs = [];
+		this.selected = null;
+		this.others = [];
+
+		this.session = new SceneSession(conn, name, { displayName: app.displayName });
+		this.live = this.session.model;
+		this.shown = this.live;
+
+		// Layout.
+		const left = el('aside.panel.hierarchy-panel', { 'aria-label': 'Hierarchy' });
+		const right = el('aside.panel.inspector-panel', { 'aria-label': 'Inspector' });
+		const centre = el('main.viewport');
+		const bottom = el('footer.timeline', { 'aria-label': 'History' });
+		this.banner = el('div.banner', { hidden: true, role: 'status' });
+		this.loading = el('div.loading', {}, `Opening ${name}…`);
+		this.toolbar = this._buildToolbar();
+		this.element = el('div.scene-view', {}, left, centre, right, bottom);
+		root.append(this.element);
+
+		this.viewport = new Viewport(centre);
+		centre.append(this.toolbar, this.banner, this.loading);
+		this.hierarchy = new HierarchyPanel(left);
+		this.inspector = new InspectorPanel(right);
+		this.timeline = new Timeline(bottom, name);
+
+		this._display(this.live, { flash: true });
+		this._wire();
+		this._applyEditable();
+	}
+
+	_buildToolbar() {
+		const modes = [
+			['translate', 'Move (W)', '⤧'],
+			['rotate', 'Rotate (E)', '⟳'],
+			['scale', 'Scale (R)', '⤢'],
+		];
+		this.modeButtons = modes.map(([mode, title, icon]) => el('button.tool', { title, dataset: { mode }, 'aria-label': title }, icon));
+		this.spaceButton = el('button.tool', { title: 'Gizmo axes: local or world (Q)', 'aria-label': 'Gizmo space' }, 'local');
+		const overlays = [
+			['grid', 'Grid'],
+			['axes', 'Axes'],
+			['nodeBoxes', 'Node AABBs'],
+			['subtreeBoxes', 'Subtree AABBs'],
+			['pivot', 'Pivot'],
+		];
+		this.overlayBoxes = {};
+		const toggles = overlays.map(([key, label]) => {
+			const box = el('input', { type: 'checkbox', checked: this._overlayDefault(key), dataset: { overlay: key } });
+			this.overlayBoxes[key] = box;
+			return el('label.toggle-chip', { title: `Show ${label}` }, box, label);
+		});
+		this.frameButton = el('button.tool', { title: 'Frame everything (A) / the selection (F)', 'aria-label': 'Frame all' }, '⌂');
+		return el('div.toolbar', {}, ...this.modeButtons, this.spaceButton, el('span.sep'), ...toggles, el('span.sep'), this.frameButton);
+	}
+
+	_overlayDefault(key) {
+		return key === 'grid' || key === 'axes' || key === 'pivot';
+	}
+
+	_wire() {
+		const L = this._listeners;
+		const s = this.session;
+		this._unsubs.push(
+			s.on('status', ({ phase, message }) => {
+				this.loading.hidden = phase === 'live';
+				if (phase === 'error') {
+					clear(this.loading);
+					this.loading.append(el('div.error-text', {}, `Cannot open scene '${this.name}': ${message}`), el('a', { href: '#/' }, 'Back to the scene list'));
+					this.loading.hidden = false;
+				}
+				this._applyEditable();
+			}),
+			s.on('presence', () => this._presenceChanged()),
+			s.on('history', (h) => this.timeline.setHistoryState(h)),
+			s.on('notice', ({ message }) => this.app.toast(message)),
+			this.live.on('reset', () => this._liveChanged()),
+			this.live.on('update', () => this._liveChanged()),
+			this.conn.on('state', () => this._applyEditable()),
+		);
+
+		// Viewport.
+		this._unsubs.push(
+			this.viewport.on('pick', ({ id }) => this.select(id)),
+			this.viewport.on('gizmo', (g) => this._onGizmo(g)),
+			this.viewport.on('look', ({ id }) => this._showBanner()),
+		);
+		for (const b of this.modeButtons) L.listen(b, 'click', () => this.setMode(b.dataset.mode));
+		L.listen(this.spaceButton, 'click', () => this.toggleSpace());
+		L.listen(this.frameButton, 'click', () => this.viewport.frameAll());
+		for (const [key, box] of Object.entries(this.overlayBoxes)) L.listen(box, 'change', () => this.viewport.setOverlayFlags({ [key]: box.checked }));
+		this.setMode('translate');
+
+		// Hierarchy.
+		this._unsubs.push(
+			this.hierarchy.on('select', ({ id }) => this.select(id)),
+			this.hierarchy.on('reparent', (r) => this._reparent(r)),
+			this.hierarchy.on('create', (c) => this._create(c)),
+			this.hierarchy.on('delete', ({ id }) => this._delete(id)),
+		);
+
+		// Inspector.
+		this._unsubs.push(
+			this.inspector.on('edit', (e) => this._inspectorEdit(e)),
+			this.inspector.on('begin', () => this.session.beginGesture()),
+			this.inspector.on('end', () => this.session.endGesture()),
+			this.inspector.on('select', ({ id }) => this.select(id)),
+			this.inspector.on('look', ({ id }) => this.lookThrough(id)),
+		);
+
+		// Timeline.
+		this._unsubs.push(
+			this.timeline.on('show', ({ model }) => this._display(model, { flash: false })),
+			this.timeline.on('live', () => this._display(this.live, { flash: true })),
+			this.timeline.on('undo', () => this.undo()),
+			this.timeline.on('redo', () => this.redo()),
+		);
+	}
+
+	/* --- what is shown --- */
+
+	_display(model, { flash }) {
+		this.shown = model;
+		this.viewport.setModel(model, { flash });
+		this.hierarchy.setModel(model);
+		this.inspector.setModel(model);
+		if (this.selected && !model.get(this.selected)) this.inspector.show(null);
+		else this.inspector.show(this.selected);
+		this.hierarchy.setSelection(this.selected && model.get(this.selected) ? this.selected : null);
+		this.viewport.setSelection(this.selected && model.get(this.selected) ? this.selected : null);
+		this._applyEditable();
+		this._showBanner();
+	}
+
+	_liveChanged() {
+		this.timeline.setLiveSeq(this.live.seq);
+		this.app.setSceneInfo(this.name, this.live);
+		if (this.shown === this.live && this.selected && !this.live.get(this.selected)) this.select(null);
+	}
+
+	get editable() {
+		return this.conn.isOpen && this.session.phase === 'live' && this.shown === this.live;
+	}
+
+	_applyEditable() {
+		const editable = this.editable;
+		this.hierarchy.setEditable(editable);
+		this.inspector.setEditable(editable);
+		this.viewport.setGizmoEnabled(editable);
+		this.element.classList.toggle('read-only', !editable);
+		this._showBanner();
+	}
+
+	_showBanner() {
+		const parts = [];
+		clear(this.banner);
+		if (this.shown !== this.live) {
+			const back = el('button.link', { type: 'button' }, 'Back to live');
+			back.addEventListener('click', () => this.timeline.goLive());
+			parts.push(el('span', {}, `Viewing seq ${this.shown.seq} of ${this.live.seq} (read-only). `), back);
+		} else if (!this.conn.isOpen && this.session.phase === 'live') {
+			parts.push(el('span', {}, 'Offline: showing the last state received. Editing resumes when the connection is back.'));
+		}
+		if (this.viewport.lookId) {
+			const exit = el('button.link', { type: 'button' }, 'Stop (Esc)');
+			exit.addEventListener('click', () => this.lookThrough(null));
+			if (parts.length) parts.push(el('span.sep'));
+			parts.push(el('span', {}, `Looking through ${this.viewport.lookId}. `), exit);
+		}
+		this.banner.append(...parts);
+		this.banner.hidden = parts.length === 0;
+	}
+
+	/* --- selection and presence --- */
+
+	select(id) {
+		if (id && !this.shown.get(id)) id = null;
+		this.selected = id;
+		this.hierarchy.setSelection(id);
+		this.inspector.show(id);
+		this.viewport.setSelection(id);
+		this.session.setSelection(id ? [id] : []);
+	}
+
+	_presenceChanged() {
+		this.others = [...this.session.others.values()].map((o) => {
+			const c = colourFor(o.client, { saturation: 0.8, lightness: 0.6 });
+			return { client: o.client, name: o.name, ids: o.selection || [], css: c.css, colour: c.rgb };
+		});
+		this.hierarchy.setOthers(this.others);
+		this.viewport.setOthers(this.others.map((o) => ({ ids: o.ids, colour: o.colour })));
+		this.app.setPresence(this.others);
+	}
+
+	/* --- edits --- */
+
+	_inspectorEdit({ ops, key, onError, onOk }) {
+		this.session.live(key, ops).then(
+			(ack) => ack && onOk(),
+			(err) => onError(err),
+		);
+	}
+
+	_onGizmo({ phase, id, mode, t, r, s }) {
+		if (phase === 'start') return this.session.beginGesture();
+		const op = { op: 'set', id };
+		if (mode === 'translate') op.t = t;
+		else if (mode === 'rotate') op.r = r;
+		else op.s = s;
+		this.session.live(`${id}:gizmo`, [op]).catch((err) => this.inspector.showError(mode === 'translate' ? 't' : mode === 'rotate' ? 'rotation' : 's', err.message));
+		if (phase === 'end') this.session.endGesture();
+	}
+
+	_reparent({ id, parent, index, keepWorld }) {
+		const op = { op: 'reparent', id, parent, keep_world: keepWorld };
+		if (index !== null) op.index = index;
+		this.hierarchy.showMessage('');
+		this.session.edit([op]).then(
+			() => this.select(id),
+			(err) => this.hierarchy.showMessage(`Cannot move ${id} ${parent ? `under ${parent}` : 'to the top level'}: ${err.message}`),
+		);
+	}
+
+	_create({ id, parent, shape, onError, onDone }) {
+		const op = { op: 'create', id, ...structuredClone(SHAPES[shape]) };
+		if (parent) op.parent = parent;
+		this.session.edit([op]).then(
+			() => {
+				onDone();
+				this.select(id);
+			},
+			(err) => onError(err.message),
+		);
+	}
+
+	_delete(id) {
+		const count = this.live.subtree(id).length;
+		this.hierarchy.showMessage('');
+		this.session.edit([{ op: 'delete', id }]).then(
+			() => this.hierarchy.showMessage(`Deleted ${id}${count > 1 ? ` and ${count - 1} descendant${count > 2 ? 's' : ''}` : ''}. Ctrl+Z brings it back.`, 'info'),
+			(err) => this.hierarchy.showMessage(`Cannot delete ${id}: ${err.message}`),
+		);
+	}
+
+	undo() {
+		if (!this.editable) return;
+		this.session.undo().catch((err) => (this.timeline.message.textContent = `Undo: ${err.message}`));
+	}
+
+	redo() {
+		if (!this.editable) return;
+		this.session.redo().catch((err) => (this.timeline.message.textContent = `Redo: ${err.message}`));
+	}
+
+	/* --- viewport commands --- */
+
+	setMode(mode) {
+		this.viewport.setGizmoMode(mode);
+		for (const b of this.modeButtons) b.classList.toggle('active', b.dataset.mode === mode);
+	}
+
+	toggleSpace() {
+		const next = this.viewport.gizmo.space === 'local' ? 'world' : 'local';
+		this.viewport.setGizmoSpace(next);
+		this.spaceButton.textContent = next;
+	}
+
+	lookThrough(id) {
+		this.viewport.lookThrough(id);
+		this._showBanner();
+	}
+
+	/* Keys that act on the scene (not while typing in a field). */
+	onKey(e) {
+		if (e.defaultPrevented) return;
+		const typing = e.target.closest && e.target.closest('input[type=text], input[type=search], input:not([type]), textarea, select');
+		const mod = e.ctrlKey || e.metaKey;
+		if (mod && (e.key === 'z' || e.key === 'Z') && !typing) {
+			e.preventDefault();
+			if (e.shiftKey) this.redo();
+			else this.undo();
+			return;
+		}
+		if (mod && (e.key === 'y' || e.key === 'Y') && !typing) {
+			e.preventDefault();
+			this.redo();
+			return;
+		}
+		if (typing || mod || e.altKey) return;
+		const key = e.key.toLowerCase();
+		if (key === 'w') this.setMode('translate');
+		else if (key === 'e') this.setMode('rotate');
+		else if (key === 'r') this.setMode('scale');
+		else if (key === 'q') this.toggleSpace();
+		else if (key === 'f' && this.selected) this.viewport.frameNode(this.selected);
+		else if (key === 'a') this.viewport.frameAll();
+		else if (key === 'escape') {
+			if (this.viewport.lookId) this.lookThrough(null);
+			else this.select(null);
+		} else if ((key === 'delete' || key === 'backspace') && this.selected && this.editable) this._delete(this.selected);
+		else return;
+		e.preventDefault();
+	}
+
+	dispose() {
+		for (const off of this._unsubs) off();
+		this._listeners.dispose();
+		this.timeline.dispose();
+		this.inspector.dispose();
+		this.hierarchy.dispose();
+		this.viewport.dispose();
+		this.session.dispose();
+		this.element.remove();
+	}
+}
+
+/* The page: top bar, router, the one connection. */
+class App {
+	constructor() {
+		this.displayName = loadName();
+		const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+		this.conn = new Connection(`${proto}//${location.host}/ws`);
+		this._listeners = new Listeners();
+		this.view = null;
+		this.list = null;
+
+		this.crumbs = el('nav.crumbs', { 'aria-label': 'Location' });
+		this.presence = el('div.presence', { 'aria-label': 'People in this scene' });
+		this.nameInput = el('input.name-input', { type: 'text', value: this.displayName, spellcheck: 'false', 'aria-label': 'Your display name', title: 'Your name, as others see it' });
+		this.connPill = el('div.conn-pill', { role: 'status', 'aria-live': 'polite' });
+		this.toastBox = el('div.toasts', { role: 'alert' });
+		this.main = el('div.app-main');
+		document.body.append(
+			el('header.topbar', {}, el('a.brand', { href: '#/' }, 'rigd'), this.crumbs, el('span.grow'), this.presence, this.nameInput, this.connPill),
+			this.main,
+			this.toastBox,
+		);
+
+		this._listeners.listen(window, 'hashchange', () => this.route());
+		this._listeners.listen(window, 'keydown', (e) => this.view && this.view.onKey(e));
+		this._listeners.listen(this.nameInput, 'change', () => {
+			const name = this.nameInput.value.trim().slice(0, 64) || this.displayName;
+			this.displayName = name;
+			this.nameInput.value = name;
+			saveName(name);
+			if (this.view) this.view.session.setDisplayName(name);
+		});
+		this._listeners.listen(this.nameInput, 'keydown', (e) => e.key === 'Enter' && this.nameInput.blur());
+		this.conn.on('state', (s) => this._showConn(s));
+		this._tick = setInterval(() => this.conn.state.state === 'waiting' && this._showConn(this.conn.state), 500);
+		this.conn.open();
+		this.route();
+		this._installHook();
+	}
+
+	route() {
+		const m = /^#\/scene\/([^/?]+)/.exec(location.hash);
+		const name = m ? decodeURIComponent(m[1]) : null;
+		if (this.view && this.view.name === name) return;
+		if (this.view) this.view.dispose(), (this.view = null);
+		if (this.list) this.list.dispose(), (this.list = null);
+		clear(this.main);
+		clear(this.crumbs);
+		clear(this.presence);
+		this.crumbs.append(el('a', { href: '#/' }, 'Scenes'));
+		if (name) {
+			this.crumbs.append(el('span.crumb-sep', {}, '/'), el('span.crumb-scene', {}, name), (this.sceneInfo = el('span.muted.small')));
+			document.title = `${name} · rigd`;
+			this.view = new SceneView(this.main, this.conn, name, this);
+		} else {
+			document.title = 'rigd';
+			this.list = new SceneList(this.main);
+		}
+	}
+
+	setSceneInfo(name, model) {
+		if (this.sceneInfo) this.sceneInfo.textContent = ` ${model.size} nodes`;
+	}
+
+	setPresence(others) {
+		clear(this.presence);
+		const me = colourFor(this.view ? this.view.session.clientId : 'me', { saturation: 0.8, lightness: 0.6 });
+		this.presence.append(el('span.person.me', { title: 'You' }, el('span.presence-dot', { style: { background: me.css } }), 'you'));
+		for (const o of others) {
+			const what = o.ids.length ? ` · ${o.ids.slice(0, 2).join(', ')}${o.ids.length > 2 ? '…' : ''}` : '';
+			this.presence.append(el('span.person', { title: `${o.name}${o.ids.length ? ` has ${o.ids.join(', ')} selected` : ''}` }, el('span.presence-dot', { style: { background: o.css } }), `${o.name}${what}`));
+		}
+	}
+
+	_showConn(s) {
+		clear(this.connPill);
+		this.connPill.className = `conn-pill ${s.state}`;
+		if (s.state === 'open') this.connPill.append('● connected');
+		else if (s.state === 'connecting') this.connPill.append('◌ connecting…');
+		else if (s.state === 'waiting') {
+			const secs = Math.max(0, Math.ceil((s.retryAt - Date.now()) / 1000));
+			const retry = el('button.link', { type: 'button' }, 'retry now');
+			retry.addEventListener('click', () => this.conn.retryNow());
+			this.connPill.append(`○ offline (${s.reason}); retrying in ${secs}s · `, retry);
+		} else this.connPill.append('○ closed');
+	}
+
+	/* A short message that is not tied to any one control. */
+	toast(message) {
+		const t = el('div.toast', {}, message);
+		this.toastBox.append(t);
+		setTimeout(() => t.remove(), 6000);
+	}
+
+	_installHook() {
+		const app = this;
+		const view = () => {
+			if (!app.view) throw new Error('no scene is open');
+			return app.view;
+		};
+		window.rigd = Object.freeze({
+			/* The matrixWorld the page draws node 'id' with (16 numbers). */
+			worldOf(id) {
+				const obj = view().viewport.layer.objects.get(id);
+				return obj ? Array.from(obj.matrixWorld.elements) : null;
+			},
+			/* The seq shown, and the live seq. */
+			seq: () => view().shown.seq,
+			liveSeq: () => view().live.seq,
+			/* The tree shown: nested [id, [children]]. */
+			tree: () => view().shown.shape(),
+			selection: () => view().selected,
+			phase: () => (app.view ? app.view.session.phase : 'none'),
+			connection: () => app.conn.state.state,
+			editable: () => view().editable,
+			viewMatrix: () => view().viewport.viewMatrix(),
+			/* Frame statistics since the last resetStats(). */
+			stats() {
+				const s = view().viewport.stats;
+				return { frames: s.frames, renderMs: s.renderMs.slice(), intervals: s.intervals.slice() };
+			},
+			resetStats: () => view().viewport.resetStats(),
+		});
+	}
+}
+
+new App();

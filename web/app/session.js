@@ -1,0 +1,263 @@
+/*
+ * session.js: one open scene over one connection.
+ *
+ * The session subscribes (again after every reconnect, so a snapshot
+ * resynchronises the model without a page reload), feeds snapshots and
+ * updates into the SceneModel, sends every edit as one batch with this
+ * browser's client id and a client_seq (so a batch resent after a dropped
+ * connection is acknowledged once, never applied twice), coalesces the
+ * stream of batches a slider drag produces, groups a drag's batches so one
+ * Ctrl+Z undoes the whole gesture, and keeps the list of the other people
+ * in the scene (presence).
+ */
+import { DisconnectedError, ServerError } from './connection.js';
+import { SceneModel } from './model.js';
+import { Emitter, randomToken } from './util.js';
+
+export class SceneSession extends Emitter {
+	/*
+	 * Events:
+	 *   status    {phase: 'loading'|'live'|'error', message}
+	 *   presence  the map of others changed
+	 *   history   undo/redo availability changed {canUndo, canRedo, busy}
+	 *   notice    {level: 'error'|'info', message, code} not tied to a request
+	 */
+	constructor(connection, sceneName, { clientId, displayName } = {}) {
+		super();
+		this.conn = connection;
+		this.scene = sceneName;
+		this.model = new SceneModel(sceneName);
+		this.clientId = clientId || `web-${randomToken(10)}`;
+		this.displayName = displayName || 'guest';
+		// client_seq only has to grow within this client id; starting from the
+		// clock keeps it unique even if an id were ever reused.
+		this._clientSeq = Date.now();
+		this.phase = 'loading';
+		this.others = new Map();
+		this.selection = [];
+		this._channels = new Map();
+		this._resend = [];
+		this._undoGroups = [];
+		this._redoGroups = [];
+		this._gesture = null;
+		this._historyBusy = false;
+		this._subReq = 0;
+		this._unsubs = [
+			connection.on('open', () => this._subscribe()),
+			connection.on('message', (msg) => this._onMessage(msg)),
+			connection.on('state', (s) => {
+				if (s.state !== 'open') this.others.clear(), this.emit('presence', this.others);
+			}),
+		];
+		if (connection.isOpen) this._subscribe();
+	}
+
+	dispose() {
+		for (const off of this._unsubs) off();
+		this._unsubs = [];
+		if (this.conn.isOpen) this.conn.send({ type: 'unsubscribe', scene: this.scene });
+		for (const entry of this._resend) entry.reject(new DisconnectedError());
+		this._resend = [];
+	}
+
+	get canUndo() {
+		return this._undoGroups.length > 0 && !this._historyBusy;
+	}
+	get canRedo() {
+		return this._redoGroups.length > 0 && !this._historyBusy;
+	}
+
+	_subscribe() {
+		this._subReq++;
+		this.conn.send({ type: 'subscribe', scene: this.scene, req: `sub-${this._subReq}` });
+		this._sendPresence();
+	}
+
+	_onMessage(msg) {
+		if (msg.scene !== undefined && msg.scene !== this.scene) return;
+		switch (msg.type) {
+			case 'snapshot': {
+				this.model.load(msg.nodes, msg.seq);
+				const first = this.phase !== 'live';
+				this.phase = 'live';
+				this.emit('status', { phase: 'live', message: '' });
+				if (first || this._resend.length) this._flushResend();
+				break;
+			}
+			case 'update':
+				if (this.phase === 'live') this.model.applyUpdate(msg);
+				break;
+			case 'join':
+				this.others.set(msg.client, { client: msg.client, name: msg.name || msg.client, selection: [] });
+				this.emit('presence', this.others);
+				break;
+			case 'presence': {
+				const entry = this.others.get(msg.client) || { client: msg.client };
+				entry.name = msg.name || entry.name || msg.client;
+				entry.selection = msg.selection || [];
+				this.others.set(msg.client, entry);
+				this.emit('presence', this.others);
+				break;
+			}
+			case 'leave':
+				this.others.delete(msg.client);
+				this.emit('presence', this.others);
+				break;
+			case 'error':
+				if (typeof msg.req === 'string' && msg.req.startsWith('sub-')) {
+					this.phase = 'error';
+					this.emit('status', { phase: 'error', message: msg.message || msg.code, code: msg.code });
+				} else {
+					this.emit('notice', { level: 'error', message: msg.message || msg.code, code: msg.code });
+				}
+				break;
+			default:
+				break;
+		}
+	}
+
+	/* --- presence --- */
+
+	setSelection(ids) {
+		this.selection = ids.slice();
+		this._sendPresence();
+	}
+
+	setDisplayName(name) {
+		this.displayName = name;
+		this._sendPresence();
+	}
+
+	_sendPresence() {
+		this.conn.send({ type: 'presence', scene: this.scene, selection: this.selection, name: this.displayName });
+	}
+
+	/* --- edits --- */
+
+	/*
+	 * Sends one batch of ops and resolves with the ack {seq, recomputed}, or
+	 * rejects with a ServerError (code, message, op, field). A batch whose
+	 * connection drops before the answer is resent after the next snapshot
+	 * with the same client_seq, so the promise still settles exactly once
+	 * with the server's verdict.
+	 */
+	edit(ops) {
+		const msg = { type: 'edit', scene: this.scene, ops, client: this.clientId, client_seq: ++this._clientSeq };
+		const group = this._gesture || { count: 0, listed: false };
+		return new Promise((resolve, reject) => {
+			this._send({ msg, resolve, reject, group });
+		});
+	}
+
+	_send(entry) {
+		if (!this.conn.isOpen || this.phase !== 'live') {
+			this._resend.push(entry);
+			return;
+		}
+		this.conn.request(entry.msg).then(
+			(ack) => {
+				this._recordAccepted(entry.group);
+				entry.resolve(ack);
+			},
+			(err) => {
+				if (err instanceof DisconnectedError) this._resend.push(entry);
+				else entry.reject(err);
+			},
+		);
+	}
+
+	_flushResend() {
+		const queue = this._resend;
+		this._resend = [];
+		for (const entry of queue) this._send(entry);
+	}
+
+	/*
+	 * For continuous input (a slider, a gizmo drag): at most one batch per
+	 * 'key' is in flight; while it is, later ops replace each other and only
+	 * the latest is sent when the answer comes. The returned promise settles
+	 * with the answer to the batch that carried these ops (or resolves with
+	 * null when newer ops superseded them before they were sent).
+	 */
+	live(key, ops) {
+		let channel = this._channels.get(key);
+		if (!channel) this._channels.set(key, (channel = { busy: false, next: null }));
+		if (channel.busy) {
+			if (channel.next) channel.next.resolve(null);
+			return new Promise((resolve, reject) => (channel.next = { ops, resolve, reject }));
+		}
+		channel.busy = true;
+		const run = (ops) =>
+			this.edit(ops).finally(() => {
+				const next = channel.next;
+				channel.next = null;
+				if (next) run(next.ops).then(next.resolve, next.reject);
+				else channel.busy = false;
+			});
+		return run(ops);
+	}
+
+	/* Batches sent between beginGesture and endGesture undo as one step. */
+	beginGesture() {
+		this._gesture = { count: 0, listed: false };
+	}
+	endGesture() {
+		this._gesture = null;
+	}
+
+	_recordAccepted(group) {
+		group.count++;
+		if (!group.listed) {
+			group.listed = true;
+			this._undoGroups.push(group);
+			if (this._undoGroups.length > 500) this._undoGroups.shift();
+		}
+		this._redoGroups = [];
+		this._emitHistory();
+	}
+
+	_emitHistory() {
+		this.emit('history', { canUndo: this.canUndo, canRedo: this.canRedo, busy: this._historyBusy });
+	}
+
+	/*
+	 * Undoes this browser's last gesture (one or more batches) through the
+	 * server's per-client undo. Rejects with the server's error (for example
+	 * undo_conflict when someone else has since changed the same node).
+	 */
+	undo() {
+		return this._walkHistory('undo', this._undoGroups, this._redoGroups);
+	}
+	redo() {
+		return this._walkHistory('redo', this._redoGroups, this._undoGroups);
+	}
+
+	async _walkHistory(type, from, to) {
+		if (this._historyBusy || !from.length) return null;
+		if (!this.conn.isOpen) throw new DisconnectedError();
+		this._historyBusy = true;
+		this._emitHistory();
+		const group = from.pop();
+		let done = 0;
+		try {
+			for (let i = 0; i < group.count; i++) {
+				await this.conn.request({ type, scene: this.scene, client: this.clientId });
+				done++;
+			}
+		} catch (err) {
+			if (err instanceof ServerError && err.code === 'nothing_to_undo') {
+				// The server's history and ours disagree (it was trimmed or
+				// this tab reconnected as someone new): forget ours.
+				from.length = 0;
+			} else if (done < group.count) {
+				from.push({ count: group.count - done, listed: true });
+			}
+			throw err;
+		} finally {
+			if (done > 0) to.push({ count: done, listed: true });
+			this._historyBusy = false;
+			this._emitHistory();
+		}
+		return done;
+	}
+}

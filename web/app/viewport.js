@@ -1,0 +1,368 @@
+/*
+ * viewport.js: the 3D view. A renderer, an orbiting camera, the node layer
+ * and the overlays, a TransformControls gizmo for the selected node, and the
+ * option to look through any node as a camera.
+ *
+ * It renders on demand (three.js manual, "Rendering on Demand"): a frame is
+ * drawn only when something asked for one (a camera move, a model change, a
+ * flash still fading), never in a busy loop.
+ *
+ * The gizmo edits a stand-in, never a drawn node: a 'frame' object carries
+ * the parent's world matrix (from the server) and a 'proxy' under it carries
+ * the node's pivot frame, position t + pivot, rotation r and scale s, so
+ * that what TransformControls changes maps straight back to t, r and s,
+ * which are sent to the server as an edit. The drawn node moves when the
+ * server's update arrives.
+ */
+import * as THREE from 'three';
+import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
+import { TransformControls } from 'three/addons/controls/TransformControls.js';
+import { NodeLayer } from './drawables.js';
+import { IDENTITY, invertAffine, position } from './mat.js';
+import { Overlays, subtreeBoxes } from './overlays.js';
+import { Emitter, Listeners } from './util.js';
+
+export class Viewport extends Emitter {
+	/*
+	 * Events:
+	 *   pick     {id | null, additive}
+	 *   gizmo    {phase: 'start'|'change'|'end', id, mode, t, r, s}
+	 *   look     {id | null}   the camera being looked through changed
+	 */
+	constructor(container) {
+		super();
+		this.container = container;
+		this._listeners = new Listeners();
+
+		this.renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
+		this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
+		this.renderer.domElement.className = 'viewport-canvas';
+		this.renderer.domElement.tabIndex = 0;
+		container.append(this.renderer.domElement);
+
+		this.scene = new THREE.Scene();
+		this.scene.background = new THREE.Color(0x1d2027);
+		this.scene.add(new THREE.HemisphereLight(0xdfe8ff, 0x3a3530, 1.6));
+		const sun = new THREE.DirectionalLight(0xffffff, 2.2);
+		sun.position.set(3, 6, 4);
+		this.scene.add(sun);
+		const fill = new THREE.DirectionalLight(0xb0c4ff, 0.6);
+		fill.position.set(-4, 2, -3);
+		this.scene.add(fill);
+
+		this.camera = new THREE.PerspectiveCamera(45, 1, 0.01, 2000);
+		this.camera.position.set(2.6, 2.2, 3.4);
+		this.orbit = new OrbitControls(this.camera, this.renderer.domElement);
+		this.orbit.target.set(-0.3, 0.8, 0.1);
+		this.orbit.update();
+		this._listeners.listen(this.orbit, 'change', () => this.requestRender());
+
+		// Looking through a node: view = inverse of the node's world matrix.
+		this.nodeCamera = new THREE.PerspectiveCamera(60, 1, 0.1, 1000);
+		this.nodeCamera.matrixAutoUpdate = false;
+		this.nodeCamera.matrixWorldAutoUpdate = false;
+		this.lookId = null;
+
+		this.layer = new NodeLayer();
+		this.scene.add(this.layer.group);
+		this.overlays = new Overlays(this.scene);
+
+		this._gizmoFrame = new THREE.Object3D();
+		this._gizmoFrame.matrixAutoUpdate = false;
+		this._gizmoProxy = new THREE.Object3D();
+		this._gizmoFrame.add(this._gizmoProxy);
+		this.scene.add(this._gizmoFrame);
+		this.gizmo = new TransformControls(this.camera, this.renderer.domElement);
+		this.gizmo.setSize(0.9);
+		this._gizmoHelper = this.gizmo.getHelper();
+		this.scene.add(this._gizmoHelper);
+		this._gizmoId = null;
+		this._gizmoEnabled = true;
+		this._listeners.listen(this.gizmo, 'change', () => this.requestRender());
+		this._listeners.listen(this.gizmo, 'dragging-changed', (e) => {
+			this.orbit.enabled = !e.value;
+			this._emitGizmo(e.value ? 'start' : 'end');
+		});
+		this._listeners.listen(this.gizmo, 'objectChange', () => this._emitGizmo('change'));
+
+		this._raycaster = new THREE.Raycaster();
+		this._down = null;
+		const canvas = this.renderer.domElement;
+		this._listeners.listen(canvas, 'pointerdown', (e) => (this._down = { x: e.clientX, y: e.clientY, button: e.button }));
+		this._listeners.listen(canvas, 'pointerup', (e) => this._onPointerUp(e));
+		this._resizeObserver = new ResizeObserver(() => this.resize());
+		this._resizeObserver.observe(container);
+
+		this.model = null;
+		this._modelUnsubs = [];
+		this._frame = 0;
+		this._draw = this._draw.bind(this);
+		this.stats = { frames: 0, renderMs: [], intervals: [], lastFrameAt: 0 };
+		this._framed = false;
+		this.resize();
+	}
+
+	/* Shows 'model' (the live scene or an earlier seq); 'flash' says whether
+	 * its updates should flash the recomputed nodes. */
+	setModel(model, { flash = true, frame = false } = {}) {
+		for (const off of this._modelUnsubs) off();
+		this.model = model;
+		this._flashUpdates = flash;
+		this.layer.rebuild(model);
+		this.overlays.bind(model, this.layer);
+		this._modelUnsubs = [
+			model.on('reset', () => {
+				this.layer.rebuild(model);
+				if (!this._framed) this.frameAll();
+				this.overlays.changed();
+				this._syncGizmo();
+				this.requestRender();
+			}),
+			model.on('update', (info) => {
+				this.layer.update(info);
+				if (this._flashUpdates && info.world.size) this.layer.flash(info.world, performance.now());
+				this.overlays.changed();
+				if (this._gizmoId && !this.model.get(this._gizmoId)) this.attachGizmo(null);
+				else if (!this.gizmo.dragging) this._syncGizmo();
+				if (this.lookId && !this.model.get(this.lookId)) this.lookThrough(null);
+				this.requestRender();
+			}),
+		];
+		if (frame || !this._framed) this.frameAll();
+		this._syncGizmo();
+		this.requestRender();
+	}
+
+	/* Points the orbit camera at the whole scene. */
+	frameAll() {
+		if (!this.model || !this.model.size) return;
+		const boxes = subtreeBoxes(this.model).filter((b) => b.depth === 0);
+		let min = [Infinity, Infinity, Infinity];
+		let max = [-Infinity, -Infinity, -Infinity];
+		for (const { box } of boxes) {
+			min = min.map((v, i) => Math.min(v, box.min[i]));
+			max = max.map((v, i) => Math.max(v, box.max[i]));
+		}
+		if (!boxes.length) {
+			for (const node of this.model.nodes.values()) {
+				const p = position(node.world || IDENTITY);
+				min = min.map((v, i) => Math.min(v, p[i]));
+				max = max.map((v, i) => Math.max(v, p[i]));
+			}
+		}
+		this._frameBox(min, max);
+		this._framed = true;
+	}
+
+	/* Points the orbit camera at one node's subtree (the F key). */
+	frameNode(id) {
+		const node = this.model && this.model.get(id);
+		if (!node) return;
+		const entry = subtreeBoxes(this.model).find((b) => b.id === id);
+		if (entry) this._frameBox(entry.box.min, entry.box.max);
+		else {
+			const p = position(node.world);
+			this._frameBox(p.map((v) => v - 0.3), p.map((v) => v + 0.3));
+		}
+	}
+
+	_frameBox(min, max) {
+		if (!min.every(Number.isFinite) || !max.every(Number.isFinite)) return;
+		const centre = new THREE.Vector3((min[0] + max[0]) / 2, (min[1] + max[1]) / 2, (min[2] + max[2]) / 2);
+		const radius = Math.max(0.25, Math.hypot(max[0] - min[0], max[1] - min[1], max[2] - min[2]) / 2);
+		const dir = this.camera.position.clone().sub(this.orbit.target);
+		if (dir.lengthSq() < 1e-12) dir.set(0.6, 0.45, 0.75);
+		dir.normalize();
+		const dist = (radius / Math.sin((this.camera.fov * Math.PI) / 360)) * 1.35;
+		this.orbit.target.copy(centre);
+		this.camera.position.copy(centre).addScaledVector(dir, dist);
+		this.camera.near = Math.max(dist / 1000, 1e-4);
+		this.camera.far = dist * 100 + radius * 10;
+		this.camera.updateProjectionMatrix();
+		this.orbit.update();
+		this.requestRender();
+	}
+
+	setSelection(id) {
+		this.overlays.setSelection(id);
+		this.attachGizmo(id);
+		this.requestRender();
+	}
+
+	setOthers(list) {
+		this.overlays.setOthers(list);
+		this.requestRender();
+	}
+
+	setOverlayFlags(flags) {
+		this.overlays.setFlags(flags);
+		this.requestRender();
+	}
+
+	/* --- gizmo --- */
+
+	setGizmoMode(mode) {
+		this.gizmo.setMode(mode);
+		this.requestRender();
+	}
+
+	setGizmoSpace(space) {
+		this.gizmo.setSpace(space);
+		this.requestRender();
+	}
+
+	/* Turns the gizmo off while the view is read-only (time travel, offline). */
+	setGizmoEnabled(enabled) {
+		this._gizmoEnabled = enabled;
+		this.attachGizmo(this._gizmoId);
+	}
+
+	attachGizmo(id) {
+		this._gizmoId = id;
+		if (!id || !this._gizmoEnabled || !this.model || !this.model.get(id)) {
+			this.gizmo.detach();
+		} else {
+			this._syncGizmo();
+			this.gizmo.attach(this._gizmoProxy);
+		}
+		this.requestRender();
+	}
+
+	_syncGizmo() {
+		const node = this._gizmoId && this.model && this.model.get(this._gizmoId);
+		if (!node) return;
+		const parent = node.parent === null ? null : this.model.get(node.parent);
+		this._gizmoFrame.matrix.fromArray(parent && parent.world ? parent.world : IDENTITY);
+		this._gizmoFrame.matrixWorldNeedsUpdate = true;
+		this._gizmoProxy.position.set(node.t[0] + node.pivot[0], node.t[1] + node.pivot[1], node.t[2] + node.pivot[2]);
+		this._gizmoProxy.quaternion.fromArray(node.r);
+		this._gizmoProxy.scale.fromArray(node.s);
+		this._gizmoFrame.updateMatrixWorld(true);
+	}
+
+	_emitGizmo(phase) {
+		const node = this._gizmoId && this.model && this.model.get(this._gizmoId);
+		if (!node) return;
+		const p = this._gizmoProxy;
+		this.emit('gizmo', {
+			phase,
+			id: node.id,
+			mode: this.gizmo.mode,
+			t: [p.position.x - node.pivot[0], p.position.y - node.pivot[1], p.position.z - node.pivot[2]],
+			r: p.quaternion.toArray(),
+			s: p.scale.toArray(),
+		});
+	}
+
+	/* --- looking through a node --- */
+
+	/* Renders from node 'id' (its world matrix is the camera's; the view
+	 * matrix is its inverse), or from the orbit camera when id is null. */
+	lookThrough(id) {
+		this.lookId = id && this.model && this.model.get(id) ? id : null;
+		this.orbit.enabled = !this.lookId;
+		this.gizmo.camera = this.lookId ? this.nodeCamera : this.camera;
+		this.emit('look', { id: this.lookId });
+		this.requestRender();
+	}
+
+	/* The view matrix in use (16 numbers), for tests and the inspector. */
+	viewMatrix() {
+		const cam = this._activeCamera();
+		return Array.from(cam.matrixWorldInverse.elements);
+	}
+
+	_activeCamera() {
+		if (!this.lookId) return this.camera;
+		const node = this.model.get(this.lookId);
+		const cam = this.nodeCamera;
+		cam.matrixWorld.fromArray(node.world);
+		const view = invertAffine(node.world);
+		if (view) cam.matrixWorldInverse.fromArray(view);
+		const { fov, near, far } = node.kind === 'camera' ? node.camera : { fov: 60, near: 0.05, far: 1000 };
+		if (cam.fov !== fov || cam.near !== near || cam.far !== far || cam.aspect !== this._aspect) {
+			Object.assign(cam, { fov, near, far, aspect: this._aspect });
+			cam.updateProjectionMatrix();
+		}
+		return cam;
+	}
+
+	/* --- picking --- */
+
+	_onPointerUp(e) {
+		const down = this._down;
+		this._down = null;
+		if (!down || down.button !== 0 || this.gizmo.dragging) return;
+		if (Math.hypot(e.clientX - down.x, e.clientY - down.y) > 4) return;
+		// A click on the gizmo's handles is the gizmo's, not a pick.
+		if (this.gizmo.axis) return;
+		const rect = this.renderer.domElement.getBoundingClientRect();
+		const ndc = new THREE.Vector2(((e.clientX - rect.left) / rect.width) * 2 - 1, -((e.clientY - rect.top) / rect.height) * 2 + 1);
+		const cam = this._activeCamera();
+		this._raycaster.setFromCamera(ndc, cam);
+		const dist = this.lookId ? 1 : this.camera.position.distanceTo(this.orbit.target);
+		this._raycaster.params.Line.threshold = Math.max(0.005, dist * 0.01);
+		const id = this.layer.pick(this._raycaster);
+		this.emit('pick', { id, additive: e.shiftKey });
+	}
+
+	/* --- rendering --- */
+
+	resize() {
+		const w = Math.max(1, this.container.clientWidth);
+		const h = Math.max(1, this.container.clientHeight);
+		this._aspect = w / h;
+		this.renderer.setSize(w, h, false);
+		this.camera.aspect = this._aspect;
+		this.camera.updateProjectionMatrix();
+		this.requestRender();
+	}
+
+	requestRender() {
+		if (!this._frame) this._frame = requestAnimationFrame(this._draw);
+	}
+
+	/* Draws one frame now (also used by tests that need pixels at once). */
+	renderNow() {
+		if (this._frame) cancelAnimationFrame(this._frame);
+		this._frame = 0;
+		this._draw(performance.now());
+	}
+
+	_draw(now) {
+		this._frame = 0;
+		const animating = this.layer.animate(performance.now());
+		this.overlays.sync();
+		const cam = this._activeCamera();
+		const t0 = performance.now();
+		this.renderer.render(this.scene, cam);
+		const t1 = performance.now();
+		const s = this.stats;
+		s.frames++;
+		s.renderMs.push(t1 - t0);
+		if (s.lastFrameAt) s.intervals.push(t0 - s.lastFrameAt);
+		s.lastFrameAt = t0;
+		if (s.renderMs.length > 2000) s.renderMs.splice(0, 1000), s.intervals.splice(0, 1000);
+		if (animating) this.requestRender();
+	}
+
+	resetStats() {
+		this.stats = { frames: 0, renderMs: [], intervals: [], lastFrameAt: 0 };
+	}
+
+	dispose() {
+		cancelAnimationFrame(this._frame);
+		this._frame = 0;
+		for (const off of this._modelUnsubs) off();
+		this._listeners.dispose();
+		this._resizeObserver.disconnect();
+		this.gizmo.detach();
+		this.gizmo.dispose();
+		this._gizmoHelper.removeFromParent();
+		this.orbit.dispose();
+		this.layer.dispose();
+		this.overlays.dispose();
+		this.renderer.dispose();
+		this.renderer.domElement.remove();
+	}
+}
