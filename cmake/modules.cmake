@@ -5,6 +5,7 @@
 # includes sqlite3.h. Append this layer's sources to the list below.
 add_library(rigd_engine STATIC server/edit.c server/proto.c)
 target_link_libraries(rigd_engine PUBLIC rigd_core PkgConfig::CJSON)
+target_sources(rigd_engine PRIVATE server/gltf.c)  # glTF in and out (issue 6)
 
 # --- the server (issue 4): transport, wiring, the script client ---
 # net.c is the one server file that includes libwebsockets.h; only the rigd
