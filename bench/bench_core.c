@@ -1,0 +1,962 @@
+/*
+ * bench_core.c: how fast the transform core is (issue 2, section 5).
+ *
+ * A program that prints figures, never a test: nothing here fails on a slow
+ * machine. In one run, on the same seeded random trees as the oracle test
+ * (tests/oracle/random_tree.h, pivots zero so that three.js can hold them):
+ *
+ *   - full recompute of 1k, 100k and 1M nodes: scene_load, then every root
+ *     edited (untimed) and scene_update timed, median of many runs;
+ *   - a plain memcpy of the matrix bytes a recompute reads and writes per
+ *     node (128 B in, 128 B out), as the hardware limit;
+ *   - three.js's updateMatrixWorld on the same 100k tree, through node and
+ *     bench/bench_three.mjs, which also checks its matrices against ours;
+ *   - one leaf edit and edits of ever larger subtrees in the 1M tree
+ *     (scene_set + scene_update), to show the cost follows the subtree;
+ *   - the 59-bone rig of ERRATA.md item 1;
+ *   - structural edits (insert, delete, reparent) in the 100k scene.
+ *
+ * Usage: bench_core [--no-three]
+ * Progress goes to stderr, the table to stdout.
+ */
+#include "random_tree.h"
+#include "scene.h"
+
+#include "err.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef RIGD_BENCH_FLAGS
+#define RIGD_BENCH_FLAGS "unknown"
+#endif
+#ifndef RIGD_BENCH_THREE
+#define RIGD_BENCH_THREE "bench/bench_three.mjs"
+#endif
+
+#define TREE_SEED 20240611u /* the oracle test's seed for its large trees */
+
+/* Targets of issue 2, section 5. */
+#define TARGET_NS_PER_NODE_100K 12.0
+#define TARGET_THREE_RATIO 50.0
+#define TARGET_LEAF_EDIT_NS 1000.0
+#define TARGET_STRUCTURAL_NS 2e6
+
+/* ---------- timing and statistics ---------- */
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile (0..1) of v[0..n); sorts v. */
+static double quantile(double *v, int n, double q)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return v[(int)(q * (n - 1) + 0.5)];
+}
+
+static void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p) {
+		fprintf(stderr, "bench_core: out of memory (%zu bytes)\n", size);
+		exit(1);
+	}
+	return p;
+}
+
+/* Stops the benchmark on an error return: a figure measured on a failed
+ * edit would be a lie. */
+static void check(int rc, const char *what)
+{
+	if (rc != 0) {
+		fprintf(stderr, "bench_core: %s failed: %s\n", what, err_code(rc));
+		exit(1);
+	}
+}
+
+static void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "bench_core: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+/* ---------- the table ---------- */
+
+typedef struct row {
+	char what[200]; /* a leading '#' makes it a note line */
+	long nodes;       /* 0: not applicable */
+	double ns_node;   /* < 0: not applicable */
+	double op_ns;     /* < 0: not applicable */
+	char ratio[40];
+	char target[16];
+	const char *verdict; /* "ok", "MISS" or "" */
+} row;
+
+static row rows[64];
+static int nrows;
+
+static row *add_row(const char *what, long nodes, double ns_node, double op_ns)
+{
+	row *r = &rows[nrows++];
+
+	if (nrows > (int)(sizeof(rows) / sizeof(rows[0]))) {
+		fprintf(stderr, "bench_core: too many rows\n");
+		exit(1);
+	}
+	memset(r, 0, sizeof(*r));
+	snprintf(r->what, sizeof(r->what), "%s", what);
+	r->nodes = nodes;
+	r->ns_node = ns_node;
+	r->op_ns = op_ns;
+	r->verdict = "";
+	return r;
+}
+
+static void set_ratio(row *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->ratio, sizeof(r->ratio), fmt, ap);
+	va_end(ap);
+}
+
+static void set_target(row *r, const char *target, bool met)
+{
+	snprintf(r->target, sizeof(r->target), "%s", target);
+	r->verdict = met ? "ok" : "MISS";
+}
+
+static void fmt_time(double ns, char *buf, size_t len)
+{
+	if (ns < 0)
+		snprintf(buf, len, "-");
+	else if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.2f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", ns / 1e9);
+}
+
+static void print_table(void)
+{
+	printf("%-44s %9s %9s %10s  %-24s %-9s %s\n", "case", "nodes", "ns/node", "per op",
+	       "ratio", "target", "");
+	for (int i = 0; i < nrows; i++) {
+		const row *r = &rows[i];
+		char nodes[24] = "-", ns_node[24] = "-", op[24];
+
+		if (r->what[0] == '#') {
+			printf("%s\n", r->what + 1);
+			continue;
+		}
+		if (r->nodes > 0)
+			snprintf(nodes, sizeof(nodes), "%ld", r->nodes);
+		if (r->ns_node >= 0)
+			snprintf(ns_node, sizeof(ns_node), "%.2f", r->ns_node);
+		fmt_time(r->op_ns, op, sizeof(op));
+		printf("%-44s %9s %9s %10s  %-24s %-9s %s\n", r->what, nodes, ns_node, op, r->ratio,
+		       r->target, r->verdict);
+	}
+}
+
+static void section(const char *title)
+{
+	row *r = add_row("", 0, -1, -1);
+
+	snprintf(r->what, sizeof(r->what), "#-- %s", title);
+}
+
+/* ---------- helpers on scenes ---------- */
+
+static uint64_t rng = 0x5eed5eedu;
+
+static int pick(int n)
+{
+	return (int)(rtree_rand(&rng) % (uint64_t)n);
+}
+
+static quat random_quat(void)
+{
+	vec3 axis = vec3_make(rtree_uniform(&rng) - 0.5, rtree_uniform(&rng) - 0.5,
+			      rtree_uniform(&rng) - 0.5);
+
+	return quat_from_axis_angle(axis, 3 * rtree_uniform(&rng));
+}
+
+/* Handles of the roots, for marking a whole scene dirty. */
+static int *roots_of(const scene *s, int *count)
+{
+	int *roots = xmalloc(sizeof(int) * (size_t)scene_count(s)), n = 0;
+
+	for (int i = 0; i < scene_count(s); i += scene_subtree_size(s, scene_at(s, i)))
+		roots[n++] = scene_at(s, i);
+	*count = n;
+	return roots;
+}
+
+/* Sets every root's translation to itself: the whole scene becomes dirty
+ * and nothing changes. */
+static void touch_roots(scene *s, const int *roots, int n)
+{
+	node_props p;
+
+	for (int i = 0; i < n; i++) {
+		scene_props(s, roots[i], &p);
+		check(scene_set(s, roots[i], PROP_T, &p), "scene_set");
+	}
+}
+
+/* Median ns for one full scene_update of 's'. */
+static double time_full_update(scene *s, int reps)
+{
+	int nroots, n = scene_count(s);
+	int *roots = roots_of(s, &nroots);
+	double *t = xmalloc(sizeof(double) * (size_t)reps), med;
+
+	touch_roots(s, roots, nroots);
+	scene_update(s, 1, NULL, NULL); /* first touch of pages, untimed */
+	for (int r = 0; r < reps; r++) {
+		double t0;
+		long done;
+
+		touch_roots(s, roots, nroots);
+		t0 = now_ns();
+		done = scene_update(s, 2 + (uint64_t)r, NULL, NULL);
+		t[r] = now_ns() - t0;
+		if (done != n) {
+			fprintf(stderr, "bench_core: update recomputed %ld of %d\n", done, n);
+			exit(1);
+		}
+	}
+	med = quantile(t, reps, 0.5);
+	free(t);
+	free(roots);
+	return med;
+}
+
+/* Median ns to copy 'bytes' with memcpy between two buffers of that size. */
+static double time_memcpy(size_t bytes, int reps)
+{
+	char *src = xmalloc(bytes), *dst = xmalloc(bytes);
+	double *t = xmalloc(sizeof(double) * (size_t)reps), med;
+
+	memset(src, 1, bytes);
+	memset(dst, 2, bytes);
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_ns();
+
+		memcpy(dst, src, bytes);
+		t[r] = now_ns() - t0;
+		src[(size_t)r % bytes] = (char)r; /* keep the copies from being merged */
+	}
+	if (dst[bytes / 2] != src[bytes / 2])
+		fprintf(stderr, "bench_core: memcpy check failed\n");
+	med = quantile(t, reps, 0.5);
+	free(t);
+	free(src);
+	free(dst);
+	return med;
+}
+
+static int reps_for(long n)
+{
+	long r = 20000000L / n;
+
+	return (int)(r < 11 ? 11 : r > 2001 ? 2001 : r);
+}
+
+/* ---------- three.js through node ---------- */
+
+/* Writes 'path' as bench_three.mjs reads it: n, then per node in preorder
+ * parent, t[3], r[4], s[3] (11 doubles), then our 16-double world matrices. */
+static int write_tree_file(const char *path, const scene *s)
+{
+	FILE *f = fopen(path, "wb");
+	double n = scene_count(s);
+	int ok;
+
+	if (!f)
+		return RIGD_E_IO;
+	ok = fwrite(&n, sizeof(n), 1, f) == 1;
+	for (int i = 0; ok && i < scene_count(s); i++) {
+		int node = scene_at(s, i), parent = scene_parent(s, node);
+		node_props p;
+		double rec[11];
+
+		scene_props(s, node, &p);
+		rec[0] = parent < 0 ? -1 : scene_pos(s, parent);
+		rec[1] = p.t.x, rec[2] = p.t.y, rec[3] = p.t.z;
+		rec[4] = p.r.x, rec[5] = p.r.y, rec[6] = p.r.z, rec[7] = p.r.w;
+		rec[8] = p.s.x, rec[9] = p.s.y, rec[10] = p.s.z;
+		ok = fwrite(rec, sizeof(rec), 1, f) == 1;
+	}
+	for (int i = 0; ok && i < scene_count(s); i++) {
+		mat4 w = scene_world(s, scene_at(s, i));
+
+		ok = fwrite(w.m, sizeof(w.m), 1, f) == 1;
+	}
+	if (fclose(f) != 0)
+		ok = 0;
+	return ok ? 0 : RIGD_E_IO;
+}
+
+/* Appends 'str' to 'cmd' in single quotes, for /bin/sh. */
+static void shell_quote(char *cmd, size_t len, const char *str)
+{
+	size_t k = strlen(cmd);
+
+	if (k + 1 < len)
+		cmd[k++] = '\'';
+	for (; *str && k + 5 < len; str++) {
+		if (*str == '\'') {
+			memcpy(cmd + k, "'\\''", 4);
+			k += 4;
+		} else {
+			cmd[k++] = *str;
+		}
+	}
+	if (k + 1 < len)
+		cmd[k++] = '\'';
+	cmd[k] = '\0';
+}
+
+typedef struct three_result {
+	bool ok;
+	double auto_ns_node;   /* matrixAutoUpdate = true: compose + multiply */
+	double manual_ns_node; /* matrixAutoUpdate = false, force: multiply only */
+	double max_rel_diff;   /* three.js world matrices against ours */
+	char why[150];
+} three_result;
+
+static three_result run_three(const scene *s)
+{
+	three_result res = { .ok = false };
+	char path[] = "/tmp/rigd-bench-tree-XXXXXX", cmd[1024] = "node ", line[256];
+	int fd = mkstemp(path), found = 0;
+	FILE *p;
+
+	if (fd < 0) {
+		snprintf(res.why, sizeof(res.why), "mkstemp: %s", strerror(errno));
+		return res;
+	}
+	close(fd);
+	if (write_tree_file(path, s) != 0) {
+		snprintf(res.why, sizeof(res.why), "cannot write %s", path);
+		goto out;
+	}
+	shell_quote(cmd, sizeof(cmd), RIGD_BENCH_THREE);
+	strncat(cmd, " ", sizeof(cmd) - strlen(cmd) - 1);
+	shell_quote(cmd, sizeof(cmd), path);
+	fflush(NULL);
+	p = popen(cmd, "r");
+	if (!p) {
+		snprintf(res.why, sizeof(res.why), "popen: %s", strerror(errno));
+		goto out;
+	}
+	while (fgets(line, sizeof(line), p)) {
+		double v;
+
+		if (sscanf(line, "auto_ns_per_node %lf", &v) == 1)
+			res.auto_ns_node = v, found |= 1;
+		else if (sscanf(line, "manual_ns_per_node %lf", &v) == 1)
+			res.manual_ns_node = v, found |= 2;
+		else if (sscanf(line, "max_rel_diff %lf", &v) == 1)
+			res.max_rel_diff = v, found |= 4;
+	}
+	if (pclose(p) != 0 || found != 7)
+		snprintf(res.why, sizeof(res.why),
+			 "node bench_three.mjs failed (is node on PATH, web/node_modules installed?)");
+	else
+		res.ok = true;
+out:
+	unlink(path);
+	return res;
+}
+
+/* ---------- sections ---------- */
+
+typedef struct tree_bench {
+	long n;
+	double load_ns_node;
+	double update_ns_node;
+	double memcpy_ns_node;
+} tree_bench;
+
+static scene *build(const rtree *t, double *load_ns)
+{
+	scene *s = scene_new();
+	double t0;
+
+	if (!s) {
+		fprintf(stderr, "bench_core: out of memory\n");
+		exit(1);
+	}
+	t0 = now_ns();
+	check(rtree_load(t, s), "scene_load");
+	*load_ns = now_ns() - t0;
+	return s;
+}
+
+static tree_bench bench_full(scene *s, double load_ns)
+{
+	tree_bench b;
+	long n = scene_count(s);
+	int reps = reps_for(n);
+
+	b.n = n;
+	b.load_ns_node = load_ns / (double)n;
+	b.update_ns_node = time_full_update(s, reps) / (double)n;
+	b.memcpy_ns_node = time_memcpy((size_t)n * 16 * sizeof(double), reps) / (double)n;
+	return b;
+}
+
+/* Leaf and subtree edits in 's' (the 1M tree). */
+static void bench_edits(scene *s, double full_ns_node)
+{
+	int n = scene_count(s), nleaves = 0;
+	int *leaves = xmalloc(sizeof(int) * (size_t)n);
+	const int nleaf_ops = 5000;
+	double *t = xmalloc(sizeof(double) * (size_t)nleaf_ops);
+	node_props p = node_props_default();
+	static const struct {
+		int lo, hi;
+		const char *label;
+	} buckets[] = {
+		{ 10, 100, "edit, subtree 10..99 nodes" },
+		{ 100, 1000, "edit, subtree 100..999 (mid-tree)" },
+		{ 1000, 10000, "edit, subtree 1k..10k (mid-tree)" },
+		{ 10000, 100000, "edit, subtree 10k..100k" },
+		{ 100000, 1 << 30, "edit, subtree >= 100k" },
+	};
+	char label[64];
+
+	for (int i = 0; i < n; i++)
+		if (scene_subtree_size(s, scene_at(s, i)) == 1)
+			leaves[nleaves++] = scene_at(s, i);
+	/* Warm the code paths once. */
+	p.r = random_quat();
+	check(scene_set(s, leaves[0], PROP_R, &p), "scene_set");
+	scene_update(s, 1, NULL, NULL);
+	for (int k = 0; k < nleaf_ops; k++) {
+		int leaf = leaves[pick(nleaves)];
+		double t0;
+		long done;
+
+		p.r = random_quat();
+		t0 = now_ns();
+		check(scene_set(s, leaf, PROP_R, &p), "scene_set");
+		done = scene_update(s, 1, NULL, NULL);
+		t[k] = now_ns() - t0;
+		if (done != 1) {
+			fprintf(stderr, "bench_core: a leaf edit recomputed %ld nodes\n", done);
+			exit(1);
+		}
+	}
+	{
+		double med = quantile(t, nleaf_ops, 0.5), p99 = quantile(t, nleaf_ops, 0.99);
+		row *r = add_row("leaf edit (scene_set r + scene_update)", n, -1, med);
+
+		set_ratio(r, "p99 %.0f ns", p99);
+		set_target(r, "< 1 us", med < TARGET_LEAF_EDIT_NS);
+	}
+
+	/* Subtrees of growing size: the cost per recomputed node should stay
+	 * near the full pass's, i.e. the edit scales with the subtree. */
+	for (size_t b = 0; b < sizeof(buckets) / sizeof(buckets[0]); b++) {
+		int cand[64], ncand = 0, seen = 0;
+		double times[64], sizes[64];
+
+		/* Reservoir sample of up to 64 nodes whose subtree is in range. */
+		for (int i = 0; i < n; i++) {
+			int node = scene_at(s, i), size = scene_subtree_size(s, node);
+
+			if (size < buckets[b].lo || size >= buckets[b].hi)
+				continue;
+			seen++;
+			if (ncand < 64)
+				cand[ncand++] = node;
+			else if (pick(seen) < 64)
+				cand[pick(64)] = node;
+		}
+		if (ncand == 0)
+			continue;
+		for (int k = 0; k < ncand; k++) {
+			double t0;
+			long done;
+
+			p.r = random_quat();
+			t0 = now_ns();
+			check(scene_set(s, cand[k], PROP_R, &p), "scene_set");
+			done = scene_update(s, 1, NULL, NULL);
+			times[k] = now_ns() - t0;
+			sizes[k] = (double)done;
+		}
+		{
+			double per_node[64], med_t, med_size;
+			row *r;
+
+			for (int k = 0; k < ncand; k++)
+				per_node[k] = times[k] / sizes[k];
+			med_t = quantile(times, ncand, 0.5);
+			med_size = quantile(sizes, ncand, 0.5);
+			snprintf(label, sizeof(label), "%s", buckets[b].label);
+			r = add_row(label, (long)med_size, quantile(per_node, ncand, 0.5), med_t);
+			set_ratio(r, "%.2f x full pass/node", r->ns_node / full_ns_node);
+		}
+	}
+	free(leaves);
+	free(t);
+}
+
+/* Adds bone 'id' under 'parent' (NULL: a root) with a small offset and a
+ * random rotation. */
+static void add_bone(scene *s, const char *id, const char *parent)
+{
+	node_props p = node_props_default();
+
+	p.t = vec3_make(0, 0.1, 0.02);
+	p.r = random_quat();
+	check(scene_create(s, id, parent ? scene_find(s, parent) : -1, -1, &p, NULL), "scene_create");
+}
+
+/* The 59-bone rig of ERRATA.md item 1. */
+static scene *build_rig(void)
+{
+	scene *s = scene_new();
+	char id[64], parent[64];
+	static const char *arm[] = { "upper_arm", "forearm", "wrist", "hand" };
+	static const char *leg[] = { "thigh", "shin", "ankle", "foot" };
+
+	if (!s) {
+		fprintf(stderr, "bench_core: out of memory\n");
+		exit(1);
+	}
+	add_bone(s, "root", NULL);
+	for (int i = 1; i <= 5; i++) {
+		snprintf(id, sizeof(id), "spine%d", i);
+		snprintf(parent, sizeof(parent), i == 1 ? "root" : "spine%d", i - 1);
+		add_bone(s, id, parent);
+	}
+	add_bone(s, "neck", "spine5");
+	add_bone(s, "head", "neck");
+	add_bone(s, "head_end", "head");
+	for (int side = 0; side < 2; side++) {
+		const char *lr = side ? "r" : "l";
+
+		for (int i = 0; i < 4; i++) {
+			snprintf(id, sizeof(id), "%s_%s", lr, arm[i]);
+			if (i == 0)
+				snprintf(parent, sizeof(parent), "spine5");
+			else
+				snprintf(parent, sizeof(parent), "%s_%s", lr, arm[i - 1]);
+			add_bone(s, id, parent);
+		}
+		for (int f = 0; f < 5; f++)
+			for (int b = 0; b < 3; b++) {
+				snprintf(id, sizeof(id), "%s_finger%d_%d", lr, f, b);
+				if (b == 0)
+					snprintf(parent, sizeof(parent), "%s_hand", lr);
+				else
+					snprintf(parent, sizeof(parent), "%s_finger%d_%d", lr, f, b - 1);
+				add_bone(s, id, parent);
+			}
+		for (int i = 0; i < 4; i++) {
+			snprintf(id, sizeof(id), "%s_%s", lr, leg[i]);
+			if (i == 0)
+				snprintf(parent, sizeof(parent), "root");
+			else
+				snprintf(parent, sizeof(parent), "%s_%s", lr, leg[i - 1]);
+			add_bone(s, id, parent);
+		}
+		for (int t = 0; t < 2; t++) {
+			snprintf(id, sizeof(id), "%s_toe%d", lr, t);
+			snprintf(parent, sizeof(parent), "%s_foot", lr);
+			add_bone(s, id, parent);
+		}
+	}
+	return s;
+}
+
+static void bench_rig(void)
+{
+	scene *s = build_rig();
+	int n = scene_count(s), root = scene_find(s, "root");
+	enum { BATCH = 2000, BATCHES = 31 };
+	double t[BATCHES], per_bone[64];
+	quat *poses = xmalloc(sizeof(quat) * (size_t)n * 16);
+	node_props p;
+	row *r;
+
+	if (n != 59 || scene_update(s, 1, NULL, NULL) != 59) {
+		fprintf(stderr, "bench_core: the rig has %d bones, not 59\n", n);
+		exit(1);
+	}
+	for (int i = 0; i < n * 16; i++)
+		poses[i] = random_quat();
+
+	/* A full recompute: the root moves, all 59 world matrices follow. */
+	scene_props(s, root, &p);
+	for (int b = 0; b < BATCHES; b++) {
+		double t0 = now_ns();
+
+		for (int k = 0; k < BATCH; k++) {
+			p.r = poses[k & 15];
+			scene_set(s, root, PROP_R, &p);
+			scene_update(s, 1, NULL, NULL);
+		}
+		t[b] = (now_ns() - t0) / BATCH;
+	}
+	r = add_row("rig: root edit + update (59 recomputed)", n, -1, quantile(t, BATCHES, 0.5));
+	r->ns_node = r->op_ns / n;
+
+	/* One bone edited at a time, every bone in turn. */
+	for (int i = 0; i < n; i++) {
+		int bone = scene_at(s, i);
+		double t0;
+
+		scene_props(s, bone, &p);
+		t0 = now_ns();
+		for (int k = 0; k < BATCH; k++) {
+			p.r = poses[i * 16 + (k & 15)];
+			scene_set(s, bone, PROP_R, &p);
+			scene_update(s, 1, NULL, NULL);
+		}
+		per_bone[i] = (now_ns() - t0) / BATCH;
+	}
+	{
+		double sum = 0, worst = 0;
+
+		for (int i = 0; i < n; i++) {
+			sum += per_bone[i];
+			worst = fmax(worst, per_bone[i]);
+		}
+		r = add_row("rig: one bone edit + update, mean of 59", n, -1, sum / n);
+		set_ratio(r, "worst bone %.0f ns", worst);
+	}
+
+	/* A frame of animation: every bone posed, then one update. */
+	for (int b = 0; b < BATCHES; b++) {
+		double t0 = now_ns();
+
+		for (int k = 0; k < BATCH / 10; k++) {
+			for (int i = 0; i < n; i++) {
+				int bone = scene_at(s, i);
+
+				scene_props(s, bone, &p);
+				p.r = poses[i * 16 + (k & 15)];
+				scene_set(s, bone, PROP_R, &p);
+			}
+			scene_update(s, 1, NULL, NULL);
+		}
+		t[b] = (now_ns() - t0) / (BATCH / 10);
+	}
+	r = add_row("rig: pose all 59 bones + update (a frame)", n, -1, quantile(t, BATCHES, 0.5));
+	r->ns_node = r->op_ns / n;
+	free(poses);
+	scene_free(s);
+}
+
+/* Insert, delete and reparent in 's' (the 100k tree); the scene has the
+ * same nodes afterwards. */
+static void bench_structural(scene *s)
+{
+	enum { OPS = 400 };
+	double t_create[OPS], t_create_upd[OPS], t_delete[OPS], t_reparent[OPS], t_reparent_upd[OPS];
+	double t_subdel[OPS];
+	int nsub = 0;
+	node_props p = node_props_default();
+	char id[32];
+	row *r;
+
+	/* Insert a leaf at a random place, then delete it. */
+	for (int k = 0; k < OPS; k++) {
+		int parent = scene_at(s, pick(scene_count(s))), node;
+		int index = pick(scene_child_count(s, parent) + 1);
+		double t0, t1, t2;
+
+		snprintf(id, sizeof(id), "bench_new_%d", k);
+		p.r = random_quat();
+		t0 = now_ns();
+		check(scene_create(s, id, parent, index, &p, &node), "scene_create");
+		t1 = now_ns();
+		scene_update(s, 1, NULL, NULL);
+		t2 = now_ns();
+		t_create[k] = t1 - t0;
+		t_create_upd[k] = t2 - t0;
+		t0 = now_ns();
+		check(scene_delete(s, node), "scene_delete");
+		t_delete[k] = now_ns() - t0;
+	}
+
+	/* Move a subtree of at most 1000 nodes under a random node outside it,
+	 * update, and move it back (untimed). */
+	for (int k = 0; k < OPS; k++) {
+		int node, new_parent, old_parent, old_index;
+		double t0, t1, t2;
+
+		do
+			node = scene_at(s, pick(scene_count(s)));
+		while (scene_subtree_size(s, node) > 1000);
+		do
+			new_parent = scene_at(s, pick(scene_count(s)));
+		while (scene_is_ancestor(s, node, new_parent));
+		old_parent = scene_parent(s, node);
+		old_index = scene_child_index(s, node);
+		t0 = now_ns();
+		check(scene_reparent(s, node, new_parent, -1, false), "scene_reparent");
+		t1 = now_ns();
+		scene_update(s, 1, NULL, NULL);
+		t2 = now_ns();
+		t_reparent[k] = t1 - t0;
+		t_reparent_upd[k] = t2 - t0;
+		check(scene_reparent(s, node, old_parent, old_index, false), "scene_reparent");
+		scene_update(s, 1, NULL, NULL);
+	}
+
+	/* Delete a subtree of 10..100 nodes (timed), then rebuild it node by
+	 * node in preorder with the same ids, channels and places (untimed). */
+	for (int k = 0; k < OPS; k++) {
+		int node, size, parent, index;
+		char(*ids)[SCENE_ID_MAX + 1];
+		int *parent_at;
+		node_props *props;
+		double t0;
+
+		do
+			node = scene_at(s, pick(scene_count(s)));
+		while ((size = scene_subtree_size(s, node)) < 10 || size > 100);
+		parent = scene_parent(s, node);
+		index = scene_child_index(s, node);
+		ids = xmalloc(sizeof(*ids) * (size_t)size);
+		parent_at = xmalloc(sizeof(int) * (size_t)size);
+		props = xmalloc(sizeof(node_props) * (size_t)size);
+		for (int i = 0; i < size; i++) {
+			int m = scene_at(s, scene_pos(s, node) + i);
+
+			snprintf(ids[i], sizeof(ids[i]), "%s", scene_id(s, m));
+			parent_at[i] = i == 0 ? -1 : scene_pos(s, scene_parent(s, m)) - scene_pos(s, node);
+			scene_props(s, m, &props[i]);
+			props[i].name = props[i].mesh = NULL; /* random trees have none */
+		}
+		t0 = now_ns();
+		check(scene_delete(s, node), "scene_delete");
+		t_subdel[nsub++] = now_ns() - t0;
+		for (int i = 0; i < size; i++) {
+			int under = i == 0 ? parent : scene_find(s, ids[parent_at[i]]);
+
+			check(scene_create(s, ids[i], under, i == 0 ? index : -1, &props[i], NULL),
+			      "scene_create");
+		}
+		scene_update(s, 1, NULL, NULL);
+		free(ids);
+		free(parent_at);
+		free(props);
+	}
+
+	r = add_row("insert a leaf (scene_create)", scene_count(s), -1, quantile(t_create, OPS, 0.5));
+	set_ratio(r, "p99 %.3f ms", quantile(t_create, OPS, 0.99) / 1e6);
+	set_target(r, "< 2 ms", r->op_ns < TARGET_STRUCTURAL_NS);
+	r = add_row("insert a leaf + update", scene_count(s), -1, quantile(t_create_upd, OPS, 0.5));
+	set_target(r, "< 2 ms", r->op_ns < TARGET_STRUCTURAL_NS);
+	r = add_row("delete a leaf (scene_delete)", scene_count(s), -1, quantile(t_delete, OPS, 0.5));
+	set_ratio(r, "p99 %.3f ms", quantile(t_delete, OPS, 0.99) / 1e6);
+	set_target(r, "< 2 ms", r->op_ns < TARGET_STRUCTURAL_NS);
+	r = add_row("delete a subtree of 10..100", scene_count(s), -1, quantile(t_subdel, nsub, 0.5));
+	set_ratio(r, "p99 %.3f ms", quantile(t_subdel, nsub, 0.99) / 1e6);
+	set_target(r, "< 2 ms", r->op_ns < TARGET_STRUCTURAL_NS);
+	r = add_row("reparent a subtree <= 1000", scene_count(s), -1, quantile(t_reparent, OPS, 0.5));
+	set_ratio(r, "p99 %.3f ms", quantile(t_reparent, OPS, 0.99) / 1e6);
+	set_target(r, "< 2 ms", r->op_ns < TARGET_STRUCTURAL_NS);
+	r = add_row("reparent + update", scene_count(s), -1, quantile(t_reparent_upd, OPS, 0.5));
+	set_target(r, "< 2 ms", r->op_ns < TARGET_STRUCTURAL_NS);
+}
+
+/* Every node's rotation set, then one update: what three.js's
+ * matrixAutoUpdate does each frame (recompose every local, then multiply). */
+static double time_animate_all(scene *s, int reps)
+{
+	int n = scene_count(s);
+	double *t = xmalloc(sizeof(double) * (size_t)reps), med;
+	quat poses[16];
+	node_props p;
+
+	for (int i = 0; i < 16; i++)
+		poses[i] = random_quat();
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_ns();
+
+		for (int i = 0; i < n; i++) {
+			int node = scene_at(s, i);
+
+			scene_props(s, node, &p);
+			p.r = poses[(i + r) & 15];
+			scene_set(s, node, PROP_R, &p);
+		}
+		scene_update(s, 1, NULL, NULL);
+		t[r] = now_ns() - t0;
+	}
+	med = quantile(t, reps, 0.5);
+	free(t);
+	return med;
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && colon) {
+			snprintf(buf, len, "%s", colon + 2);
+			buf[strcspn(buf, "\n")] = '\0';
+			break;
+		}
+	}
+	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	static const long sizes[] = { 1000, 100000, 1000000 };
+	tree_bench full[3];
+	bool with_three = true;
+	three_result three = { .ok = false };
+	double animate_ns_node = -1;
+	char cpu[128];
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--no-three") == 0) {
+			with_three = false;
+		} else {
+			fprintf(stderr, "usage: bench_core [--no-three]\n");
+			return 2;
+		}
+	}
+	cpu_model(cpu, sizeof(cpu));
+
+	section("full recompute: scene_update of every node (median)");
+	for (int k = 0; k < 3; k++) {
+		rtree t;
+		scene *s;
+		double load_ns;
+
+		progress("random tree of %ld nodes", sizes[k]);
+		check(rtree_make(&t, (int)sizes[k], TREE_SEED, 0), "rtree_make");
+		s = build(&t, &load_ns);
+		full[k] = bench_full(s, load_ns);
+		{
+			row *r = add_row("scene_update, full pass", sizes[k], full[k].update_ns_node,
+					 full[k].update_ns_node * (double)sizes[k]);
+
+			set_ratio(r, "%.2f x memcpy", full[k].update_ns_node / full[k].memcpy_ns_node);
+			if (sizes[k] == 100000)
+				set_target(r, "<= 12 ns", r->ns_node <= TARGET_NS_PER_NODE_100K);
+		}
+		add_row("  memcpy of 128 B/node (read 128, write 128)", sizes[k], full[k].memcpy_ns_node,
+			full[k].memcpy_ns_node * (double)sizes[k]);
+		add_row("  scene_load (bulk, for reference)", sizes[k], full[k].load_ns_node,
+			full[k].load_ns_node * (double)sizes[k]);
+		{
+			char shape[64];
+
+			snprintf(shape, sizeof(shape), "#   tree: %d roots, depth max %d, mean %.1f",
+				 t.roots, t.max_depth, t.mean_depth);
+			add_row(shape, 0, -1, -1);
+		}
+		if (sizes[k] == 100000) {
+			if (with_three) {
+				progress("three.js on the 100k tree (node %s)", RIGD_BENCH_THREE);
+				three = run_three(s);
+			}
+			progress("structural edits in the 100k scene");
+			section("structural edits in the 100k scene (median of 400)");
+			bench_structural(s);
+			progress("animating every node of the 100k scene");
+			animate_ns_node = time_animate_all(s, 21) / (double)sizes[k];
+		}
+		if (sizes[k] == 1000000) {
+			progress("edits in the 1M tree");
+			section("edits in the 1M tree (scene_set + scene_update)");
+			bench_edits(s, full[k].update_ns_node);
+		}
+		scene_free(s);
+		rtree_free(&t);
+	}
+
+	section("three.js 0.187 updateMatrixWorld on the same 100k tree (node, median)");
+	if (three.ok) {
+		row *r = add_row("three.js, matrixAutoUpdate (default)", 100000, three.auto_ns_node,
+				 three.auto_ns_node * 1e5);
+
+		set_ratio(r, "%.1f x our full pass", three.auto_ns_node / full[1].update_ns_node);
+		set_target(r, ">= 50 x", three.auto_ns_node / full[1].update_ns_node >= TARGET_THREE_RATIO);
+		r = add_row("three.js, matrixAutoUpdate off, force", 100000, three.manual_ns_node,
+			    three.manual_ns_node * 1e5);
+		set_ratio(r, "%.1f x our full pass", three.manual_ns_node / full[1].update_ns_node);
+		r = add_row("rigd: set r on every node + update", 100000, animate_ns_node,
+			    animate_ns_node * 1e5);
+		set_ratio(r, "three auto is %.1f x this", three.auto_ns_node / animate_ns_node);
+		{
+			char agree[64];
+
+			snprintf(agree, sizeof(agree), "#   three.js agrees with rigd to %.1e relative",
+				 three.max_rel_diff);
+			add_row(agree, 0, -1, -1);
+		}
+	} else {
+		char why[200];
+
+		add_row("rigd: set r on every node + update", 100000, animate_ns_node,
+			animate_ns_node * 1e5);
+		snprintf(why, sizeof(why), "#   three.js not run: %s",
+			 with_three ? three.why : "--no-three");
+		add_row(why, 0, -1, -1);
+		if (with_three)
+			fprintf(stderr, "bench_core: %s\n", three.why);
+	}
+
+	progress("the 59-bone rig");
+	section("the 59-bone rig (ERRATA.md item 1)");
+	bench_rig();
+
+	printf("rigd bench_core: %s, %ld cores; %s; flags %s\n", cpu, sysconf(_SC_NPROCESSORS_ONLN),
+	       "cc " __VERSION__, RIGD_BENCH_FLAGS);
+	printf("random trees: seed %u, scales +-[0.5, 2] (a quarter negative), pivots zero;"
+	       " ns/node = time / nodes recomputed\n\n",
+	       TREE_SEED);
+	print_table();
+	return 0;
+}
