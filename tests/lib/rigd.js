@@ -1,0 +1,445 @@
+'use strict';
+/*
+ * Shared helpers for the end-to-end tests: start the real rigd on a free
+ * port with a fresh database, talk to it over HTTP and websockets as a
+ * browser or a script would, and validate everything it sends against
+ * schema/protocol.schema.json.
+ *
+ * The tests run under CTest with RIGD_BUILD_DIR and RIGD_SOURCE_DIR in the
+ * environment (tests/CMakeLists.txt, rigd_node_test). npm packages come from
+ * web/node_modules.
+ */
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+const { createRequire } = require('node:module');
+
+const SOURCE_DIR = process.env.RIGD_SOURCE_DIR || path.resolve(__dirname, '..', '..');
+const BUILD_DIR = process.env.RIGD_BUILD_DIR || path.join(SOURCE_DIR, 'build');
+const SANITIZED = /^(1|ON|TRUE|YES)$/i.test(process.env.RIGD_SANITIZE || '');
+const webRequire = createRequire(path.join(SOURCE_DIR, 'web', 'package.json'));
+const WebSocket = webRequire('ws');
+const Ajv2020 = webRequire('ajv/dist/2020').default;
+
+/* Every server lives at most this long, whatever happens to the test. */
+const SERVER_LIFETIME_S = 600;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/* ---- the schema ---- */
+
+const schemaDoc = JSON.parse(
+  fs.readFileSync(path.join(SOURCE_DIR, 'schema', 'protocol.schema.json'), 'utf8'));
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+ajv.addSchema(schemaDoc);
+const validators = new Map();
+
+/* Returns null when 'data' is a valid 'def' (a name under $defs), else a
+ * readable list of the violations. */
+function schemaErrors(def, data) {
+  let v = validators.get(def);
+  if (!v) {
+    v = ajv.getSchema(`${schemaDoc.$id}#/$defs/${def}`);
+    if (!v) throw new Error(`no schema definition ${def}`);
+    validators.set(def, v);
+  }
+  if (v(data)) return null;
+  return ajv.errorsText(v.errors, { separator: '; ' });
+}
+
+function assertSchema(def, data) {
+  const errors = schemaErrors(def, data);
+  if (errors) {
+    throw new Error(`${def} does not validate: ${errors}\n${JSON.stringify(data).slice(0, 2000)}`);
+  }
+}
+
+/* ---- the server ---- */
+
+function tempDir(prefix = 'rigd-e2e-') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+const running = new Set();
+process.on('exit', () => {
+  for (const s of running) {
+    try { process.kill(s.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+});
+
+/* The pid of the rigd under `timeout` (its only child). */
+function childPid(pid) {
+  try {
+    const kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return kids ? Number(kids.split(/\s+/)[0]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/*
+ * Starts rigd. opts: db (path; default a new temporary directory's rig.db),
+ * args (more flags), listen (default 127.0.0.1:0), web (default the
+ * source's web/). Resolves to a handle once the server printed its URL.
+ */
+async function startRigd(opts = {}) {
+  const dir = opts.dir || tempDir();
+  const db = opts.db || path.join(dir, 'data', 'rig.db');
+  const args = [
+    '--kill-after=5', String(opts.lifetime || SERVER_LIFETIME_S), path.join(BUILD_DIR, 'rigd'),
+    '--listen', opts.listen || '127.0.0.1:0',
+    '--db', db,
+    '--web', opts.web || path.join(SOURCE_DIR, 'web'),
+    ...(opts.args || []),
+  ];
+  const proc = spawn('timeout', args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  const server = {
+    proc, dir, db, stdout: '', stderr: '', exited: null, pid: proc.pid,
+  };
+  running.add(server);
+  server.exit = new Promise((resolve) => {
+    proc.on('exit', (code, signal) => {
+      running.delete(server);
+      server.exited = { code, signal };
+      resolve(server.exited);
+    });
+  });
+  proc.stderr.on('data', (d) => {
+    server.stderr += d;
+    if (process.env.RIGD_TEST_VERBOSE) process.stderr.write(d);
+  });
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`rigd did not start:\n${server.stderr}`)),
+      SANITIZED ? 60000 : 20000);
+    proc.stdout.on('data', (d) => {
+      server.stdout += d;
+      const m = /serving (http:\/\/(\S+?):(\d+))\//.exec(server.stdout);
+      if (m && !server.url) {
+        clearTimeout(timer);
+        server.url = m[1];
+        server.host = m[2];
+        server.port = Number(m[3]);
+        server.wsUrl = `ws://${m[2]}:${m[3]}/ws`;
+        resolve();
+      }
+    });
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      if (!server.url) reject(new Error(`rigd exited with ${code} before serving:\n${server.stderr}`));
+    });
+  });
+  server.rigdPid = childPid(proc.pid) || proc.pid;
+  /* Stops the server with 'signal' and resolves to its exit code. */
+  server.stop = async (signal = 'SIGTERM', timeoutMs = SANITIZED ? 60000 : 20000) => {
+    if (!server.exited) {
+      try { process.kill(server.rigdPid, signal); } catch { /* gone */ }
+    }
+    let handle;
+    const timer = new Promise((resolve) => { handle = setTimeout(resolve, timeoutMs, 'timeout'); });
+    const result = await Promise.race([server.exit, timer]);
+    clearTimeout(handle);
+    if (result === 'timeout') {
+      try { process.kill(proc.pid, 'SIGKILL'); } catch { /* gone */ }
+      throw new Error(`rigd did not stop within ${timeoutMs} ms`);
+    }
+    return result.code;
+  };
+  /* Resident memory in kB, read from /proc. */
+  server.rssKb = () => {
+    const status = fs.readFileSync(`/proc/${server.rigdPid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
+  };
+  /* User + system CPU seconds so far. */
+  server.cpuSeconds = () => {
+    const stat = fs.readFileSync(`/proc/${server.rigdPid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+  };
+  return server;
+}
+
+let ticksPerSecond;
+function clockTicks() {
+  if (!ticksPerSecond) ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK']).toString()) || 100;
+  return ticksPerSecond;
+}
+
+/* ---- HTTP ---- */
+
+/*
+ * One HTTP request. 'target' is a path sent as is (no normalisation), so
+ * tests can send "/../x". Resolves to {status, headers, text, json}.
+ */
+function request(server, method, target, body, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined
+      : (typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body));
+    const req = http.request({
+      host: server.host, port: server.port, method, path: target, agent: false,
+      headers: { ...(data !== undefined ? { 'content-length': Buffer.byteLength(data) } : {}),
+        ...headers },
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json;
+        try { json = JSON.parse(text); } catch { json = undefined; }
+        resolve({ status: res.statusCode, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    if (data !== undefined) req.write(data);
+    req.end();
+  });
+}
+
+const get = (server, target, headers) => request(server, 'GET', target, undefined, headers);
+const post = (server, target, body, headers) => request(server, 'POST', target, body, headers);
+
+/* GET /api/scenes/NAME, validated; resolves to the tree. */
+async function tree(server, scene, at) {
+  const r = await get(server, `/api/scenes/${scene}${at === undefined ? '' : `?at=${at}`}`);
+  if (r.status !== 200) throw new Error(`GET ${scene}: ${r.status} ${r.text}`);
+  assertSchema('HttpTree', r.json);
+  return r.json;
+}
+
+/* POST one batch to /api/scenes/NAME/edits; resolves to {status, json}. */
+async function postEdit(server, scene, batch) {
+  const r = await post(server, `/api/scenes/${scene}/edits`, batch);
+  assertSchema(r.status === 200 ? 'HttpAck' : 'HttpError', r.json);
+  return r;
+}
+
+/* id -> world matrix of a tree or snapshot's nodes. */
+function worldsOf(nodes) {
+  const out = {};
+  for (const n of nodes) out[n.id] = n.world;
+  return out;
+}
+
+/* ---- websockets ---- */
+
+/*
+ * A websocket client that keeps every message it received (validated
+ * against ServerMessage), mirrors the scenes it subscribed to (snapshot plus
+ * updates) and matches replies to requests by req.
+ */
+class Client {
+  constructor(server, opts = {}) {
+    this.server = server;
+    this.messages = [];
+    this.schemaViolations = [];
+    this.scenes = new Map();   /* name -> {seq, nodes: Map id -> node} */
+    this.waiters = [];
+    this.nextReq = 1;
+    this.name = opts.name;
+    const headers = opts.origin ? { origin: opts.origin } : {};
+    this.ws = new WebSocket(opts.url || server.wsUrl, { headers, perMessageDeflate: false,
+      maxPayload: 256 * 1024 * 1024 });
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.once('open', resolve);
+      this.ws.once('error', reject);
+      this.ws.once('unexpected-response', (req, res) => reject(
+        Object.assign(new Error(`handshake refused: ${res.statusCode}`), { status: res.statusCode })));
+    });
+    this.closed = new Promise((resolve) => {
+      this.ws.on('close', (code, reason) => {
+        this.closeCode = code;
+        resolve({ code, reason: reason.toString() });
+        this.notify();
+      });
+    });
+    this.ws.on('error', () => { /* 'close' follows */ });
+    this.ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+  }
+
+  static async connect(server, opts) {
+    const c = new Client(server, opts);
+    await c.opened;
+    return c;
+  }
+
+  onMessage(data, isBinary) {
+    const text = data.toString('utf8');
+    let msg;
+    try {
+      msg = JSON.parse(text);
+    } catch (e) {
+      this.schemaViolations.push(`not JSON: ${text.slice(0, 200)}`);
+      return;
+    }
+    if (isBinary) this.schemaViolations.push('binary frame');
+    const errors = schemaErrors('ServerMessage', msg);
+    if (errors) this.schemaViolations.push(`${errors}: ${text.slice(0, 500)}`);
+    msg.receivedAt = process.hrtime.bigint();
+    this.messages.push(msg);
+    this.apply(msg);
+    this.notify();
+  }
+
+  /* Keeps the mirror of a scene: the snapshot, then every update. */
+  apply(msg) {
+    if (msg.type === 'snapshot') {
+      const nodes = new Map();
+      for (const n of msg.nodes) nodes.set(n.id, { ...n });
+      this.scenes.set(msg.scene, { seq: msg.seq, nodes });
+    } else if (msg.type === 'update') {
+      const s = this.scenes.get(msg.scene);
+      if (!s) {
+        this.schemaViolations.push(`update for ${msg.scene} before its snapshot`);
+        return;
+      }
+      if (msg.seq <= s.seq) this.schemaViolations.push(`update seq ${msg.seq} after ${s.seq}`);
+      for (const id of msg.removed) s.nodes.delete(id);
+      for (const n of msg.nodes) s.nodes.set(n.id, { ...n });
+      for (const [id, w] of Object.entries(msg.world)) {
+        const n = s.nodes.get(id);
+        if (!n) this.schemaViolations.push(`world for unknown node ${id}`);
+        else n.world = w;
+      }
+      s.seq = msg.seq;
+    }
+  }
+
+  notify() {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  /* Resolves to the first message at index >= from matching pred. */
+  async waitFor(pred, { from = 0, timeout = 10000, what = 'a message' } = {}) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      for (let i = from; i < this.messages.length; i++) {
+        if (pred(this.messages[i])) return this.messages[i];
+      }
+      if (this.closeCode !== undefined) throw new Error(`closed (${this.closeCode}) waiting for ${what}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.waiters.push(() => { clearTimeout(t); resolve(); });
+      });
+    }
+  }
+
+  send(obj) {
+    this.ws.send(typeof obj === 'string' || Buffer.isBuffer(obj) ? obj : JSON.stringify(obj));
+  }
+
+  /* Sends obj with a fresh req and resolves to its ack or error. */
+  request(obj, timeout) {
+    const req = this.nextReq++;
+    const from = this.messages.length;
+    this.send({ ...obj, req });
+    return this.waitFor((m) => (m.type === 'ack' || m.type === 'error') && m.req === req,
+      { from, timeout, what: `the reply to req ${req}` });
+  }
+
+  async subscribe(scene) {
+    const from = this.messages.length;
+    this.send({ type: 'subscribe', scene });
+    return this.waitFor((m) => (m.type === 'snapshot' && m.scene === scene) ||
+      (m.type === 'error' && m.field === 'scene'), { from, what: `the snapshot of ${scene}` });
+  }
+
+  /* Waits until the mirror of 'scene' reached at least 'seq'. */
+  async waitSeq(scene, seq, timeout) {
+    await this.waitFor(() => (this.scenes.get(scene)?.seq ?? -1) >= seq,
+      { timeout, what: `${scene} at seq ${seq}` });
+  }
+
+  worlds(scene) {
+    const s = this.scenes.get(scene);
+    const out = {};
+    for (const [id, n] of s.nodes) out[id] = n.world;
+    return out;
+  }
+
+  close(code) {
+    this.ws.close(code);
+    return this.closed;
+  }
+}
+
+/* ---- rigs ---- */
+
+/*
+ * The 59-bone skeleton of ERRATA item 1, as one batch of creates: root ->
+ * spine1..5; spine5 -> neck -> head -> head_end; spine5 -> each upper arm ->
+ * forearm -> wrist -> hand -> five fingers of three bones; root -> each
+ * thigh -> shin -> ankle -> foot -> two toes.
+ */
+function skeletonOps() {
+  const ops = [];
+  const add = (id, parent, t) => ops.push({ op: 'create', id, ...(parent ? { parent } : {}),
+    t, bounds: { min: [-0.02, -0.02, -0.02], max: [0.02, 0.02, 0.02] } });
+  add('root', null, [0, 1, 0]);
+  let prev = 'root';
+  for (let i = 1; i <= 5; i++) { add(`spine${i}`, prev, [0, 0.1, 0]); prev = `spine${i}`; }
+  add('neck', 'spine5', [0, 0.1, 0]);
+  add('head', 'neck', [0, 0.1, 0]);
+  add('head_end', 'head', [0, 0.15, 0]);
+  for (const side of ['l', 'r']) {
+    const x = side === 'l' ? 1 : -1;
+    add(`upper_arm_${side}`, 'spine5', [0.15 * x, 0, 0]);
+    add(`forearm_${side}`, `upper_arm_${side}`, [0.25 * x, 0, 0]);
+    add(`wrist_${side}`, `forearm_${side}`, [0.25 * x, 0, 0]);
+    add(`hand_${side}`, `wrist_${side}`, [0.05 * x, 0, 0]);
+    for (let f = 1; f <= 5; f++) {
+      let p = `hand_${side}`;
+      for (let k = 1; k <= 3; k++) {
+        const id = `finger${f}_${k}_${side}`;
+        add(id, p, [0.03 * x, 0, (f - 3) * 0.015]);
+        p = id;
+      }
+    }
+    add(`thigh_${side}`, 'root', [0.1 * x, -0.05, 0]);
+    add(`shin_${side}`, `thigh_${side}`, [0, -0.45, 0]);
+    add(`ankle_${side}`, `shin_${side}`, [0, -0.45, 0]);
+    add(`foot_${side}`, `ankle_${side}`, [0, -0.05, 0.05]);
+    add(`toe1_${side}`, `foot_${side}`, [0, 0, 0.1]);
+    add(`toe2_${side}`, `toe1_${side}`, [0, 0, 0.03]);
+  }
+  return ops;
+}
+
+/* Creates scene 'name' over HTTP (201). */
+async function createScene(server, name) {
+  const r = await post(server, '/api/scenes', { name });
+  if (r.status !== 201) throw new Error(`create ${name}: ${r.status} ${r.text}`);
+  assertSchema('HttpSceneCreated', r.json);
+}
+
+/* Runs a built program (rigctl) and resolves to {code, stdout, stderr}. */
+function run(program, args, { input, timeout = 60000, env } = {}) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(path.join(BUILD_DIR, program), args, { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => { p.kill('SIGKILL'); reject(new Error(`${program} timed out`)); },
+      timeout);
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    if (input !== undefined) p.stdin.end(input);
+    else p.stdin.end();
+  });
+}
+
+function percentile(values, p) {
+  const v = [...values].sort((a, b) => a - b);
+  if (!v.length) return NaN;
+  return v[Math.min(v.length - 1, Math.floor((p / 100) * v.length))];
+}
+
+module.exports = {
+  SOURCE_DIR, BUILD_DIR, SANITIZED, WebSocket, sleep, tempDir, startRigd, request, get, post,
+  tree, postEdit, worldsOf, Client, schemaErrors, assertSchema, skeletonOps, createScene, run,
+  percentile, execFileSync,
+};
