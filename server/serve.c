@@ -813,7 +813,8 @@ static int build_update(struct server *S, struct sstate *st, const scene *s, int
 	/* Every node recomputed since the cursor lies in the current subtree of
 	 * a recorded root (a node moved out of one is recomputed, and recorded,
 	 * by the move), and its stamp says whether it changed since. */
-	qsort(ranges, (size_t)n_ranges, sizeof(*ranges), cmp_range);
+	if (n_ranges > 1)
+		qsort(ranges, (size_t)n_ranges, sizeof(*ranges), cmp_range);
 	for (int i = 0, reach = 0; i < n_ranges; i++) {
 		int from = ranges[i].first > reach ? ranges[i].first : reach;
 
@@ -849,7 +850,8 @@ static int build_update(struct server *S, struct sstate *st, const scene *s, int
 	/* Parents before children: a client can build new nodes in order. */
 	for (int i = 0; i < n_nodes; i++)
 		nodes[i] = scene_pos(s, nodes[i]);
-	qsort(nodes, (size_t)n_nodes, sizeof(int), cmp_int);
+	if (n_nodes > 1)
+		qsort(nodes, (size_t)n_nodes, sizeof(int), cmp_int);
 	for (int i = 0; i < n_nodes; i++)
 		nodes[i] = scene_at(s, nodes[i]);
 	if (removed.n && !(gone = malloc((size_t)removed.n * sizeof(edit_id)))) {
@@ -1495,7 +1497,11 @@ static void http_tree(struct server *S, uint64_t conn, const char *name, const c
 			respond_code(S, conn, RIGD_E_BAD_SEQ, "at", "at must be a seq 0..2^53");
 			return;
 		}
-		rc = engine_at(S->e, name, seq, &past);
+		/* Seq 0 is the empty scene by definition: no history to read. */
+		if (seq == 0 && engine_seq(S->e, name) >= 0)
+			rc = (past = scene_new()) ? 0 : RIGD_E_NOMEM;
+		else
+			rc = engine_at(S->e, name, seq, &past);
 		if (rc == RIGD_E_BAD_SEQ) {
 			respond_code(S, conn, rc, "at", "scene '%s' has no seq %" PRId64, name, seq);
 			return;
