@@ -82,7 +82,7 @@ function childPid(pid) {
 /*
  * Starts rigd. opts: db (path; default a new temporary directory's rig.db),
  * args (more flags), listen (default 127.0.0.1:0), web (default the
- * source's web/). Resolves to a handle once the server printed its URL.
+ * source's web/), env (added to the environment). Resolves to a handle once the server printed its URL.
  */
 async function startRigd(opts = {}) {
   const dir = opts.dir || tempDir();
@@ -94,7 +94,8 @@ async function startRigd(opts = {}) {
     '--web', opts.web || path.join(SOURCE_DIR, 'web'),
     ...(opts.args || []),
   ];
-  const proc = spawn('timeout', args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  const env = { ...process.env, ...(opts.env || {}) };
+  const proc = spawn('timeout', args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   const server = {
     proc, dir, db, stdout: '', stderr: '', exited: null, pid: proc.pid,
   };

@@ -1,0 +1,128 @@
+'use strict';
+/*
+ * A client that stops reading must neither delay the others nor grow the
+ * server's memory. Three watchers and one editor run at full speed on the
+ * 59-bone skeleton (root edits, so every update carries 59 matrices), first
+ * alone (baseline), then while a fourth watcher does not read its socket for
+ * ten seconds. The watchers' edit-to-update latency must stay within twice
+ * the baseline and the server's resident memory flat; when the slow client
+ * reads again it catches up with one update or a snapshot, not a backlog.
+ * The figures are printed.
+ */
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const {
+  startRigd, get, tree, worldsOf, Client, createScene, skeletonOps, sleep, percentile, SANITIZED,
+} = require('../lib/rigd.js');
+
+const STALL_MS = 10000;
+const BASELINE_MS = 3000;
+
+let server;
+
+/* synchronous=NORMAL: with FULL, every group commit waits for an fsync of a
+ * few milliseconds whose jitter would drown what this test measures (the
+ * path from one client's edit to the others' updates). */
+test.before(async () => {
+  server = await startRigd({
+    args: ['--sync', 'normal'],
+    /* AddressSanitizer keeps freed memory in a quarantine (256 MB by
+     * default) that would read as growth: keep it small here. */
+    env: SANITIZED ? { ASAN_OPTIONS: `${process.env.ASAN_OPTIONS || ''}:quarantine_size_mb=4` } : {},
+  });
+});
+test.after(async () => { assert.equal(await server.stop('SIGTERM'), 0); });
+
+/*
+ * Edits the root as fast as acks come back (8 in flight) for 'ms', and
+ * returns the edit-to-update latencies (ms) seen by 'watchers'.
+ */
+async function editFor(editor, watchers, ms) {
+  const sent = new Map();   /* seq -> send time */
+  const starts = watchers.map((w) => w.messages.length);
+  const inflight = new Set();
+  const end = Date.now() + ms;
+  let i = 0;
+  while (Date.now() < end) {
+    while (inflight.size >= 8) await Promise.race(inflight);
+    const t0 = process.hrtime.bigint();
+    const p = editor.request({ type: 'edit', scene: 'skel', ops: [
+      { op: 'set', id: 'root', euler: [0, (i++ * 3) % 360, 0] }] }).then((ack) => {
+      inflight.delete(p);
+      if (ack.type === 'ack') sent.set(ack.seq, t0);
+    });
+    inflight.add(p);
+  }
+  await Promise.all(inflight);
+  const last = Math.max(...sent.keys());
+  for (const w of watchers) await w.waitSeq('skel', last);
+  /* For every edit, the first update at or past its seq, per watcher. */
+  const latencies = [];
+  const seqs = [...sent.keys()].sort((a, b) => a - b);
+  watchers.forEach((w, k) => {
+    const updates = w.messages.slice(starts[k]).filter((m) => m.type === 'update');
+    let u = 0;
+    for (const seq of seqs) {
+      while (u < updates.length && updates[u].seq < seq) u++;
+      if (u < updates.length) latencies.push(Number(updates[u].receivedAt - sent.get(seq)) / 1e6);
+    }
+  });
+  return { latencies, edits: seqs.length };
+}
+
+test('a client that stops reading for 10 s delays nobody and costs no memory', async () => {
+  await createScene(server, 'skel');
+  const editor = await Client.connect(server);
+  assert.equal((await editor.request({ type: 'edit', scene: 'skel', ops: skeletonOps() })).type, 'ack');
+  const watchers = [];
+  for (let i = 0; i < 3; i++) {
+    watchers.push(await Client.connect(server));
+    await watchers[i].subscribe('skel');
+  }
+
+  await editFor(editor, watchers, 1000);  /* warm up (JIT, caches); not measured */
+  const base = await editFor(editor, watchers, BASELINE_MS);
+  const baseP50 = percentile(base.latencies, 50);
+  const baseP99 = percentile(base.latencies, 99);
+
+  const slow = await Client.connect(server);
+  await slow.subscribe('skel');
+  const slowSeen = slow.messages.length;
+  slow.ws._socket.pause();
+  await sleep(200);
+  const rss0 = server.rssKb();
+  const rss = [];
+  const sampler = setInterval(() => rss.push(server.rssKb()), 250);
+  const stalled = await editFor(editor, watchers, STALL_MS);
+  clearInterval(sampler);
+  const rssMax = Math.max(...rss);
+  const p50 = percentile(stalled.latencies, 50);
+  const p99 = percentile(stalled.latencies, 99);
+
+  console.log(`# baseline: ${base.edits} edits, latency p50 ${baseP50.toFixed(2)} ms, p99 ${baseP99.toFixed(2)} ms`);
+  console.log(`# with a stalled client: ${stalled.edits} edits, latency p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`);
+  console.log(`# server RSS: ${rss0} kB before the stall, at most ${rssMax} kB during it (+${rssMax - rss0} kB)`);
+
+  /* Within twice the baseline; 1 ms of slack absorbs timer noise at the
+   * sub-millisecond scale of a loopback run. */
+  assert.ok(p50 <= 2 * baseP50 + 1, `p50 ${p50} vs baseline ${baseP50}`);
+  assert.ok(stalled.edits >= base.edits * (STALL_MS / BASELINE_MS) / 2,
+    'the editor kept its pace');
+  /* Flat: no per-update growth (a backlog would be tens of MB here). */
+  assert.ok(rssMax - rss0 < (SANITIZED ? 8192 : 4096), `RSS grew by ${rssMax - rss0} kB`);
+
+  /* It reads again and catches up at once, with few frames. */
+  slow.ws._socket.resume();
+  const final = await tree(server, 'skel');
+  await slow.waitSeq('skel', final.seq, 30000);
+  assert.deepEqual(slow.worlds('skel'), worldsOf(final.nodes));
+  const frames = slow.messages.slice(slowSeen).filter((m) => m.type === 'update' || m.type === 'snapshot');
+  console.log(`# the stalled client caught up ${stalled.edits} edits with ${frames.length} frames (most were in socket buffers)`);
+  assert.ok(frames.length < stalled.edits, 'coalesced, not replayed one by one');
+  const metrics = (await get(server, '/metrics')).text;
+  console.log(`# ${/^rigd_updates_coalesced_total .*/m.exec(metrics)[0]}`);
+  for (const c of [editor, slow, ...watchers]) {
+    assert.deepEqual(c.schemaViolations, []);
+    await c.close();
+  }
+});
