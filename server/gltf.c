@@ -358,8 +358,9 @@ static int make_unique(sset *set, const scene *existing, const char *base, size_
 typedef struct rigd_extras {
 	const char *id;         /* NULL: none */
 	int kind;               /* -1: none */
-	bool has_pivot, has_t, has_bounds, has_fov, has_near, has_far;
+	bool has_pivot, has_t, has_r, has_bounds, has_fov, has_near, has_far;
 	vec3 pivot, t;
+	quat r;                 /* what the scene normalises into the rotation */
 	aabb bounds;
 	double fov_deg, znear, zfar;
 	int visible;            /* -1: none, else 0 / 1 */
@@ -687,6 +688,8 @@ static int top_array(import_ctx *c, const char *key, const cJSON ***table, int *
 		return nomem(c);
 	n = 0;
 	for (const cJSON *e = a->child; e; e = e->next) {
+		if (!cJSON_IsObject(e) && strcmp(key, "nodes") == 0)
+			return fail_node(c, RIGD_E_BAD_GLTF, n, key, "not a JSON object");
 		if (!cJSON_IsObject(e))
 			return fail(c, RIGD_E_BAD_GLTF, key, "%s[%d] is not an object", key, n);
 		(*table)[n++] = e;
@@ -704,31 +707,30 @@ static int as_index(const cJSON *v, int count)
 	return (int)v->valuedouble;
 }
 
-/* A description of a bad index for messages: "7 (out of range: 3 nodes)". */
+/* Why 'v' is not an index below 'count', for messages ("7 is out of range:
+ * there are 3 nodes"). */
 static void index_problem(const cJSON *v, int count, const char *what, char *out, size_t cap)
 {
 	if (!cJSON_IsNumber(v))
 		snprintf(out, cap, "is not an integer");
 	else if (!isfinite(v->valuedouble) || v->valuedouble != trunc(v->valuedouble))
 		snprintf(out, cap, "%g is not an integer", v->valuedouble);
+	else if (v->valuedouble < 0)
+		snprintf(out, cap, "%.0f is negative", v->valuedouble);
 	else
-		snprintf(out, cap, "%.0f is out of range (%d %s)", v->valuedouble, count, what);
+		snprintf(out, cap, "%.0f is out of range: there are %d %s", v->valuedouble, count, what);
 }
 
-/* An array of exactly 'n' finite numbers. 'node' -1: not about a node. */
+/* An array of exactly 'n' finite numbers, property 'field' of node 'node'. */
 static int read_numbers(import_ctx *c, int node, const cJSON *a, const char *field, int n,
 			double *out)
 {
 	int i = 0;
 
 	if (!cJSON_IsArray(a))
-		return node >= 0 ? fail_node(c, RIGD_E_BAD_GLTF, node, field,
-					     "%s is not an array of %d numbers", field, n)
-				 : fail(c, RIGD_E_BAD_GLTF, field, "%s is not an array of %d numbers",
-					field, n);
-	for (const cJSON *e = a->child; e; e = e->next, i++) {
-		if (i >= n)
-			break;
+		return fail_node(c, RIGD_E_BAD_GLTF, node, field, "%s is not an array of %d numbers",
+				 field, n);
+	for (const cJSON *e = a->child; e && i < n; e = e->next, i++) {
 		if (!cJSON_IsNumber(e))
 			return fail_node(c, RIGD_E_BAD_GLTF, node, field, "%s[%d] is not a number",
 					 field, i);
@@ -737,7 +739,7 @@ static int read_numbers(import_ctx *c, int node, const cJSON *a, const char *fie
 					 i);
 		out[i] = e->valuedouble;
 	}
-	if (i != n || cJSON_GetArraySize(a) != n)
+	if (cJSON_GetArraySize(a) != n)
 		return fail_node(c, RIGD_E_BAD_GLTF, node, field, "%s has %d numbers, not %d", field,
 				 cJSON_GetArraySize(a), n);
 	return 0;
@@ -784,6 +786,18 @@ static int read_extras(import_ctx *c, int i)
 			return rc;
 		r->has_t = true;
 		r->t = vec3_make(d[0], d[1], d[2]);
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(x, "r"))) {
+		double q[4];
+		quat unit;
+
+		if ((rc = read_numbers(c, i, v, "extras.rigd.r", 4, q)) != 0)
+			return rc;
+		r->has_r = true;
+		r->r = (quat){ q[0], q[1], q[2], q[3] };
+		if (quat_normalize(r->r, &unit) != 0)
+			return fail_node(c, RIGD_E_ZERO_QUATERNION, i, "extras",
+					 "extras.rigd.r has zero length");
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(x, "bounds"))) {
 		double lo[3], hi[3];
@@ -906,6 +920,9 @@ static int read_node(import_ctx *c, int i)
 				return fail_node(c, RIGD_E_BAD_GLTF, i, "children", "children[%d] %s", k,
 						 why);
 			}
+			if (kid == i)
+				return fail_node(c, RIGD_E_CYCLE, i, "children",
+						 "lists itself as a child (children[%d])", k);
 			c->kids[c->n_kids++] = kid;
 		}
 		g->n_kids = k;
@@ -1005,12 +1022,21 @@ static int link_parents(import_ctx *c)
 
 		if (c->nodes[i].visited)
 			continue;
-		/* Climbing n steps from any unreached node lands on the cycle. */
+		/* Climbing n steps from any unreached node lands on the cycle;
+		 * once round it finds the cycle's lowest index, the node named. */
 		for (steps = 0; steps < c->n_nodes; steps++)
 			on_cycle = c->nodes[on_cycle].parent;
+		for (int k = c->nodes[on_cycle].parent, lowest = on_cycle;; k = c->nodes[k].parent) {
+			if (k < lowest)
+				lowest = k;
+			if (k == on_cycle) {
+				on_cycle = lowest;
+				break;
+			}
+		}
 		return fail_node(c, RIGD_E_CYCLE, on_cycle, "children",
-				 "the children lists form a cycle through this node (its child is "
-				 "its own ancestor)");
+				 "the children lists form a cycle through this node (it is its own "
+				 "ancestor)");
 	}
 	return 0;
 }
@@ -1062,6 +1088,23 @@ static int camera_user(const import_ctx *c, int k)
 	return -1;
 }
 
+/* Records an error about camera k, naming the first node that uses it. */
+static int camera_fail(import_ctx *c, int code, int k, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int camera_fail(import_ctx *c, int code, int k, const char *fmt, ...)
+{
+	char msg[EDIT_MESSAGE_MAX];
+	int user = camera_user(c, k);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (user >= 0)
+		return fail_node(c, code, user, "camera", "camera %d: %s", k, msg);
+	return fail(c, code, "cameras", "camera %d: %s", k, msg);
+}
+
 static int camera_number(import_ctx *c, const cJSON *obj, const char *key, int k, bool required,
 			 double *out, bool *present)
 {
@@ -1071,13 +1114,11 @@ static int camera_number(import_ctx *c, const cJSON *obj, const char *key, int k
 		*present = v != NULL;
 	if (!v && !required)
 		return 0;
-	if (!cJSON_IsNumber(v)) {
-		c->rep->bad_node = camera_user(c, k);
-		return fail(c, RIGD_E_BAD_GLTF, "cameras", "camera %d: %s is %s", k, key,
-			    v ? "not a number" : "missing");
-	}
+	if (!cJSON_IsNumber(v))
+		return camera_fail(c, RIGD_E_BAD_GLTF, k, "%s is %s", key,
+				   v ? "not a number" : "missing");
 	if (!isfinite(v->valuedouble))
-		return fail(c, RIGD_E_NOT_FINITE, "cameras", "camera %d: %s is not finite", k, key);
+		return camera_fail(c, RIGD_E_NOT_FINITE, k, "%s is not finite", key);
 	*out = v->valuedouble;
 	return 0;
 }
@@ -1136,14 +1177,8 @@ static int read_cameras(import_ctx *c)
 			else if (!(zn >= 0 && zf > zn))
 				problem = "orthographic needs 0 <= znear < zfar";
 		}
-		if (problem) {
-			int user = camera_user(c, k);
-
-			if (user >= 0)
-				return fail_node(c, RIGD_E_BAD_GLTF, user, "camera", "camera %d: %s", k,
-						 problem);
-			return fail(c, RIGD_E_BAD_GLTF, "cameras", "camera %d: %s", k, problem);
-		}
+		if (problem)
+			return camera_fail(c, RIGD_E_BAD_GLTF, k, "%s", problem);
 	}
 	return 0;
 }
@@ -1299,6 +1334,12 @@ static int choose_scene(import_ctx *c)
 	return read_scene_roots(c, chosen, c->roots, &c->n_roots);
 }
 
+static bool same_quat_bits(quat a, quat b)
+{
+	return bits_equal(a.x, b.x) && bits_equal(a.y, b.y) && bits_equal(a.z, b.z) &&
+	       bits_equal(a.w, b.w);
+}
+
 static bool vec3_bits_equal(vec3 a, vec3 b)
 {
 	return bits_equal(a.x, b.x) && bits_equal(a.y, b.y) && bits_equal(a.z, b.z);
@@ -1451,8 +1492,16 @@ static int add_op(import_ctx *c, int i, const char *id, const char *parent_id)
 		op->t = g->t;
 		op->fields |= EDIT_F_T;
 	}
-	if (g->has_r || g->has_matrix)
-		op->r = g->r, op->fields |= EDIT_F_R;
+	if (g->has_r || g->has_matrix) {
+		quat q;
+
+		op->r = g->r;
+		op->fields |= EDIT_F_R;
+		/* The exact rotation rides along in the extras while it still
+		 * normalises to the glTF rotation bit for bit. */
+		if (g->has_r && x->has_r && quat_normalize(x->r, &q) == 0 && same_quat_bits(q, g->r))
+			op->r = x->r;
+	}
 	if (g->has_s || g->has_matrix)
 		op->s = g->s, op->fields |= EDIT_F_S;
 	if (geo->mesh >= 0) {
@@ -1902,6 +1951,53 @@ static void sb_box_uri(sbuf *b)
 	}
 }
 
+/*
+ * A quaternion that the scene's quat_normalize turns into 'stored' bit for
+ * bit, when 'stored' itself is not one (normalising a unit quaternion may
+ * move it by an ulp). quat_normalize first divides by the largest
+ * component, so every stored value has a preimage whose largest component
+ * is exactly +-1: 'stored' divided by that component, give or take a few
+ * ulps on the other three, which are searched nearest first (two ulps each
+ * way finds one in practice). Returns false when there is none; the import
+ * is then an ulp off.
+ */
+static bool rotation_preimage(quat stored, quat *out)
+{
+	static const int offset[5] = { 0, 1, -1, 2, -2 };
+	double *r = &stored.x;
+	int big = 0;
+	quat base, q;
+
+	for (int k = 1; k < 4; k++)
+		if (fabs(r[k]) > fabs(r[big]))
+			big = k;
+	for (int k = 0; k < 4; k++)
+		(&base.x)[k] = k == big ? copysign(1.0, r[k]) : r[k] / fabs(r[big]);
+	for (int m = 0; m < 125; m++) {
+		quat c = base;
+		int digits = m;
+
+		for (int k = 0; k < 4; k++) {
+			double *v = &c.x + k;
+			int steps;
+
+			if (k == big)
+				continue;
+			steps = offset[digits % 5];
+			digits /= 5;
+			for (; steps > 0; steps--)
+				*v = nextafter(*v, INFINITY);
+			for (; steps < 0; steps++)
+				*v = nextafter(*v, -INFINITY);
+		}
+		if (quat_normalize(c, &q) == 0 && same_quat_bits(q, stored)) {
+			*out = c;
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool is_zero_bits(vec3 v)
 {
 	return vec3_bits_equal(v, vec3_make(0, 0, 0));
@@ -1947,6 +2043,17 @@ static void put_extras(export_ctx *x, int node, const node_props *p, bool pair)
 	sb_puts(b, ", \"extras\": {\"rigd\": {\"id\": ");
 	sb_str(b, scene_id(x->s, node));
 	sb_printf(b, ", \"kind\": \"%s\"", edit_kind_name(p->kind));
+	{
+		/* glTF gets the stored unit quaternion; when the scene would not
+		 * store that same value again, the one it would ride along. */
+		quat q, pre;
+
+		if (quat_normalize(p->r, &q) == 0 && !same_quat_bits(q, p->r) &&
+		    rotation_preimage(p->r, &pre)) {
+			sb_puts(b, ", \"r\": ");
+			sb_vec(b, &pre.x, 4);
+		}
+	}
 	if (pair) {
 		sb_puts(b, ", \"pivot\": ");
 		sb_vec(b, &p->pivot.x, 3);
@@ -1999,8 +2106,7 @@ static void put_node(export_ctx *x, int pos)
 		sb_puts(b, ", \"translation\": ");
 		sb_vec(b, &t.x, 3);
 	}
-	if (!(bits_equal(p.r.x, 0) && bits_equal(p.r.y, 0) && bits_equal(p.r.z, 0) &&
-	      bits_equal(p.r.w, 1))) {
+	if (!same_quat_bits(p.r, quat_identity())) {
 		sb_puts(b, ", \"rotation\": ");
 		sb_vec(b, &p.r.x, 4);
 	}

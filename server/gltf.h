@@ -44,7 +44,9 @@
  * and T(t + p) R S, and its only child, the inner one, carries T(-p), the
  * mesh, the camera and the node's children, so every world matrix is the
  * same. extras.rigd holds what glTF has no field for (id, kind, pivot and
- * the exact t, bounds, visible, an absent name, camera values), and import
+ * the exact t, bounds, visible, an absent name, camera values, and, when
+ * the scene would not store the unit rotation written as it is, the value
+ * it normalises into it), and import
  * folds the pair back (only when the two nodes still read as export wrote
  * them; an edited pair imports as two plain nodes with the same world
  * matrices). Export then import reproduces every stored value exactly.
