@@ -61,3 +61,8 @@ target_link_libraries(rigd PRIVATE rigd_engine)
 target_sources(rigd PRIVATE server/serve.c)
 target_link_libraries(rigd PRIVATE rigd_net)
 target_compile_definitions(rigd PRIVATE RIGD_HAVE_SERVE)
+
+# rigctl: the script client (libwebsockets for websockets and HTTP; proto to
+# validate and re-encode batches before they are sent).
+add_executable(rigctl server/rigctl.c)
+target_link_libraries(rigctl PRIVATE rigd_engine PkgConfig::LWS)
