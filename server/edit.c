@@ -133,6 +133,20 @@ void edit_batch_free(edit_batch *b)
 	free(b);
 }
 
+int edit_batch_reserve(edit_batch *b, int n)
+{
+	edit_op *ops;
+
+	if (n <= b->cap_ops)
+		return 0;
+	ops = realloc(b->ops, sizeof(*ops) * (size_t)n);
+	if (!ops)
+		return RIGD_E_NOMEM;
+	b->ops = ops;
+	b->cap_ops = n;
+	return 0;
+}
+
 edit_op *edit_batch_add(edit_batch *b, int kind, const char *id)
 {
 	size_t id_len = strlen(id);
@@ -141,16 +155,9 @@ edit_op *edit_batch_add(edit_batch *b, int kind, const char *id)
 	if (id_len > SCENE_ID_MAX)
 		return NULL;
 	if (b->n_ops == b->cap_ops) {
-		int nc = b->cap_ops ? b->cap_ops * 2 : 8;
-		edit_op *ops;
-
-		if (b->cap_ops > INT_MAX / 2)
+		if (b->cap_ops > INT_MAX / 2 ||
+		    edit_batch_reserve(b, b->cap_ops ? b->cap_ops * 2 : 4) != 0)
 			return NULL;
-		ops = realloc(b->ops, sizeof(*ops) * (size_t)nc);
-		if (!ops)
-			return NULL;
-		b->ops = ops;
-		b->cap_ops = nc;
 	}
 	op = &b->ops[b->n_ops++];
 	memset(op, 0, sizeof(*op));

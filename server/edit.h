@@ -181,6 +181,10 @@ void edit_batch_free(edit_batch *b);
  */
 edit_op *edit_batch_add(edit_batch *b, int kind, const char *id);
 
+/* Makes room for 'n' ops in all, so that adding up to that many allocates
+ * nothing. Returns 0 or RIGD_E_NOMEM (b unchanged). */
+int edit_batch_reserve(edit_batch *b, int n);
+
 /* Sets the op's parent (NULL or "" = root) and EDIT_F_PARENT. Returns 0, or
  * RIGD_E_BAD_ID when it is longer than SCENE_ID_MAX (op unchanged). */
 int edit_op_set_parent(edit_op *op, const char *parent);

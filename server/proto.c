@@ -1,27 +1,33 @@
 /*
  * proto.c: every JSON rigd reads or writes (see proto.h).
  *
- * Reading is two passes. A linear scan of the raw text first enforces what
- * cJSON lets through: strict JSON numbers (no "+1", ".5", "01", nothing
- * longer than cJSON's 63-character number buffer), valid UTF-8, no raw
- * control characters and no \u0000 in strings (cJSON would cut the string
- * there, turning the id "a\u0000/.." into "a"), and a nesting depth of at
- * most PARSE_DEPTH_MAX, so hostile nesting never reaches cJSON's recursion.
- * cJSON then builds the tree, and the walkers below check every member:
- * known, not repeated, of the right type, arrays of the exact length,
- * numbers finite.
+ * Reading is one scan and one build over the text, with no recursion and
+ * one allocation. The scan checks every token (strict RFC 8259 numbers: no
+ * "+1", ".5", "01"; strings of valid UTF-8 without raw control characters,
+ * unknown escapes, lone surrogates or \u0000, which would cut an id short),
+ * caps the nesting at PARSE_DEPTH_MAX and counts what the document needs;
+ * the build checks the structure and links the values. The decoders below
+ * then check every member against their schema: known, not repeated, of
+ * the right type, arrays of their exact length, numbers finite.
  *
- * Writing appends to a proto_buf by hand rather than through cJSON, whose
- * printer turns -0 into 0: numbers here keep every bit.
+ * Why not cJSON, which the rest of the project has at hand: replaying a
+ * log is decoding ops as fast as they can be applied (issue 3 asks for a
+ * million set ops a second), and cJSON 1.7.15 reads about 200,000 such ops
+ * a second on this machine (a malloc per value and per key, localeconv()
+ * and strtod per number). This reader does several million; numbers go
+ * through an exact fast path (number_value) and strtod only when that
+ * cannot decide.
  *
- * This is the only file that includes cJSON.h; no cJSON tree leaves it.
+ * Writing appends to a proto_buf by hand: every double is printed with the
+ * fewest digits that read back to the same bits, and -0 stays -0.
+ *
+ * This module knows nothing of SQL or sockets.
  */
 #include "proto.h"
 
 #include "err.h"
 
-#include <cjson/cJSON.h>
-
+#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -30,9 +36,9 @@
 #include <string.h>
 
 /* Deeper than any message of the protocol needs (an op's bounds.min is at
- * depth 5), far below cJSON's own limit of 1000. */
+ * depth 5); deeper text is bad_json. */
 #define PARSE_DEPTH_MAX 32
-/* cJSON copies a number into a 64-byte buffer before strtod. */
+/* Longer numbers are bad_json (rigd writes at most 24 characters). */
 #define NUMBER_CHARS_MAX 63
 /* The largest integer a double holds exactly; integers beyond are refused. */
 #define EXACT_INT_MAX 9007199254740991.0
@@ -159,21 +165,101 @@ int proto_buf_json_string(proto_buf *b, const char *str)
 	return rc;
 }
 
-/* The shortest of %.15g, %.16g, %.17g that reads back to the same bits
- * (%.17g always does); integers below 2^53 are printed as integers. */
-static int format_number(char *out, size_t cap, double v)
-{
-	if (v == 0)
-		return snprintf(out, cap, "%s", signbit(v) ? "-0" : "0");
-	if (fabs(v) <= EXACT_INT_MAX && v == trunc(v))
-		return snprintf(out, cap, "%" PRId64, (int64_t)v);
-	for (int prec = 15; prec < 17; prec++) {
-		int n = snprintf(out, cap, "%.*g", prec, v);
+static double number_value(const char *p, size_t len);
 
-		if (strtod(out, NULL) == v)
-			return n;
+/*
+ * Writes the decimal digits 'dig' (n of them, first one non-zero) times
+ * 10^exp10 of the first digit, as printf's %g would lay them out at
+ * precision 'prec': fixed notation for exponents -4..prec-1, else d.ddde+XX.
+ * Trailing zeros are already gone from 'dig'.
+ */
+static int layout(char *out, bool neg, const char *dig, int n, int exp10, int prec)
+{
+	int k = 0;
+
+	if (neg)
+		out[k++] = '-';
+	if (exp10 >= -4 && exp10 < prec) {
+		if (exp10 < 0) {
+			out[k++] = '0';
+			out[k++] = '.';
+			for (int z = 0; z < -exp10 - 1; z++)
+				out[k++] = '0';
+			memcpy(out + k, dig, (size_t)n);
+			k += n;
+		} else {
+			for (int i = 0; i <= exp10 || i < n; i++) {
+				if (i == exp10 + 1)
+					out[k++] = '.';
+				out[k++] = i < n ? dig[i] : '0';
+			}
+		}
+	} else {
+		out[k++] = dig[0];
+		if (n > 1) {
+			out[k++] = '.';
+			memcpy(out + k, dig + 1, (size_t)n - 1);
+			k += n - 1;
+		}
+		k += sprintf(out + k, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
 	}
-	return snprintf(out, cap, "%.17g", v);
+	out[k] = '\0';
+	return k;
+}
+
+/*
+ * The shortest of 15, 16 or 17 significant digits that reads back to the
+ * same bits (17 always does), laid out as %g would; integers up to 2^53 as
+ * integers, -0 as "-0". printf runs once, for the 17 correctly rounded
+ * digits; the shorter candidates are those digits rounded, kept only when
+ * number_value reads them back to v. 'out' holds at least 32 bytes.
+ */
+static int format_number(char *out, double v)
+{
+	char e17[40], dig[20], cand[40];
+	const char *p;
+	int exp10, n;
+	bool neg = signbit(v);
+
+	if (v == 0)
+		return sprintf(out, "%s", neg ? "-0" : "0");
+	if (fabs(v) <= EXACT_INT_MAX && v == trunc(v))
+		return sprintf(out, "%" PRId64, (int64_t)v);
+	/* e17 is "d.dddddddddddddddde[+-]X..." after an optional sign. */
+	snprintf(e17, sizeof(e17), "%.16e", fabs(v));
+	dig[0] = e17[0];
+	memcpy(dig + 1, e17 + 2, 16);
+	p = strchr(e17, 'e');
+	exp10 = atoi(p + 1);
+	for (int prec = 15; prec <= 17; prec++) {
+		char r[20];
+		int re = exp10, len;
+
+		memcpy(r, dig, 17);
+		if (prec < 17 && r[prec] >= '5') {
+			int i = prec - 1;
+
+			while (i >= 0 && r[i] == '9')
+				r[i--] = '0';
+			if (i >= 0) {
+				r[i]++;
+			} else {
+				/* 9.99.. rounded up to 10.0..: one more decade. */
+				memmove(r + 1, r, (size_t)prec - 1);
+				r[0] = '1';
+				re++;
+			}
+		}
+		n = prec;
+		while (n > 1 && r[n - 1] == '0')
+			n--;
+		len = layout(cand, neg, r, n, re, prec);
+		if (prec == 17 || number_value(cand, (size_t)len) == v) {
+			memcpy(out, cand, (size_t)len + 1);
+			return len;
+		}
+	}
+	return 0; /* not reached: 17 digits always read back */
 }
 
 int proto_buf_json_number(proto_buf *b, double v)
@@ -183,7 +269,7 @@ int proto_buf_json_number(proto_buf *b, double v)
 
 	if (!isfinite(v))
 		return RIGD_E_NOT_FINITE;
-	n = format_number(num, sizeof(num), v);
+	n = format_number(num, v);
 	return proto_buf_append(b, num, (size_t)n);
 }
 
@@ -196,7 +282,38 @@ proto_limits proto_limits_default(void)
 			       .edit = edit_limits_default() };
 }
 
-/* ---------- reading: the text scan ---------- */
+/* ---------- reading: the document ---------- */
+
+/*
+ * A parsed JSON text: one allocation holding every value and every decoded
+ * string. Members and elements are linked lists in document order.
+ */
+enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+typedef struct jv jv;
+struct jv {
+	int type;
+	bool boolean;
+	double num;
+	const char *key;   /* the member name inside an object, else NULL */
+	const char *str;   /* J_STR: NUL-terminated (\u0000 is refused) */
+	jv *child;         /* first element or member */
+	jv *next;          /* next sibling */
+};
+
+typedef struct jdoc {
+	jv *root;
+	void *mem;
+} jdoc;
+
+#define J_FOREACH(m, container) for ((m) = (container)->child; (m); (m) = (m)->next)
+
+static bool j_is(const jv *v, int type)
+{
+	return v && v->type == type;
+}
+
+/* ---------- reading: tokens ---------- */
 
 /* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid:
  * no overlong forms, no surrogates, nothing above U+10FFFF. */
@@ -229,12 +346,45 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static bool is_hex(char c)
+static int hex_value(char c)
 {
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+	if (is_digit(c))
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
-/* Length of the JSON number at p, 0 if it is not one. */
+/* The four hex digits at p as a code unit, or -1. */
+static long hex4(const char *p)
+{
+	long v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		int h = hex_value(p[i]);
+
+		if (h < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+/* True for the characters that may follow a number. */
+static bool ends_value(char c)
+{
+	switch (c) {
+	case ',': case ']': case '}': case ' ': case '\t': case '\n': case '\r':
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Length of the JSON number at p (RFC 8259 grammar), 0 if it is not one or
+ * is not followed by a delimiter ("01" is not two numbers). */
 static size_t number_len(const char *p, size_t n)
 {
 	size_t i = 0;
@@ -268,34 +418,50 @@ static size_t number_len(const char *p, size_t n)
 		if (i == d)
 			return 0;
 	}
-	/* "01" would otherwise pass as two numbers that cJSON reads as one. */
-	if (i < n && !strchr(",]} \t\n\r", p[i]))
+	if (i < n && !ends_value(p[i]))
 		return 0;
 	return i;
 }
 
-/* Length of the string literal at p (opening quote included), 0 if bad. */
-static size_t string_len(const char *p, size_t n)
+/*
+ * Length of the string literal at p (quotes included), 0 if it is bad: an
+ * unknown escape, \u0000 (it would end the C string early, so "a\u0000/.."
+ * would read as "a"), a surrogate escape out of its pair, a raw control
+ * character, or bytes that are not UTF-8. *bytes gets its decoded length.
+ */
+static size_t string_len(const char *p, size_t n, size_t *bytes)
 {
-	size_t i = 1;
+	size_t i = 1, out = 0;
 
 	while (i < n) {
 		unsigned char c = (unsigned char)p[i];
 
-		if (c == '"')
+		if (c == '"') {
+			*bytes = out;
 			return i + 1;
+		}
 		if (c == '\\') {
 			char e = i + 1 < n ? p[i + 1] : '\0';
 
 			if (e == 'u') {
-				if (i + 5 >= n || !is_hex(p[i + 2]) || !is_hex(p[i + 3]) ||
-				    !is_hex(p[i + 4]) || !is_hex(p[i + 5]))
+				long u = i + 5 < n ? hex4(p + i + 2) : -1, lo;
+
+				if (u <= 0 || (u >= 0xdc00 && u <= 0xdfff))
 					return 0;
-				if (p[i + 2] == '0' && p[i + 3] == '0' && p[i + 4] == '0' &&
-				    p[i + 5] == '0')
-					return 0;
-				i += 6;
+				if (u >= 0xd800 && u <= 0xdbff) {
+					if (i + 11 >= n || p[i + 6] != '\\' || p[i + 7] != 'u')
+						return 0;
+					lo = hex4(p + i + 8);
+					if (lo < 0xdc00 || lo > 0xdfff)
+						return 0;
+					out += 4;
+					i += 12;
+				} else {
+					out += u < 0x80 ? 1 : u < 0x800 ? 2 : 3;
+					i += 6;
+				}
 			} else if (e && strchr("\"\\/bfnrt", e)) {
+				out++;
 				i += 2;
 			} else {
 				return 0;
@@ -307,24 +473,171 @@ static size_t string_len(const char *p, size_t n)
 
 			if (!u)
 				return 0;
+			out += u;
 			i += u;
 		}
 	}
 	return 0;
 }
 
-/* True when the text passes the scan described at the top of the file.
- * Structure (matching brackets, commas, colons) is left to cJSON. */
-static bool scan_text(const char *p, size_t n)
+/* Decodes the string literal at p (checked by string_len) into out, NUL
+ * included. */
+static void string_decode(const char *p, char *out)
+{
+	size_t i = 1;
+
+	for (;;) {
+		char c = p[i];
+
+		if (c == '"')
+			break;
+		if (c != '\\') {
+			*out++ = c;
+			i++;
+			continue;
+		}
+		c = p[i + 1];
+		i += 2;
+		if (c != 'u') {
+			*out++ = c == 'b' ? '\b' : c == 'f' ? '\f' : c == 'n' ? '\n' : c == 'r' ? '\r'
+				 : c == 't' ? '\t' : c;
+			continue;
+		}
+		{
+			long u = hex4(p + i);
+
+			i += 4;
+			if (u >= 0xd800 && u <= 0xdbff) {
+				u = 0x10000 + ((u - 0xd800) << 10) + (hex4(p + i + 2) - 0xdc00);
+				i += 6;
+			}
+			if (u < 0x80) {
+				*out++ = (char)u;
+			} else if (u < 0x800) {
+				*out++ = (char)(0xc0 | (u >> 6));
+				*out++ = (char)(0x80 | (u & 0x3f));
+			} else if (u < 0x10000) {
+				*out++ = (char)(0xe0 | (u >> 12));
+				*out++ = (char)(0x80 | ((u >> 6) & 0x3f));
+				*out++ = (char)(0x80 | (u & 0x3f));
+			} else {
+				*out++ = (char)(0xf0 | (u >> 18));
+				*out++ = (char)(0x80 | ((u >> 12) & 0x3f));
+				*out++ = (char)(0x80 | ((u >> 6) & 0x3f));
+				*out++ = (char)(0x80 | (u & 0x3f));
+			}
+		}
+	}
+	*out = '\0';
+}
+
+/* ---------- reading: numbers ---------- */
+
+static const double exact_pow10[] = {
+	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+/* Exact in a 64-bit significand: 10^27 = 5^27 * 2^27 and 5^27 < 2^64. */
+static const long double exact_pow10l[] = {
+	1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+	1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+	1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L,
+};
+#endif
+
+/*
+ * The double nearest to the decimal number at p (len characters, checked
+ * by number_len), exactly as strtod gives it, but without strtod's
+ * arbitrary-precision path for the numbers rigd writes itself (at most 17
+ * significant digits, modest exponents):
+ *   - m * 10^e with m < 2^53 and |e| <= 22: one correctly rounded IEEE
+ *     operation on exact operands (Clinger's fast path);
+ *   - with an x87 long double (64-bit significand), m < 2^64 and |e| <= 27:
+ *     m and 10^e are exact in it, the product or quotient is rounded once
+ *     to 64 bits and then to 53. Rounding twice can only go wrong when the
+ *     first result lies exactly halfway between two doubles (its 11 extra
+ *     bits are 0x400); that case, and everything else, goes to strtod.
+ */
+static double number_value(const char *p, size_t len)
+{
+	char buf[NUMBER_CHARS_MAX + 1];
+	uint64_t m = 0;
+	int digits = 0, exp10 = 0, e = 0;
+	bool neg = false, dropped = false, in_fraction = false, exp_neg = false;
+	size_t i = 0;
+
+	if (p[i] == '-')
+		neg = true, i++;
+	for (; i < len && (is_digit(p[i]) || p[i] == '.'); i++) {
+		if (p[i] == '.') {
+			in_fraction = true;
+			continue;
+		}
+		if (digits < 19) {
+			m = m * 10 + (uint64_t)(p[i] - '0');
+			if (m)
+				digits++;
+			if (in_fraction)
+				exp10--;
+		} else {
+			dropped |= p[i] != '0';
+			if (!in_fraction)
+				exp10++;
+		}
+	}
+	if (i < len) {
+		i++; /* e or E */
+		if (p[i] == '+' || p[i] == '-')
+			exp_neg = p[i++] == '-';
+		for (; i < len && e < 100000; i++)
+			e = e * 10 + (p[i] - '0');
+		exp10 += exp_neg ? -e : e;
+	}
+	if (m == 0 && !dropped)
+		return neg ? -0.0 : 0.0;
+	if (!dropped && m <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
+		double d = (double)m;
+
+		d = exp10 >= 0 ? d * exact_pow10[exp10] : d / exact_pow10[-exp10];
+		return neg ? -d : d;
+	}
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+	if (!dropped && exp10 >= -27 && exp10 <= 27) {
+		long double x = (long double)m;
+		uint64_t significand;
+
+		x = exp10 >= 0 ? x * exact_pow10l[exp10] : x / exact_pow10l[-exp10];
+		/* The x87 format keeps its 64-bit significand in the low 8 bytes. */
+		memcpy(&significand, &x, sizeof(significand));
+		if ((significand & 0x7ff) != 0x400)
+			return neg ? -(double)x : (double)x;
+	}
+#endif
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	return strtod(buf, NULL);
+}
+
+/* ---------- reading: structure ---------- */
+
+/*
+ * Checks every token and the nesting depth, and counts the values and the
+ * string bytes the document will need. Structure (brackets, commas,
+ * colons) is checked while building.
+ */
+static bool scan_text(const char *p, size_t n, size_t *values, size_t *bytes)
 {
 	int depth = 0;
-	size_t i = 0, k;
+	size_t i = 0, k, s;
 
+	*values = *bytes = 0;
 	while (i < n) {
 		switch (p[i]) {
 		case ' ': case '\t': case '\n': case '\r': case ',': case ':':
 			i++;
-			break;
+			continue;
 		case '{': case '[':
 			if (++depth > PARSE_DEPTH_MAX)
 				return false;
@@ -333,10 +646,11 @@ static bool scan_text(const char *p, size_t n)
 		case '}': case ']':
 			depth--;
 			i++;
-			break;
+			continue;
 		case '"':
-			if (!(k = string_len(p + i, n - i)))
+			if (!(k = string_len(p + i, n - i, &s)))
 				return false;
+			*bytes += s + 1;
 			i += k;
 			break;
 		case 't':
@@ -361,47 +675,162 @@ static bool scan_text(const char *p, size_t n)
 			i += k;
 			break;
 		}
+		++*values;
 	}
 	return true;
 }
 
-/* ---------- reading: parsing ---------- */
+static size_t skip_ws(const char *p, size_t n, size_t i)
+{
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+		i++;
+	return i;
+}
 
 /*
- * Parses 'len' bytes of 'json' into *root. cJSON's ParseWithLengthOpts
- * with require_null_terminated wants the terminating NUL inside the length,
- * so the text is copied with one (on the stack when small).
+ * Builds the document of p (n bytes, scanned by scan_text) into the nodes
+ * and string space given. Without recursion: 'open' is the stack of
+ * containers being filled (depth is at most PARSE_DEPTH_MAX). False for
+ * any structural error.
  */
-static int parse(const char *json, size_t len, const proto_limits *lim, cJSON **root,
-		 edit_error *err)
+static bool build(const char *p, size_t n, jv *nodes, char *chars, jv **root)
 {
-	char small[2048], *text = small;
-	const char *end = NULL;
+	enum { VALUE, VALUE_OR_END, KEY, KEY_OR_END, AFTER, DONE } st = VALUE;
+	jv *open[PARSE_DEPTH_MAX + 1], *last[PARSE_DEPTH_MAX + 1];
+	int top = -1;
+	size_t i = 0, used = 0, s;
+	const char *key = NULL;
 
 	*root = NULL;
+	for (;;) {
+		jv *v;
+		char c;
+
+		i = skip_ws(p, n, i);
+		if (i == n)
+			return st == DONE;
+		c = p[i];
+		if (st == DONE)
+			return false;
+		if (st == KEY || st == KEY_OR_END) {
+			if (st == KEY_OR_END && c == '}')
+				goto close;
+			if (c != '"')
+				return false;
+			size_t bytes;
+
+			s = string_len(p + i, n - i, &bytes);
+			string_decode(p + i, chars);
+			key = chars;
+			chars += bytes + 1;
+			i = skip_ws(p, n, i + s);
+			if (i == n || p[i] != ':')
+				return false;
+			i++;
+			st = VALUE;
+			continue;
+		}
+		if (st == AFTER) {
+			if (c == ',') {
+				i++;
+				st = open[top]->type == J_OBJ ? KEY : VALUE;
+				continue;
+			}
+			if ((c == '}' && open[top]->type == J_OBJ) || (c == ']' && open[top]->type == J_ARR))
+				goto close;
+			return false;
+		}
+		if (st == VALUE_OR_END && c == ']')
+			goto close;
+		if (!(c == '{' || c == '[' || c == '"' || c == 't' || c == 'f' || c == 'n' ||
+		      c == '-' || is_digit(c)))
+			return false; /* a ']' after ',' and the like */
+		/* A value. */
+		v = &nodes[used++];
+		memset(v, 0, sizeof(*v));
+		v->key = key;
+		key = NULL;
+		if (top < 0)
+			*root = v;
+		else if (last[top])
+			last[top]->next = v;
+		else
+			open[top]->child = v;
+		if (top >= 0)
+			last[top] = v;
+		if (c == '{' || c == '[') {
+			v->type = c == '{' ? J_OBJ : J_ARR;
+			open[++top] = v;
+			last[top] = NULL;
+			st = c == '{' ? KEY_OR_END : VALUE_OR_END;
+			i++;
+			continue;
+		}
+		if (c == '"') {
+			size_t bytes;
+
+			s = string_len(p + i, n - i, &bytes);
+			string_decode(p + i, chars);
+			v->type = J_STR;
+			v->str = chars;
+			chars += bytes + 1;
+			i += s;
+		} else if (c == 't' || c == 'f') {
+			v->type = J_BOOL;
+			v->boolean = c == 't';
+			i += c == 't' ? 4 : 5;
+		} else if (c == 'n') {
+			v->type = J_NULL;
+			i += 4;
+		} else {
+			s = number_len(p + i, n - i);
+			v->type = J_NUM;
+			v->num = number_value(p + i, s);
+			i += s;
+		}
+		st = top < 0 ? DONE : AFTER;
+		continue;
+close:
+		i++;
+		top--;
+		st = top < 0 ? DONE : AFTER;
+	}
+}
+
+static void jdoc_free(jdoc *doc)
+{
+	free(doc->mem);
+	doc->mem = NULL;
+	doc->root = NULL;
+}
+
+/* Parses 'len' bytes of 'json' into *doc: too_large, bad_json or nomem. */
+static int parse(const char *json, size_t len, const proto_limits *lim, jdoc *doc,
+		 edit_error *err)
+{
+	size_t values, bytes;
+
+	doc->root = NULL;
+	doc->mem = NULL;
 	if (len > lim->max_bytes) {
 		edit_error_set(err, RIGD_E_TOO_LARGE, -1, "", "the message is %zu bytes; the limit is %zu",
 			       len, lim->max_bytes);
 		return RIGD_E_TOO_LARGE;
 	}
-	if (!json || memchr(json, '\0', len) || !scan_text(json, len)) {
-		edit_error_set(err, RIGD_E_BAD_JSON, -1, "", "%s", err_str(RIGD_E_BAD_JSON));
-		return RIGD_E_BAD_JSON;
-	}
-	if (len >= sizeof(small) && !(text = malloc(len + 1))) {
+	if (!json || memchr(json, '\0', len) || !scan_text(json, len, &values, &bytes) ||
+	    values == 0)
+		goto bad;
+	doc->mem = malloc(values * sizeof(jv) + bytes);
+	if (!doc->mem) {
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
-	memcpy(text, json, len);
-	text[len] = '\0';
-	*root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
-	if (text != small)
-		free(text);
-	if (!*root) {
-		edit_error_set(err, RIGD_E_BAD_JSON, -1, "", "%s", err_str(RIGD_E_BAD_JSON));
-		return RIGD_E_BAD_JSON;
-	}
-	return 0;
+	if (build(json, len, doc->mem, (char *)doc->mem + values * sizeof(jv), &doc->root))
+		return 0;
+	jdoc_free(doc);
+bad:
+	edit_error_set(err, RIGD_E_BAD_JSON, -1, "", "%s", err_str(RIGD_E_BAD_JSON));
+	return RIGD_E_BAD_JSON;
 }
 
 /* Where a field sits, for error messages: op index (-1: none). */
@@ -438,45 +867,45 @@ static int bad_field(const where *w, const char *field, const char *what)
  * object with name names[j] lands in found[j]. Unknown and repeated names
  * are bad_field; so is an object that is not one.
  */
-static int members(const cJSON *obj, const char *obj_name, const char *const *names, int n,
-		   const cJSON **found, const where *w)
+static int members(const jv *obj, const char *obj_name, const char *const *names, int n,
+		   const jv **found, const where *w)
 {
-	const cJSON *m;
+	const jv *m;
 
-	if (!cJSON_IsObject(obj))
+	if (!j_is(obj, J_OBJ))
 		return bad_field(w, obj_name, "must be an object");
 	for (int j = 0; j < n; j++)
 		found[j] = NULL;
-	cJSON_ArrayForEach(m, obj) {
+	J_FOREACH(m, obj) {
 		int j;
 
 		for (j = 0; j < n; j++)
-			if (strcmp(m->string, names[j]) == 0)
+			if (strcmp(m->key, names[j]) == 0)
 				break;
 		if (j == n)
-			return bad_field(w, m->string, "unknown field");
+			return bad_field(w, m->key, "unknown field");
 		if (found[j])
-			return bad_field(w, m->string, "repeated field");
+			return bad_field(w, m->key, "repeated field");
 		found[j] = m;
 	}
 	return 0;
 }
 
-static int get_number(const cJSON *item, const char *field, double *out, const where *w)
+static int get_number(const jv *item, const char *field, double *out, const where *w)
 {
-	if (!cJSON_IsNumber(item))
+	if (!j_is(item, J_NUM))
 		return bad_field(w, field, "must be a number");
-	if (!isfinite(item->valuedouble)) {
+	if (!isfinite(item->num)) {
 		edit_error_set(w->err, RIGD_E_NOT_FINITE, w->op, field, "%s: %s", field,
 			       err_str(RIGD_E_NOT_FINITE));
 		return RIGD_E_NOT_FINITE;
 	}
-	*out = item->valuedouble;
+	*out = item->num;
 	return 0;
 }
 
 /* An exact integer in [min, max]. */
-static int get_int(const cJSON *item, const char *field, double min, double max, int64_t *out,
+static int get_int(const jv *item, const char *field, double min, double max, int64_t *out,
 		   const where *w)
 {
 	double v;
@@ -491,25 +920,27 @@ static int get_int(const cJSON *item, const char *field, double min, double max,
 }
 
 /* An array of exactly n numbers. */
-static int get_numbers(const cJSON *item, const char *field, double *out, int n, const where *w)
+static int get_numbers(const jv *item, const char *field, double *out, int n, const where *w)
 {
-	const cJSON *e;
+	const jv *e;
 	int i = 0, rc;
-	char what[48];
 
-	snprintf(what, sizeof(what), "must be an array of %d numbers", n);
-	if (!cJSON_IsArray(item))
-		return bad_field(w, field, what);
-	cJSON_ArrayForEach(e, item) {
+	if (!j_is(item, J_ARR))
+		goto wrong;
+	J_FOREACH(e, item) {
 		if (i == n)
-			return bad_field(w, field, what);
+			goto wrong;
 		if ((rc = get_number(e, field, &out[i++], w)) != 0)
 			return rc;
 	}
-	return i == n ? 0 : bad_field(w, field, what);
+	if (i == n)
+		return 0;
+wrong:
+	return bad_field(w, field, n == 3 ? "must be an array of 3 numbers"
+					  : "must be an array of 4 numbers");
 }
 
-static int get_vec3(const cJSON *item, const char *field, vec3 *out, const where *w)
+static int get_vec3(const jv *item, const char *field, vec3 *out, const where *w)
 {
 	double v[3];
 	int rc = get_numbers(item, field, v, 3, w);
@@ -519,28 +950,28 @@ static int get_vec3(const cJSON *item, const char *field, vec3 *out, const where
 	return rc;
 }
 
-static int get_bool(const cJSON *item, const char *field, bool *out, const where *w)
+static int get_bool(const jv *item, const char *field, bool *out, const where *w)
 {
-	if (!cJSON_IsBool(item))
+	if (!j_is(item, J_BOOL))
 		return bad_field(w, field, "must be true or false");
-	*out = cJSON_IsTrue(item);
+	*out = item->boolean;
 	return 0;
 }
 
 /* An id (scene_id_valid, at most max_len) into out; with allow_null, null
  * gives "". */
-static int get_id(const cJSON *item, const char *field, bool allow_null, int max_len,
+static int get_id(const jv *item, const char *field, bool allow_null, int max_len,
 		  char out[SCENE_ID_MAX + 1], const where *w)
 {
 	const char *v;
 
-	if (allow_null && cJSON_IsNull(item)) {
+	if (allow_null && j_is(item, J_NULL)) {
 		out[0] = '\0';
 		return 0;
 	}
-	if (!cJSON_IsString(item))
+	if (!j_is(item, J_STR))
 		return bad_field(w, field, allow_null ? "must be an id or null" : "must be an id");
-	v = item->valuestring;
+	v = item->str;
 	if (!scene_id_valid(v) || strlen(v) > (size_t)max_len) {
 		char k[72];
 
@@ -554,7 +985,7 @@ static int get_id(const cJSON *item, const char *field, bool allow_null, int max
 
 /* A scene name: an id that is not "." or "..", which name directories in
  * the URL paths that carry scene names. */
-static int get_scene_name(const cJSON *item, const char *field, char out[SCENE_ID_MAX + 1],
+static int get_scene_name(const jv *item, const char *field, char out[SCENE_ID_MAX + 1],
 			  const where *w)
 {
 	int rc = get_id(item, field, false, SCENE_ID_MAX, out, w);
@@ -570,21 +1001,21 @@ static int get_scene_name(const cJSON *item, const char *field, char out[SCENE_I
 
 /* A string of at most max_bytes (or null when allow_null: *out NULL),
  * copied into *out (malloc'd). */
-static int get_text(const cJSON *item, const char *field, size_t max_bytes, bool allow_null,
+static int get_text(const jv *item, const char *field, size_t max_bytes, bool allow_null,
 		    char **out, const where *w)
 {
 	*out = NULL;
-	if (allow_null && cJSON_IsNull(item))
+	if (allow_null && j_is(item, J_NULL))
 		return 0;
-	if (!cJSON_IsString(item))
+	if (!j_is(item, J_STR))
 		return bad_field(w, field, allow_null ? "must be a string or null" : "must be a string");
-	if (strlen(item->valuestring) > max_bytes) {
+	if (strlen(item->str) > max_bytes) {
 		char what[48];
 
 		snprintf(what, sizeof(what), "longer than %zu bytes", max_bytes);
 		return bad_field(w, field, what);
 	}
-	if (!(*out = strdup(item->valuestring))) {
+	if (!(*out = strdup(item->str))) {
 		edit_error_set(w->err, RIGD_E_NOMEM, w->op, field, "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
@@ -610,15 +1041,15 @@ static const unsigned key_fields[K_COUNT] = {
 	EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR, EDIT_F_VISIBLE, EDIT_F_KEEP_WORLD,
 };
 
-static int decode_bounds(const cJSON *item, edit_op *op, const where *w)
+static int decode_bounds(const jv *item, edit_op *op, const where *w)
 {
 	static const char *const names[] = { "min", "max" };
-	const cJSON *f[2];
+	const jv *f[2];
 	int rc;
 
 	op->has_bounds = false;
 	op->bounds = aabb_make(vec3_make(0, 0, 0), vec3_make(0, 0, 0));
-	if (cJSON_IsNull(item))
+	if (j_is(item, J_NULL))
 		return 0;
 	if ((rc = members(item, "bounds", names, 2, f, w)) != 0)
 		return rc;
@@ -631,10 +1062,10 @@ static int decode_bounds(const cJSON *item, edit_op *op, const where *w)
 	return 0;
 }
 
-static int decode_camera(const cJSON *item, edit_op *op, const where *w)
+static int decode_camera(const jv *item, edit_op *op, const where *w)
 {
 	static const char *const names[] = { "fov", "near", "far" };
-	const cJSON *f[3];
+	const jv *f[3];
 	int rc;
 
 	if ((rc = members(item, "camera", names, 3, f, w)) != 0)
@@ -652,10 +1083,10 @@ static int decode_camera(const cJSON *item, edit_op *op, const where *w)
 }
 
 /* Decodes op object 'item' (index k) and appends it to 'b'. */
-static int decode_op(const cJSON *item, int k, const proto_limits *lim, edit_batch *b,
+static int decode_op(const jv *item, int k, const proto_limits *lim, edit_batch *b,
 		     edit_error *err)
 {
-	const cJSON *f[K_COUNT];
+	const jv *f[K_COUNT];
 	where w = { k, err };
 	edit_op *op;
 	int kind, rc;
@@ -666,13 +1097,13 @@ static int decode_op(const cJSON *item, int k, const proto_limits *lim, edit_bat
 
 	if ((rc = members(item, "ops", op_keys, K_COUNT, f, &w)) != 0)
 		return rc;
-	if (!f[K_OP] || !cJSON_IsString(f[K_OP]))
+	if (!f[K_OP] || !j_is(f[K_OP], J_STR))
 		return bad_field(&w, "op", "must be create, set, reparent or delete");
-	if ((kind = edit_op_from_name(f[K_OP]->valuestring)) < 0) {
+	if ((kind = edit_op_from_name(f[K_OP]->str)) < 0) {
 		char q[72];
 
 		edit_error_set(err, RIGD_E_UNKNOWN_OP, k, "op", "unknown op '%s'",
-			       safe_key(f[K_OP]->valuestring, q, sizeof(q)));
+			       safe_key(f[K_OP]->str, q, sizeof(q)));
 		return RIGD_E_UNKNOWN_OP;
 	}
 	if (!f[K_ID])
@@ -750,8 +1181,8 @@ static int decode_op(const cJSON *item, int k, const proto_limits *lim, edit_bat
 		op->fields |= EDIT_F_MESH;
 	}
 	if (f[K_KIND]) {
-		if (!cJSON_IsString(f[K_KIND]) ||
-		    (op->node_kind = edit_kind_from_name(f[K_KIND]->valuestring)) < 0)
+		if (!j_is(f[K_KIND], J_STR) ||
+		    (op->node_kind = edit_kind_from_name(f[K_KIND]->str)) < 0)
 			return bad_field(&w, "kind", "must be group, mesh or camera");
 		op->fields |= EDIT_F_KIND;
 	}
@@ -771,16 +1202,16 @@ static int decode_op(const cJSON *item, int k, const proto_limits *lim, edit_bat
 }
 
 /* Decodes the ops array into 'b' (which holds no ops yet). */
-static int decode_op_array(const cJSON *arr, const proto_limits *lim, edit_batch *b,
+static int decode_op_array(const jv *arr, const proto_limits *lim, edit_batch *b,
 			   edit_error *err)
 {
-	const cJSON *e;
+	const jv *e;
 	where w = { -1, err };
 	int n = 0, rc;
 
-	if (!cJSON_IsArray(arr))
+	if (!j_is(arr, J_ARR))
 		return bad_field(&w, "ops", "must be an array of ops");
-	cJSON_ArrayForEach(e, arr)
+	J_FOREACH(e, arr)
 		n++;
 	if (n == 0)
 		return bad_field(&w, "ops", "a batch needs at least one op");
@@ -789,19 +1220,23 @@ static int decode_op_array(const cJSON *arr, const proto_limits *lim, edit_batch
 			       lim->edit.max_ops);
 		return RIGD_E_LIMIT;
 	}
+	if (edit_batch_reserve(b, n) != 0) {
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		return RIGD_E_NOMEM;
+	}
 	n = 0;
-	cJSON_ArrayForEach(e, arr)
+	J_FOREACH(e, arr)
 		if ((rc = decode_op(e, n++, lim, b, err)) != 0)
 			return rc;
 	return 0;
 }
 
-static int decode_client_seq(const cJSON *item, edit_batch *b, const where *w)
+static int decode_client_seq(const jv *item, edit_batch *b, const where *w)
 {
 	int rc;
 
 	b->has_client_seq = false;
-	if (cJSON_IsNull(item))
+	if (j_is(item, J_NULL))
 		return 0;
 	if ((rc = get_int(item, "client_seq", 0, EXACT_INT_MAX, &b->client_seq, w)) != 0)
 		return rc;
@@ -814,8 +1249,9 @@ int proto_decode_batch(const char *json, size_t len, const proto_limits *lim, ed
 {
 	static const char *const names[] = { "ops", "client", "client_seq" };
 	proto_limits defaults = proto_limits_default();
-	const cJSON *f[3];
-	cJSON *root;
+	const jv *f[3];
+	jdoc doc;
+	const jv *root;
 	where w = { -1, err };
 	int rc;
 
@@ -823,8 +1259,9 @@ int proto_decode_batch(const char *json, size_t len, const proto_limits *lim, ed
 	edit_error_clear(err);
 	if (!lim)
 		lim = &defaults;
-	if ((rc = parse(json, len, lim, &root, err)) != 0)
+	if ((rc = parse(json, len, lim, &doc, err)) != 0)
 		return rc;
+	root = doc.root;
 	if ((rc = members(root, "batch", names, 3, f, &w)) != 0)
 		goto out;
 	if (!f[0]) {
@@ -836,7 +1273,7 @@ int proto_decode_batch(const char *json, size_t len, const proto_limits *lim, ed
 	    (rc = decode_op_array(f[0], lim, out, err)))
 		goto out;
 out:
-	cJSON_Delete(root);
+	jdoc_free(&doc);
 	if (rc)
 		edit_batch_release(out);
 	return rc;
@@ -846,17 +1283,19 @@ int proto_decode_ops(const char *json, size_t len, const proto_limits *lim, edit
 		     edit_error *err)
 {
 	proto_limits defaults = proto_limits_default();
-	cJSON *root;
+	jdoc doc;
+	const jv *root;
 	int rc;
 
 	edit_batch_init(out);
 	edit_error_clear(err);
 	if (!lim)
 		lim = &defaults;
-	if ((rc = parse(json, len, lim, &root, err)) != 0)
+	if ((rc = parse(json, len, lim, &doc, err)) != 0)
 		return rc;
+	root = doc.root;
 	rc = decode_op_array(root, lim, out, err);
-	cJSON_Delete(root);
+	jdoc_free(&doc);
 	if (rc)
 		edit_batch_release(out);
 	return rc;
@@ -897,39 +1336,39 @@ static const unsigned type_required[] = {
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_SELECTION),
 };
 
-static int decode_req(const cJSON *item, proto_req *req, const where *w)
+static int decode_req(const jv *item, proto_req *req, const where *w)
 {
 	memset(req, 0, sizeof(*req));
-	if (cJSON_IsNull(item))
+	if (j_is(item, J_NULL))
 		return 0;
-	if (cJSON_IsString(item)) {
-		size_t n = strlen(item->valuestring);
+	if (j_is(item, J_STR)) {
+		size_t n = strlen(item->str);
 
 		if (n > PROTO_REQ_MAX)
 			return bad_field(w, "req", "longer than 64 bytes");
-		memcpy(req->str, item->valuestring, n + 1);
+		memcpy(req->str, item->str, n + 1);
 		req->is_string = true;
 		req->present = true;
 		return 0;
 	}
-	if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble) ||
-	    item->valuedouble != trunc(item->valuedouble) || item->valuedouble < 0 ||
-	    item->valuedouble > EXACT_INT_MAX)
+	if (!j_is(item, J_NUM) || !isfinite(item->num) ||
+	    item->num != trunc(item->num) || item->num < 0 ||
+	    item->num > EXACT_INT_MAX)
 		return bad_field(w, "req", "must be an integer 0..2^53-1 or a string");
-	req->num = (int64_t)item->valuedouble;
+	req->num = (int64_t)item->num;
 	req->present = true;
 	return 0;
 }
 
-static int decode_selection(const cJSON *arr, const proto_limits *lim, proto_msg *m,
+static int decode_selection(const jv *arr, const proto_limits *lim, proto_msg *m,
 			    const where *w)
 {
-	const cJSON *e;
+	const jv *e;
 	int n = 0, rc;
 
-	if (!cJSON_IsArray(arr))
+	if (!j_is(arr, J_ARR))
 		return bad_field(w, "selection", "must be an array of ids");
-	cJSON_ArrayForEach(e, arr)
+	J_FOREACH(e, arr)
 		n++;
 	if (n > lim->max_selection) {
 		edit_error_set(w->err, RIGD_E_LIMIT, -1, "selection",
@@ -940,7 +1379,7 @@ static int decode_selection(const cJSON *arr, const proto_limits *lim, proto_msg
 		edit_error_set(w->err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
-	cJSON_ArrayForEach(e, arr) {
+	J_FOREACH(e, arr) {
 		if ((rc = get_id(e, "selection", false, lim->edit.max_id_len,
 				 m->selection[m->n_selection].s, w)) != 0)
 			return rc;
@@ -969,8 +1408,9 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		     proto_req *req_out, edit_error *err)
 {
 	proto_limits defaults = proto_limits_default();
-	const cJSON *f[M_COUNT];
-	cJSON *root;
+	const jv *f[M_COUNT];
+	jdoc doc;
+	const jv *root;
 	where w = { -1, err };
 	int rc, type = 0;
 	unsigned present = 0, extra, missing;
@@ -981,12 +1421,17 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		memset(req_out, 0, sizeof(*req_out));
 	if (!lim)
 		lim = &defaults;
-	if ((rc = parse(json, len, lim, &root, err)) != 0)
+	if ((rc = parse(json, len, lim, &doc, err)) != 0)
 		return rc;
+	root = doc.root;
 	if ((rc = members(root, "message", msg_keys, M_COUNT, f, &w)) != 0) {
 		/* Even with an unknown member, a good req lets the reply carry it. */
-		const cJSON *req = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "req")
-							: NULL;
+		const jv *req = NULL, *m;
+
+		if (j_is(root, J_OBJ))
+			J_FOREACH(m, root)
+				if (strcmp(m->key, "req") == 0)
+					req = m;
 		where quiet = { -1, NULL };
 
 		if (req && req_out && decode_req(req, req_out, &quiet) != 0)
@@ -999,18 +1444,18 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		if (req_out)
 			*req_out = out->req;
 	}
-	if (!f[M_TYPE] || !cJSON_IsString(f[M_TYPE])) {
+	if (!f[M_TYPE] || !j_is(f[M_TYPE], J_STR)) {
 		rc = bad_field(&w, "type", f[M_TYPE] ? "must be a string" : "missing");
 		goto out;
 	}
 	for (int t = PROTO_SUBSCRIBE; t <= PROTO_PRESENCE; t++)
-		if (strcmp(f[M_TYPE]->valuestring, type_names[t]) == 0)
+		if (strcmp(f[M_TYPE]->str, type_names[t]) == 0)
 			type = t;
 	if (!type) {
 		char q[72];
 
 		edit_error_set(err, RIGD_E_UNKNOWN_TYPE, -1, "type", "unknown message type '%s'",
-			       safe_key(f[M_TYPE]->valuestring, q, sizeof(q)));
+			       safe_key(f[M_TYPE]->str, q, sizeof(q)));
 		rc = RIGD_E_UNKNOWN_TYPE;
 		goto out;
 	}
@@ -1043,7 +1488,7 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 	if (f[M_NAME] && (rc = get_text(f[M_NAME], "name", SCENE_NAME_MAX, true, &out->name, &w)))
 		goto out;
 out:
-	cJSON_Delete(root);
+	jdoc_free(&doc);
 	if (rc)
 		proto_msg_release(out);
 	return rc;
@@ -1056,8 +1501,9 @@ int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 {
 	static const char *const names[] = { "seq", "time", "client", "client_seq", "ops" };
 	proto_limits defaults = proto_limits_default();
-	const cJSON *f[5];
-	cJSON *root;
+	const jv *f[5];
+	jdoc doc;
+	const jv *root;
 	where w = { -1, err };
 	int64_t seq = 0;
 	int rc;
@@ -1067,8 +1513,9 @@ int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 	edit_error_clear(err);
 	if (!lim)
 		lim = &defaults;
-	if ((rc = parse(json, len, lim, &root, err)) != 0)
+	if ((rc = parse(json, len, lim, &doc, err)) != 0)
 		return rc;
+	root = doc.root;
 	if ((rc = members(root, "line", names, 5, f, &w)) != 0)
 		goto out;
 	if (!f[0] || !f[1] || !f[4]) {
@@ -1084,7 +1531,7 @@ int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 		goto out;
 	out->seq = (uint64_t)seq;
 out:
-	cJSON_Delete(root);
+	jdoc_free(&doc);
 	if (rc) {
 		edit_batch_release(&out->batch);
 		out->seq = 0;
@@ -1098,19 +1545,21 @@ int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_
 {
 	static const char *const names[] = { "name" };
 	proto_limits lim = proto_limits_default();
-	const cJSON *f[1];
-	cJSON *root;
+	const jv *f[1];
+	jdoc doc;
+	const jv *root;
 	where w = { -1, err };
 	int rc;
 
 	name_out[0] = '\0';
 	edit_error_clear(err);
-	if ((rc = parse(json, len, &lim, &root, err)) != 0)
+	if ((rc = parse(json, len, &lim, &doc, err)) != 0)
 		return rc;
+	root = doc.root;
 	if ((rc = members(root, "body", names, 1, f, &w)) == 0)
 		rc = f[0] ? get_scene_name(f[0], "name", name_out, &w)
 			  : bad_field(&w, "name", "missing");
-	cJSON_Delete(root);
+	jdoc_free(&doc);
 	if (rc)
 		name_out[0] = '\0';
 	return rc;

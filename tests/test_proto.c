@@ -271,6 +271,95 @@ static void test_numbers_round_trip(void **state)
 	}
 }
 
+/* The value the reader gives the number 'text' (via an op's t.x). */
+static double read_number(const char *text)
+{
+	char json[1200];
+	edit_batch b;
+	edit_error err;
+	double v;
+
+	snprintf(json, sizeof(json), "{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[%s,0,0]}]}", text);
+	if (decode_batch_str(json, &b, &err) != 0) {
+		print_error("%s: %s\n", text, err.message);
+		fail();
+	}
+	v = b.ops[0].t.x;
+	edit_batch_release(&b);
+	return v;
+}
+
+static void assert_reads_as_strtod(const char *text)
+{
+	double want = strtod(text, NULL), got;
+
+	if (!isfinite(want)) {
+		char json[1200];
+
+		snprintf(json, sizeof(json), "{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[%s,0,0]}]}", text);
+		batch_fails(json, RIGD_E_NOT_FINITE, 0, "t");
+		return;
+	}
+	got = read_number(text);
+
+	if (memcmp(&got, &want, sizeof(got)) != 0) {
+		print_error("%s: read %.17g, strtod %.17g\n", text, got, want);
+		fail();
+	}
+}
+
+/* The reader's fast paths agree with strtod bit for bit: random decimals of
+ * 1 to 21 digits and exponents across the whole range, halfway cases, and
+ * what the writer prints for random doubles. */
+static void test_number_parse(void **state)
+{
+	static const char *const fixed[] = {
+		"0", "-0", "1", "-1", "0.1", "0.5", "1e22", "1e23", "1e-22", "1e-23", "123456789e27",
+		"9007199254740993", "9007199254740995", "18014398509481985", "1.7976931348623157e308",
+		"4.9406564584124654e-324", "2.2250738585072011e-308", "2.2250738585072014e-308",
+		"0.30000000000000004", "12345678901234567890", "1234567890123456789012",
+		"0.000000000000000000000000000001", "1E5", "1e+5", "-1.5E-5", "9.999999999999999e22",
+		"8.98846567431158e307", "1e-400", "123.456e-300", "7.2057594037927933e16",
+		"3.0517578125e-05", "5e-324", "2.4703282292062327e-324",
+	};
+	char text[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		assert_reads_as_strtod(fixed[i]);
+	for (int i = 0; i < 200000; i++) {
+		int digits = 1 + (int)(rnd() % 21), point = (int)(rnd() % (uint64_t)(digits + 1));
+		int exp10 = (int)(rnd() % 80) - 40, k = 0;
+
+		if (i % 10 == 0)
+			exp10 = (int)(rnd() % 700) - 350;
+		if (rnd() % 2)
+			text[k++] = '-';
+		for (int d = 0; d < digits; d++) {
+			if (d == point && d > 0)
+				text[k++] = '.';
+			text[k++] = (char)('0' + (d == 0 ? 1 + rnd() % 9 : rnd() % 10));
+		}
+		if (i % 3)
+			k += sprintf(text + k, "e%d", exp10);
+		text[k] = '\0';
+		assert_reads_as_strtod(text);
+	}
+	/* What the writer prints for any double reads back to it. */
+	for (int i = 0; i < 200000; i++) {
+		double v = rnd_double();
+		proto_buf b;
+		double back;
+
+		proto_buf_init(&b, 0);
+		assert_int_equal(proto_buf_json_number(&b, v), 0);
+		back = read_number(proto_buf_str(&b));
+		assert_memory_equal(&back, &v, sizeof(v));
+		assert_true(b.len <= 24);
+		proto_buf_release(&b);
+	}
+}
+
 /* ---------- ops ---------- */
 
 static void test_decode_every_field(void **state)
@@ -477,6 +566,13 @@ static void test_hostile_text(void **state)
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"\xe2\x82\"}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"unterminated}]}",
 		"\xef\xbb\xbf{\"ops\":[]}",
+		"{\"ops\":}", "[1 2]", "{\"ops\" []}", "{\"ops\":[],}", "[,1]", "{,}", "]", "[}", "{]",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\"}]]", "{\"ops\":[{\"op\":\"set\",\"id\":\"a\"}}",
+		"{1:2}", "{\"a\":1 \"b\":2}", "[\"a\":1]", "{\"a\"}", "[1,]", "{\"a\":[1,2}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"\\udc00\"}]}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"\\ud83d\\u0041\"}]}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"\\u12\"}]}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"\\u12g4\"}]}",
 	};
 	const char *valid = "{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[1.5,-2e-3,3],"
 			    "\"name\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}],\"client\":\"c\"}";
@@ -490,6 +586,13 @@ static void test_hostile_text(void **state)
 		batch_fails(bad_json[i], RIGD_E_BAD_JSON, -1, "");
 	assert_int_equal(decode_batch_str(valid, &b, &err), 0);
 	assert_string_equal(b.ops[0].name, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	edit_batch_release(&b);
+	/* Escapes decode, and the name written back reads the same. */
+	assert_int_equal(decode_batch_str("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":"
+					  "\"\\ud83d\\ude00 \\u00e9\\u20AC \\\"\\\\\\/\\b\\f\\n\\r\\t\\u001f\"}]}",
+					  &b, &err), 0);
+	assert_string_equal(b.ops[0].name, "\xf0\x9f\x98\x80 \xc3\xa9\xe2\x82\xac \"\\/\b\f\n\r\t\x1f");
+	round_trip(&b);
 	edit_batch_release(&b);
 
 	/* Every proper prefix of a valid batch. */
@@ -982,6 +1085,7 @@ int main(void)
 		cmocka_unit_test(test_buffer),
 		cmocka_unit_test(test_number_format),
 		cmocka_unit_test(test_numbers_round_trip),
+		cmocka_unit_test(test_number_parse),
 		cmocka_unit_test(test_decode_every_field),
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_op_shape_errors),
