@@ -492,6 +492,25 @@ static bool all_answered(void)
 	return A.in_eof && A.inlen == 0 && !A.timed_msg && A.ans_n == 0 && A.inflight == 0;
 }
 
+/* Makes room to read READ_CHUNK more bytes (and a newline). */
+static bool input_room(void)
+{
+	if (A.inlen + READ_CHUNK + 1 > A.incap) {
+		size_t cap = A.incap ? A.incap * 2 : 2 * READ_CHUNK;
+		char *b;
+
+		while (cap < A.inlen + READ_CHUNK + 1)
+			cap *= 2;
+		if (!(b = realloc(A.inbuf, cap))) {
+			fail("out of memory reading input");
+			return false;
+		}
+		A.inbuf = b;
+		A.incap = cap;
+	}
+	return true;
+}
+
 /* The input has ended: its last line may lack the newline. */
 static void input_finished(void)
 {
@@ -628,11 +647,11 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	switch (reason) {
 	/* websocket */
 	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-		if (wsi == A.ws) {
-			fail("cannot connect to ws://%s:%d/ws: %s", A.host, A.port,
-			     in ? (const char *)in : "connection failed");
-			A.ws = NULL;
-		}
+		/* rigctl holds one connection at a time: this is it. */
+		fail("cannot connect to %s://%s:%d%s: %s", A.mode == M_HTTP ? "http" : "ws", A.host,
+		     A.port, A.mode == M_HTTP ? A.path : "/ws",
+		     in ? (const char *)in : "connection failed");
+		A.ws = NULL;
 		break;
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
 		A.ws_up = true;
@@ -722,17 +741,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_RAW_RX_FILE: {
 		ssize_t n;
 
-		if (A.inlen + READ_CHUNK + 1 > A.incap) {
-			size_t cap = A.incap ? A.incap * 2 : 2 * READ_CHUNK;
-			char *b = realloc(A.inbuf, cap);
-
-			if (!b) {
-				fprintf(stderr, "rigctl: out of memory\n");
-				exit(1);
-			}
-			A.inbuf = b;
-			A.incap = cap;
-		}
+		if (!input_room())
+			return -1;
 		n = read(A.in_fd, A.inbuf + A.inlen, READ_CHUNK);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			break;
@@ -747,9 +757,24 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		break;
 	}
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
-		/* A pipe's end may come as a hang-up rather than a read of 0. */
-		if (wsi == A.in_wsi)
+		/* A pipe's end may come as a hang-up with data still unread (lws
+		 * closes on POLLHUP): read the rest, which cannot block now that
+		 * the writer has gone. */
+		if (wsi == A.in_wsi) {
+			for (;;) {
+				ssize_t n;
+
+				if (!input_room())
+					break;
+				n = read(A.in_fd, A.inbuf + A.inlen, READ_CHUNK);
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n <= 0)
+					break;
+				A.inlen += (size_t)n;
+			}
 			input_finished();
+		}
 		break;
 
 	/* HTTP */
