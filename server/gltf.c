@@ -1556,7 +1556,13 @@ static int walk(import_ctx *c)
 		return 0;
 	if (!(stack = alloc_array(c->n_nodes, sizeof(int))) ||
 	    !(depth = alloc_array(c->n_nodes, sizeof(int))) ||
-	    sset_init(&ids, 2 * (size_t)c->n_nodes) != 0) {
+	    sset_init(&ids, 2 * (size_t)c->n_nodes + 1) != 0) {
+		rc = nomem(c);
+		goto out;
+	}
+	/* The node the roots go under is taken, whether or not the caller
+	 * named the scene that holds it. */
+	if (c->o.parent && c->o.parent[0] && !sset_add(&ids, c->o.parent)) {
 		rc = nomem(c);
 		goto out;
 	}
@@ -1618,30 +1624,40 @@ out:
 	return rc;
 }
 
+/* Reads "MAJOR.MINOR" (digits only, as glTF 2.0 section 3.2 writes it). */
+static bool parse_version(const char *v, long *major, long *minor)
+{
+	char *end;
+
+	if (!(v[0] >= '0' && v[0] <= '9'))
+		return false;
+	*major = strtol(v, &end, 10);
+	if (*end != '.' || !(end[1] >= '0' && end[1] <= '9'))
+		return false;
+	*minor = strtol(end + 1, &end, 10);
+	return *end == '\0';
+}
+
 static int check_asset(import_ctx *c)
 {
 	const cJSON *asset = cJSON_GetObjectItemCaseSensitive(c->root, "asset");
 	const cJSON *v, *req;
 	char q[LABEL_NAME_MAX + 4];
-	int major, minor, end = 0;
+	long major, minor;
 
 	if (!cJSON_IsObject(asset))
 		return fail(c, RIGD_E_BAD_GLTF, "asset", "asset is missing or not an object");
 	v = cJSON_GetObjectItemCaseSensitive(asset, "version");
 	if (!cJSON_IsString(v))
 		return fail(c, RIGD_E_BAD_GLTF, "asset", "asset.version is missing or not a string");
-	if (sscanf(v->valuestring, "%d.%d%n", &major, &minor, &end) != 2 || v->valuestring[end] ||
-	    major != 2)
+	if (!parse_version(v->valuestring, &major, &minor) || major != 2)
 		return fail(c, RIGD_E_BAD_GLTF, "asset", "asset.version is '%s': only glTF 2.x is read",
 			    quoted(v->valuestring, q));
-	if ((v = cJSON_GetObjectItemCaseSensitive(asset, "minVersion"))) {
-		end = 0;
-		if (!cJSON_IsString(v) ||
-		    sscanf(v->valuestring, "%d.%d%n", &major, &minor, &end) != 2 ||
-		    v->valuestring[end] || major != 2 || minor > 0)
-			return fail(c, RIGD_E_BAD_GLTF, "asset",
-				    "asset.minVersion is not 2.0: the file needs a newer reader");
-	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(asset, "minVersion")) &&
+	    (!cJSON_IsString(v) || !parse_version(v->valuestring, &major, &minor) || major != 2 ||
+	     minor > 0))
+		return fail(c, RIGD_E_BAD_GLTF, "asset",
+			    "asset.minVersion is not 2.0: the file needs a newer reader");
 	if ((req = cJSON_GetObjectItemCaseSensitive(c->root, "extensionsRequired"))) {
 		if (!cJSON_IsArray(req))
 			return fail(c, RIGD_E_BAD_GLTF, "extensionsRequired",

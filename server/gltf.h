@@ -170,10 +170,14 @@ void gltf_report_release(gltf_report *r);
  * edit_apply may still refuse it (opts.parent unknown, the scene's node
  * limit).
  *
- * Returns RIGD_E_BAD_JSON, RIGD_E_BAD_GLTF, RIGD_E_NOT_FINITE,
- * RIGD_E_ZERO_QUATERNION, RIGD_E_NOT_TRS, RIGD_E_LIMIT or RIGD_E_NOMEM on
- * failure; then 'out' is empty, 'err' (may be NULL; op -1, field the glTF
- * property) says what and where, and report->bad_node names the node.
+ * Returns on failure RIGD_E_BAD_JSON (not JSON), RIGD_E_BAD_GLTF (not
+ * valid glTF, or a bad GLB container), RIGD_E_CYCLE, RIGD_E_NOT_FINITE,
+ * RIGD_E_ZERO_QUATERNION, RIGD_E_NOT_TRS (a shear, without nearest_trs),
+ * RIGD_E_LIMIT (max_nodes, max_depth), RIGD_E_NOT_FOUND (no scene of that
+ * index or name), RIGD_E_BAD_ID (opts->parent) or RIGD_E_NOMEM; then 'out'
+ * is empty, 'err' (may be NULL; op -1, field the glTF property such as
+ * "children" or "matrix") says what and where, starting "node 4 ('arm'):"
+ * when it is about a node, and report->bad_node is that node's index.
  */
 int gltf_import(const char *data, size_t len, const gltf_import_opts *opts, edit_batch *out,
 		gltf_report *report, edit_error *err);
@@ -181,7 +185,8 @@ int gltf_import(const char *data, size_t len, const gltf_import_opts *opts, edit
 /*
  * The report as JSON for an HTTP reply or rigctl:
  *   {"scene":0,"scene_name":"Scene","created":22,"roots":1,
- *    "ids":["Armature",null,...],          glTF index -> id (null: skipped)
+ *    "ids":["Armature",null,...],          glTF index -> id (null: skipped;
+ *                                          both nodes of a pivot pair -> its id)
  *    "matrix_nodes":[{"node":0,"id":"Armature","error":0,"exact":true}],
  *    "pivots":0,
  *    "skins":[{"skin":0,"name":"Armature","skeleton":"Bone","joints":["Bone",...],

@@ -1263,6 +1263,97 @@ static void test_export_options(void **state)
 	(void)state;
 }
 
+/* Odds and ends of reading: a byte order mark, versions, required
+ * extensions, long names, the parent's id, and the warning cap. */
+static void test_reading_details(void **state)
+{
+	gltf_import_opts o = gltf_import_opts_default();
+	gltf_report r;
+	edit_batch b;
+	scene *s;
+	char *doc, *rj;
+	size_t n;
+
+	/* A BOM is skipped (glTF 2.7 allows readers to); "2.1" is a 2.x. */
+	s = import_new("\xEF\xBB\xBF{\"asset\":{\"version\":\"2.1\"},\"nodes\":[{}]}",
+		       strlen("\xEF\xBB\xBF{\"asset\":{\"version\":\"2.1\"},\"nodes\":[{}]}"), NULL,
+		       NULL);
+	assert_int_equal(scene_count(s), 1);
+	scene_free(s);
+	refused("{\"asset\":{\"version\":\" 2.0\"}}", RIGD_E_BAD_GLTF, -1);
+	refused("{\"asset\":{\"version\":\"2.-1\"}}", RIGD_E_BAD_GLTF, -1);
+	refused("{\"asset\":{\"version\":\"2\"}}", RIGD_E_BAD_GLTF, -1);
+
+	/* Required extensions are named in the warnings. */
+	doc = DOC_HEAD "\"extensionsRequired\":[\"KHR_draco_mesh_compression\"],\"nodes\":[{}]}";
+	s = import_new(doc, strlen(doc), NULL, &r);
+	assert_int_equal(r.n_warnings, 1);
+	assert_non_null(strstr(r.warnings[0], "KHR_draco_mesh_compression"));
+	gltf_report_release(&r);
+	scene_free(s);
+
+	/* A 300-byte name is cut to 256 bytes at a character boundary. */
+	doc = malloc(600);
+	assert_non_null(doc);
+	n = (size_t)snprintf(doc, 600, DOC_HEAD "\"nodes\":[{\"name\":\"");
+	for (int i = 0; i < 100; i++)
+		n += (size_t)snprintf(doc + n, 600 - n, "\xe2\x82\xac"); /* the euro sign, 3 bytes */
+	snprintf(doc + n, 600 - n, "\"}]}");
+	s = import_new(doc, strlen(doc), NULL, &r);
+	{
+		node_props p;
+
+		scene_props(s, scene_at(s, 0), &p);
+		assert_int_equal(strlen(p.name), 255);
+		assert_int_equal(strncmp(p.name, "\xe2\x82\xac", 3), 0);
+		assert_int_equal(r.n_warnings, 1);
+		assert_string_equal(scene_id(s, scene_at(s, 0)), "node_0");
+	}
+	gltf_report_release(&r);
+	scene_free(s);
+	free(doc);
+
+	/* The parent's id is taken even when no scene was given. */
+	doc = DOC_HEAD "\"nodes\":[{\"name\":\"rig\"}]}";
+	o.parent = "rig";
+	import_ok(doc, strlen(doc), &o, &b, &r);
+	assert_string_equal(b.ops[0].id, "rig-2");
+	assert_string_equal(b.ops[0].parent, "rig");
+	edit_batch_release(&b);
+	gltf_report_release(&r);
+
+	/* Warnings stop at GLTF_MAX_WARNINGS and count the rest: 40 pivot
+	 * claims without their pair. */
+	doc = malloc(8192);
+	assert_non_null(doc);
+	n = (size_t)snprintf(doc, 8192, DOC_HEAD "\"nodes\":[");
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(doc + n, 8192 - n,
+				      "%s{\"extras\":{\"rigd\":{\"id\":\"p%d\",\"pivot\":[0,1,0]}}}",
+				      i ? "," : "", i);
+	snprintf(doc + n, 8192 - n, "]}");
+	s = import_new(doc, strlen(doc), NULL, &r);
+	assert_int_equal(r.n_warnings, GLTF_MAX_WARNINGS);
+	assert_int_equal(r.n_warnings_dropped, 40 - GLTF_MAX_WARNINGS);
+	assert_int_equal(r.n_pivots, 0);
+	assert_true(scene_find(s, "p39") >= 0);
+	assert_int_equal(gltf_report_json(&r, &rj, NULL), 0);
+	assert_non_null(strstr(rj, "and 8 more warnings"));
+	{
+		cJSON *j = cJSON_Parse(rj);
+
+		assert_non_null(j);
+		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")),
+				 GLTF_MAX_WARNINGS + 1);
+		cJSON_Delete(j);
+	}
+	free(rj);
+	gltf_report_release(&r);
+	scene_free(s);
+	free(doc);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1282,6 +1373,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrips),
 		cmocka_unit_test(test_edited_pivot_pair),
 		cmocka_unit_test(test_export_options),
+		cmocka_unit_test(test_reading_details),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
