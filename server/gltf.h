@@ -33,9 +33,9 @@
  * listed as a child twice or of two parents, cycles, a scene root that has a
  * parent, wrong types or array lengths, non-finite numbers, a zero-length
  * quaternion, "matrix" together with TRS, a projective matrix, more nodes or
- * a deeper tree than the limits. Every error names the node ("node 4
- * ('arm')") and report->bad_node gets its index. Every node of the file is
- * checked, not only the chosen scene's.
+ * a deeper tree than the limits. An error about a node names it ("node 4
+ * ('arm'): ...") and report->bad_node gets its index. Every node of the
+ * file is checked, not only the chosen scene's.
  *
  * EXPORT writes glTF 2.0 JSON, one node per line: translation, rotation
  * (unit [x, y, z, w]), scale (each omitted when it is the identity, bit for
@@ -46,10 +46,10 @@
  * same. extras.rigd holds what glTF has no field for (id, kind, pivot and
  * the exact t, bounds, visible, an absent name, camera values, and, when
  * the scene would not store the unit rotation written as it is, the value
- * it normalises into it), and import
- * folds the pair back (only when the two nodes still read as export wrote
- * them; an edited pair imports as two plain nodes with the same world
- * matrices). Export then import reproduces every stored value exactly.
+ * it normalises into it). Import folds the pair back when the two nodes
+ * still read as export wrote them (an edited pair imports as two plain
+ * nodes with the same world matrices). Export then import reproduces every
+ * stored value bit for bit. Export writes .gltf JSON only, no .glb.
  *
  * rigd stores no geometry, so every mesh reference is written as a glTF
  * mesh named by the reference whose one primitive is a unit box ([-0.5,
