@@ -10,6 +10,10 @@
  *        "nodes":[{"id":"arm","parent":"base","world":[16 numbers]},...]}
  *       (preorder), or {"ok":false,"code":"bad_gltf","bad_node":3,
  *       "message":"..."} with exit status 2 when the import is refused.
+ *   gltf_tool import-each FILE...
+ *       the same for every FILE in one process (each into a new scene),
+ *       as a JSON array, exit status 0 (the malformed fixtures, cheaply
+ *       under the sanitizers).
  *   gltf_tool export-demo OUT [--rich]
  *       builds the demo rig of demo_rig.h, writes its export to OUT and
  *       prints {"ok":true,"nodes":[...]} for the scene it exported.
@@ -92,8 +96,12 @@ static void print_nodes(scene *s)
 	printf("]");
 }
 
-/* Imports 'path' into 's'; prints the refusal and returns non-zero on
- * failure. With 'report_out' prints "report":{...}, first. */
+/*
+ * Imports 'path' into 's' and prints the start of its JSON object:
+ * {"ok":true[,"report":{...}] or {"ok":false,"code":...,"message":...
+ * without the closing brace. Returns 0, 2 when the import was refused, or
+ * 1 (nothing printed) when the file cannot be read.
+ */
 static int import_file(const char *path, const gltf_import_opts *opts, scene *s, bool print_report)
 {
 	edit_batch batch;
@@ -115,23 +123,37 @@ static int import_file(const char *path, const gltf_import_opts *opts, scene *s,
 		printf("{\"ok\":false,\"code\":\"%s\",\"bad_node\":%d,\"message\":", err_code(rc),
 		       report.bad_node);
 		print_str(err.message);
-		printf("}\n");
 		edit_batch_release(&batch);
 		gltf_report_release(&report);
 		return 2;
 	}
-	printf("{\"ok\":true,");
+	printf("{\"ok\":true");
 	if (print_report) {
 		if (gltf_report_json(&report, &json, NULL) != 0) {
 			fprintf(stderr, "gltf_tool: out of memory\n");
 			exit(1);
 		}
-		printf("\"report\":%s,", json);
+		printf(",\"report\":%s", json);
 		free(json);
 	}
 	edit_batch_release(&batch);
 	gltf_report_release(&report);
 	return 0;
+}
+
+/* Imports 'path' into 's' and prints its whole JSON object. */
+static int import_and_print(const char *path, const gltf_import_opts *opts, scene *s)
+{
+	int rc = import_file(path, opts, s, true);
+
+	if (rc == 1)
+		return rc;
+	if (rc == 0) {
+		printf(",");
+		print_nodes(s);
+	}
+	printf("}");
+	return rc;
 }
 
 static int write_export(const scene *s, const char *path)
@@ -158,6 +180,7 @@ static int write_export(const scene *s, const char *path)
 static int usage(void)
 {
 	fprintf(stderr, "usage: gltf_tool import FILE [--nearest] [--scene N] [--scene-name NAME]\n"
+			"       gltf_tool import-each FILE...\n"
 			"       gltf_tool export-demo OUT [--rich]\n"
 			"       gltf_tool roundtrip FILE OUT\n");
 	return 1;
@@ -172,8 +195,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (argc >= 3 && strcmp(argv[1], "import") == 0) {
 		gltf_import_opts opts = gltf_import_opts_default();
+		bool bad_args = false;
 
-		for (int i = 3; i < argc; i++) {
+		for (int i = 3; i < argc && !bad_args; i++) {
 			if (strcmp(argv[i], "--nearest") == 0)
 				opts.nearest_trs = true;
 			else if (strcmp(argv[i], "--scene") == 0 && i + 1 < argc)
@@ -181,12 +205,30 @@ int main(int argc, char **argv)
 			else if (strcmp(argv[i], "--scene-name") == 0 && i + 1 < argc)
 				opts.scene_name = argv[++i];
 			else
-				return usage();
+				bad_args = true;
 		}
-		if ((rc = import_file(argv[2], &opts, s, true)) == 0) {
-			print_nodes(s);
-			printf("}\n");
+		if (bad_args) {
+			rc = usage();
+		} else {
+			rc = import_and_print(argv[2], &opts, s);
+			printf("\n");
 		}
+	} else if (argc >= 3 && strcmp(argv[1], "import-each") == 0) {
+		gltf_import_opts opts = gltf_import_opts_default();
+
+		printf("[");
+		for (int i = 2; i < argc; i++) {
+			scene *each = scene_new();
+
+			if (i > 2)
+				printf(",\n");
+			if (!each || import_and_print(argv[i], &opts, each) == 1)
+				rc = 1;
+			scene_free(each);
+			if (rc)
+				break;
+		}
+		printf("]\n");
 	} else if (argc >= 3 && strcmp(argv[1], "export-demo") == 0) {
 		bool rich = argc >= 4 && strcmp(argv[3], "--rich") == 0;
 
@@ -200,13 +242,14 @@ int main(int argc, char **argv)
 	} else if (argc == 4 && strcmp(argv[1], "roundtrip") == 0) {
 		gltf_import_opts opts = gltf_import_opts_default();
 
-		/* Export first, so that a failure prints nothing half-done. */
-		if ((rc = import_file(argv[2], &opts, s, false)) == 0) {
-			if ((rc = write_export(s, argv[3])) == 0) {
-				print_nodes(s);
-				printf("}\n");
-			}
+		/* Export before printing the nodes, so that a failure shows. */
+		if ((rc = import_file(argv[2], &opts, s, false)) == 0 &&
+		    (rc = write_export(s, argv[3])) == 0) {
+			printf(",");
+			print_nodes(s);
 		}
+		if (rc != 1)
+			printf("}\n");
 	} else {
 		rc = usage();
 	}
