@@ -147,6 +147,14 @@ int quat_normalize(quat q, quat *out)
 		return RIGD_E_NOT_FINITE;
 	if (!(big > 0))
 		return RIGD_E_ZERO_QUATERNION;
+	/* A quaternion that is unit to within rounding is returned as it is, so
+	 * normalising is idempotent: a stored rotation written back (an undo, a
+	 * replayed log, a glTF round trip) keeps every bit. */
+	len = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
+	if (fabs(len - 1) <= 8 * DBL_EPSILON) {
+		*out = q;
+		return 0;
+	}
 	q = (quat){ q.x / big, q.y / big, q.z / big, q.w / big };
 	len = quat_length(q); /* in [1, 2] */
 	if (big * len < 1e-12)

@@ -911,7 +911,8 @@ long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx)
 		total = s->count;
 	} else {
 		sort_scene = s;
-		qsort(s->dirty_roots, (size_t)s->n_roots, sizeof(int), cmp_roots);
+		if (s->n_roots > 1)
+			qsort(s->dirty_roots, (size_t)s->n_roots, sizeof(int), cmp_roots);
 		sort_scene = NULL;
 		for (int i = 0; i < s->n_roots; i++) {
 			int r = s->dirty_roots[i], a, b;

@@ -1228,6 +1228,30 @@ static void test_shear_measure(void **state)
 	NEAR(mat4_shear_deg(mat4_mul(S(1, 3, 1), Rz(30))), acos(2 / sqrt(7)) / DEG, 1e-12);
 }
 
+/* Normalising a normalised quaternion changes no bit: undo, replay and glTF
+ * round trips store rotations back and must get the same scene. */
+static void test_quat_normalize_idempotent(void **state)
+{
+	unsigned seed = 7;
+	int moved = 0;
+
+	(void)state;
+	for (int i = 0; i < 100000; i++) {
+		double c[4];
+		quat a, b;
+
+		for (int k = 0; k < 4; k++) {
+			seed = seed * 1103515245u + 12345u;
+			c[k] = ((seed >> 8) & 0xffff) / 32768.0 - 1.0;
+		}
+		if (quat_normalize((quat){ c[0], c[1], c[2], c[3] }, &a) != 0)
+			continue;
+		assert_int_equal(quat_normalize(a, &b), 0);
+		moved += memcmp(&a, &b, sizeof(a)) != 0;
+	}
+	assert_int_equal(moved, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1260,6 +1284,7 @@ int main(void)
 		cmocka_unit_test(test_aabb_transform_is_eight_corners),
 		cmocka_unit_test(test_plane_classify),
 		cmocka_unit_test(test_quat_normalize),
+		cmocka_unit_test(test_quat_normalize_idempotent),
 		cmocka_unit_test(test_shear_measure),
 	};
 
