@@ -45,8 +45,10 @@ CREATE TABLE edits (
 CREATE UNIQUE INDEX edits_client ON edits (scene_id, client, client_seq);
 
 -- The whole scene after batch 'seq', in the engine's binary snapshot format
--- ('format' names its version). 'hash' is scene_hash() of that state, so
--- `rigd check` can prove that replaying the log reproduces it.
+-- ('format' names its version): every node's stored values in preorder.
+-- 'hash' is the 64-bit FNV-1a of 'data', checked before a snapshot is used.
+-- `rigd check` proves each snapshot equal, byte for byte, to a replay of the
+-- log up to its seq.
 CREATE TABLE snapshots (
 	scene_id INTEGER NOT NULL REFERENCES scenes(id) ON DELETE CASCADE,
 	seq      INTEGER NOT NULL CHECK (seq >= 0),

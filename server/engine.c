@@ -358,9 +358,9 @@ static int snap_decode(const void *data, size_t len, scene **out)
 	uint32_t n = get_u32(&r);
 	if (r.bad || memcmp(magic, SNAP_MAGIC, 4) != 0 || format != SNAP_FORMAT)
 		return RIGD_E_STORAGE;
-	/* Every node takes at least 1 + 1 + 4 + 2 + 19 * 8 bytes: a count the
+	/* Every node takes at least 1 + 1 + 4 + 2 + 16 * 8 bytes: a count the
 	 * bytes cannot hold is corrupt (and must not size an allocation). */
-	if (n > (len - 12) / 160 || n > INT_MAX)
+	if (n > (len - 12) / 136 || n > INT_MAX)
 		return RIGD_E_STORAGE;
 	scene *s = scene_new();
 	const char **ids = malloc(sizeof(*ids) * (n ? n : 1));
@@ -1321,7 +1321,7 @@ int engine_redo(engine *e, const char *name, const char *client, bool has_client
 static bool snapshot_due(const engine *e, const scene_rt *rt, int64_t weight)
 {
 	int64_t every = e->opts.snapshot_ops;
-	int64_t by_size = 2 * (int64_t)scene_count(rt->sc);
+	int64_t by_size = scene_count(rt->sc);
 	return weight >= (every > by_size ? every : by_size);
 }
 

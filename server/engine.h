@@ -57,8 +57,8 @@ typedef struct engine_opts {
 	                            acknowledged batch lost on power loss) */
 	int checkpoint_pages;    /* WAL pages between checkpoints; 0: 1000 */
 	int snapshot_ops;        /* snapshot a scene once this many ops (and at
-	                            least twice its node count) were logged
-	                            since its last snapshot; 0: the default */
+	                            least its node count) were logged since its
+	                            last snapshot; 0: the default */
 	int undo_depth;          /* 0: ENGINE_DEFAULT_UNDO_DEPTH */
 	int max_nodes;           /* per scene; 0: SCENE_DEFAULT_MAX_NODES */
 	edit_limits limits;      /* for submitted batches (ops, id length) */

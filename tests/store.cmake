@@ -1,0 +1,5 @@
+# Durable storage and the engine facade (issue 3, sections 2-5): the store on
+# its own, the engine (group commit, rollback, undo, time travel, export and
+# import, check), and the crash test that SIGKILLs `rigd apply`.
+rigd_unit_test(store rigd_engine)
+rigd_unit_test(engine rigd_engine)
