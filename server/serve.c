@@ -555,14 +555,16 @@ static struct sstate *sstate_get(struct server *S, const char *name)
 	return st;
 }
 
-static void presence_remove(struct sstate *st, uint64_t conn)
+/* Forgets the presence of 'conn'; true when it had one. */
+static bool presence_remove(struct sstate *st, uint64_t conn)
 {
 	for (int i = 0; i < st->n_pres; i++)
 		if (st->pres[i].conn == conn) {
 			free(st->pres[i].selection);
 			st->pres[i] = st->pres[--st->n_pres];
-			return;
+			return true;
 		}
+	return false;
 }
 
 static void sstate_free(struct server *S, struct sstate *st)
@@ -669,8 +671,9 @@ static void unsubscribe(struct server *S, struct client *c, const char *scene_na
 			st->subs[i] = st->subs[--st->n_subs];
 			break;
 		}
-	presence_remove(st, c->conn);
-	{
+	/* Only a participant (a client that announced itself with presence)
+	 * has joined, so only a participant leaves. */
+	if (presence_remove(st, c->conn)) {
 		size_t len;
 		char *f = leave_frame(S, scene_name, c->id, &len);
 
@@ -874,11 +877,12 @@ out:
 	return rc;
 }
 
-/* After a snapshot: join notices and the last presence of everyone else. */
+/* After a snapshot: a join notice and the last presence of every other
+ * participant. */
 static void send_peers(struct server *S, struct client *c, struct sstate *st)
 {
-	for (int i = 0; i < st->n_subs; i++) {
-		struct client *p = client_get(S, st->subs[i]);
+	for (int k = 0; k < st->n_pres; k++) {
+		struct client *p = client_get(S, st->pres[k].conn);
 		proto_buf b;
 		size_t len;
 		char *f;
@@ -890,16 +894,12 @@ static void send_peers(struct server *S, struct client *c, struct sstate *st)
 		    (f = take_frame(&b, &len)) != NULL)
 			enqueue(S, c, f, len, false);
 		proto_buf_release(&b);
-		for (int k = 0; k < st->n_pres; k++)
-			if (st->pres[k].conn == p->conn) {
-				proto_buf_init(&b, S->head);
-				if (proto_encode_presence(&b, st->name, p->id, p->name,
-							  st->pres[k].selection,
-							  st->pres[k].n_selection) == 0 &&
-				    (f = take_frame(&b, &len)) != NULL)
-					enqueue(S, c, f, len, false);
-				proto_buf_release(&b);
-			}
+		proto_buf_init(&b, S->head);
+		if (proto_encode_presence(&b, st->name, p->id, p->name, st->pres[k].selection,
+					  st->pres[k].n_selection) == 0 &&
+		    (f = take_frame(&b, &len)) != NULL)
+			enqueue(S, c, f, len, false);
+		proto_buf_release(&b);
 	}
 }
 
@@ -1183,6 +1183,15 @@ static void on_presence(struct server *S, struct client *c, proto_msg *msg)
 		pr = &st->pres[st->n_pres++];
 		memset(pr, 0, sizeof(*pr));
 		pr->conn = c->conn;
+		/* Its first presence makes it a participant: the others hear it
+		 * join, then what it selected. */
+		proto_buf_init(&b, S->head);
+		if (proto_encode_join(&b, st->name, c->id, c->name) == 0 &&
+		    (f = take_frame(&b, &len)) != NULL) {
+			broadcast_reply(S, st, c->conn, f, len, NULL);
+			free(f);
+		}
+		proto_buf_release(&b);
 	}
 	free(pr->selection);
 	pr->selection = msg->selection;
@@ -1837,13 +1846,7 @@ static void do_subscribe(struct server *S, struct deferred *d)
 	c->subs[c->n_subs].cursor = -1;
 	c->subs[c->n_subs].peers_pending = true;
 	c->n_subs++;
-	/* The others hear of the newcomer. */
-	proto_buf_init(&b, S->head);
-	if (proto_encode_join(&b, st->name, c->id, c->name) == 0 && (f = take_frame(&b, &len))) {
-		broadcast_reply(S, st, c->conn, f, len, NULL);
-		free(f);
-	}
-	proto_buf_release(&b);
+	/* A watcher is not announced: it joins with its first presence. */
 	st->subs[st->n_subs++] = c->conn;
 	net_ws_wake(S->n, c->conn);
 }

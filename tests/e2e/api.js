@@ -325,31 +325,47 @@ test('websocket: replies come in request order', async () => {
 test('websocket: presence relay, join and leave', async () => {
   const a = await Client.connect(server);
   const b = await Client.connect(server);
+  const w = await Client.connect(server);
   await a.subscribe('demo');
-  const fromB = b.messages.length;
-  const fromA = a.messages.length;
-  await b.subscribe('demo');
-  const join = await a.waitFor((m) => m.type === 'join', { from: fromA });
-  assert.equal(join.scene, 'demo');
-  /* The newcomer hears who is already there, after its snapshot. */
-  const seen = await b.waitFor((m) => m.type === 'join', { from: fromB });
-  const snapIndex = b.messages.findIndex((m, i) => i >= fromB && m.type === 'snapshot');
-  assert.ok(b.messages.indexOf(seen) > snapIndex);
-
+  await w.subscribe('demo');
+  /* a takes part: its first presence is a join, then the presence. */
   a.send({ type: 'presence', scene: 'demo', selection: ['arm'], name: 'Ada' });
-  const p = await b.waitFor((m) => m.type === 'presence', { from: fromB });
-  assert.deepEqual(p.selection, ['arm']);
-  assert.equal(p.name, 'Ada');
-  assert.equal(p.client, seen.client);
-  assert.equal(a.messages.filter((m) => m.type === 'presence').length, 0);
+  const joinA = await w.waitFor((m) => m.type === 'join');
+  assert.equal(joinA.name, 'Ada');
+  const presA = await w.waitFor((m) => m.type === 'presence');
+  assert.deepEqual(presA.selection, ['arm']);
+  assert.equal(presA.client, joinA.client);
+  /* A newcomer hears who takes part after its snapshot. */
+  const fromB = b.messages.length;
+  await b.subscribe('demo');
+  const seen = await b.waitFor((m) => m.type === 'presence', { from: fromB });
+  const snapIndex = b.messages.findIndex((m, i) => i >= fromB && m.type === 'snapshot');
+  const joinIndex = b.messages.findIndex((m, i) => i >= fromB && m.type === 'join');
+  assert.ok(snapIndex < joinIndex && joinIndex < b.messages.indexOf(seen));
+  assert.equal(seen.client, joinA.client);
+  assert.deepEqual(seen.selection, ['arm']);
+
+  /* b takes part too; a and w hear it; the sender hears nothing of its own. */
+  const fromA = a.messages.length;
+  b.send({ type: 'presence', scene: 'demo', selection: ['hand', 'base'] });
+  const joinB = await a.waitFor((m) => m.type === 'join', { from: fromA });
+  assert.equal(joinB.name, null);
+  const presB = await a.waitFor((m) => m.type === 'presence', { from: fromA });
+  assert.deepEqual(presB.selection, ['hand', 'base']);
+  assert.equal(b.messages.filter((m) => m.type === 'presence' && m.client === joinB.client).length, 0);
+  /* A watcher is never announced. */
+  assert.equal(a.messages.filter((m) => m.type === 'join').length, 1);
 
   const fromA2 = a.messages.length;
   await b.close();
   const leave = await a.waitFor((m) => m.type === 'leave', { from: fromA2 });
-  assert.equal(leave.client, join.client);
+  assert.equal(leave.client, joinB.client);
+  const fromA3 = a.messages.length;
+  await w.close();
   /* Presence is relayed, never stored: the scene is unchanged. */
   assert.equal((await tree(server, 'demo')).nodes.length, 3);
-  assert.deepEqual(a.schemaViolations, []);
+  assert.equal(a.messages.slice(fromA3).filter((m) => m.type === 'leave').length, 0);
+  for (const c of [a, b, w]) assert.deepEqual(c.schemaViolations, []);
   await a.close();
 });
 
