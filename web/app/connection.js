@@ -67,6 +67,7 @@ export class Connection extends Emitter {
 		}
 		this._socket = socket;
 		socket.onopen = () => {
+			performance.mark('rigd:socket-open');
 			this._attempt = 0;
 			this._setState({ state: 'open', retryAt: 0, attempt: 0, reason: '' });
 			this.emit('open');
@@ -134,6 +135,7 @@ export class Connection extends Emitter {
 	_onMessage(text) {
 		let msg;
 		try {
+			if (text.length > 1e6) performance.mark('rigd:large-frame');
 			msg = JSON.parse(text);
 		} catch {
 			this.emit('message', { type: 'error', code: 'bad_json', message: 'the server sent a frame that is not JSON' });

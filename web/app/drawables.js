@@ -22,6 +22,17 @@ const AXES_LENGTH = 0.2;          // node units
 const MIN_BOX_EXTENT = 1e-4;      // a flat box still draws as a thin slab
 const MESH_DEFAULT_SIZE = 0.25;   // a mesh node without bounds
 const FLASH_MS = 700;
+
+/*
+ * Bounds for the merged and instanced buffers: a sphere that contains
+ * everything. These objects are never frustum-culled; three.js still reads
+ * a bounding sphere to sort objects and to reject rays early, and would
+ * otherwise recompute it over every vertex or instance after each update
+ * (a tenth of a second a frame at ten thousand nodes).
+ */
+function everywhere() {
+	return new THREE.Sphere(new THREE.Vector3(), Infinity);
+}
 const FLASH_COLOUR = new THREE.Color(1, 0.93, 0.55);
 
 /* The matrix that maps the unit cube [-0.5, 0.5]^3 onto a local box. */
@@ -80,21 +91,23 @@ function normalise(geometry) {
  */
 function meshGeometryFor(name) {
 	const lower = name.toLowerCase();
+	// Low-polygon on purpose: a stand-in may be instanced ten thousand
+	// times, and a software rasteriser pays for every triangle.
 	const shapes = [
-		[/sphere|ball|head|eye|joint/, () => new THREE.SphereGeometry(0.5, 24, 16)],
-		[/wheel|tyre|tire|disc/, () => new THREE.CylinderGeometry(0.5, 0.5, 0.3, 32).rotateX(Math.PI / 2)],
-		[/cyl|bone|limb|finger|pipe/, () => new THREE.CylinderGeometry(0.3, 0.3, 1, 20)],
-		[/cone|tip|nose/, () => new THREE.ConeGeometry(0.5, 1, 24)],
-		[/torus|ring/, () => new THREE.TorusGeometry(0.4, 0.12, 12, 32)],
-		[/capsule|pill/, () => new THREE.CapsuleGeometry(0.25, 0.5, 6, 16)],
+		[/sphere|ball|head|eye|joint|knuckle/, () => new THREE.SphereGeometry(0.5, 10, 6)],
+		[/wheel|tyre|tire|disc/, () => new THREE.CylinderGeometry(0.5, 0.5, 0.3, 12).rotateX(Math.PI / 2)],
+		[/cyl|bone|limb|finger|pipe/, () => new THREE.CylinderGeometry(0.3, 0.3, 1, 8)],
+		[/cone|tip|nose/, () => new THREE.ConeGeometry(0.5, 1, 10)],
+		[/torus|ring/, () => new THREE.TorusGeometry(0.4, 0.12, 5, 12)],
+		[/capsule|pill/, () => new THREE.CapsuleGeometry(0.25, 0.5, 2, 8)],
 	];
 	for (const [re, make] of shapes) if (re.test(lower)) return normalise(make());
 	const fallback = [
 		() => new THREE.OctahedronGeometry(0.5),
 		() => new THREE.DodecahedronGeometry(0.5),
-		() => new THREE.CylinderGeometry(0.35, 0.35, 1, 20),
-		() => new THREE.IcosahedronGeometry(0.5, 1),
-		() => new THREE.ConeGeometry(0.5, 1, 20),
+		() => new THREE.CylinderGeometry(0.35, 0.35, 1, 8),
+		() => new THREE.IcosahedronGeometry(0.5, 0),
+		() => new THREE.ConeGeometry(0.5, 1, 8),
 	];
 	let h = 0;
 	for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
@@ -133,14 +146,14 @@ function boxMaterial() {
  * node's slot is filled with the last one), so 'count' is the node count.
  */
 class InstanceBatch {
-	constructor(parent, geometry, material) {
+	constructor(parent, geometry, material, capacity = 16) {
 		this.parent = parent;
 		this.geometry = geometry;
 		this.material = material;
 		this.ids = [];
 		this.slots = new Map();
 		this.mesh = null;
-		this._grow(16);
+		this._grow(Math.max(16, capacity));
 	}
 
 	_grow(capacity) {
@@ -195,10 +208,15 @@ class InstanceBatch {
 		colour.toArray(this.mesh.instanceColor.array, this.slots.get(id) * 3);
 	}
 
+	/* The node under a raycast hit on this batch's mesh. */
+	idOfHit(hit) {
+		return hit.instanceId !== undefined && hit.instanceId < this.ids.length ? this.ids[hit.instanceId] : null;
+	}
+
 	touch() {
 		this.mesh.instanceMatrix.needsUpdate = true;
 		this.mesh.instanceColor.needsUpdate = true;
-		this.mesh.boundingSphere = null;
+		this.mesh.boundingSphere = everywhere();
 		this.mesh.boundingBox = null;
 	}
 
@@ -209,19 +227,284 @@ class InstanceBatch {
 }
 
 /*
+ * The same interface as InstanceBatch, for software rasterisers: every
+ * node's copy of the shared geometry is transformed on the CPU into one
+ * merged buffer drawn with a single non-instanced call. SwiftShader (the
+ * headless browser's GL) pays about 25 microseconds per instance, so ten
+ * thousand instances cost a quarter of a second a frame; the merged buffer
+ * draws the same triangles several times faster (measured by
+ * tests/web/bigscene.test.mjs). Only the nodes an update touched are
+ * re-transformed.
+ *
+ * Before each frame lod() rewrites the index buffer with only the copies
+ * that are in view and large enough on screen; the others are handed to
+ * the layer's point cloud (a node a few pixels wide is drawn as a dot of
+ * its colour). A rasteriser that works triangle by triangle then draws
+ * what the eye can see, not ten thousand boxes of two pixels each.
+ */
+class BakedBatch {
+	constructor(parent, geometry, material, capacity = 64) {
+		this.parent = parent;
+		this.template = geometry.index ? geometry : geometry.toNonIndexed();
+		if (!this.template.boundingSphere) this.template.computeBoundingSphere();
+		this.templateRadius = this.template.boundingSphere.radius + this.template.boundingSphere.center.length();
+		this.material = material;
+		this.vertsPer = this.template.attributes.position.count;
+		this.indexPer = this.template.index ? this.template.index.count : this.vertsPer;
+		const tIndex = this.template.index ? this.template.index.array : null;
+		this._pattern = Uint32Array.from({ length: this.indexPer }, (_, k) => (tIndex ? tIndex[k] : k));
+		this.ids = [];
+		this.slots = new Map();
+		this.mesh = null;
+		this._dirty = null;
+		this.drawn = 0;
+		this._grow(Math.max(64, capacity));
+	}
+
+	_grow(capacity) {
+		const V = this.vertsPer;
+		const geometry = new THREE.BufferGeometry();
+		const attr = (size) => new THREE.BufferAttribute(new Float32Array(capacity * V * size), size).setUsage(THREE.DynamicDrawUsage);
+		geometry.setAttribute('position', attr(3));
+		geometry.setAttribute('normal', attr(3));
+		geometry.setAttribute('color', attr(3));
+		const uv = new Float32Array(capacity * V * 2);
+		const tUv = this.template.attributes.uv;
+		if (tUv) for (let slot = 0; slot < capacity; slot++) uv.set(tUv.array, slot * V * 2);
+		geometry.setAttribute('uv', new THREE.BufferAttribute(uv, 2));
+		geometry.setIndex(new THREE.BufferAttribute(new Uint32Array(capacity * this.indexPer), 1).setUsage(THREE.DynamicDrawUsage));
+		const centres = new Float64Array(capacity * 3);
+		const radii = new Float64Array(capacity);
+		const mesh = new THREE.Mesh(geometry, this.material);
+		mesh.frustumCulled = false;
+		if (this.mesh) {
+			for (const name of ['position', 'normal', 'color']) geometry.attributes[name].array.set(this.mesh.geometry.attributes[name].array);
+			centres.set(this.centres);
+			radii.set(this.radii);
+			this.parent.remove(this.mesh);
+			this.mesh.geometry.dispose();
+		}
+		this.centres = centres;
+		this.radii = radii;
+		this.drawnSlots = new Int32Array(capacity);
+		this.capacity = capacity;
+		this.mesh = mesh;
+		this.parent.add(mesh);
+		this._dirty = null;
+		this._all = true;
+		this._indexStale = true;
+	}
+
+	/* Index buffer with every copy, in slot order (no culling). */
+	_writeAll() {
+		const n = this.ids.length;
+		this._writeIndex((write) => {
+			for (let slot = 0; slot < n; slot++) write(slot);
+		});
+	}
+
+	/* Rewrites the index buffer with the slots 'emit' passes to write(). */
+	_writeIndex(emit) {
+		const index = this.mesh.geometry.index;
+		const out = index.array;
+		const pattern = this._pattern;
+		const per = this.indexPer;
+		const V = this.vertsPer;
+		let o = 0;
+		let k = 0;
+		emit((slot) => {
+			const base = slot * V;
+			for (let i = 0; i < per; i++) out[o + i] = base + pattern[i];
+			o += per;
+			this.drawnSlots[k++] = slot;
+		});
+		this.drawn = k;
+		this._indexStale = false;
+		this.mesh.geometry.setDrawRange(0, o);
+		index.clearUpdateRanges();
+		index.addUpdateRange(0, Math.max(o, 1));
+		index.needsUpdate = true;
+	}
+
+	/*
+	 * Keeps the copies inside 'frustum' whose projected diameter is at
+	 * least 'minPx' pixels ('pxPerUnit' converts a size at distance 1 into
+	 * pixels); calls far(slot) for those in view but smaller. Returns the
+	 * number of copies drawn as triangles.
+	 */
+	lod(frustum, eye, pxPerUnit, minPx, far) {
+		const n = this.ids.length;
+		const c = this.centres;
+		const r = this.radii;
+		const planes = frustum.planes;
+		this._writeIndex((write) => {
+			for (let slot = 0; slot < n; slot++) {
+				const x = c[slot * 3], y = c[slot * 3 + 1], z = c[slot * 3 + 2];
+				const rad = r[slot];
+				let inside = true;
+				for (let p = 0; p < 6; p++) {
+					const pl = planes[p];
+					if (pl.normal.x * x + pl.normal.y * y + pl.normal.z * z + pl.constant < -rad) {
+						inside = false;
+						break;
+					}
+				}
+				if (!inside) continue;
+				const dx = x - eye.x, dy = y - eye.y, dz = z - eye.z;
+				const dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
+				if (dist > rad && (2 * rad * pxPerUnit) / dist < minPx) far(slot);
+				else write(slot);
+			}
+		});
+		return this.drawn;
+	}
+
+	/* The colour of a slot (its first vertex's). */
+	colourOf(slot, out, o) {
+		const col = this.mesh.geometry.attributes.color.array;
+		const i = slot * this.vertsPer * 3;
+		out[o] = col[i];
+		out[o + 1] = col[i + 1];
+		out[o + 2] = col[i + 2];
+	}
+
+	_mark(slot) {
+		if (!this._dirty) this._dirty = [slot, slot];
+		else this._dirty = [Math.min(this._dirty[0], slot), Math.max(this._dirty[1], slot)];
+	}
+
+	add(id) {
+		if (this.ids.length === this.capacity) this._grow(this.capacity * 2);
+		const slot = this.ids.length;
+		this.ids.push(id);
+		this.slots.set(id, slot);
+		this._indexStale = true;
+		return slot;
+	}
+
+	remove(id) {
+		const slot = this.slots.get(id);
+		if (slot === undefined) return;
+		const last = this.ids.length - 1;
+		const V = this.vertsPer;
+		if (slot !== last) {
+			const moved = this.ids[last];
+			this.ids[slot] = moved;
+			this.slots.set(moved, slot);
+			for (const name of ['position', 'normal', 'color']) {
+				this.mesh.geometry.attributes[name].array.copyWithin(slot * V * 3, last * V * 3, (last + 1) * V * 3);
+			}
+			this.centres.copyWithin(slot * 3, last * 3, last * 3 + 3);
+			this.radii[slot] = this.radii[last];
+			this._mark(slot);
+		}
+		this.ids.pop();
+		this.slots.delete(id);
+		this._indexStale = true;
+	}
+
+	/* Writes the node's copy: template positions through 'm' (16 numbers,
+	 * column-major), normals through its inverse transpose. */
+	setMatrix(id, m) {
+		const slot = this.slots.get(id);
+		const V = this.vertsPer;
+		const src = this.template.attributes.position.array;
+		const nsrc = this.template.attributes.normal.array;
+		const pos = this.mesh.geometry.attributes.position.array;
+		const nor = this.mesh.geometry.attributes.normal.array;
+		// Cofactors of the 3x3 part: the inverse transpose times det, which
+		// is all a normal needs (it is normalised below).
+		const a = m[0], b = m[1], c = m[2], d = m[4], e = m[5], f = m[6], g = m[8], h = m[9], i = m[10];
+		const n00 = e * i - f * h, n01 = c * h - b * i, n02 = b * f - c * e;
+		const n10 = f * g - d * i, n11 = a * i - c * g, n12 = c * d - a * f;
+		const n20 = d * h - e * g, n21 = b * g - a * h, n22 = a * e - b * d;
+		const det = a * n00 + d * n01 + g * n02;
+		const sign = det < 0 ? -1 : 1;
+		let o = slot * V * 3;
+		for (let v = 0; v < V * 3; v += 3, o += 3) {
+			const x = src[v], y = src[v + 1], z = src[v + 2];
+			pos[o] = m[0] * x + m[4] * y + m[8] * z + m[12];
+			pos[o + 1] = m[1] * x + m[5] * y + m[9] * z + m[13];
+			pos[o + 2] = m[2] * x + m[6] * y + m[10] * z + m[14];
+			const nx = nsrc[v], ny = nsrc[v + 1], nz = nsrc[v + 2];
+			// The cofactor matrix (rows n0k, n1k, n2k) times n, signed so
+			// that a mirror keeps it pointing outward.
+			const wx = (n00 * nx + n01 * ny + n02 * nz) * sign;
+			const wy = (n10 * nx + n11 * ny + n12 * nz) * sign;
+			const wz = (n20 * nx + n21 * ny + n22 * nz) * sign;
+			const len = Math.sqrt(wx * wx + wy * wy + wz * wz) || 1;
+			nor[o] = wx / len;
+			nor[o + 1] = wy / len;
+			nor[o + 2] = wz / len;
+		}
+		this.centres[slot * 3] = m[12];
+		this.centres[slot * 3 + 1] = m[13];
+		this.centres[slot * 3 + 2] = m[14];
+		const len2 = (k) => m[k] * m[k] + m[k + 1] * m[k + 1] + m[k + 2] * m[k + 2];
+		this.radii[slot] = this.templateRadius * Math.sqrt(Math.max(len2(0), len2(4), len2(8)));
+		this._mark(slot);
+	}
+
+	setColour(id, colour) {
+		const slot = this.slots.get(id);
+		const V = this.vertsPer;
+		const col = this.mesh.geometry.attributes.color.array;
+		for (let o = slot * V * 3, end = o + V * 3; o < end; o += 3) {
+			col[o] = colour.r;
+			col[o + 1] = colour.g;
+			col[o + 2] = colour.b;
+		}
+		this._mark(slot);
+	}
+
+	touch() {
+		const g = this.mesh.geometry;
+		const V = this.vertsPer;
+		for (const name of ['position', 'normal', 'color']) {
+			const attr = g.attributes[name];
+			attr.clearUpdateRanges();
+			if (!this._all && this._dirty) attr.addUpdateRange(this._dirty[0] * V * 3, (this._dirty[1] - this._dirty[0] + 1) * V * 3);
+			if (this._all || this._dirty) attr.needsUpdate = true;
+		}
+		if (this._all) g.attributes.uv.needsUpdate = true;
+		if (this._indexStale) this._writeAll();
+		this._dirty = null;
+		this._all = false;
+		g.boundingSphere = everywhere();
+		g.boundingBox = null;
+	}
+
+	/* The node under a raycast hit on this batch's mesh. */
+	idOfHit(hit) {
+		const k = Math.floor((hit.faceIndex * 3) / this.indexPer);
+		return k < this.drawn ? this.ids[this.drawnSlots[k]] : null;
+	}
+
+	dispose() {
+		this.parent.remove(this.mesh);
+		this.mesh.geometry.dispose();
+	}
+}
+
+/*
  * Line glyphs of one kind (axes or camera), 'vertsPer' vertices per node,
  * in one LineSegments whose buffers grow as needed. The vertices are world
  * positions: the glyph's local points through the node's world matrix.
  */
 class GlyphBatch {
-	constructor(parent, vertsPer) {
+	constructor(parent, vertsPer, capacity = 16) {
 		this.parent = parent;
 		this.vertsPer = vertsPer;
 		this.ids = [];
 		this.slots = new Map();
 		this.material = new THREE.LineBasicMaterial({ vertexColors: true, toneMapped: false });
 		this.lines = null;
-		this._grow(16);
+		this._grow(Math.max(16, capacity));
+	}
+
+	/* Makes room for 'n' glyphs at once (a rebuild knows how many). */
+	reserve(n) {
+		if (n > this.capacity) this._grow(n);
 	}
 
 	_grow(capacity) {
@@ -300,7 +583,7 @@ class GlyphBatch {
 	touch() {
 		this.lines.geometry.attributes.position.needsUpdate = true;
 		this.lines.geometry.attributes.color.needsUpdate = true;
-		this.lines.geometry.boundingSphere = null;
+		this.lines.geometry.boundingSphere = everywhere();
 	}
 
 	dispose() {
@@ -339,7 +622,14 @@ const CAMERA_VERTS = 22;
  * update() applies what one update message changed.
  */
 export class NodeLayer {
-	constructor() {
+	/*
+	 * 'mode' is how shared geometry is drawn: 'instanced' (one
+	 * InstancedMesh per geometry; the right choice on a GPU) or 'merged'
+	 * (CPU-transformed copies in one buffer; faster on a software
+	 * rasteriser).
+	 */
+	constructor({ mode = 'instanced' } = {}) {
+		this.mode = mode;
 		this.group = new THREE.Group();
 		this.group.name = 'rigd-nodes';
 		this.objects = new Map();
@@ -350,22 +640,62 @@ export class NodeLayer {
 			camera: new GlyphBatch(this.group, CAMERA_VERTS),
 		};
 		this._geometries = new Map();
+		const merged = mode === 'merged';
 		this._boxMaterial = boxMaterial();
 		this._meshMaterial = new THREE.MeshStandardMaterial({ roughness: 0.55, metalness: 0.05 });
+		// Merged batches carry their colours per vertex, instances per
+		// instance (three.js multiplies either into the material colour).
+		this._boxMaterial.vertexColors = merged;
+		this._meshMaterial.vertexColors = merged;
 		this._flashing = new Map();
 		this._colour = new THREE.Color();
+		// Nodes too small on screen to be worth their triangles (merged
+		// mode only): one dot each, refilled before every frame.
+		this._farCapacity = 0;
+		this._far = new THREE.Points(new THREE.BufferGeometry(), new THREE.PointsMaterial({ size: 3, sizeAttenuation: false, vertexColors: true }));
+		this._far.frustumCulled = false;
+		this._far.name = 'rigd-far-nodes';
+		this.group.add(this._far);
+		this.lodMinPx = 4; // projected diameter below which a node is a dot
+		this._frustum = new THREE.Frustum();
+		this._projView = new THREE.Matrix4();
+		this.drawnCounts = { triangles: 0, dots: 0 };
 		this._highlight = new Set();
 		this.model = null;
 	}
 
 	/* Drops everything and draws every node of 'model'. */
 	rebuild(model) {
-		for (const id of [...this._state.keys()]) this._removeNode(id);
+		for (const batch of this._batches.values()) batch.dispose();
+		this._batches.clear();
+		for (const g of Object.values(this._glyphs)) g.ids.length = 0, g.slots.clear(), g._range();
+		this._state.clear();
 		this.objects.clear();
 		this._flashing.clear();
 		this.model = model;
+		// Size every batch once, from a count, instead of growing it
+		// node by node: a ten-thousand-node snapshot then allocates each
+		// buffer once.
+		const counts = new Map();
+		const glyphCounts = { axes: 0, camera: 0 };
+		for (const node of model.nodes.values()) {
+			const { batchKey, glyphKey } = this._classify(node, node.world);
+			if (batchKey) counts.set(batchKey, (counts.get(batchKey) || 0) + 1);
+			if (glyphKey) glyphCounts[glyphKey]++;
+		}
+		for (const [key, n] of counts) this._batch(key, n);
+		for (const [key, n] of Object.entries(glyphCounts)) this._glyphs[key].reserve(n);
 		for (const id of model.order()) this._placeNode(model.get(id));
 		this._touchAll();
+	}
+
+	/* Which batch (solid shape) and which glyph a node is drawn with. */
+	_classify(node, m) {
+		const offset = node.visible ? this.shapeOffset(node) : null;
+		const mirrored = m ? det3(m) < 0 : false;
+		const batchKey = offset ? `${node.mesh ? 'mesh' : 'box'}|${node.mesh || ''}|${mirrored ? 'm' : ''}` : null;
+		const glyphKey = !node.visible ? null : node.kind === 'camera' ? 'camera' : offset ? null : 'axes';
+		return { offset, batchKey, glyphKey };
 	}
 
 	/* Applies an update's changes (see SceneModel.applyUpdate). */
@@ -381,6 +711,57 @@ export class NodeLayer {
 			if (node) this._placeNode(node);
 		}
 		this._touchAll();
+	}
+
+	/*
+	 * Chooses what to draw for this frame from 'camera' (merged mode): the
+	 * copies in view and at least lodMinPx across, as triangles; the other
+	 * copies in view, as dots; nothing for the rest. 'heightPx' is the
+	 * viewport's height in pixels.
+	 */
+	prepare(camera, heightPx) {
+		if (this.mode !== 'merged') return;
+		// A node camera carries the server's matrix and its exact inverse;
+		// only the orbit camera composes its own.
+		if (camera.matrixWorldAutoUpdate) camera.updateMatrixWorld();
+		this._projView.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse);
+		this._frustum.setFromProjectionMatrix(this._projView);
+		const eye = new THREE.Vector3().setFromMatrixPosition(camera.matrixWorld);
+		const pxPerUnit = camera.isPerspectiveCamera ? heightPx / (2 * Math.tan((camera.fov * Math.PI) / 360)) : heightPx;
+		const far = [];
+		let triangles = 0;
+		for (const batch of this._batches.values()) {
+			const start = far.length;
+			triangles += batch.lod(this._frustum, eye, pxPerUnit, this.lodMinPx, (slot) => far.push(slot));
+			for (let i = start; i < far.length; i++) far[i] = [batch, far[i]];
+		}
+		const n = far.length;
+		if (n > this._farCapacity) {
+			this._farCapacity = Math.max(n, this._farCapacity * 2, 256);
+			const g = new THREE.BufferGeometry();
+			g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(this._farCapacity * 3), 3).setUsage(THREE.DynamicDrawUsage));
+			g.setAttribute('color', new THREE.BufferAttribute(new Float32Array(this._farCapacity * 3), 3).setUsage(THREE.DynamicDrawUsage));
+			g.boundingSphere = everywhere();
+			this._far.geometry.dispose();
+			this._far.geometry = g;
+		}
+		const g = this._far.geometry;
+		if (g.attributes.position) {
+			const pos = g.attributes.position.array;
+			const col = g.attributes.color.array;
+			for (let i = 0; i < n; i++) {
+				const [batch, slot] = far[i];
+				pos[i * 3] = batch.centres[slot * 3];
+				pos[i * 3 + 1] = batch.centres[slot * 3 + 1];
+				pos[i * 3 + 2] = batch.centres[slot * 3 + 2];
+				batch.colourOf(slot, col, i * 3);
+			}
+			g.attributes.position.needsUpdate = true;
+			g.attributes.color.needsUpdate = true;
+			g.setDrawRange(0, n);
+		}
+		this._farList = far;
+		this.drawnCounts = { triangles, dots: n };
 	}
 
 	/* Starts the brief flash of nodes whose world matrix was recomputed. */
@@ -404,11 +785,27 @@ export class NodeLayer {
 	pick(raycaster) {
 		const targets = [...this._batches.values()].map((b) => b.mesh);
 		for (const g of Object.values(this._glyphs)) targets.push(g.lines);
-		const hits = raycaster.intersectObjects(targets, false);
+		if (this._farList && this._farList.length) targets.push(this._far);
+		// Test both sides of every triangle: three.js culls back faces in
+		// the instance's own frame, where a mirrored copy's outside looks
+		// like its inside; the nearest surface along the ray is the pick.
+		const materials = [this._boxMaterial, this._meshMaterial];
+		const sides = materials.map((m) => m.side);
+		for (const m of materials) m.side = THREE.DoubleSide;
+		let hits;
+		try {
+			hits = raycaster.intersectObjects(targets, false);
+		} finally {
+			materials.forEach((m, i) => (m.side = sides[i]));
+		}
 		for (const hit of hits) {
-			if (hit.instanceId !== undefined) {
-				const batch = [...this._batches.values()].find((b) => b.mesh === hit.object);
-				if (batch && hit.instanceId < batch.ids.length) return batch.ids[hit.instanceId];
+			const batch = [...this._batches.values()].find((b) => b.mesh === hit.object);
+			if (batch) {
+				const id = batch.idOfHit(hit);
+				if (id) return id;
+			} else if (hit.object === this._far) {
+				const entry = this._farList[hit.index];
+				if (entry) return entry[0].ids[entry[1]];
 			} else {
 				const glyph = Object.values(this._glyphs).find((g) => g.lines === hit.object);
 				if (glyph) {
@@ -439,6 +836,8 @@ export class NodeLayer {
 		this._geometries.clear();
 		this._boxMaterial.dispose();
 		this._meshMaterial.dispose();
+		this._far.geometry.dispose();
+		this._far.material.dispose();
 		this.objects.clear();
 		this._state.clear();
 	}
@@ -461,7 +860,7 @@ export class NodeLayer {
 		return obj;
 	}
 
-	_batch(key) {
+	_batch(key, capacity) {
 		let batch = this._batches.get(key);
 		if (batch) return batch;
 		const [kind, name, mirrored] = key.split('|');
@@ -475,7 +874,8 @@ export class NodeLayer {
 			this._geometries.set(kind + '|' + name, geoms);
 		}
 		const material = isBox ? this._boxMaterial : this._meshMaterial;
-		batch = new InstanceBatch(this.group, geoms[mirrored === 'm' ? 1 : 0], material);
+		const Batch = this.mode === 'merged' ? BakedBatch : InstanceBatch;
+		batch = new Batch(this.group, geoms[mirrored === 'm' ? 1 : 0], material, capacity);
 		batch.mesh.name = `rigd-${kind}${name ? '-' + name : ''}${mirrored === 'm' ? '-mirrored' : ''}`;
 		this._batches.set(key, batch);
 		return batch;
@@ -485,15 +885,12 @@ export class NodeLayer {
 		const obj = this._object(node);
 		const m = obj.matrixWorld.elements;
 		const prev = this._state.get(node.id);
-		const offset = node.visible ? this.shapeOffset(node) : null;
-		const mirrored = det3(m) < 0;
-		const batchKey = offset ? `${node.mesh ? 'mesh' : 'box'}|${node.mesh || ''}|${mirrored ? 'm' : ''}` : null;
-		const glyphKey = !node.visible ? null : node.kind === 'camera' ? 'camera' : offset ? null : 'axes';
+		const { offset, batchKey, glyphKey } = this._classify(node, m);
 
 		if (prev && prev.batchKey !== batchKey && prev.batchKey) this._batches.get(prev.batchKey).remove(node.id);
 		if (prev && prev.glyphKey !== glyphKey && prev.glyphKey) this._glyphs[prev.glyphKey].remove(node.id);
 
-		const state = { batchKey, glyphKey, offset, colour: colourFor(node.id).rgb, fov: node.camera.fov };
+		const state = { batchKey, glyphKey, offset, colour: prev ? prev.colour : colourFor(node.id).rgb };
 		this._state.set(node.id, state);
 		if (batchKey) {
 			const batch = this._batch(batchKey);

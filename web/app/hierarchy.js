@@ -8,7 +8,7 @@
  * a node selected, in their colour.
  */
 import { det3 } from './mat.js';
-import { Emitter, Listeners, clear, el, validId } from './util.js';
+import { Emitter, Listeners, el, validId } from './util.js';
 
 const ROW_HEIGHT = 24; // px, fixed so the list can be virtual
 const OVERSCAN = 8;    // rows drawn beyond the visible ones
@@ -31,6 +31,7 @@ export class HierarchyPanel extends Emitter {
 		this.query = '';
 		this._othersByNode = new Map();
 		this._rows = [];
+		this._rowElems = new Map();
 		this._drag = null;
 
 		this.keepWorld = el('input', { type: 'checkbox', checked: true, id: 'keep-world' });
@@ -197,14 +198,43 @@ export class HierarchyPanel extends Emitter {
 		this._renderWindow();
 	}
 
+	/*
+	 * Draws the rows in view. Row elements are kept per node id and only
+	 * rebuilt when what they show changed, so a stream of updates from
+	 * others never replaces the row under the pointer (or one being
+	 * dragged).
+	 */
 	_renderWindow() {
 		if (!this.model) return;
 		const top = this.list.scrollTop;
 		const height = this.list.clientHeight || 400;
 		const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
 		const last = Math.min(this._rows.length, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
-		clear(this.rowsBox);
-		for (let i = first; i < last; i++) this.rowsBox.append(this._row(this._rows[i], i));
+		const keep = new Map();
+		for (let i = first; i < last; i++) {
+			const row = this._rows[i];
+			const sig = this._signature(row, i);
+			let elem = this._rowElems.get(row.id);
+			if (!elem || elem._sig !== sig) {
+				const fresh = this._row(row, i);
+				fresh._sig = sig;
+				if (elem) elem.replaceWith(fresh);
+				elem = fresh;
+			}
+			keep.set(row.id, elem);
+		}
+		for (const [id, elem] of this._rowElems) if (!keep.has(id)) elem.remove();
+		for (const elem of keep.values()) if (!elem.isConnected) this.rowsBox.append(elem);
+		this._rowElems = keep;
+	}
+
+	/* Everything a row shows, as one string. */
+	_signature(row, i) {
+		const node = this.model.get(row.id);
+		const mirrored = node.world && det3(node.world) < 0;
+		const others = (this._othersByNode.get(row.id) || []).map((o) => o.name + o.css).join(',');
+		return [i, row.depth, row.match, node.id, node.name, node.kind, node.mesh, !!node.bounds, node.visible, node.children.length > 0,
+			this.collapsed.has(row.id), this.query, row.id === this.selected, mirrored, others, this.editable].join('|');
 	}
 
 	_row(row, i) {
@@ -233,7 +263,7 @@ export class HierarchyPanel extends Emitter {
 				'aria-level': row.depth + 1,
 				draggable: this.editable ? 'true' : 'false',
 				dataset: { id: row.id },
-				style: { top: `${i * ROW_HEIGHT}px`, paddingLeft: `${6 + row.depth * 14}px` },
+				style: { top: `${i * ROW_HEIGHT}px`, paddingLeft: `${indent(row.depth)}px` },
 				title: `${node.id}${node.name ? ` (${node.name})` : ''} · ${kind}${mirrored ? ' · mirrored (det < 0)' : ''}`,
 			},
 			toggle,
@@ -411,6 +441,12 @@ export class HierarchyPanel extends Emitter {
 		this._listeners.dispose();
 		this._resizeObserver.disconnect();
 	}
+}
+
+/* Left padding for a row at 'depth': 14 px a level, then 3 px a level
+ * beyond the twelfth, so a chain sixty bones deep still shows its names. */
+function indent(depth) {
+	return 6 + Math.min(depth, 12) * 14 + Math.max(0, depth - 12) * 3;
 }
 
 /* Text with the first occurrence of 'query' wrapped in <mark>. */

@@ -186,7 +186,8 @@ class VectorField {
 					},
 				}),
 		);
-		this.element = el('div.field', {}, el('div.field-title', {}, title), ...this.controls.map((c) => c.element));
+		this.controls.forEach((c, i) => (c.element.dataset.axis = axes[i]));
+		this.element = el('div.field', { dataset: { field: key } }, el('div.field-title', {}, title), ...this.controls.map((c) => c.element));
 	}
 
 	/* The vector with component i replaced; the other components come from
@@ -335,11 +336,11 @@ export class InspectorPanel extends Emitter {
 		);
 
 		// Locals.
-		this.tField = new VectorField({ title: 'Translation t', axes: ['x', 'y', 'z'], range: RANGES.t, onEdit: vectorEdit('t', 't') });
-		this.eulerField = new VectorField({ title: 'Rotation (Euler XYZ, degrees)', axes: ['x', 'y', 'z'], range: RANGES.euler, onEdit: vectorEdit('rotation', 'euler') });
-		this.quatField = new VectorField({ title: 'Rotation (quaternion)', axes: ['x', 'y', 'z', 'w'], range: RANGES.r, onEdit: vectorEdit('rotation', 'r') });
-		this.sField = new VectorField({ title: 'Scale s', axes: ['x', 'y', 'z'], range: RANGES.s, onEdit: vectorEdit('s', 's') });
-		this.pivotField = new VectorField({ title: 'Pivot', axes: ['x', 'y', 'z'], range: RANGES.pivot, onEdit: vectorEdit('pivot', 'pivot') });
+		this.tField = new VectorField({ key: 't', title: 'Translation t', axes: ['x', 'y', 'z'], range: RANGES.t, onEdit: vectorEdit('t', 't') });
+		this.eulerField = new VectorField({ key: 'euler', title: 'Rotation (Euler XYZ, degrees)', axes: ['x', 'y', 'z'], range: RANGES.euler, onEdit: vectorEdit('rotation', 'euler') });
+		this.quatField = new VectorField({ key: 'r', title: 'Rotation (quaternion)', axes: ['x', 'y', 'z', 'w'], range: RANGES.r, onEdit: vectorEdit('rotation', 'r') });
+		this.sField = new VectorField({ key: 's', title: 'Scale s', axes: ['x', 'y', 'z'], range: RANGES.s, onEdit: vectorEdit('s', 's') });
+		this.pivotField = new VectorField({ key: 'pivot', title: 'Pivot', axes: ['x', 'y', 'z'], range: RANGES.pivot, onEdit: vectorEdit('pivot', 'pivot') });
 		const localSection = el(
 			'section.group',
 			{},

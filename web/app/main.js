@@ -478,12 +478,27 @@ class App {
 			connection: () => app.conn.state.state,
 			editable: () => view().editable,
 			viewMatrix: () => view().viewport.viewMatrix(),
+			/* Where node 'id''s origin is on screen (page pixels), or null. */
+			screenOf: (id) => view().viewport.screenOf(id),
 			/* Frame statistics since the last resetStats(). */
 			stats() {
 				const s = view().viewport.stats;
 				return { frames: s.frames, renderMs: s.renderMs.slice(), intervals: s.intervals.slice() };
 			},
 			resetStats: () => view().viewport.resetStats(),
+			/* Ids whose flash (recomputed by the last updates) is still fading. */
+			flashing: () => [...view().viewport.layer._flashing.keys()],
+			/* What is drawn: instances per batch, glyphs, and the last frame's
+			 * draw calls and triangles. */
+			drawInfo() {
+				const vp = view().viewport;
+				const batches = {};
+				for (const [key, b] of vp.layer._batches) batches[key] = b.ids.length;
+				const glyphs = {};
+				for (const [key, g] of Object.entries(vp.layer._glyphs)) glyphs[key] = g.ids.length;
+				const info = vp.renderer.info.render;
+				return { mode: vp.drawMode, batches, glyphs, calls: info.calls, triangles: info.triangles, drawn: { ...vp.layer.drawnCounts }, lookingThrough: vp.lookId };
+			},
 		});
 	}
 }

@@ -33,6 +33,10 @@ export class SceneSession extends Emitter {
 		// clock keeps it unique even if an id were ever reused.
 		this._clientSeq = Date.now();
 		this.phase = 'loading';
+		// True from our snapshot until the connection drops: only then may
+		// edits and presence go out (the server refuses them from a
+		// connection that has not subscribed yet).
+		this._subscribed = false;
 		this.others = new Map();
 		this.selection = [];
 		this._channels = new Map();
@@ -46,7 +50,10 @@ export class SceneSession extends Emitter {
 			connection.on('open', () => this._subscribe()),
 			connection.on('message', (msg) => this._onMessage(msg)),
 			connection.on('state', (s) => {
-				if (s.state !== 'open') this.others.clear(), this.emit('presence', this.others);
+				if (s.state === 'open') return;
+				this._subscribed = false;
+				this.others.clear();
+				this.emit('presence', this.others);
 			}),
 		];
 		if (connection.isOpen) this._subscribe();
@@ -70,18 +77,22 @@ export class SceneSession extends Emitter {
 	_subscribe() {
 		this._subReq++;
 		this.conn.send({ type: 'subscribe', scene: this.scene, req: `sub-${this._subReq}` });
-		this._sendPresence();
 	}
 
 	_onMessage(msg) {
 		if (msg.scene !== undefined && msg.scene !== this.scene) return;
 		switch (msg.type) {
 			case 'snapshot': {
+				performance.mark('rigd:snapshot-received');
 				this.model.load(msg.nodes, msg.seq);
-				const first = this.phase !== 'live';
+				performance.mark('rigd:snapshot-loaded');
 				this.phase = 'live';
+				this._subscribed = true;
 				this.emit('status', { phase: 'live', message: '' });
-				if (first || this._resend.length) this._flushResend();
+				// Presence is only accepted from a subscriber: announce
+				// ourselves once the snapshot says we are one.
+				this._sendPresence();
+				if (this._resend.length) this._flushResend();
 				break;
 			}
 			case 'update':
@@ -129,6 +140,7 @@ export class SceneSession extends Emitter {
 	}
 
 	_sendPresence() {
+		if (!this._subscribed) return;
 		this.conn.send({ type: 'presence', scene: this.scene, selection: this.selection, name: this.displayName });
 	}
 
@@ -150,7 +162,7 @@ export class SceneSession extends Emitter {
 	}
 
 	_send(entry) {
-		if (!this.conn.isOpen || this.phase !== 'live') {
+		if (!this.conn.isOpen || !this._subscribed) {
 			this._resend.push(entry);
 			return;
 		}
@@ -240,14 +252,20 @@ export class SceneSession extends Emitter {
 		const group = from.pop();
 		let done = 0;
 		try {
-			for (let i = 0; i < group.count; i++) {
-				await this.conn.request({ type, scene: this.scene, client: this.clientId });
-				done++;
-			}
+			// All of the gesture's requests go out at once: the server takes
+			// them in order, usually in one commit. If one is refused, the
+			// ones after it are refused for the same reason (the server's
+			// latest undoable batch has not changed), so nothing is skipped.
+			const replies = [];
+			for (let i = 0; i < group.count; i++) replies.push(this.conn.request({ type, scene: this.scene, client: this.clientId }));
+			const results = await Promise.allSettled(replies);
+			const failed = results.find((r) => r.status === 'rejected');
+			done = results.filter((r) => r.status === 'fulfilled').length;
+			if (failed) throw failed.reason;
 		} catch (err) {
-			if (err instanceof ServerError && err.code === 'nothing_to_undo') {
-				// The server's history and ours disagree (it was trimmed or
-				// this tab reconnected as someone new): forget ours.
+			if (err instanceof ServerError && (err.code === 'nothing_to_undo' || err.code === 'undo_conflict')) {
+				// The server refuses this step until we edit anew (or its
+				// history was trimmed): what we remember beyond it is moot.
 				from.length = 0;
 			} else if (done < group.count) {
 				from.push({ count: group.count - done, listed: true });

@@ -22,6 +22,21 @@ import { IDENTITY, invertAffine, position } from './mat.js';
 import { Overlays, subtreeBoxes } from './overlays.js';
 import { Emitter, Listeners } from './util.js';
 
+/*
+ * How to draw shared geometry: instanced on a GPU, merged on a software
+ * rasteriser (SwiftShader, llvmpipe), where each instance has a fixed cost
+ * that instancing multiplies (see drawables.js). '?draw=instanced' or
+ * '?draw=merged' in the page URL overrides the choice.
+ */
+function chooseDrawMode(renderer) {
+	const forced = new URLSearchParams(location.search).get('draw');
+	if (forced === 'instanced' || forced === 'merged') return forced;
+	const gl = renderer.getContext();
+	const ext = gl.getExtension('WEBGL_debug_renderer_info');
+	const name = String(gl.getParameter(ext ? ext.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+	return /swiftshader|llvmpipe|softpipe|software/i.test(name) ? 'merged' : 'instanced';
+}
+
 export class Viewport extends Emitter {
 	/*
 	 * Events:
@@ -34,7 +49,7 @@ export class Viewport extends Emitter {
 		this.container = container;
 		this._listeners = new Listeners();
 
-		this.renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
+		this.renderer = new THREE.WebGLRenderer({ antialias: false, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
 		this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
 		this.renderer.domElement.className = 'viewport-canvas';
 		this.renderer.domElement.tabIndex = 0;
@@ -63,7 +78,8 @@ export class Viewport extends Emitter {
 		this.nodeCamera.matrixWorldAutoUpdate = false;
 		this.lookId = null;
 
-		this.layer = new NodeLayer();
+		this.drawMode = chooseDrawMode(this.renderer);
+		this.layer = new NodeLayer({ mode: this.drawMode });
 		this.scene.add(this.layer.group);
 		this.overlays = new Overlays(this.scene);
 
@@ -96,6 +112,7 @@ export class Viewport extends Emitter {
 		this.model = null;
 		this._modelUnsubs = [];
 		this._frame = 0;
+		this._flashTimer = 0;
 		this._draw = this._draw.bind(this);
 		this.stats = { frames: 0, renderMs: [], intervals: [], lastFrameAt: 0 };
 		this._framed = false;
@@ -272,6 +289,19 @@ export class Viewport extends Emitter {
 		return Array.from(cam.matrixWorldInverse.elements);
 	}
 
+	/* Page coordinates of a node's world origin through the active camera
+	 * (null when it is not in front of the camera). */
+	screenOf(id) {
+		const node = this.model && this.model.get(id);
+		if (!node) return null;
+		const cam = this._activeCamera();
+		if (cam.matrixWorldAutoUpdate) cam.updateMatrixWorld();
+		const p = new THREE.Vector3(node.world[12], node.world[13], node.world[14]).project(cam);
+		if (p.z < -1 || p.z > 1) return null;
+		const rect = this.renderer.domElement.getBoundingClientRect();
+		return { x: rect.left + ((p.x + 1) / 2) * rect.width, y: rect.top + ((1 - p.y) / 2) * rect.height };
+	}
+
 	_activeCamera() {
 		if (!this.lookId) return this.camera;
 		const node = this.model.get(this.lookId);
@@ -302,6 +332,7 @@ export class Viewport extends Emitter {
 		this._raycaster.setFromCamera(ndc, cam);
 		const dist = this.lookId ? 1 : this.camera.position.distanceTo(this.orbit.target);
 		this._raycaster.params.Line.threshold = Math.max(0.005, dist * 0.01);
+		this._raycaster.params.Points.threshold = Math.max(0.005, dist * 0.006);
 		const id = this.layer.pick(this._raycaster);
 		this.emit('pick', { id, additive: e.shiftKey });
 	}
@@ -331,19 +362,31 @@ export class Viewport extends Emitter {
 
 	_draw(now) {
 		this._frame = 0;
-		const animating = this.layer.animate(performance.now());
+		const t0 = performance.now();
+		const animating = this.layer.animate(t0);
 		this.overlays.sync();
 		const cam = this._activeCamera();
-		const t0 = performance.now();
+		this.layer.prepare(cam, this.renderer.domElement.height / this.renderer.getPixelRatio());
 		this.renderer.render(this.scene, cam);
 		const t1 = performance.now();
 		const s = this.stats;
+		if (!this._drewScene && this.model && this.model.size) {
+			this._drewScene = true;
+			performance.mark('rigd:first-scene-frame');
+		}
 		s.frames++;
 		s.renderMs.push(t1 - t0);
 		if (s.lastFrameAt) s.intervals.push(t0 - s.lastFrameAt);
 		s.lastFrameAt = t0;
 		if (s.renderMs.length > 2000) s.renderMs.splice(0, 1000), s.intervals.splice(0, 1000);
-		if (animating) this.requestRender();
+		// A flash fades over a few hundred milliseconds; twenty frames a
+		// second is smooth enough for a fade and costs a third of sixty.
+		if (animating && !this._flashTimer) {
+			this._flashTimer = setTimeout(() => {
+				this._flashTimer = 0;
+				this.requestRender();
+			}, 50);
+		}
 	}
 
 	resetStats() {
@@ -352,6 +395,7 @@ export class Viewport extends Emitter {
 
 	dispose() {
 		cancelAnimationFrame(this._frame);
+		clearTimeout(this._flashTimer);
 		this._frame = 0;
 		for (const off of this._modelUnsubs) off();
 		this._listeners.dispose();

@@ -1,0 +1,10 @@
+# The browser viewer (web/): unit tests of its pure modules under node, and
+# browser tests that drive Debian's Chromium (playwright-core) against a real
+# rigd. The browser tests share one lock so they never render at the same
+# time, and the 10,000-node benchmark runs alone so its frame times are not
+# those of a machine busy with other tests.
+rigd_node_test(web_unit web/unit.test.mjs)
+rigd_node_test(web_viewer web/viewer.test.mjs)
+rigd_node_test(web_bigscene web/bigscene.test.mjs)
+set_tests_properties(web_viewer PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)
+set_tests_properties(web_bigscene PROPERTIES RESOURCE_LOCK chromium RUN_SERIAL TRUE TIMEOUT 300)

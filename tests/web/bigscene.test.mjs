@@ -1,0 +1,122 @@
+/*
+ * A 10,000-node scene in the viewer: built over the HTTP API in a few big
+ * batches, opened in headless Chromium, then orbited with the mouse for a
+ * few seconds while the page counts its frames. Prints the frame times; it
+ * asserts that everything was drawn with few draw calls (instancing), never
+ * a time limit (HOUSE-STYLE: a benchmark prints figures).
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, it } from 'node:test';
+import { artifacts, launch, openPage, rigd } from './lib/browser.mjs';
+
+const NODES = 10000;
+const BATCH = 2500; // ops per POST
+
+/*
+ * Ten "characters" side by side, each a root with ten limbs: chains of
+ * bones (boxes from bounds, every fifth an empty group drawn as axes), with
+ * a joint on every other bone that shares the mesh "sphere". Every third
+ * limb is mirrored (s = -1 on x). Parents always precede their children,
+ * so any split into batches is valid.
+ */
+function bigSceneOps(total) {
+	const ops = [];
+	const bone = { min: [-0.025, 0, -0.025], max: [0.025, 0.1, 0.025] };
+	const joint = { min: [-0.02, -0.02, -0.02], max: [0.02, 0.02, 0.02] };
+	for (let rig = 0; ops.length < total; rig++) {
+		const root = `rig${rig}`;
+		ops.push({ op: 'create', id: root, t: [(rig % 5) * 3 - 6, 0, Math.floor(rig / 5) * 3 - 1.5], bounds: { min: [-0.4, 0, -0.4], max: [0.4, 0.1, 0.4] } });
+		for (let limb = 0; limb < 10 && ops.length < total; limb++) {
+			let parent = root;
+			for (let seg = 0; seg < 66 && ops.length < total; seg++) {
+				const id = `${root}_l${limb}_b${seg}`;
+				const op = { op: 'create', id, parent, t: [0, seg === 0 ? 0.1 : 0.1, 0], euler: seg === 0 ? [30, limb * 36, 0] : [2.5, 0, 1.5] };
+				if (seg === 0 && limb % 3 === 0) op.s = [-1, 1, 1];
+				if (seg % 5 !== 4) op.bounds = bone;
+				ops.push(op);
+				if (seg % 2 === 0 && ops.length < total) ops.push({ op: 'create', id: `${id}_j`, parent: id, mesh: 'sphere', kind: 'mesh', bounds: joint });
+				parent = id;
+			}
+		}
+	}
+	return ops;
+}
+
+let server;
+let browser;
+before(async () => {
+	server = await rigd.startRigd({ args: ['--sync', 'normal'] });
+	browser = await launch();
+});
+after(async () => {
+	if (browser) await browser.close();
+	if (server) await server.stop();
+});
+
+const percentile = (v, p) => {
+	const s = [...v].sort((a, b) => a - b);
+	return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
+};
+
+it('draws a 10,000-node scene and keeps orbiting it (prints frame times)', async () => {
+	await rigd.createScene(server, 'big');
+	const ops = bigSceneOps(NODES);
+	const t0 = performance.now();
+	for (let i = 0; i < ops.length; i += BATCH) {
+		const r = await rigd.postEdit(server, 'big', { ops: ops.slice(i, i + BATCH) });
+		assert.equal(r.status, 200, JSON.stringify(r.json));
+	}
+	const built = performance.now() - t0;
+	const tree = await rigd.tree(server, 'big');
+	assert.equal(tree.nodes.length, NODES);
+
+	const opened = performance.now();
+	const { page, problems, context } = await openPage(browser, `${server.url}/#/scene/big`, { width: 1280, height: 800 });
+	const roots = tree.nodes.filter((n) => n.parent === null).length;
+	await page.waitForFunction((r) => window.rigd.tree().length === r && window.rigd.stats().frames > 0, roots, { timeout: 60000 });
+	const loadMs = performance.now() - opened;
+
+	// Every node is drawn from the server's matrix, in a handful of batches.
+	const info = await page.evaluate(() => window.rigd.drawInfo());
+	const drawn = Object.values(info.batches).reduce((a, b) => a + b, 0) + Object.values(info.glyphs).reduce((a, b) => a + b, 0);
+	assert.equal(drawn, NODES, `every node is drawn: ${JSON.stringify(info)}`);
+	assert.ok(Object.keys(info.batches).some((k) => k.endsWith('|m')), 'mirrored limbs have their own winding-flipped batch');
+	const sample = tree.nodes[tree.nodes.length - 1];
+	assert.deepEqual(await page.evaluate((id) => window.rigd.worldOf(id), sample.id), sample.world);
+
+	// Orbit with the mouse for about three seconds.
+	const canvas = await page.locator('canvas').boundingBox();
+	const cx = canvas.x + canvas.width / 2;
+	const cy = canvas.y + canvas.height / 2;
+	await page.mouse.move(cx, cy);
+	await page.evaluate(() => window.rigd.resetStats());
+	await page.mouse.down();
+	const start = performance.now();
+	let moves = 0;
+	while (performance.now() - start < 3000) {
+		const a = moves * 0.15;
+		await page.mouse.move(cx + Math.sin(a) * 200, cy + Math.cos(a * 0.7) * 60);
+		moves++;
+	}
+	await page.mouse.up();
+	const seconds = (performance.now() - start) / 1000;
+	const stats = await page.evaluate(() => window.rigd.stats());
+	const after = await page.evaluate(() => window.rigd.drawInfo());
+	const calls = after.calls;
+	await page.screenshot({ path: path.join(artifacts(), 'bigscene.png') });
+	const iv = stats.intervals.filter((x) => x < 2000);
+	const meanInterval = iv.reduce((a, b) => a + b, 0) / Math.max(1, iv.length);
+	console.log(
+		`# 10,000-node scene: built over HTTP in ${built.toFixed(0)} ms (${Math.ceil(NODES / BATCH)} batches), opened and drawn in ${loadMs.toFixed(0)} ms\n` +
+			`# orbiting ${seconds.toFixed(1)} s: ${stats.frames} frames (${(stats.frames / seconds).toFixed(1)} fps), ` +
+			`frame interval mean ${meanInterval.toFixed(1)} ms, p50 ${percentile(iv, 50).toFixed(1)} ms, p95 ${percentile(iv, 95).toFixed(1)} ms; ` +
+			`main-thread CPU per frame p50 ${percentile(stats.renderMs, 50).toFixed(2)} ms, p95 ${percentile(stats.renderMs, 95).toFixed(2)} ms; ` +
+			`${calls} draw calls, ${moves} mouse moves; ${after.mode} drawing, last frame ${after.triangles} triangles` +
+			(after.mode === 'merged' ? `, ${after.drawn.dots} nodes as dots` : ''),
+	);
+	assert.ok(stats.frames >= 5, `the orbit rendered frames (${stats.frames})`);
+	assert.ok(calls <= 20, `instancing keeps draw calls low (${calls})`);
+	assert.deepEqual(problems, []);
+	await context.close();
+});

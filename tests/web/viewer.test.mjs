@@ -1,0 +1,334 @@
+/*
+ * The viewer against a real rigd, in two Chromium pages at once (issue 5):
+ * a slider on page A moves page B's hand to the server's exact matrix within
+ * a second; drag-and-drop reparent with keep-world reaches page B; the
+ * timeline shows an earlier seq; undo/redo; presence; errors shown where
+ * they happened; looking through a camera node; reconnect and resync after
+ * a server restart; no console errors anywhere. Screenshots of the default
+ * demo view and an edited pose go to tests/artifacts/.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { artifacts, launch, maxDiff, openPage, poll, rigd } from './lib/browser.mjs';
+
+const worldOfTree = (tree, id) => tree.nodes.find((n) => n.id === id)?.world;
+const parentOf = (tree, id) => tree.nodes.find((n) => n.id === id)?.parent;
+
+/* Nested [id, [children]] lists from a server tree, like rigd.tree(). */
+function shapeOf(tree) {
+	const kids = new Map();
+	const roots = [];
+	for (const n of [...tree.nodes].sort((a, b) => a.index - b.index)) {
+		if (n.parent === null) roots.push(n.id);
+		else (kids.get(n.parent) || kids.set(n.parent, []).get(n.parent)).push(n.id);
+	}
+	const walk = (id) => [id, (kids.get(id) || []).map(walk)];
+	return roots.map(walk);
+}
+
+/* Drags a range input's thumb from its current value to 'fraction' of its
+ * track with the mouse, in steps, as a person would. */
+async function dragSlider(page, selector, fraction, steps = 12) {
+	const slider = page.locator(selector);
+	await slider.scrollIntoViewIfNeeded();
+	const box = await slider.boundingBox();
+	const { min, max, value } = await slider.evaluate((s) => ({ min: Number(s.min), max: Number(s.max), value: Number(s.value) }));
+	const thumb = 7; // px: half the thumb, the track is inset by it
+	const xOf = (f) => box.x + thumb + f * (box.width - 2 * thumb);
+	const y = box.y + box.height / 2;
+	await page.mouse.move(xOf((value - min) / (max - min)), y);
+	await page.mouse.down();
+	await page.mouse.move(xOf(fraction), y, { steps });
+	await page.mouse.up();
+}
+
+/* One browser for the file; each page gets its own context. */
+let browser;
+before(async () => {
+	browser = await launch();
+});
+after(async () => {
+	if (browser) await browser.close();
+});
+
+/* The server runs with --sync normal: these tests are about the viewer, and
+ * an fsync per slider step would only slow them down. */
+const SERVER_ARGS = { args: ['--sync', 'normal'] };
+
+describe('viewer: two browsers on one rig', () => {
+	let server;
+	let A;
+	let B;
+	const url = () => `${server.url}/#/scene/demo`;
+
+	before(async () => {
+		server = await rigd.startRigd(SERVER_ARGS);
+		[A, B] = await Promise.all([openPage(browser, url(), { name: 'alice' }), openPage(browser, url(), { name: 'bob' })]);
+	});
+
+	after(async () => {
+		for (const p of [A, B]) if (p) await p.context.close();
+		if (server) await server.stop();
+	});
+
+	it('draws every node with the server\'s world matrix, exactly', async () => {
+		const tree = await rigd.tree(server, 'demo');
+		for (const { page } of [A, B]) {
+			for (const n of tree.nodes) {
+				const w = await page.evaluate((id) => window.rigd.worldOf(id), n.id);
+				assert.equal(maxDiff(w, n.world), 0, `${n.id} is drawn with the server's numbers`);
+			}
+			assert.deepEqual(await page.evaluate(() => window.rigd.tree()), shapeOf(tree));
+			const info = await page.evaluate(() => window.rigd.drawInfo());
+			// The three parts share the mesh "box": one instanced batch.
+			assert.deepEqual(Object.values(info.batches), [3]);
+		}
+		// The hand at the chapter's default pose (seed section 4).
+		const hand = worldOfTree(tree, 'hand');
+		assert.ok(maxDiff(hand.slice(12, 15), [-0.779, 1.472, 0.45]) < 5e-4);
+		await A.page.evaluate(() => document.activeElement.blur());
+		await A.page.screenshot({ path: path.join(artifacts(), 'demo-default.png') });
+	});
+
+	it('picks a node by clicking it in the viewport', async () => {
+		const at = await A.page.evaluate(() => window.rigd.screenOf('hand'));
+		await A.page.mouse.click(at.x, at.y);
+		assert.equal(await A.page.evaluate(() => window.rigd.selection()), 'hand');
+		assert.equal(await A.page.textContent('.inspector-body .node-id'), 'hand');
+		await A.page.keyboard.press('Escape');
+		assert.equal(await A.page.evaluate(() => window.rigd.selection()), null);
+	});
+
+	it('shows who else is here and what they selected', async () => {
+		await B.page.click('.tree-row[data-id="arm"]');
+		await A.page.waitForSelector('.tree-row[data-id="arm"] .presence-dot', { timeout: 5000 });
+		const people = await A.page.locator('.presence .person').allTextContents();
+		assert.ok(people.some((p) => p.includes('bob') && p.includes('arm')), `A lists bob with arm: ${people}`);
+		assert.deepEqual(A.problems, []);
+	});
+
+	it('a slider on page A moves page B\'s hand to the server\'s matrix within a second', async () => {
+		const before = await rigd.tree(server, 'demo');
+		await A.page.click('.tree-row[data-id="base"]');
+		await A.page.waitForSelector('.inspector-body:not([hidden]) [data-field="euler"]');
+		await dragSlider(A.page, '[data-field="euler"] [data-axis="y"] input.slider', 0.75);
+		const released = performance.now();
+		// Page B must converge on exactly what the server holds, by seq.
+		const { ms } = await poll(
+			async () => {
+				const tree = await rigd.tree(server, 'demo');
+				const [seq, hand] = await B.page.evaluate(() => [window.rigd.seq(), window.rigd.worldOf('hand')]);
+				return seq === tree.seq && tree.seq > before.seq && maxDiff(hand, worldOfTree(tree, 'hand')) <= 1e-9 && tree;
+			},
+			{ timeout: 3000, what: 'page B to show the server\'s hand' },
+		);
+		const took = performance.now() - released;
+		console.log(`# page B matched the server's hand ${took.toFixed(0)} ms after the slider was released (${ms.toFixed(0)} ms polling)`);
+		assert.ok(took < 1000, `page B converged in ${took.toFixed(0)} ms`);
+		const tree = await rigd.tree(server, 'demo');
+		const yaw = tree.nodes.find((n) => n.id === 'base').euler[1];
+		assert.ok(Math.abs(yaw - 30) > 20, `the yaw moved (now ${yaw})`);
+		assert.ok(maxDiff(worldOfTree(tree, 'hand'), worldOfTree(before, 'hand')) > 0.1, 'the hand moved');
+		// Every node, on both pages.
+		for (const { page } of [A, B]) {
+			for (const n of tree.nodes) {
+				assert.ok(maxDiff(await page.evaluate((id) => window.rigd.worldOf(id), n.id), n.world) <= 1e-9, n.id);
+			}
+		}
+		// The inspector of page A reads the server's yaw.
+		const shown = Number(await A.page.inputValue('[data-field="euler"] [data-axis="y"] input.num'));
+		assert.ok(Math.abs(shown - yaw) < 1e-3, `inspector shows ${shown}, server ${yaw}`);
+		await A.page.evaluate(() => document.activeElement.blur());
+		await A.page.screenshot({ path: path.join(artifacts(), 'demo-edited.png') });
+	});
+
+	it('flashes the nodes an update recomputed', async () => {
+		await B.page.waitForFunction(() => window.rigd.flashing().length === 0);
+		const seq = await B.page.evaluate(() => window.rigd.seq());
+		await rigd.postEdit(server, 'demo', { ops: [{ op: 'set', id: 'arm', euler: [0, 0, 50] }] });
+		const { value } = await poll(async () => {
+			const [s, f] = await B.page.evaluate(() => [window.rigd.seq(), window.rigd.flashing()]);
+			return s > seq && f;
+		}, { timeout: 2000, what: 'the update on page B' });
+		assert.deepEqual([...value].sort(), ['arm', 'hand'], 'the bend recomputes the arm and the hand only');
+	});
+
+	it('undoes a whole slider drag with Ctrl+Z and redoes it with Ctrl+Shift+Z', async () => {
+		// A's last gesture was the yaw drag (the bend came from HTTP).
+		const dragged = (await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'base').euler[1];
+		await A.page.locator('body').press('Control+z');
+		await poll(async () => Math.abs((await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'base').euler[1] - 30) < 1e-9, { what: 'the yaw back at 30' });
+		await A.page.locator('body').press('Control+Shift+z');
+		await poll(async () => Math.abs((await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'base').euler[1] - dragged) < 1e-9, { what: 'the yaw redone' });
+	});
+
+	it('reparents by drag and drop with keep-world; page B shows the same tree', async () => {
+		const before = await rigd.tree(server, 'demo');
+		assert.equal(await A.page.isChecked('#keep-world'), true);
+		const target = A.page.locator('.tree-row[data-id="base"]');
+		const box = await target.boundingBox();
+		await A.page.dragAndDrop('.tree-row[data-id="hand"]', '.tree-row[data-id="base"]', { targetPosition: { x: box.width / 2, y: box.height / 2 } });
+		await poll(async () => parentOf(await rigd.tree(server, 'demo'), 'hand') === 'base', { what: 'hand under base on the server' });
+		const tree = await rigd.tree(server, 'demo');
+		assert.ok(maxDiff(worldOfTree(tree, 'hand'), worldOfTree(before, 'hand')) < 1e-12, 'keep-world kept the hand where it was');
+		const shape = shapeOf(tree);
+		assert.deepEqual(shape, [['base', [['arm', []], ['hand', []]]]]);
+		for (const { page } of [A, B]) {
+			await poll(async () => JSON.stringify(await page.evaluate(() => window.rigd.tree())) === JSON.stringify(shape), { what: 'the new tree in the page' });
+			assert.ok(maxDiff(await page.evaluate(() => window.rigd.worldOf('hand')), worldOfTree(tree, 'hand')) <= 1e-9);
+		}
+		// Page B's hierarchy panel shows hand as base's child (depth 2).
+		assert.equal(await B.page.getAttribute('.tree-row[data-id="hand"]', 'aria-level'), '2');
+	});
+
+	it('the timeline shows an earlier seq, read-only, and returns to live', async () => {
+		const live = await rigd.tree(server, 'demo');
+		const at1 = await rigd.tree(server, 'demo', 1);
+		const slider = B.page.locator('.timeline-slider');
+		await slider.focus();
+		await slider.press('Home');
+		await slider.press('ArrowRight');
+		await B.page.waitForFunction(() => window.rigd.seq() === 1);
+		assert.deepEqual(await B.page.evaluate(() => window.rigd.tree()), shapeOf(at1));
+		for (const n of at1.nodes) {
+			assert.equal(maxDiff(await B.page.evaluate((id) => window.rigd.worldOf(id), n.id), n.world), 0, `${n.id} at seq 1`);
+		}
+		assert.equal(await B.page.evaluate(() => window.rigd.editable()), false);
+		assert.match(await B.page.textContent('.banner'), /seq 1 of \d+ \(read-only\)/);
+		await B.page.click('button.live');
+		await B.page.waitForFunction((s) => window.rigd.seq() === s, live.seq);
+		assert.deepEqual(await B.page.evaluate(() => window.rigd.tree()), shapeOf(live));
+		assert.equal(await B.page.evaluate(() => window.rigd.editable()), true);
+	});
+
+	it('shows a refused edit next to the control that sent it', async () => {
+		await A.page.click('.tree-row[data-id="base"]');
+		await A.page.click('button[aria-label="Add node"]');
+		await A.page.fill('.create-form input[type="text"]', 'arm');
+		await A.page.click('.create-form button[type="submit"]');
+		const msg = await A.page.locator('.create-form .field-error').textContent({ timeout: 5000 });
+		await poll(async () => (await A.page.locator('.create-form .field-error').textContent()).length > 0, { what: 'the error text' });
+		const text = await A.page.locator('.create-form .field-error').textContent();
+		assert.match(text, /arm/, `the message names the id: '${text || msg}'`);
+		// A typo in a number field is caught before it is sent.
+		await A.page.fill('[data-field="t"] [data-axis="x"] input.num', '1,2.3');
+		await A.page.press('[data-field="t"] [data-axis="x"] input.num', 'Enter');
+		assert.match(await A.page.locator('.inspector-body .field-error:not([hidden])').first().textContent(), /not a number/);
+		await A.page.click('.create-form button[type="button"]');
+	});
+
+	it('creates a camera node and looks through it: view = inverse of world', async () => {
+		await A.page.click('.tree-row[data-id="hand"]');
+		await A.page.click('button[aria-label="Add node"]');
+		await A.page.fill('.create-form input[type="text"]', 'cam');
+		await A.page.selectOption('.create-form select', 'camera');
+		await A.page.click('.create-form button[type="submit"]');
+		await poll(async () => parentOf(await rigd.tree(server, 'demo'), 'cam') === 'hand', { what: 'the camera node' });
+		await rigd.postEdit(server, 'demo', { ops: [{ op: 'set', id: 'cam', t: [0, 0.3, 0] }] });
+		const tree = await rigd.tree(server, 'demo');
+		await A.page.waitForFunction((s) => window.rigd.seq() >= s, tree.seq);
+		await A.page.click('.tree-row[data-id="cam"]');
+		await A.page.click('button:has-text("Look through")');
+		const view = await A.page.evaluate(() => window.rigd.viewMatrix());
+		const W = worldOfTree(tree, 'cam');
+		// V * W = I.
+		for (let c = 0; c < 4; c++) {
+			for (let r = 0; r < 4; r++) {
+				let sum = 0;
+				for (let k = 0; k < 4; k++) sum += view[k * 4 + r] * W[c * 4 + k];
+				assert.ok(Math.abs(sum - (r === c ? 1 : 0)) < 1e-9, `(V W)[${r}][${c}] = ${sum}`);
+			}
+		}
+		assert.match(await A.page.textContent('.banner'), /Looking through cam/);
+		await A.page.keyboard.press('Escape');
+		assert.equal((await A.page.evaluate(() => window.rigd.drawInfo())).lookingThrough, null);
+	});
+
+	it('deletes a node and brings it back with undo', async () => {
+		await A.page.click('.tree-row[data-id="cam"]');
+		await A.page.click('button[aria-label="Delete node"]');
+		await poll(async () => !(await rigd.tree(server, 'demo')).nodes.some((n) => n.id === 'cam'), { what: 'cam deleted' });
+		await B.page.waitForSelector('.tree-row[data-id="cam"]', { state: 'detached' });
+		await A.page.click('button[aria-label="Undo"]');
+		await poll(async () => (await rigd.tree(server, 'demo')).nodes.some((n) => n.id === 'cam'), { what: 'cam restored' });
+		await B.page.waitForSelector('.tree-row[data-id="cam"]');
+	});
+
+	it('reconnects after a server restart and resynchronises without a reload', async () => {
+		const port = server.port;
+		const db = server.db;
+		const marker = await A.page.evaluate(() => (window.__noReload = Math.random()));
+		A.outage = B.outage = true;
+		assert.equal(await server.stop(), 0);
+		await A.page.waitForFunction(() => window.rigd.connection() !== 'open', null, { timeout: 5000 });
+		assert.equal(await A.page.evaluate(() => window.rigd.editable()), false);
+		assert.match(await A.page.textContent('.conn-pill'), /offline/);
+		// Edit the database while the viewers are away, then come back on the
+		// same address.
+		server = await rigd.startRigd({ ...SERVER_ARGS, db, listen: `127.0.0.1:${port}` });
+		await rigd.postEdit(server, 'demo', { ops: [{ op: 'set', id: 'base', euler: [0, -60, 0] }] });
+		const tree = await rigd.tree(server, 'demo');
+		for (const { page } of [A, B]) {
+			await page.waitForFunction((s) => window.rigd.connection() === 'open' && window.rigd.seq() === s, tree.seq, { timeout: 15000 });
+			assert.ok(maxDiff(await page.evaluate(() => window.rigd.worldOf('hand')), worldOfTree(tree, 'hand')) <= 1e-9);
+		}
+		A.outage = B.outage = false;
+		assert.equal(await A.page.evaluate(() => window.__noReload), marker, 'the page was not reloaded');
+		assert.equal(await A.page.evaluate(() => window.rigd.editable()), true);
+	});
+
+	it('logged no console errors and showed no unexpected error notices on either page', async () => {
+		assert.deepEqual(A.problems, []);
+		assert.deepEqual(B.problems, []);
+		for (const { page } of [A, B]) assert.deepEqual(await page.locator('.toast').allTextContents(), []);
+	});
+});
+
+describe('viewer: the scene list', () => {
+	let server;
+	before(async () => {
+		server = await rigd.startRigd(SERVER_ARGS);
+	});
+	after(async () => {
+		if (server) await server.stop();
+	});
+
+	it('lists scenes, creates one and opens it by its URL', async () => {
+		const { page, problems } = await openPage(browser, `${server.url}/`, { waitLive: false });
+		await page.waitForSelector('table.scenes tr[data-scene="demo"]');
+		await page.fill('.create-scene input', 'shared-rig');
+		await page.click('.create-scene button');
+		await page.waitForFunction(() => location.hash === '#/scene/shared-rig' && window.rigd.phase() === 'live');
+		assert.deepEqual(await page.evaluate(() => window.rigd.tree()), []);
+		// A scene that does not exist says so.
+		await page.goto(`${server.url}/#/scene/nope`);
+		await page.waitForSelector('.loading .error-text');
+		assert.match(await page.textContent('.loading .error-text'), /nope/);
+		await page.goto(`${server.url}/#/`);
+		await page.waitForSelector('table.scenes tr[data-scene="shared-rig"]');
+		assert.deepEqual(problems, []);
+		await page.context().close();
+	});
+
+	it('draws with GPU instancing when asked, mirrored nodes in their own batch', async () => {
+		// Mirror the whole demo rig: every world determinant turns negative.
+		await rigd.postEdit(server, 'demo', { ops: [{ op: 'set', id: 'base', s: [-1, 1, 1] }] });
+		const { page, problems, context } = await openPage(browser, `${server.url}/?draw=instanced#/scene/demo`);
+		const info = await page.evaluate(() => window.rigd.drawInfo());
+		assert.equal(info.mode, 'instanced');
+		assert.deepEqual(info.batches, { 'mesh|box|m': 3 });
+		const tree = await rigd.tree(server, 'demo');
+		for (const n of tree.nodes) assert.deepEqual(await page.evaluate((id) => window.rigd.worldOf(id), n.id), n.world);
+		const at = await page.evaluate(() => window.rigd.screenOf('hand'));
+		await page.mouse.click(at.x, at.y);
+		assert.equal(await page.evaluate(() => window.rigd.selection()), 'hand');
+		assert.match(await page.textContent('.det-negative'), /mirrored/);
+		// Unmirror from another client: the nodes move back to the plain batch.
+		await rigd.postEdit(server, 'demo', { ops: [{ op: 'set', id: 'base', s: [1, 1, 1] }] });
+		await page.waitForFunction(() => JSON.stringify(window.rigd.drawInfo().batches) === JSON.stringify({ 'mesh|box|m': 0, 'mesh|box|': 3 }));
+		await page.screenshot({ path: path.join(artifacts(), 'demo-instanced.png') });
+		assert.deepEqual(problems, []);
+		await context.close();
+	});
+});
