@@ -134,14 +134,22 @@ int rtree_make(rtree *t, int n, uint64_t seed, unsigned flags)
 	for (int i = 0; i < n; i++) {
 		node_props *p = &t->props[i];
 
+		/* One call per statement: the order in which a function's
+		 * arguments are evaluated is unspecified, and the tree must not
+		 * depend on the compiler. */
 		*p = node_props_default();
-		p->t = vec3_make(uniform_in(&st, -10, 10), uniform_in(&st, -10, 10),
-				 uniform_in(&st, -10, 10));
+		p->t.x = uniform_in(&st, -10, 10);
+		p->t.y = uniform_in(&st, -10, 10);
+		p->t.z = uniform_in(&st, -10, 10);
 		p->r = random_rotation(&st);
-		p->s = vec3_make(random_scale(&st), random_scale(&st), random_scale(&st));
-		if ((flags & RTREE_PIVOTS) && rtree_rand(&st) % 3 == 0)
-			p->pivot = vec3_make(uniform_in(&st, -2, 2), uniform_in(&st, -2, 2),
-					     uniform_in(&st, -2, 2));
+		p->s.x = random_scale(&st);
+		p->s.y = random_scale(&st);
+		p->s.z = random_scale(&st);
+		if ((flags & RTREE_PIVOTS) && rtree_rand(&st) % 3 == 0) {
+			p->pivot.x = uniform_in(&st, -2, 2);
+			p->pivot.y = uniform_in(&st, -2, 2);
+			p->pivot.z = uniform_in(&st, -2, 2);
+		}
 		snprintf(t->id_buf[i], sizeof(t->id_buf[i]), "n%d", i);
 		t->ids[i] = t->id_buf[i];
 		depth[i] = t->parent[i] < 0 ? 0 : depth[t->parent[i]] + 1;
