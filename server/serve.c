@@ -99,6 +99,7 @@ struct client {
 	size_t queued_bytes;
 	int queued;
 	bool dropped;                /* closed for overflow; ignore its input */
+	bool wake_after_turn;        /* was writable while a turn was open */
 };
 
 /* What one turn did to a scene, for the updates of lagging clients. */
@@ -224,6 +225,8 @@ struct server {
 	struct pending *pend;
 	int n_pend, cap_pend;
 	struct deferred *dhead, *dtail;
+	uint64_t *wake;              /* clients to wake when the turn ends */
+	int n_wake, cap_wake;
 	struct metrics m;
 	size_t head;                 /* net_frame_head() */
 	double started;
@@ -1303,6 +1306,17 @@ static char *cb_ws_writable(void *ctx, uint64_t conn, size_t *len, bool *more)
 		}
 		reply_free(r);
 	}
+	if (!frame && engine_pending(S->e) > 0 && !c->wake_after_turn) {
+		/* Nothing may be built from the scenes until the turn commits;
+		 * whatever this client is behind on, it hears of then. */
+		uint64_t *v = xrealloc_array(S->wake, &S->cap_wake, S->n_wake + 1, sizeof(*v));
+
+		if (v) {
+			S->wake = v;
+			S->wake[S->n_wake++] = c->conn;
+			c->wake_after_turn = true;
+		}
+	}
 	if (!frame && engine_pending(S->e) == 0) {
 		for (int k = 0; k < c->n_subs && !frame; k++) {
 			struct sub *sb = &c->subs[(c->next_sub + k) % c->n_subs];
@@ -1969,6 +1983,16 @@ static void cb_turn(void *ctx)
 				net_ws_wake(S->n, st->subs[k]);
 		}
 	}
+	/* Clients that could not be served while the turn was open. */
+	for (int i = 0; i < S->n_wake; i++) {
+		struct client *c = client_get(S, S->wake[i]);
+
+		if (c) {
+			c->wake_after_turn = false;
+			net_ws_wake(S->n, c->conn);
+		}
+	}
+	S->n_wake = 0;
 	/* Then what waited for the commit, in arrival order. */
 	while (S->dhead) {
 		struct deferred *d = S->dhead;
@@ -2451,6 +2475,7 @@ static void server_free(struct server *S)
 		deferred_free(d);
 	}
 	free(S->pend);
+	free(S->wake);
 }
 
 int serve_main(int argc, char **argv)
