@@ -277,6 +277,28 @@ describe('session: the edit discipline', () => {
 		conn.close();
 	});
 
+	it('waits for a released drag\'s last batches before counting what to undo', async () => {
+		const { conn, session, sock } = await liveSession();
+		session.beginGesture();
+		const a = session.live('k', [{ op: 'set', id: 'base', t: [1, 0, 0] }]);
+		const b = session.live('k', [{ op: 'set', id: 'base', t: [2, 0, 0] }]);
+		session.endGesture();
+		const undone = session.undo();
+		await tick();
+		assert.equal(sock.ofType('undo').length, 0, 'nothing undone while the drag is unanswered');
+		sock.reply({ type: 'ack', req: sock.ofType('edit')[0].req, seq: 2, recomputed: 3 });
+		await tick();
+		assert.equal(sock.ofType('undo').length, 0);
+		sock.reply({ type: 'ack', req: sock.ofType('edit')[1].req, seq: 3, recomputed: 3 });
+		await Promise.all([a, b]);
+		await tick();
+		const undos = sock.ofType('undo');
+		assert.equal(undos.length, 2, 'both batches of the drag');
+		undos.forEach((u, i) => sock.reply({ type: 'ack', req: u.req, seq: 4 + i, recomputed: 3 }));
+		assert.equal(await undone, 2);
+		conn.close();
+	});
+
 	it('resends an unanswered batch after reconnecting, with the same client_seq', async () => {
 		const { conn, session, sock } = await liveSession();
 		const pending = session.edit([{ op: 'set', id: 'hand', t: [0, 0.8, 0] }]);

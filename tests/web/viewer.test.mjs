@@ -143,6 +143,35 @@ describe('viewer: two browsers on one rig', () => {
 		await A.page.screenshot({ path: path.join(artifacts(), 'demo-edited.png') });
 	});
 
+	it('moves a node with the viewport gizmo; one Ctrl+Z undoes the whole drag', async () => {
+		await A.page.click('.tree-row[data-id="arm"]');
+		await A.page.click('button.tool[data-mode="translate"]');
+		const before = await rigd.tree(server, 'demo');
+		const t0 = before.nodes.find((n) => n.id === 'arm').t;
+		// The gizmo sits on the arm's joint: its pivot point, W_base (t + pivot).
+		const base = before.nodes.find((n) => n.id === 'base').world;
+		const joint = [0, 0.2, 0]; // t + pivot of the arm, in the base's frame
+		const at = await A.page.evaluate(([w, p]) => {
+			const x = w[0] * p[0] + w[4] * p[1] + w[8] * p[2] + w[12];
+			const y = w[1] * p[0] + w[5] * p[1] + w[9] * p[2] + w[13];
+			const z = w[2] * p[0] + w[6] * p[1] + w[10] * p[2] + w[14];
+			return window.rigd.screenOfPoint([x, y, z]);
+		}, [base, joint]);
+		await A.page.mouse.move(at.x, at.y);
+		await A.page.mouse.down();
+		await A.page.mouse.move(at.x + 40, at.y - 10, { steps: 6 });
+		await A.page.mouse.up();
+		const moved = await poll(async () => {
+			const tree = await rigd.tree(server, 'demo');
+			const t = tree.nodes.find((n) => n.id === 'arm').t;
+			return maxDiff(t, t0) > 0.01 && tree;
+		}, { what: 'the arm moved by the gizmo' });
+		assert.equal(await A.page.evaluate(() => window.rigd.selection()), 'arm', 'a gizmo drag is not a pick');
+		assert.ok(maxDiff(worldOfTree(moved.value, 'hand'), worldOfTree(before, 'hand')) > 0.01, 'the hand rode along');
+		await A.page.locator('body').press('Control+z');
+		await poll(async () => maxDiff((await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'arm').t, t0) === 0, { what: 'the drag undone' });
+	});
+
 	it('flashes the nodes an update recomputed', async () => {
 		await B.page.waitForFunction(() => window.rigd.flashing().length === 0);
 		const seq = await B.page.evaluate(() => window.rigd.seq());
@@ -200,6 +229,42 @@ describe('viewer: two browsers on one rig', () => {
 		await B.page.waitForFunction((s) => window.rigd.seq() === s, live.seq);
 		assert.deepEqual(await B.page.evaluate(() => window.rigd.tree()), shapeOf(live));
 		assert.equal(await B.page.evaluate(() => window.rigd.editable()), true);
+		// Replay from seq 1 as fast as the server answers: every seq is shown
+		// in order and the view ends live.
+		await slider.focus();
+		await slider.press('Home');
+		await slider.press('ArrowRight');
+		await B.page.waitForFunction(() => window.rigd.seq() === 1);
+		await B.page.evaluate(() => {
+			window.__seen = [];
+			const tick = () => {
+				const s = window.rigd.seq();
+				if (window.__seen.at(-1) !== s) window.__seen.push(s);
+				if (!document.querySelector('button.live.on')) requestAnimationFrame(tick);
+			};
+			tick();
+		});
+		await B.page.selectOption('select[aria-label="Replay speed"]', 'max');
+		await B.page.click('button.play');
+		await B.page.waitForSelector('button.live.on', { timeout: 15000 });
+		const seen = await B.page.evaluate(() => window.__seen);
+		assert.equal(seen[0], 1);
+		assert.equal(seen.at(-1), live.seq);
+		assert.ok(seen.every((s, i) => i === 0 || s > seen[i - 1]), `seqs in order: ${seen}`);
+		assert.ok(seen.length >= 3, `the replay showed intermediate seqs: ${seen}`);
+	});
+
+	it('filters the hierarchy by search, keeping the path to each match', async () => {
+		await B.page.fill('.panel-tools .search', 'HAN');
+		await B.page.waitForFunction(() => document.querySelectorAll('.tree-row').length === 2);
+		assert.deepEqual(await B.page.locator('.tree-row').evaluateAll((rows) => rows.map((r) => [r.dataset.id, r.classList.contains('match')])), [
+			['base', false],
+			['hand', true],
+		]);
+		await B.page.press('.panel-tools .search', 'Enter');
+		assert.equal(await B.page.evaluate(() => window.rigd.selection()), 'hand');
+		await B.page.press('.panel-tools .search', 'Escape');
+		await B.page.waitForFunction(() => document.querySelectorAll('.tree-row').length === 3);
 	});
 
 	it('shows a refused edit next to the control that sent it', async () => {
@@ -243,6 +308,34 @@ describe('viewer: two browsers on one rig', () => {
 		assert.match(await A.page.textContent('.banner'), /Looking through cam/);
 		await A.page.keyboard.press('Escape');
 		assert.equal((await A.page.evaluate(() => window.rigd.drawInfo())).lookingThrough, null);
+	});
+
+	it('warns of inherited shear, and says why keep-world cannot move such a node', async () => {
+		await rigd.postEdit(server, 'demo', {
+			ops: [
+				{ op: 'create', id: 'stretch', t: [1.5, 0.5, 0], s: [2, 1, 1] },
+				{ op: 'create', id: 'sheared', parent: 'stretch', euler: [0, 0, 45], bounds: { min: [-0.1, -0.1, -0.1], max: [0.1, 0.1, 0.1] } },
+			],
+		});
+		await A.page.waitForSelector('.tree-row[data-id="sheared"]');
+		await A.page.click('.tree-row[data-id="sheared"]');
+		const warning = A.page.locator('.inspector-body .warning');
+		await warning.waitFor({ state: 'visible' });
+		assert.match(await warning.textContent(), /x and y axes are 126\.9° apart/);
+		assert.equal(await A.page.isChecked('#keep-world'), true);
+		await A.page.dragAndDrop('.tree-row[data-id="sheared"]', '.tree-row[data-id="base"]');
+		const message = A.page.locator('.hierarchy-panel .panel-message.error');
+		await message.waitFor({ state: 'visible' });
+		assert.match(await message.textContent(), /^Cannot move sheared under base: .+/);
+		assert.equal(parentOf(await rigd.tree(server, 'demo'), 'sheared'), 'stretch', 'nothing moved');
+		// The same move without keep-world is allowed (the node takes its
+		// locals with it).
+		await A.page.uncheck('#keep-world');
+		await A.page.dragAndDrop('.tree-row[data-id="sheared"]', '.tree-row[data-id="base"]');
+		await poll(async () => parentOf(await rigd.tree(server, 'demo'), 'sheared') === 'base', { what: 'sheared under base' });
+		await A.page.check('#keep-world');
+		await rigd.postEdit(server, 'demo', { ops: [{ op: 'delete', id: 'stretch' }, { op: 'delete', id: 'sheared' }] });
+		await B.page.waitForSelector('.tree-row[data-id="sheared"]', { state: 'detached' });
 	});
 
 	it('deletes a node and brings it back with undo', async () => {

@@ -342,9 +342,9 @@ export class InspectorPanel extends Emitter {
 		this.sField = new VectorField({ key: 's', title: 'Scale s', axes: ['x', 'y', 'z'], range: RANGES.s, onEdit: vectorEdit('s', 's') });
 		this.pivotField = new VectorField({ key: 'pivot', title: 'Pivot', axes: ['x', 'y', 'z'], range: RANGES.pivot, onEdit: vectorEdit('pivot', 'pivot') });
 		const localSection = el(
-			'section.group',
-			{},
-			el('h3', {}, 'Local transform', el('span.muted.small', {}, ' L = T(t) T(pivot) R S T(−pivot)')),
+			'details.group',
+			{ open: true },
+			el('summary', {}, 'Local transform', el('span.muted.small', {}, ' L = T(t) T(pivot) R S T(−pivot)')),
 			this.tField.element,
 			this._errors.t,
 			this.eulerField.element,
@@ -381,9 +381,9 @@ export class InspectorPanel extends Emitter {
 			L.listen(inp, 'keydown', (e) => e.key === 'Enter' && inp.blur());
 		}
 		this.boundsSection = el(
-			'section.group',
-			{},
-			el('h3', {}, 'Bounds (local box)'),
+			'details.group',
+			{ open: true },
+			el('summary', {}, 'Bounds (local box)'),
 			el('label.kv', {}, el('span', {}, 'has bounds'), this.hasBounds),
 			el('div.kv', {}, el('span', {}, 'min'), el('div.triple', {}, ...this.boundsInputs[0])),
 			el('div.kv', {}, el('span', {}, 'max'), el('div.triple', {}, ...this.boundsInputs[1])),
@@ -406,9 +406,9 @@ export class InspectorPanel extends Emitter {
 		this.nearControl = cameraControl('near', 'Near plane', RANGES.clip);
 		this.farControl = cameraControl('far', 'Far plane', RANGES.clip);
 		this.cameraSection = el(
-			'section.group',
-			{},
-			el('h3', {}, 'Camera'),
+			'details.group',
+			{ open: true },
+			el('summary', {}, 'Camera'),
 			this.fovControl.element,
 			this.nearControl.element,
 			this.farControl.element,
@@ -424,9 +424,9 @@ export class InspectorPanel extends Emitter {
 		this.lookButton = el('button', { type: 'button', title: 'View the scene from this node: the view matrix is the inverse of its world matrix' }, 'Look through');
 		L.listen(this.lookButton, 'click', () => this.emit('look', { id: this.id }));
 		const worldSection = el(
-			'section.group',
-			{},
-			el('h3', {}, 'World (from the server)'),
+			'details.group',
+			{ open: true },
+			el('summary', {}, 'World (from the server)'),
 			this.matrixTable,
 			el('div.kv', {}, el('span', {}, 'position'), this.worldPos),
 			el('div.kv', {}, el('span', {}, 'det'), this.detText),
@@ -435,7 +435,7 @@ export class InspectorPanel extends Emitter {
 			el('div.row', {}, this.lookButton),
 		);
 
-		this.body.append(nodeSection, localSection, this.boundsSection, this.cameraSection, worldSection);
+		this.body.append(nodeSection, localSection, worldSection, this.boundsSection, this.cameraSection);
 		this._applyDisabled();
 	}
 

@@ -100,7 +100,29 @@ class SceneView {
 			return el('label.toggle-chip', { title: `Show ${label}` }, box, label);
 		});
 		this.frameButton = el('button.tool', { title: 'Frame everything (A) / the selection (F)', 'aria-label': 'Frame all' }, '⌂');
-		return el('div.toolbar', {}, ...this.modeButtons, this.spaceButton, el('span.sep'), ...toggles, el('span.sep'), this.frameButton);
+		this.helpButton = el('button.tool', { title: 'Keys and gestures (?)', 'aria-label': 'Help' }, '?');
+		this.help = el(
+			'div.help',
+			{ hidden: true, role: 'dialog', 'aria-label': 'Keys and gestures' },
+			el('h3', {}, 'Keys and gestures'),
+			el(
+				'dl',
+				{},
+				...[
+					['Click', 'select a node (in the viewport or the hierarchy)'],
+					['W  E  R', 'gizmo: move, rotate, scale; Q: local or world axes'],
+					['F  /  A', 'frame the selection / everything'],
+					['Del', 'delete the selected node and its subtree'],
+					['Ctrl+Z', 'undo your last edit (a whole drag is one edit)'],
+					['Ctrl+Shift+Z', 'redo (also Ctrl+Y)'],
+					['Esc', 'stop looking through a camera; clear the selection'],
+					['Drag a label', 'x, y, z in the inspector scrub the value (Shift: finer)'],
+					['Drag a row', 'onto another row: make it a child; near a row\'s edge: place it before or after'],
+					['Timeline', 'drag back to see an earlier seq (read-only); ▶ replays the log'],
+				].flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
+			),
+		);
+		return el('div.toolbar', {}, ...this.modeButtons, this.spaceButton, el('span.sep'), ...toggles, el('span.sep'), this.frameButton, this.helpButton, this.help);
 	}
 
 	_overlayDefault(key) {
@@ -137,6 +159,7 @@ class SceneView {
 		for (const b of this.modeButtons) L.listen(b, 'click', () => this.setMode(b.dataset.mode));
 		L.listen(this.spaceButton, 'click', () => this.toggleSpace());
 		L.listen(this.frameButton, 'click', () => this.viewport.frameAll());
+		L.listen(this.helpButton, 'click', () => (this.help.hidden = !this.help.hidden));
 		for (const [key, box] of Object.entries(this.overlayBoxes)) L.listen(box, 'change', () => this.viewport.setOverlayFlags({ [key]: box.checked }));
 		this.setMode('translate');
 
@@ -343,8 +366,10 @@ class SceneView {
 		else if (key === 'q') this.toggleSpace();
 		else if (key === 'f' && this.selected) this.viewport.frameNode(this.selected);
 		else if (key === 'a') this.viewport.frameAll();
+		else if (key === '?') this.help.hidden = !this.help.hidden;
 		else if (key === 'escape') {
-			if (this.viewport.lookId) this.lookThrough(null);
+			if (!this.help.hidden) this.help.hidden = true;
+			else if (this.viewport.lookId) this.lookThrough(null);
 			else this.select(null);
 		} else if ((key === 'delete' || key === 'backspace') && this.selected && this.editable) this._delete(this.selected);
 		else return;
@@ -480,6 +505,7 @@ class App {
 			viewMatrix: () => view().viewport.viewMatrix(),
 			/* Where node 'id''s origin is on screen (page pixels), or null. */
 			screenOf: (id) => view().viewport.screenOf(id),
+			screenOfPoint: (p) => view().viewport.screenOfPoint(p),
 			/* Frame statistics since the last resetStats(). */
 			stats() {
 				const s = view().viewport.stats;

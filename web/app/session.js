@@ -40,6 +40,8 @@ export class SceneSession extends Emitter {
 		this.others = new Map();
 		this.selection = [];
 		this._channels = new Map();
+		this._inflight = 0;
+		this._idleWaiters = [];
 		this._resend = [];
 		this._undoGroups = [];
 		this._redoGroups = [];
@@ -115,7 +117,10 @@ export class SceneSession extends Emitter {
 				this.emit('presence', this.others);
 				break;
 			case 'error':
-				if (typeof msg.req === 'string' && msg.req.startsWith('sub-')) {
+				// A refused subscribe, or (without req) the scene was deleted
+				// while we watched it: either way this view has no scene.
+				if ((typeof msg.req === 'string' && msg.req.startsWith('sub-')) || (msg.req === undefined && msg.code === 'unknown_scene')) {
+					this._subscribed = false;
 					this.phase = 'error';
 					this.emit('status', { phase: 'error', message: msg.message || msg.code, code: msg.code });
 				} else {
@@ -153,11 +158,33 @@ export class SceneSession extends Emitter {
 	 * with the same client_seq, so the promise still settles exactly once
 	 * with the server's verdict.
 	 */
-	edit(ops) {
+	edit(ops, gesture = this._gesture) {
 		const msg = { type: 'edit', scene: this.scene, ops, client: this.clientId, client_seq: ++this._clientSeq };
-		const group = this._gesture || { count: 0, listed: false };
+		const group = gesture || { count: 0, listed: false };
+		this._inflight++;
+		const settle = () => {
+			this._inflight--;
+			this._checkIdle();
+		};
 		return new Promise((resolve, reject) => {
 			this._send({ msg, resolve, reject, group });
+		}).finally(settle);
+	}
+
+	/* Resolves once no batch of ours is waiting for its answer and no
+	 * coalesced one is queued (undo must count a drag's batches only when
+	 * all of them have been answered). */
+	_idle() {
+		if (this._inflight === 0 && ![...this._channels.values()].some((c) => c.busy)) return Promise.resolve();
+		return new Promise((resolve) => this._idleWaiters.push(resolve));
+	}
+
+	_checkIdle() {
+		queueMicrotask(() => {
+			if (this._inflight !== 0 || [...this._channels.values()].some((c) => c.busy)) return;
+			const waiters = this._idleWaiters;
+			this._idleWaiters = [];
+			for (const w of waiters) w();
 		});
 	}
 
@@ -194,19 +221,25 @@ export class SceneSession extends Emitter {
 	live(key, ops) {
 		let channel = this._channels.get(key);
 		if (!channel) this._channels.set(key, (channel = { busy: false, next: null }));
+		// The gesture is the one under way now, even if the batch goes out
+		// after the gesture has ended (the last value of a drag usually does).
+		const gesture = this._gesture;
 		if (channel.busy) {
 			if (channel.next) channel.next.resolve(null);
-			return new Promise((resolve, reject) => (channel.next = { ops, resolve, reject }));
+			return new Promise((resolve, reject) => (channel.next = { ops, gesture, resolve, reject }));
 		}
 		channel.busy = true;
-		const run = (ops) =>
-			this.edit(ops).finally(() => {
+		const run = (ops, gesture) =>
+			this.edit(ops, gesture).finally(() => {
 				const next = channel.next;
 				channel.next = null;
-				if (next) run(next.ops).then(next.resolve, next.reject);
-				else channel.busy = false;
+				if (next) run(next.ops, next.gesture).then(next.resolve, next.reject);
+				else {
+					channel.busy = false;
+					this._checkIdle();
+				}
 			});
-		return run(ops);
+		return run(ops, gesture);
 	}
 
 	/* Batches sent between beginGesture and endGesture undo as one step. */
@@ -245,10 +278,19 @@ export class SceneSession extends Emitter {
 	}
 
 	async _walkHistory(type, from, to) {
-		if (this._historyBusy || !from.length) return null;
+		const pending = this._inflight > 0 || [...this._channels.values()].some((c) => c.busy);
+		if (this._historyBusy || (!from.length && !pending)) return null;
 		if (!this.conn.isOpen) throw new DisconnectedError();
 		this._historyBusy = true;
 		this._emitHistory();
+		// A drag released a moment ago may still have batches on the way;
+		// they belong to the gesture being undone.
+		await this._idle();
+		if (!from.length) {
+			this._historyBusy = false;
+			this._emitHistory();
+			return null;
+		}
 		const group = from.pop();
 		let done = 0;
 		try {

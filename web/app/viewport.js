@@ -293,10 +293,14 @@ export class Viewport extends Emitter {
 	 * (null when it is not in front of the camera). */
 	screenOf(id) {
 		const node = this.model && this.model.get(id);
-		if (!node) return null;
+		return node ? this.screenOfPoint(node.world.slice(12, 15)) : null;
+	}
+
+	/* Page coordinates of world point 'xyz' (null behind the camera). */
+	screenOfPoint(xyz) {
 		const cam = this._activeCamera();
 		if (cam.matrixWorldAutoUpdate) cam.updateMatrixWorld();
-		const p = new THREE.Vector3(node.world[12], node.world[13], node.world[14]).project(cam);
+		const p = new THREE.Vector3(...xyz).project(cam);
 		if (p.z < -1 || p.z > 1) return null;
 		const rect = this.renderer.domElement.getBoundingClientRect();
 		return { x: rect.left + ((p.x + 1) / 2) * rect.width, y: rect.top + ((1 - p.y) / 2) * rect.height };
@@ -407,6 +411,9 @@ export class Viewport extends Emitter {
 		this.layer.dispose();
 		this.overlays.dispose();
 		this.renderer.dispose();
+		// Give the context back now: a page that opens scene after scene
+		// would otherwise reach the browser's limit of live WebGL contexts.
+		this.renderer.forceContextLoss();
 		this.renderer.domElement.remove();
 	}
 }
