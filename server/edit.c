@@ -667,9 +667,11 @@ static int find_node(const scene *s, const edit_op *op, int k, int *node, edit_e
 
 /*
  * Appends to 'undo' a create that restores 'node' exactly, with every
- * field, under its parent at its sibling index.
+ * field, under its parent: at sibling 'index', or appended when index is
+ * -1 (which, for restores made in preorder under a parent just restored,
+ * is the same place).
  */
-static int record_restore(const scene *s, int node, edit_batch *undo)
+static int record_restore(const scene *s, int node, int index, edit_batch *undo)
 {
 	node_props p;
 	int parent = scene_parent(s, node);
@@ -678,9 +680,9 @@ static int record_restore(const scene *s, int node, edit_batch *undo)
 	if (!op)
 		return RIGD_E_NOMEM;
 	scene_props(s, node, &p);
-	op->fields = RESTORE_FIELDS;
+	op->fields = RESTORE_FIELDS & ~(index < 0 ? EDIT_F_INDEX : 0u);
 	snprintf(op->parent, sizeof(op->parent), "%s", parent >= 0 ? scene_id(s, parent) : "");
-	op->index = scene_child_index(s, node);
+	op->index = index;
 	op->t = p.t;
 	op->r = p.r;
 	op->s = p.s;
@@ -763,7 +765,8 @@ static int apply_create(apply_ctx *c, const edit_op *op, int k)
 			       quoted(op->id, q));
 		return RIGD_E_DUPLICATE_ID;
 	}
-	if (op->index > scene_child_count(c->s, parent)) {
+	/* Counting children is O(children): only for an explicit index. */
+	if (op->index >= 0 && op->index > scene_child_count(c->s, parent)) {
 		edit_error_set(c->err, RIGD_E_BAD_INDEX, k, "index", "index %d: %s", op->index,
 			       err_str(RIGD_E_BAD_INDEX));
 		return RIGD_E_BAD_INDEX;
@@ -830,7 +833,7 @@ static int apply_reparent(apply_ctx *c, const edit_op *op, int k)
 		return RIGD_E_CYCLE;
 	}
 	old_parent = scene_parent(c->s, node);
-	siblings = scene_child_count(c->s, parent) - (old_parent == parent ? 1 : 0);
+	siblings = op->index < 0 ? 0 : scene_child_count(c->s, parent) - (old_parent == parent ? 1 : 0);
 	if (op->index > siblings) {
 		edit_error_set(c->err, RIGD_E_BAD_INDEX, k, "index", "index %d: %s", op->index,
 			       err_str(RIGD_E_BAD_INDEX));
@@ -874,13 +877,19 @@ static int apply_delete(apply_ctx *c, const edit_op *op, int k)
 		return rc;
 	first = scene_pos(c->s, node);
 	end = first + scene_subtree_size(c->s, node);
+	if (c->undo && (rc = edit_batch_reserve(c->undo, c->undo->n_ops + (end - first))) != 0)
+		return scene_error(rc, k, "", c->err);
 	/* Preorder, so that each restoring create finds its parent made and its
-	 * earlier siblings in place. */
+	 * earlier siblings in place: the top node goes back to its sibling
+	 * index, every other node is appended under its restored parent. (Asking
+	 * the scene for each node's sibling index would cost O(siblings) a node,
+	 * quadratic in a wide subtree.) */
 	for (int i = first; i < end; i++) {
 		int n = scene_at(c->s, i);
 
 		if ((c->touched && (rc = touch_id(c->touched, scene_id(c->s, n), true, false)) != 0) ||
-		    (c->undo && (rc = record_restore(c->s, n, c->undo)) != 0)) {
+		    (c->undo && (rc = record_restore(c->s, n, i == first ? scene_child_index(c->s, n) : -1,
+						     c->undo)) != 0)) {
 			undo_truncate(c->undo, n_undo);
 			return scene_error(rc, k, "", c->err);
 		}

@@ -62,10 +62,7 @@ static blob state_of(scene *s)
 	blob b = { 0 };
 	int n = scene_count(s);
 
-	/* Only when needed: scene_update on a scene that never had a dirty
-	 * node passes NULL to qsort (UBSan stops there). */
-	if (scene_has_dirty(s))
-		scene_update(s, 1, NULL, NULL);
+	scene_update(s, 1, NULL, NULL);
 	blob_put(&b, &n, sizeof(n));
 	for (int pos = 0; pos < n; pos++) {
 		int node = scene_at(s, pos), parent = scene_parent(s, node);
