@@ -660,7 +660,8 @@ export class NodeLayer {
 		this._frustum = new THREE.Frustum();
 		this._projView = new THREE.Matrix4();
 		this.drawnCounts = { triangles: 0, dots: 0 };
-		this._highlight = new Set();
+		this._farBatches = [];
+		this._farSlots = [];
 		this.model = null;
 	}
 
@@ -728,14 +729,20 @@ export class NodeLayer {
 		this._frustum.setFromProjectionMatrix(this._projView);
 		const eye = new THREE.Vector3().setFromMatrixPosition(camera.matrixWorld);
 		const pxPerUnit = camera.isPerspectiveCamera ? heightPx / (2 * Math.tan((camera.fov * Math.PI) / 360)) : heightPx;
-		const far = [];
+		// The dots: batch and slot of every node drawn as one, reused from
+		// frame to frame (no allocation per node per frame).
+		const farBatches = this._farBatches;
+		const farSlots = this._farSlots;
+		let n = 0;
 		let triangles = 0;
 		for (const batch of this._batches.values()) {
-			const start = far.length;
-			triangles += batch.lod(this._frustum, eye, pxPerUnit, this.lodMinPx, (slot) => far.push(slot));
-			for (let i = start; i < far.length; i++) far[i] = [batch, far[i]];
+			triangles += batch.lod(this._frustum, eye, pxPerUnit, this.lodMinPx, (slot) => {
+				farBatches[n] = batch;
+				farSlots[n++] = slot;
+			});
 		}
-		const n = far.length;
+		farBatches.length = n;
+		farSlots.length = n;
 		if (n > this._farCapacity) {
 			this._farCapacity = Math.max(n, this._farCapacity * 2, 256);
 			const g = new THREE.BufferGeometry();
@@ -750,7 +757,8 @@ export class NodeLayer {
 			const pos = g.attributes.position.array;
 			const col = g.attributes.color.array;
 			for (let i = 0; i < n; i++) {
-				const [batch, slot] = far[i];
+				const batch = farBatches[i];
+				const slot = farSlots[i];
 				pos[i * 3] = batch.centres[slot * 3];
 				pos[i * 3 + 1] = batch.centres[slot * 3 + 1];
 				pos[i * 3 + 2] = batch.centres[slot * 3 + 2];
@@ -760,7 +768,6 @@ export class NodeLayer {
 			g.attributes.color.needsUpdate = true;
 			g.setDrawRange(0, n);
 		}
-		this._farList = far;
 		this.drawnCounts = { triangles, dots: n };
 	}
 
@@ -785,7 +792,7 @@ export class NodeLayer {
 	pick(raycaster) {
 		const targets = [...this._batches.values()].map((b) => b.mesh);
 		for (const g of Object.values(this._glyphs)) targets.push(g.lines);
-		if (this._farList && this._farList.length) targets.push(this._far);
+		if (this._farSlots.length) targets.push(this._far);
 		// Test both sides of every triangle: three.js culls back faces in
 		// the instance's own frame, where a mirrored copy's outside looks
 		// like its inside; the nearest surface along the ray is the pick.
@@ -804,8 +811,7 @@ export class NodeLayer {
 				const id = batch.idOfHit(hit);
 				if (id) return id;
 			} else if (hit.object === this._far) {
-				const entry = this._farList[hit.index];
-				if (entry) return entry[0].ids[entry[1]];
+				if (hit.index < this._farSlots.length) return this._farBatches[hit.index].ids[this._farSlots[hit.index]];
 			} else {
 				const glyph = Object.values(this._glyphs).find((g) => g.lines === hit.object);
 				if (glyph) {
@@ -890,7 +896,7 @@ export class NodeLayer {
 		if (prev && prev.batchKey !== batchKey && prev.batchKey) this._batches.get(prev.batchKey).remove(node.id);
 		if (prev && prev.glyphKey !== glyphKey && prev.glyphKey) this._glyphs[prev.glyphKey].remove(node.id);
 
-		const state = { batchKey, glyphKey, offset, colour: prev ? prev.colour : colourFor(node.id).rgb };
+		const state = { batchKey, glyphKey, colour: prev ? prev.colour : colourFor(node.id).rgb };
 		this._state.set(node.id, state);
 		if (batchKey) {
 			const batch = this._batch(batchKey);

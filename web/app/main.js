@@ -52,10 +52,6 @@ class SceneView {
 		this.selected = null;
 		this.others = [];
 
-		this.session = new SceneSession(conn, name, { displayName: app.displayName });
-		this.live = this.session.model;
-		this.shown = this.live;
-
 		// Layout.
 		const left = el('aside.panel.hierarchy-panel', { 'aria-label': 'Hierarchy' });
 		const right = el('aside.panel.inspector-panel', { 'aria-label': 'Inspector' });
@@ -67,7 +63,12 @@ class SceneView {
 		this.element = el('div.scene-view', {}, left, centre, right, bottom);
 		root.append(this.element);
 
+		// The viewport first: when WebGL is missing it throws, before a
+		// subscription or a listener exists that would need undoing.
 		this.viewport = new Viewport(centre);
+		this.session = new SceneSession(conn, name, { displayName: app.displayName });
+		this.live = this.session.model;
+		this.shown = this.live;
 		centre.append(this.toolbar, this.banner, this.loading);
 		this.hierarchy = new HierarchyPanel(left);
 		this.inspector = new InspectorPanel(right);
@@ -440,7 +441,12 @@ class App {
 		if (name) {
 			this.crumbs.append(el('span.crumb-sep', {}, '/'), el('span.crumb-scene', {}, name), (this.sceneInfo = el('span.muted.small')));
 			document.title = `${name} · rigd`;
-			this.view = new SceneView(this.main, this.conn, name, this);
+			try {
+				this.view = new SceneView(this.main, this.conn, name, this);
+			} catch (err) {
+				clear(this.main);
+				this.main.append(el('div.loading', {}, el('div.error-text', {}, `Cannot open scene '${name}': ${err.message}`), el('a', { href: '#/' }, 'Back to the scene list')));
+			}
 		} else {
 			document.title = 'rigd';
 			this.list = new SceneList(this.main);

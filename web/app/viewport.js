@@ -23,18 +23,30 @@ import { Overlays, subtreeBoxes } from './overlays.js';
 import { Emitter, Listeners } from './util.js';
 
 /*
- * How to draw shared geometry: instanced on a GPU, merged on a software
- * rasteriser (SwiftShader, llvmpipe), where each instance has a fixed cost
- * that instancing multiplies (see drawables.js). '?draw=instanced' or
- * '?draw=merged' in the page URL overrides the choice.
+ * True when WebGL runs on a software rasteriser (SwiftShader, llvmpipe):
+ * a headless browser, a machine without a GPU. Asked of a throwaway
+ * context, because the answer decides how the real one is made.
  */
-function chooseDrawMode(renderer) {
-	const forced = new URLSearchParams(location.search).get('draw');
-	if (forced === 'instanced' || forced === 'merged') return forced;
-	const gl = renderer.getContext();
+function softwareGL() {
+	const canvas = document.createElement('canvas');
+	const gl = canvas.getContext('webgl2');
+	if (!gl) return false;
 	const ext = gl.getExtension('WEBGL_debug_renderer_info');
 	const name = String(gl.getParameter(ext ? ext.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
-	return /swiftshader|llvmpipe|softpipe|software/i.test(name) ? 'merged' : 'instanced';
+	gl.getExtension('WEBGL_lose_context')?.loseContext();
+	return /swiftshader|llvmpipe|softpipe|software/i.test(name);
+}
+
+/*
+ * How to draw shared geometry: instanced on a GPU, merged on a software
+ * rasteriser, where each instance has a fixed cost that instancing
+ * multiplies (see drawables.js). '?draw=instanced' or '?draw=merged' in the
+ * page URL overrides the choice.
+ */
+function chooseDrawMode(software) {
+	const forced = new URLSearchParams(location.search).get('draw');
+	if (forced === 'instanced' || forced === 'merged') return forced;
+	return software ? 'merged' : 'instanced';
 }
 
 export class Viewport extends Emitter {
@@ -49,8 +61,15 @@ export class Viewport extends Emitter {
 		this.container = container;
 		this._listeners = new Listeners();
 
-		this.renderer = new THREE.WebGLRenderer({ antialias: false, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
-		this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
+		// On a software rasteriser every pixel is paid for on the CPU:
+		// no multisampling and one pixel per CSS pixel there.
+		const software = softwareGL();
+		try {
+			this.renderer = new THREE.WebGLRenderer({ antialias: !software, powerPreference: 'high-performance' });
+		} catch (e) {
+			throw new Error(`this browser cannot draw 3D here (WebGL 2 is unavailable or disabled: ${e.message})`);
+		}
+		this.renderer.setPixelRatio(software ? 1 : Math.min(window.devicePixelRatio || 1, 2));
 		this.renderer.domElement.className = 'viewport-canvas';
 		this.renderer.domElement.tabIndex = 0;
 		container.append(this.renderer.domElement);
@@ -78,7 +97,7 @@ export class Viewport extends Emitter {
 		this.nodeCamera.matrixWorldAutoUpdate = false;
 		this.lookId = null;
 
-		this.drawMode = chooseDrawMode(this.renderer);
+		this.drawMode = chooseDrawMode(software);
 		this.layer = new NodeLayer({ mode: this.drawMode });
 		this.scene.add(this.layer.group);
 		this.overlays = new Overlays(this.scene);
@@ -96,7 +115,7 @@ export class Viewport extends Emitter {
 		this._gizmoEnabled = true;
 		this._listeners.listen(this.gizmo, 'change', () => this.requestRender());
 		this._listeners.listen(this.gizmo, 'dragging-changed', (e) => {
-			this.orbit.enabled = !e.value;
+			this.orbit.enabled = !e.value && !this.lookId;
 			this._emitGizmo(e.value ? 'start' : 'end');
 		});
 		this._listeners.listen(this.gizmo, 'objectChange', () => this._emitGizmo('change'));
