@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define EDIT_DEFAULT_MAX_OPS 10000    /* ops per batch */
-#define EDIT_FIELD_MAX 16             /* bytes of a field name in edit_error */
+#define EDIT_FIELD_MAX 72             /* bytes of a field name in edit_error */
 #define EDIT_MESSAGE_MAX 384          /* bytes of an edit_error message */
 
 enum edit_op_kind {

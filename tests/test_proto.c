@@ -509,6 +509,8 @@ static void test_op_shape_errors(void **state)
 {
 	(void)state;
 	batch_fails("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"colour\":1}]}", RIGD_E_BAD_FIELD, 0, "colour");
+	batch_fails("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"a_rather_long_member_name\":1}]}", RIGD_E_BAD_FIELD, 0,
+		    "a_rather_long_member_name");
 	batch_fails("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[1,2,3],\"t\":[1,2,3]}]}", RIGD_E_BAD_FIELD, 0, "t");
 	batch_fails("{\"ops\":[{\"id\":\"a\"}]}", RIGD_E_BAD_FIELD, 0, "op");
 	batch_fails("{\"ops\":[{\"op\":\"set\"}]}", RIGD_E_BAD_FIELD, 0, "id");
