@@ -66,6 +66,8 @@
 #define DEFAULT_REPLY_QUEUE (1u << 20)   /* bytes of replies queued per client */
 #define REPLY_QUEUE_MAX_COUNT 65536      /* replies queued per client */
 #define DEFAULT_JOURNAL 256              /* turns remembered per scene */
+#define JOURNAL_TURN_MAX_IDS 8192        /* a bigger turn restarts the journal */
+#define JOURNAL_MAX_IDS 131072           /* ids kept per scene (about 8 MB) */
 #define CLIENT_ID_MAX 32
 
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
@@ -129,6 +131,7 @@ struct sstate {
 	struct jentry *ring;         /* journal, oldest at 'head' */
 	int head, n;
 	int64_t epoch;               /* deltas are possible from cursors >= epoch */
+	long journal_ids;            /* ids held by the journal's entries */
 	uint64_t *subs;              /* subscribed connections */
 	int n_subs, cap_subs;
 	struct presence *pres;
@@ -518,6 +521,19 @@ static void journal_clear(struct server *S, struct sstate *st, int64_t epoch)
 	st->head = 0;
 	st->n = 0;
 	st->epoch = epoch;
+	st->journal_ids = 0;
+}
+
+/* Drops the oldest entry; clients older than the new epoch get snapshots. */
+static void journal_drop_oldest(struct server *S, struct sstate *st)
+{
+	struct jentry *j = &st->ring[st->head];
+
+	st->epoch = j->to;
+	st->journal_ids -= j->n_roots + j->n_changed + j->n_removed;
+	jentry_free(j);
+	st->head = (st->head + 1) % S->o.journal;
+	st->n--;
 }
 
 static struct sstate *sstate_find(struct server *S, const char *name)
@@ -715,21 +731,29 @@ static void collect_roots(void *ctx, int first_pos, int end_pos)
 static void journal_add(struct server *S, struct sstate *st, int64_t to)
 {
 	struct jentry *j;
+	long ids;
 	int slot;
 
-	if (st->n == S->o.journal) {
-		jentry_free(&st->ring[st->head]);
-		st->head = (st->head + 1) % S->o.journal;
-		st->n--;
-		st->epoch = st->ring[st->head].from;
+	idlist_unique(&st->turn_roots);
+	idlist_unique(&st->turn_changed);
+	idlist_unique(&st->turn_removed);
+	ids = st->turn_roots.n + st->turn_changed.n + st->turn_removed.n;
+	if (ids > JOURNAL_TURN_MAX_IDS) {
+		/* A turn this big (an import-sized batch) would cost more to
+		 * remember than a snapshot costs to send. */
+		idlist_free(&st->turn_roots);
+		idlist_free(&st->turn_changed);
+		idlist_free(&st->turn_removed);
+		journal_clear(S, st, to);
+		return;
 	}
+	while (st->n > 0 && (st->n == S->o.journal || st->journal_ids + ids > JOURNAL_MAX_IDS))
+		journal_drop_oldest(S, st);
 	slot = (st->head + st->n) % S->o.journal;
 	j = &st->ring[slot];
 	j->from = st->turn_from;
 	j->to = to;
-	idlist_unique(&st->turn_roots);
-	idlist_unique(&st->turn_changed);
-	idlist_unique(&st->turn_removed);
+	st->journal_ids += ids;
 	j->roots = st->turn_roots.v;
 	j->n_roots = st->turn_roots.n;
 	j->changed = st->turn_changed.v;

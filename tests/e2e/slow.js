@@ -126,3 +126,58 @@ test('a client that stops reading for 10 s delays nobody and costs no memory', a
     await c.close();
   }
 });
+
+test('a client behind the journal gets a snapshot; one that never reads its replies is closed', async () => {
+  const s = await startRigd({ args: ['--sync', 'normal', '--journal', '2', '--reply-queue', '4096'] });
+  await createScene(s, 'lag');
+  const editor = await Client.connect(s);
+  await editor.request({ type: 'edit', scene: 'lag', ops: skeletonOps() });
+
+  /* Behind by more than two turns: a snapshot, then updates again. */
+  const lagging = await Client.connect(s);
+  await lagging.subscribe('lag');
+  const seen = lagging.messages.length;
+  lagging.ws._socket.pause();
+  const edits = [];
+  for (let i = 0; i < 400; i++) {
+    edits.push(editor.request({ type: 'edit', scene: 'lag', ops: [{ op: 'set', id: 'root', euler: [0, i, 0] }] }));
+    if (i % 16 === 15) await Promise.all(edits.splice(0));
+  }
+  await Promise.all(edits);
+  lagging.ws._socket.resume();
+  const final = await tree(s, 'lag');
+  await lagging.waitSeq('lag', final.seq, 30000);
+  assert.deepEqual(lagging.worlds('lag'), worldsOf(final.nodes));
+  const snapshots = lagging.messages.slice(seen).filter((m) => m.type === 'snapshot').length;
+  assert.ok(snapshots >= 1, 'caught up with a snapshot');
+  const after = lagging.messages.length;
+  const ack = await editor.request({ type: 'edit', scene: 'lag', ops: [{ op: 'set', id: 'root', t: [0, 2, 0] }] });
+  const upd = await lagging.waitFor((m) => m.type === 'update' && m.seq === ack.seq, { from: after });
+  assert.equal(Object.keys(upd.world).length, 59);
+
+  /* A subscriber that stops reading and keeps sending: its socket fills with
+   * updates, its acks pile up past --reply-queue, and it is closed (1008)
+   * while the editor goes on. */
+  const deaf = await Client.connect(s);
+  await deaf.subscribe('lag');
+  deaf.ws._socket.pause();
+  let dropped = 0;
+  for (let round = 0; round < 200 && !dropped; round++) {
+    const batch = [];
+    for (let i = 0; i < 8; i++) {
+      batch.push(editor.request({ type: 'edit', scene: 'lag', ops: [{ op: 'set', id: 'root', euler: [0, round, i] }] }));
+      deaf.send({ type: 'edit', scene: 'lag', req: round * 8 + i, ops: [{ op: 'set', id: 'head_end', t: [0, i, 0] }] });
+    }
+    await Promise.all(batch);
+    const m = /^rigd_clients_dropped_total (\d+)/m.exec((await get(s, '/metrics')).text);
+    dropped = Number(m[1]);
+  }
+  assert.equal(dropped, 1, 'the deaf client was dropped');
+  assert.equal((await editor.request({ type: 'edit', scene: 'lag', ops: [{ op: 'set', id: 'root', t: [0, 1, 0] }] })).type, 'ack');
+  deaf.ws.terminate();
+  for (const c of [editor, lagging]) {
+    assert.deepEqual(c.schemaViolations, []);
+    await c.close();
+  }
+  assert.equal(await s.stop('SIGTERM'), 0);
+});
