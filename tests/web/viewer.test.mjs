@@ -209,6 +209,15 @@ describe('viewer: two browsers on one rig', () => {
 		}
 		// Page B's hierarchy panel shows hand as base's child (depth 2).
 		assert.equal(await B.page.getAttribute('.tree-row[data-id="hand"]', 'aria-level'), '2');
+		// Dropping on the lower edge of a row places the node after it.
+		const handRow = await A.page.locator('.tree-row[data-id="hand"]').boundingBox();
+		await A.page.dragAndDrop('.tree-row[data-id="arm"]', '.tree-row[data-id="hand"]', { targetPosition: { x: handRow.width / 2, y: handRow.height * 0.85 } });
+		const reordered = [['base', [['hand', []], ['arm', []]]]];
+		await poll(async () => JSON.stringify(shapeOf(await rigd.tree(server, 'demo'))) === JSON.stringify(reordered), { what: 'arm after hand' });
+		await poll(async () => JSON.stringify(await B.page.evaluate(() => window.rigd.tree())) === JSON.stringify(reordered), { what: 'the order on page B' });
+		// And back before it (upper edge), so later tests see the same rig.
+		await A.page.dragAndDrop('.tree-row[data-id="arm"]', '.tree-row[data-id="hand"]', { targetPosition: { x: handRow.width / 2, y: handRow.height * 0.15 } });
+		await poll(async () => JSON.stringify(shapeOf(await rigd.tree(server, 'demo'))) === JSON.stringify(shape), { what: 'arm before hand again' });
 	});
 
 	it('the timeline shows an earlier seq, read-only, and returns to live', async () => {
