@@ -573,7 +573,8 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 		return RIGD_E_DUPLICATE_ID;
 	if (parent != -1 && !live(s, parent))
 		return RIGD_E_UNKNOWN_NODE;
-	if (index < -1 || index > scene_child_count(s, parent))
+	/* Counting children walks them all: only an explicit index needs it. */
+	if (index < -1 || (index >= 0 && index > scene_child_count(s, parent)))
 		return RIGD_E_BAD_INDEX;
 	if ((err = node_props_check(p, PROP_ALL, NULL)) != 0)
 		return err;
@@ -806,7 +807,7 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 	if (new_parent >= 0 && scene_is_ancestor(s, node, new_parent))
 		return RIGD_E_CYCLE;
 	old_parent = s->parent[node];
-	siblings = scene_child_count(s, new_parent) - (old_parent == new_parent ? 1 : 0);
+	siblings = index <= 0 ? 0 : scene_child_count(s, new_parent) - (old_parent == new_parent ? 1 : 0);
 	if (index < -1 || index > siblings)
 		return RIGD_E_BAD_INDEX;
 	if (keep_world && (rc = keep_world_channels(s, node, new_parent, &kw)) != 0)
