@@ -63,6 +63,10 @@ typedef struct engine_opts {
 	int max_nodes;           /* per scene; 0: SCENE_DEFAULT_MAX_NODES */
 	edit_limits limits;      /* for submitted batches (ops, id length) */
 	bool fault_injection;    /* tests: allow engine_fault */
+	bool read_only;          /* only read (rigd log, rigd check): a shared
+	                            lock, so readers run side by side but never
+	                            beside a writer; every call that would store
+	                            something fails with RIGD_E_FORBIDDEN */
 } engine_opts;
 
 /* FULL sync, 1000-page checkpoints, the default snapshot interval, undo

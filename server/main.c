@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #define EXIT_USAGE 2
-#define APPLY_GROUP_MAX 1024   /* batches per commit in rigd apply */
+#define APPLY_GROUP_MAX 256    /* batches per commit in rigd apply */
 
 static const char overview[] =
 	"usage: rigd [SERVER FLAGS]           run the server (rigd --help for its flags)\n"
@@ -32,9 +32,10 @@ static const char overview[] =
 	"       rigd apply --db FILE --scene S [--sync full|normal] [FILE|-]\n"
 	"       rigd check --db FILE\n"
 	"\n"
-	"The offline commands work on a database file without a server; a database\n"
-	"that a running server (or another command) holds is refused. `rigd COMMAND\n"
-	"--help` explains each. Exit status: 0 success, 1 failure, 2 bad arguments.\n";
+	"The offline commands work on a database file without a server. A database\n"
+	"that a running server or `rigd apply` holds is refused; log and check only\n"
+	"read and may run side by side. `rigd COMMAND --help` explains each. Exit\n"
+	"status: 0 success, 1 failure, 2 bad arguments.\n";
 
 static const char log_usage[] =
 	"usage: rigd log --db FILE --scene S [--from SEQ] [--to SEQ]\n"
@@ -186,9 +187,17 @@ static int parse_args(int argc, char **argv, const char *usage, unsigned allowed
 	return -1;
 }
 
-static engine *open_engine(const char *cmd, const cmd_args *a)
+/* Opens the database for 'cmd'; a reader ('read_only') needs the file to
+ * exist (it would otherwise create an empty one) and shares it with other
+ * readers. */
+static engine *open_engine(const char *cmd, const cmd_args *a, bool read_only)
 {
+	if (read_only && access(a->db, F_OK) != 0) {
+		fprintf(stderr, "rigd %s: '%s': %s (io)\n", cmd, a->db, strerror(errno));
+		return NULL;
+	}
 	engine_opts o = engine_opts_default();
+	o.read_only = read_only;
 	o.sync_normal = a->sync_normal;
 	if (a->snapshot_ops)
 		o.snapshot_ops = (int)a->snapshot_ops;
@@ -215,7 +224,7 @@ static int cmd_log(int argc, char **argv)
 			    1u << OPT_DB | 1u << OPT_SCENE | 1u << OPT_FROM | 1u << OPT_TO, false, &a);
 	if (rc >= 0)
 		return rc;
-	engine *e = open_engine("log", &a);
+	engine *e = open_engine("log", &a, true);
 	if (!e)
 		return EXIT_FAILURE;
 	int err = engine_log(e, a.scene, a.from, a.to, write_line, stdout);
@@ -246,7 +255,7 @@ static int cmd_check(int argc, char **argv)
 	int rc = parse_args(argc, argv, check_usage, 1u << OPT_DB, false, &a);
 	if (rc >= 0)
 		return rc;
-	engine *e = open_engine("check", &a);
+	engine *e = open_engine("check", &a, true);
 	if (!e)
 		return EXIT_FAILURE;
 	int err = engine_check(e, print_report, NULL);
@@ -344,7 +353,7 @@ static int cmd_apply(int argc, char **argv)
 			return EXIT_FAILURE;
 		}
 	}
-	engine *e = open_engine("apply", &a);
+	engine *e = open_engine("apply", &a, false);
 	if (!e) {
 		if (fd > 0)
 			close(fd);

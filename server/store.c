@@ -561,10 +561,16 @@ static int migrate(store *st, int from, int to)
 		char pragma[64];
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v);
 		int err = exec(st, "BEGIN IMMEDIATE");
+		/* Another reader holding a shared lock may have upgraded the
+		 * file since it was first read: look again inside the lock. */
+		int64_t now = 0;
 		if (!err)
+			err = query_int(st, "PRAGMA user_version", &now);
+		if (!err && now < v) {
 			err = exec(st, rigd_schema_sql[i]);
-		if (!err)
-			err = exec(st, pragma);
+			if (!err)
+				err = exec(st, pragma);
+		}
 		if (!err)
 			err = exec(st, "COMMIT");
 		if (err) {
@@ -634,7 +640,7 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 		set_msg(msg, msglen, "cannot open '%s': %s", path, strerror(errno));
 		goto fail;
 	}
-	if (flock(st->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+	if (flock(st->lock_fd, (opts.shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
 		bool busy = errno == EWOULDBLOCK;
 		e = busy ? RIGD_E_LOCKED : RIGD_E_IO;
 		set_msg(msg, msglen, busy ? "'%s' is in use by another process%s" : "cannot lock '%s': %s",

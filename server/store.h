@@ -7,9 +7,11 @@
  * moves rows in and out; it knows nothing of nodes or JSON, and it is the one
  * file that includes sqlite3.h. The engine (engine.h) gives the rows meaning.
  *
- * One process at a time: store_open takes an exclusive flock(2) on the
- * database file (independent of SQLite's own fcntl locks) and refuses with
- * RIGD_E_LOCKED while another process holds it. The schema is upgraded at
+ * One writer process at a time: store_open takes an exclusive flock(2) on
+ * the database file (independent of SQLite's own fcntl locks) and refuses
+ * with RIGD_E_LOCKED while another process holds any lock on it. Readers
+ * (rigd log, rigd check) may take a shared one instead: several at once,
+ * but never alongside a writer. The schema is upgraded at
  * open (PRAGMA user_version); a database from a newer rigd is refused with
  * RIGD_E_DB_TOO_NEW. The journal is WAL with synchronous=FULL unless told
  * otherwise, and checkpoints run every so many WAL pages, so the WAL stays
@@ -37,6 +39,9 @@ typedef struct store_opts {
 	int migrate_to;           /* 0: the latest schema. Tests and tools only:
 	                             stop upgrading at this version. */
 	bool fault_injection;     /* open through the fault VFS (store_fault) */
+	bool shared;              /* a shared lock: for processes that only read
+	                             (they may still upgrade the schema, which
+	                             SQLite serialises) */
 } store_opts;
 
 /* The defaults: FULL, 5 s busy timeout, 1000-page checkpoints. */

@@ -3,3 +3,4 @@
 # import, check), and the crash test that SIGKILLs `rigd apply`.
 rigd_unit_test(store rigd_engine)
 rigd_unit_test(engine rigd_engine)
+rigd_node_test(crash_store crash_store.js)

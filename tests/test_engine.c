@@ -923,12 +923,33 @@ static void test_scenes(void **state)
 	assert_int_equal(scene_find(engine_scene(e, "b"), "x"), -1);
 	assert_true(scene_find(engine_scene(e, "b"), "y") >= 0);
 	check_ok(e);
-	/* A second engine on the same file is refused. */
+	/* A second engine on the same file is refused, a reader too. */
 	int err = 0;
 	char msg[256];
 	assert_null(engine_open(t.path, &o, &err, msg, sizeof(msg)));
 	assert_int_equal(err, RIGD_E_LOCKED);
+	engine_opts ro = o;
+	ro.read_only = true;
+	assert_null(engine_open(t.path, &ro, &err, msg, sizeof(msg)));
+	assert_int_equal(err, RIGD_E_LOCKED);
+	uint64_t h = live_hash(e, "b");
 	engine_close(e);
+
+	/* Readers side by side: they read, and refuse every write. */
+	engine *r1 = open_ok(t.path, &ro), *r2 = open_ok(t.path, &ro);
+	assert_true(live_hash(r2, "b") == h);
+	check_ok(r1);
+	assert_int_equal(submit(r1, "b", "{\"ops\":[{\"op\":\"create\",\"id\":\"z\"}]}", NULL,
+				NULL),
+			 RIGD_E_FORBIDDEN);
+	assert_int_equal(engine_undo(r1, "b", "c", false, 0, NULL, NULL), RIGD_E_FORBIDDEN);
+	assert_int_equal(engine_scene_create(r1, "new"), RIGD_E_FORBIDDEN);
+	assert_int_equal(engine_scene_delete(r1, "b"), RIGD_E_FORBIDDEN);
+	assert_int_equal(engine_import(r1, "a", "", 0, NULL, NULL, NULL), RIGD_E_FORBIDDEN);
+	assert_int_equal(engine_pending(r1), 0);
+	assert_int_equal(engine_commit(r1), 0);
+	engine_close(r1);
+	engine_close(r2);
 	tmpdb_remove(&t);
 }
 

@@ -162,7 +162,45 @@ static void test_lock(void **state)
 	/* Closing released it. */
 	st = open_ok(t.path, NULL);
 	assert_int_equal(count_rows(st, id), 1);
+	/* A reader is refused beside the writer... */
+	store_opts sh = store_opts_default();
+	sh.shared = true;
+	assert_int_equal(open_err(t.path, &sh, msg, sizeof(msg)), RIGD_E_LOCKED);
 	store_close(st);
+	/* ...readers run side by side, and keep a writer out. */
+	store *r1 = open_ok(t.path, &sh);
+	store *r2 = open_ok(t.path, &sh);
+	assert_int_equal(count_rows(r1, id), 1);
+	assert_int_equal(count_rows(r2, id), 1);
+	assert_int_equal(open_err(t.path, NULL, msg, sizeof(msg)), RIGD_E_LOCKED);
+	store_close(r1);
+	assert_int_equal(open_err(t.path, NULL, msg, sizeof(msg)), RIGD_E_LOCKED);
+	store_close(r2);
+	st = open_ok(t.path, NULL);
+	store_close(st);
+	tmpdb_remove(&t);
+}
+
+/* Two readers opening an old database at once: the second finds it
+ * upgraded by the first and applies nothing twice. */
+static void test_migrate_shared(void **state)
+{
+	tmpdb t;
+	(void)state;
+	tmpdb_make(&t);
+	store_opts o = store_opts_default();
+	o.migrate_to = 1;
+	store *st = open_ok(t.path, &o);
+	store_close(st);
+	store_opts sh = store_opts_default();
+	sh.shared = true;
+	sh.migrate_to = 1;
+	store *r1 = open_ok(t.path, &sh); /* still at 1 */
+	sh.migrate_to = 0;
+	store *r2 = open_ok(t.path, &sh); /* upgrades */
+	assert_int_equal(store_version(r2), store_schema_latest());
+	store_close(r1);
+	store_close(r2);
 	tmpdb_remove(&t);
 }
 
@@ -632,6 +670,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_open_creates_latest),
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_migrate_old_database),
+		cmocka_unit_test(test_migrate_shared),
 		cmocka_unit_test(test_refuse_newer_and_foreign),
 		cmocka_unit_test(test_scenes),
 		cmocka_unit_test(test_edit_log),
