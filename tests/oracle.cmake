@@ -13,3 +13,9 @@ add_executable(oracle_dump oracle/oracle_dump.c)
 target_link_libraries(oracle_dump PRIVATE rigd_oracle_support)
 
 rigd_node_test(oracle_three oracle/oracle.test.mjs)
+
+# The loader itself: preorder, channels, and refusals of what is not a tree.
+add_executable(test_gltf_nodes oracle/test_gltf_nodes.c)
+target_link_libraries(test_gltf_nodes PRIVATE rigd_oracle_support PkgConfig::CMOCKA)
+target_compile_definitions(test_gltf_nodes PRIVATE RIGD_SHARED_DIR="${CMAKE_SOURCE_DIR}/../shared")
+add_test(NAME unit_gltf_nodes COMMAND test_gltf_nodes)
