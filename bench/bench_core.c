@@ -12,7 +12,10 @@
  *   - three.js's updateMatrixWorld on the same 100k tree, through node and
  *     bench/bench_three.mjs, which also checks its matrices against ours;
  *   - one leaf edit and edits of ever larger subtrees in the 1M tree
- *     (scene_set + scene_update), to show the cost follows the subtree;
+ *     (scene_set + scene_update), to show the cost follows the subtree,
+ *     next to the latency of one random dependent load in a block as big
+ *     as that scene's matrices, the hardware limit for an edit at a random
+ *     place;
  *   - the 59-bone rig of ERRATA.md item 1;
  *   - structural edits (insert, delete, reparent) in the 100k scene.
  *
@@ -107,7 +110,7 @@ static void progress(const char *fmt, ...)
 /* ---------- the table ---------- */
 
 typedef struct row {
-	char what[200]; /* a leading '#' makes it a note line */
+	char what[200];   /* a leading '#' makes it a note line */
 	long nodes;       /* 0: not applicable */
 	double ns_node;   /* < 0: not applicable */
 	double op_ns;     /* < 0: not applicable */
@@ -121,12 +124,13 @@ static int nrows;
 
 static row *add_row(const char *what, long nodes, double ns_node, double op_ns)
 {
-	row *r = &rows[nrows++];
+	row *r;
 
-	if (nrows > (int)(sizeof(rows) / sizeof(rows[0]))) {
+	if (nrows == (int)(sizeof(rows) / sizeof(rows[0]))) {
 		fprintf(stderr, "bench_core: too many rows\n");
 		exit(1);
 	}
+	r = &rows[nrows++];
 	memset(r, 0, sizeof(*r));
 	snprintf(r->what, sizeof(r->what), "%s", what);
 	r->nodes = nodes;
