@@ -255,7 +255,8 @@ export class Viewport extends Emitter {
 
 	attachGizmo(id) {
 		this._gizmoId = id;
-		if (!id || !this._gizmoEnabled || !this.model || !this.model.get(id)) {
+		// A gizmo on the node being looked through would sit on the eye.
+		if (!id || !this._gizmoEnabled || !this.model || !this.model.get(id) || id === this.lookId) {
 			this.gizmo.detach();
 		} else {
 			this._syncGizmo();
@@ -298,6 +299,7 @@ export class Viewport extends Emitter {
 		this.lookId = id && this.model && this.model.get(id) ? id : null;
 		this.orbit.enabled = !this.lookId;
 		this.gizmo.camera = this.lookId ? this.nodeCamera : this.camera;
+		this.attachGizmo(this._gizmoId);
 		this.emit('look', { id: this.lookId });
 		this.requestRender();
 	}
