@@ -2219,10 +2219,10 @@ static int seed_demo(struct server *S)
 
 /* ---- flags ---- */
 
-static void usage(FILE *f, const char *prog)
+static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [options]\n"
+		"usage: rigd [options]\n"
 		"\n"
 		"Serves articulated rigs over HTTP and websockets (docs/protocol.md).\n"
 		"\n"
@@ -2251,7 +2251,7 @@ static void usage(FILE *f, const char *prog)
 		"                         acknowledged edit is lost on power loss)\n"
 		"  --log-level LEVEL      error, warn, info or debug (default warn)\n"
 		"  --help                 this text\n",
-		prog, DEFAULT_PORT, DEFAULT_DB, DEFAULT_WEB, EDIT_DEFAULT_MAX_OPS,
+		DEFAULT_PORT, DEFAULT_DB, DEFAULT_WEB, EDIT_DEFAULT_MAX_OPS,
 		SCENE_DEFAULT_MAX_NODES, DEFAULT_REPLY_QUEUE, DEFAULT_JOURNAL);
 }
 
@@ -2330,7 +2330,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		long num;
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage(stdout, argv[0]);
+			usage(stdout);
 			exit(0);
 		}
 #define NEED_VALUE()                                                              \
@@ -2422,7 +2422,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->log_level = lvl;
 		} else {
 			fprintf(stderr, "rigd: unknown argument '%s'\n", a);
-			usage(stderr, argv[0]);
+			usage(stderr);
 			return 2;
 		}
 #undef NUMBER

@@ -8,9 +8,10 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
+const path = require('node:path');
 const {
   startRigd, get, post, request, tree, postEdit, worldsOf, Client, assertSchema, createScene,
-  sleep,
+  sleep, run, tempDir,
 } = require('../lib/rigd.js');
 
 let server;
@@ -439,4 +440,24 @@ test('SIGTERM commits what is pending, closes websockets with 1001, exits 0', as
   assert.equal(t.seq, 2);
   assert.equal(t.nodes.length, 3);
   assert.equal(await again.stop('SIGINT'), 0);
+});
+
+test('flags: --help, bad arguments, an address in use, a database in use', async () => {
+  let r = await run('rigd', ['--help']);
+  assert.equal(r.code, 0);
+  for (const flag of ['--listen', '--db', '--web', '--origin', '--max-message', '--max-body',
+    '--idle-timeout', '--log-level', '--reply-queue']) {
+    assert.ok(r.stdout.includes(flag), flag);
+  }
+  for (const args of [['--bogus'], ['--listen', 'nowhere'], ['--listen', '127.0.0.1:70000'],
+    ['--max-message', '12x'], ['--log-level', 'loud'], ['--sync', 'sometimes'], ['--db']]) {
+    r = await run('rigd', args);
+    assert.equal(r.code, 2, args.join(' '));
+  }
+  const dir = tempDir();
+  r = await run('rigd', ['--listen', `127.0.0.1:${server.port}`, '--db', path.join(dir, 'x.db')]);
+  assert.equal(r.code, 1, 'the port is taken');
+  r = await run('rigd', ['--listen', '127.0.0.1:0', '--db', server.db]);
+  assert.equal(r.code, 1, 'the database is held by the running server');
+  assert.match(r.stderr, /locked/);
 });
