@@ -147,6 +147,7 @@ struct sstate {
 	int64_t turn_from;
 	struct idlist turn_changed, turn_removed;
 	struct idlist turn_roots;
+	bool turn_lost;              /* a change could not be noted: snapshots */
 };
 
 /* A batch submitted this turn, answered when the turn commits. */
@@ -1096,24 +1097,29 @@ static int note_changes(struct server *S, const char *scene_name, const engine_a
 	}
 	for (int i = 0; i < r->n_created; i++)
 		if (idlist_add(&st->turn_changed, r->created[i].s))
-			return RIGD_E_NOMEM;
+			goto lost;
 	for (int i = 0; i < r->n_changed; i++)
 		if (idlist_add(&st->turn_changed, r->changed[i].s))
-			return RIGD_E_NOMEM;
+			goto lost;
 	for (int i = 0; i < r->n_removed; i++)
 		if (idlist_add(&st->turn_removed, r->removed[i].s))
-			return RIGD_E_NOMEM;
+			goto lost;
 	return 0;
+lost:
+	/* Without the full list no update of this turn is exact: the turn
+	 * restarts the journal, so every subscriber gets a snapshot. */
+	st->turn_lost = true;
+	return RIGD_E_NOMEM;
 }
 
-static int add_pending(struct server *S, const struct pending *p)
+/* Makes room for one more pending answer. 0 or RIGD_E_NOMEM. */
+static int add_pending_room(struct server *S)
 {
 	struct pending *v = xrealloc_array(S->pend, &S->cap_pend, S->n_pend + 1, sizeof(*v));
 
 	if (!v)
 		return RIGD_E_NOMEM;
 	S->pend = v;
-	S->pend[S->n_pend++] = *p;
 	return 0;
 }
 
@@ -1131,6 +1137,11 @@ static int submit(struct server *S, int type, const char *scene_name, const edit
 	int64_t before = engine_seq(S->e, scene_name);
 	int rc;
 
+	/* Room for the answer first: once submitted, a batch must be answered. */
+	if (add_pending_room(S)) {
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		return RIGD_E_NOMEM;
+	}
 	engine_ack_init(&ack);
 	if (type == PROTO_EDIT)
 		rc = engine_submit(S->e, scene_name, batch, &ack, err);
@@ -1160,11 +1171,7 @@ static int submit(struct server *S, int type, const char *scene_name, const edit
 	engine_ack_release(&ack);
 	if (c)
 		p.reply = enqueue(S, c, NULL, 0, true);
-	if (add_pending(S, &p)) {
-		/* Cannot remember the answer: it is still committed with the turn,
-		 * but the client gets an internal error now. */
-		logf_(LOG_ERROR, "out of memory queueing an ack");
-	}
+	S->pend[S->n_pend++] = p;  /* room reserved above */
 	net_schedule_turn(S->n);
 	return 0;
 }
@@ -1982,6 +1989,7 @@ static void cb_turn(void *ctx)
 				idlist_free(&st->turn_changed);
 				idlist_free(&st->turn_removed);
 				idlist_free(&st->turn_roots);
+				st->turn_lost = false;
 				continue;
 			}
 			rctx.s = engine_scene(S->e, st->name);
@@ -1990,8 +1998,10 @@ static void cb_turn(void *ctx)
 			n = rctx.s ? engine_update(S->e, st->name, collect_roots, &rctx) : 0;
 			if (n > 0)
 				S->m.recomputed += (uint64_t)n;
-			if (rctx.rc) {
-				/* Without the roots no delta is exact: snapshots. */
+			if (rctx.rc || st->turn_lost) {
+				/* Without the roots or the changes no delta is exact:
+				 * snapshots. */
+				st->turn_lost = false;
 				idlist_free(&st->turn_changed);
 				idlist_free(&st->turn_removed);
 				idlist_free(&st->turn_roots);
