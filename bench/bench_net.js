@@ -23,7 +23,7 @@
  *
  * Run: cmake --build BUILD --target bench_net (or node bench/bench_net.js
  * with RIGD_BUILD_DIR and RIGD_SOURCE_DIR set). BENCH_SECONDS sets the
- * length of each run (default 5).
+ * length of each run (default 5), BENCH_HZ the edit rate (default 60).
  */
 const path = require('node:path');
 const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
@@ -146,7 +146,7 @@ async function main() {
   const {
     startRigd, createScene, skeletonOps, Client, percentile, sleep,
   } = require(path.join(__dirname, '..', 'tests', 'lib', 'rigd.js'));
-  const EDIT_HZ = 60;
+  const EDIT_HZ = Number(process.env.BENCH_HZ || 60);
   const SECONDS = Number(process.env.BENCH_SECONDS || 5);
 
   /* Edits at EDIT_HZ for 'seconds', turning 'bone'; resolves to the map
