@@ -4,3 +4,4 @@
 rigd_unit_test(store rigd_engine)
 rigd_unit_test(engine rigd_engine)
 rigd_node_test(crash_store crash_store.js)
+rigd_node_test(cli_store cli_store.js)
