@@ -465,7 +465,7 @@ static void hist_free(hist *h)
  * next use). */
 static void hist_clear(scene_rt *rt)
 {
-	for (int i = 0; i < rt->hist_cap; i++) {
+	for (int i = 0; rt->hist && i < rt->hist_cap; i++) {
 		hist *h = rt->hist[i];
 		while (h) {
 			hist *next = h->next;
@@ -1587,7 +1587,7 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 		edit_error_set(err, RIGD_E_STORAGE, -1, "", "%s", err_str(RIGD_E_STORAGE));
 		return RIGD_E_STORAGE;
 	}
-	int64_t seq = 0, weight = 0;
+	int64_t seq = 0, weight = 0, n_ops = 0;
 	int line_no = 0;
 	size_t off = 0;
 	while (!rc && off < len) {
@@ -1619,6 +1619,7 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 			break;
 		}
 		seq++;
+		n_ops += ll.batch.n_ops;
 		weight += batch_weight(ll.batch.n_ops);
 		store_edit row = {
 			.scene_id = rt->id,
@@ -1697,6 +1698,7 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 	rt->tail_weight = weight;
 	hist_clear(rt);
 	e->stats.batches += (uint64_t)seq;
+	e->stats.ops += (uint64_t)n_ops;
 	if (n_batches)
 		*n_batches = seq;
 	return 0;
