@@ -41,8 +41,13 @@ test-asan: build-asan web-deps
 
 test: test-release test-asan
 
+# Every benchmark, each printing its figures beside its peer (three.js, a
+# plain memory copy, one transaction per batch, ...). Never part of `test`.
 bench: build web-deps
 	./$(BUILD)/bench/bench_core
+	./$(BUILD)/bench/bench_proto
+	./$(BUILD)/bench/bench_store
+	cmake --build $(BUILD) --target bench_net
 
 run: build web-deps
 	@mkdir -p $(dir $(DB))
