@@ -65,6 +65,9 @@ struct conn {
 	size_t tx_cap;
 	int close_code;               /* non-zero: close at next writable */
 	bool close_after_flush;       /* ...once the callbacks have nothing more */
+	bool close_sent;              /* the close frame is out: never write again */
+	bool over_limit;              /* accepted beyond max_connections: 1013 */
+	char *ws_auth;                /* the handshake's Authorization, or NULL */
 	char close_reason[CLOSE_REASON_MAX + 1];
 
 	/* HTTP request */
@@ -84,6 +87,9 @@ struct conn {
 	bool head_only;
 	bool close_after;
 	bool cacheable;               /* static file: allow revalidated caching */
+	bool vendor;                  /* static file under /vendor/: cache long */
+	char etag[64];                /* static file: its validator, or "" */
+	char *if_none_match;          /* the request's If-None-Match, or NULL */
 	int status;
 	char resp_type[128];
 	char *resp_body;
@@ -109,6 +115,8 @@ struct net {
 	lws_retry_bo_t retry;
 	struct static_root roots[3];
 	int n_roots;
+	char *csp;                    /* Content-Security-Policy of every answer */
+	char *tls_cert, *tls_key;
 	int port;
 
 	struct slot *slots;
@@ -215,6 +223,7 @@ static void http_reset(struct net *n, struct conn *c)
 	free(c->origin);
 	free(c->authorization);
 	free(c->content_type);
+	free(c->if_none_match);
 	free(c->body);
 	free(c->resp_body);
 	free(c->tx);
@@ -225,12 +234,14 @@ static void http_reset(struct net *n, struct conn *c)
 	if (c->responding && n->http_responding > 0)
 		n->http_responding--;
 	c->path = c->argbuf = c->origin = c->authorization = c->content_type = NULL;
+	c->if_none_match = NULL;
 	c->body = c->resp_body = NULL;
 	c->body_len = c->body_expected = 0;
 	c->n_args = 0;
 	c->awaiting_body = c->dispatched = false;
 	c->responding = c->headers_sent = c->head_only = c->close_after = false;
-	c->cacheable = false;
+	c->cacheable = c->vendor = false;
+	c->etag[0] = '\0';
 	c->resp_len = c->resp_off = 0;
 	c->fd = 0;
 	c->file_left = 0;
@@ -393,19 +404,56 @@ static bool open_static(struct net *n, const char *path, int *fd_out, uint64_t *
 	return true;
 }
 
+/*
+ * True when the request's If-None-Match names 'etag' (a list of validators,
+ * or "*"), so the browser's copy is current and a 304 answers (RFC 9110,
+ * 13.1.2: weak comparison).
+ */
+static bool etag_matches(const char *header, const char *etag)
+{
+	size_t elen = strlen(etag);
+	const char *p = header;
+
+	while (p && *p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '*')
+			return true;
+		if (strncmp(p, "W/", 2) == 0)
+			p += 2;
+		if (strncmp(p, etag, elen) == 0 && (p[elen] == '\0' || p[elen] == ',' ||
+						    p[elen] == ' ' || p[elen] == '\t'))
+			return true;
+		p = strchr(p, ',');
+	}
+	return false;
+}
+
 static void serve_static(struct net *n, struct conn *c)
 {
 	const char *type;
 	uint64_t size;
+	struct stat st;
 	int fd;
 
 	if (!open_static(n, c->path, &fd, &size, &type)) {
 		respond_error(n, c, 404, RIGD_E_NOT_FOUND);
 		return;
 	}
+	c->cacheable = true;
+	c->vendor = strncmp(c->path, "/vendor/", 8) == 0;
+	/* The validator changes whenever the file is replaced or rewritten. */
+	if (fstat(fd, &st) == 0)
+		snprintf(c->etag, sizeof(c->etag), "\"%llx-%llx-%llx%09ld\"",
+			 (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
+			 (unsigned long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+	if (c->etag[0] && c->if_none_match && etag_matches(c->if_none_match, c->etag)) {
+		close(fd);
+		respond(n, c, 304, NULL, NULL, 0);
+		return;
+	}
 	c->fd = fd + 1;
 	c->file_left = c->head_only ? 0 : size;
-	c->cacheable = true;
 	c->responding = true;
 	n->http_responding++;
 	c->status = 200;
@@ -520,6 +568,7 @@ static int on_http(struct net *n, struct conn *c, struct lws *wsi, const char *u
 	c->origin = dup_header(wsi, WSI_TOKEN_ORIGIN);
 	c->authorization = dup_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
 	c->content_type = dup_header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE);
+	c->if_none_match = dup_header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH);
 	if (!c->path || copy_args(c) != 0)
 		return -1;
 
@@ -606,24 +655,39 @@ static int add_header(struct lws *wsi, const char *name, const char *value,
 
 static int on_http_writeable(struct net *n, struct conn *c)
 {
-	unsigned char hbuf[LWS_PRE + 2048];
+	unsigned char hbuf[LWS_PRE + 4096];
 	unsigned char *start = hbuf + LWS_PRE, *p = start, *end = hbuf + sizeof(hbuf) - 1;
 
 	if (!c->responding)
 		return 0;
 	if (!c->headers_sent) {
-		if (lws_add_http_common_headers(c->wsi, (unsigned)c->status, c->resp_type,
-						(lws_filepos_t)c->resp_len, &p, end) ||
+		bool not_modified = c->status == 304;
+		/* Files are revalidated with their ETag on every use, except the
+		 * vendored three.js build, which changes only with an upgrade. */
+		const char *cache = !c->cacheable ? "no-store"
+				    : c->vendor   ? "public, max-age=604800"
+						  : "no-cache";
+
+		/* A 304 has neither body nor Content-Type (RFC 9110, 15.4.5). */
+		if ((not_modified ? lws_add_http_header_status(c->wsi, 304, &p, end)
+				  : lws_add_http_common_headers(c->wsi, (unsigned)c->status,
+								c->resp_type,
+								(lws_filepos_t)c->resp_len,
+								&p, end)) ||
 		    add_header(c->wsi, "x-content-type-options:", "nosniff", &p, end) ||
 		    add_header(c->wsi, "referrer-policy:", "no-referrer", &p, end) ||
-		    add_header(c->wsi, "cache-control:", c->cacheable ? "no-cache" : "no-store",
-			       &p, end) ||
+		    add_header(c->wsi, "content-security-policy:", n->csp, &p, end) ||
+		    add_header(c->wsi, "x-frame-options:", "DENY", &p, end) ||
+		    add_header(c->wsi, "cache-control:", cache, &p, end) ||
+		    (c->etag[0] && add_header(c->wsi, "etag:", c->etag, &p, end)) ||
+		    (n->tls_cert && add_header(c->wsi, "strict-transport-security:",
+					       "max-age=31536000", &p, end)) ||
 		    (c->close_after && add_header(c->wsi, "connection:", "close", &p, end)))
 			return -1;
 		if (lws_finalize_write_http_header(c->wsi, start, &p, end))
 			return -1;
 		c->headers_sent = true;
-		if (c->head_only || (c->resp_len == 0 && c->file_left == 0))
+		if (c->head_only || not_modified || (c->resp_len == 0 && c->file_left == 0))
 			return finish_response(n, c);
 		lws_callback_on_writable(c->wsi);
 		return 0;
@@ -692,21 +756,37 @@ static int on_filter_ws(struct net *n, struct lws *wsi)
 	}
 	ok = origin_allowed(n, origin);
 	free(origin);
-	if (!ok || (n->cfg.max_connections > 0 && n->stats.ws_clients >= n->cfg.max_connections)) {
+	if (!ok) {
 		n->stats.ws_rejected++;
 		return 1;
 	}
 	return 0;
 }
 
+/*
+ * Over the connection limit the handshake is completed and the socket
+ * closed at once with 1013 (try again later), which a client can tell from
+ * a refusal for its Origin; refusing in the filter would leave it only a
+ * dropped connection. Such a connection never reaches the layer above.
+ */
 static int on_ws_established(struct net *n, struct conn *c, struct lws *wsi)
 {
 	http_reset(n, c);
 	memset(c, 0, sizeof(*c));
 	c->wsi = wsi;
 	c->is_ws = true;
+	if (n->cfg.max_connections > 0 && n->stats.ws_clients >= n->cfg.max_connections) {
+		c->over_limit = true;
+		c->close_code = NET_CLOSE_TRY_AGAIN;
+		snprintf(c->close_reason, sizeof(c->close_reason), "too many connections");
+		n->stats.ws_rejected++;
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
 	if (!conn_register(n, c))
 		return -1;
+	/* The handshake's headers are still there: keep a script's token. */
+	c->ws_auth = dup_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
 	n->stats.ws_clients++;
 	n->stats.ws_opened++;
 	if (n->cb.ws_open)
@@ -721,19 +801,31 @@ static void ws_release(struct net *n, struct conn *c)
 	if (!c->is_ws)
 		return;
 	c->is_ws = false;
-	conn_unregister(n, c);
 	free(c->rx);
 	free(c->tx);
+	free(c->ws_auth);
 	c->rx = NULL;
 	c->tx = NULL;
+	c->ws_auth = NULL;
 	c->rx_cap = c->tx_cap = 0;
+	if (c->over_limit)
+		return;  /* never registered, never counted */
+	conn_unregister(n, c);
 	n->stats.ws_clients--;
 	if (id && n->cb.ws_closed && !n->freeing)
 		n->cb.ws_closed(n->cb.ctx, id);
 }
 
+/*
+ * Sends the close frame and tells lws to finish the connection. lws then
+ * waits for the peer's close frame, and during that wait it would still call
+ * WRITEABLE: close_sent keeps anything (a "leave" of another client's
+ * departure at shutdown, say) from following the close frame, which RFC 6455
+ * forbids (browsers log "Data frame received after close").
+ */
 static int close_now(struct net *n, struct conn *c, int code, const char *reason)
 {
+	c->close_sent = true;
 	lws_close_reason(c->wsi, (enum lws_close_status)code, (unsigned char *)reason,
 			 strlen(reason));
 	if (code == NET_CLOSE_TOO_BIG)
@@ -743,7 +835,7 @@ static int close_now(struct net *n, struct conn *c, int code, const char *reason
 
 static int on_ws_receive(struct net *n, struct conn *c, const void *in, size_t len)
 {
-	if (!c->is_ws || c->close_code)
+	if (!c->is_ws || c->close_code || c->close_sent)
 		return 0;
 	if (lws_is_first_fragment(c->wsi)) {
 		c->rx_len = 0;
@@ -793,9 +885,9 @@ static int on_ws_writeable(struct net *n, struct conn *c)
 	bool more = false;
 	int wrote;
 
-	if (!c->is_ws)
+	if (!c->is_ws || c->close_sent)
 		return 0;
-	if (c->close_code && !c->close_after_flush)
+	if (c->close_code && (!c->close_after_flush || c->over_limit))
 		return close_now(n, c, c->close_code, c->close_reason);
 	frame = n->cb.ws_writable ? n->cb.ws_writable(n->cb.ctx, c->id, &len, &more) : NULL;
 	if (!frame) {
@@ -866,6 +958,182 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	}
 }
 
+/* ---- SHA-256 ----
+ *
+ * FIPS 180-4. Debian's libwebsockets is built without LWS_WITH_GENCRYPTO, so
+ * lws_genhash is not there, and calling its OpenSSL directly would add a
+ * library to the build for forty lines; tests/e2e/auth.js checks this one
+ * against node's crypto (rigd --hash-token) around the padding boundaries.
+ */
+
+struct sha256 {
+	uint32_t h[8];
+	uint64_t bytes;
+	unsigned char block[64];
+	size_t used;
+};
+
+static const uint32_t sha256_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+	0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+	0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+	0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+	0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+	0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+	0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+	0xc67178f2,
+};
+
+static uint32_t ror32(uint32_t x, int r)
+{
+	return (x >> r) | (x << (32 - r));
+}
+
+static void sha256_block(struct sha256 *s, const unsigned char *p)
+{
+	uint32_t w[64], a, b, c, d, e, f, g, h;
+
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
+	for (int i = 16; i < 64; i++) {
+		uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
+		uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
+
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
+	e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
+	for (int i = 0; i < 64; i++) {
+		uint32_t t1 = h + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) + ((e & f) ^ (~e & g)) +
+			      sha256_k[i] + w[i];
+		uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) +
+			      ((a & b) ^ (a & c) ^ (b & c));
+
+		h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+	}
+	s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d;
+	s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
+}
+
+static void sha256_add(struct sha256 *s, const unsigned char *p, size_t len)
+{
+	s->bytes += len;
+	while (len > 0) {
+		size_t take = 64 - s->used < len ? 64 - s->used : len;
+
+		memcpy(s->block + s->used, p, take);
+		s->used += take;
+		p += take;
+		len -= take;
+		if (s->used == 64) {
+			sha256_block(s, s->block);
+			s->used = 0;
+		}
+	}
+}
+
+void net_sha256(const void *data, size_t len, unsigned char out[NET_SHA256_LEN])
+{
+	static const uint32_t init[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+					 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+	struct sha256 s;
+	unsigned char pad[72] = {0x80};
+	uint64_t bits;
+	size_t padlen;
+
+	memset(&s, 0, sizeof(s));
+	memcpy(s.h, init, sizeof(init));
+	sha256_add(&s, data, len);
+	bits = s.bytes * 8;
+	padlen = (s.used < 56 ? 56 : 120) - s.used;
+	for (int i = 0; i < 8; i++)
+		pad[padlen + (size_t)i] = (unsigned char)(bits >> (56 - 8 * i));
+	sha256_add(&s, pad, padlen + 8);
+	for (int i = 0; i < 8; i++) {
+		out[4 * i] = (unsigned char)(s.h[i] >> 24);
+		out[4 * i + 1] = (unsigned char)(s.h[i] >> 16);
+		out[4 * i + 2] = (unsigned char)(s.h[i] >> 8);
+		out[4 * i + 3] = (unsigned char)s.h[i];
+	}
+}
+
+/* ---- Content-Security-Policy ----
+ *
+ * The viewer's only inline script is its import map (an import map cannot
+ * be loaded from a file). Rather than allow inline scripts, the policy lists
+ * the SHA-256 of every inline <script> of the web root's index.html, computed
+ * when the server starts, so editing the page needs no change here.
+ */
+/* True when the tag [tag, gt) has a src attribute. */
+static bool tag_has_src(const char *tag, const char *gt)
+{
+	for (const char *p = tag; p + 4 < gt; p++)
+		if ((p[0] == ' ' || p[0] == '\t' || p[0] == '\n') && strncmp(p + 1, "src", 3) == 0 &&
+		    (p[4] == '=' || p[4] == ' '))
+			return true;
+	return false;
+}
+
+static char *build_csp(const char *web_root)
+{
+	static const char head[] = "default-src 'self'; script-src 'self'";
+	static const char tail[] = "; style-src 'self'; img-src 'self' data: blob:; "
+				   "connect-src 'self'; object-src 'none'; base-uri 'none'; "
+				   "form-action 'self'; frame-ancestors 'none'";
+	char path[PATH_MAX], *html = NULL, *csp = NULL;
+	size_t cap = sizeof(head) + sizeof(tail), used = 0;
+	long size = -1;
+	FILE *f;
+
+	if (web_root && snprintf(path, sizeof(path), "%s/index.html", web_root) < (int)sizeof(path) &&
+	    (f = fopen(path, "rb")) != NULL) {
+		if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && size < (8 << 20) &&
+		    fseek(f, 0, SEEK_SET) == 0 && (html = malloc((size_t)size + 1)) != NULL) {
+			if (fread(html, 1, (size_t)size, f) != (size_t)size) {
+				free(html);
+				html = NULL;
+			} else {
+				html[size] = '\0';
+			}
+		}
+		fclose(f);
+	}
+	/* Each hash adds " 'sha256-" + 44 base64 characters + "'". */
+	for (const char *p = html; p && (p = strstr(p, "<script")); p++)
+		cap += 64;
+	csp = malloc(cap);
+	if (!csp)
+		goto out;
+	used = (size_t)snprintf(csp, cap, "%s", head);
+	for (const char *p = html; p && (p = strstr(p, "<script")) != NULL;) {
+		const char *gt = strchr(p, '>'), *end;
+		unsigned char digest[NET_SHA256_LEN];
+		char b64[64];
+
+		if (!gt)
+			break;
+		end = strstr(gt, "</script>");
+		if (!end)
+			break;
+		/* A script with a src attribute is 'self'; its inline text is
+		 * ignored by the browser. */
+		if (!tag_has_src(p, gt) && end > gt + 1) {
+			net_sha256(gt + 1, (size_t)(end - gt - 1), digest);
+			if (lws_b64_encode_string((const char *)digest, NET_SHA256_LEN, b64,
+						  sizeof(b64)) > 0)
+				used += (size_t)snprintf(csp + used, cap - used, " 'sha256-%s'", b64);
+		}
+		p = end;
+	}
+	snprintf(csp + used, cap - used, "%s", tail);
+out:
+	free(html);
+	return csp;
+}
+
 /* ---- timers ---- */
 
 static void turn_cb(lws_sorted_usec_list_t *sul)
@@ -933,6 +1201,12 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 	n->cfg.host = n->host;
 	n->cfg.origins = NULL;
 	n->cfg.web_root = NULL;
+	n->cfg.tls_cert = n->cfg.tls_key = NULL;
+	if (cfg->tls_cert && cfg->tls_key &&
+	    (!(n->tls_cert = strdup(cfg->tls_cert)) || !(n->tls_key = strdup(cfg->tls_key))))
+		goto fail;
+	if (!(n->csp = build_csp(cfg->web_root)))
+		goto fail;
 	if (n->cfg.max_fragments <= 0)
 		n->cfg.max_fragments = 4096;
 
@@ -978,6 +1252,8 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 	memset(&info, 0, sizeof(info));
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_VALIDATE_UTF8 |
 		       LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+	if (n->tls_cert)
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 	if (!strchr(n->host, ':'))
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.user = n;
@@ -1005,9 +1281,20 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 	info.timeout_secs = 30;
 	if (cfg->idle_timeout_s > 0)
 		info.retry_and_idle_policy = &n->retry;
+	if (n->tls_cert) {
+		/* lws (OpenSSL) reads both files here and refuses a key that does
+		 * not match the certificate: the vhost then fails. */
+		info.ssl_cert_filepath = n->tls_cert;
+		info.ssl_private_key_filepath = n->tls_key;
+	}
 	n->vh = lws_create_vhost(n->ctx, &info);
 	if (!n->vh) {
-		fprintf(stderr, "rigd: cannot listen on %s:%d\n", n->host, cfg->port);
+		if (n->tls_cert)
+			fprintf(stderr, "rigd: cannot listen on %s:%d with TLS (certificate %s, "
+				"key %s: readable, PEM, matching?)\n", n->host, cfg->port,
+				n->tls_cert, n->tls_key);
+		else
+			fprintf(stderr, "rigd: cannot listen on %s:%d\n", n->host, cfg->port);
 		goto fail;
 	}
 	n->port = lws_get_vhost_listen_port(n->vh);
@@ -1035,6 +1322,9 @@ void net_free(net *n)
 			free(n->origins[i]);
 	free(n->origins);
 	free(n->host);
+	free(n->csp);
+	free(n->tls_cert);
+	free(n->tls_key);
 	free(n->slots);
 	free(n->free_slots);
 	free(n);
@@ -1057,6 +1347,18 @@ int net_add_origin(net *n, const char *origin)
 int net_port(const net *n)
 {
 	return n->port;
+}
+
+bool net_tls(const net *n)
+{
+	return n->tls_cert != NULL;
+}
+
+const char *net_ws_authorization(const net *n, uint64_t conn)
+{
+	const struct conn *c = conn_lookup(n, conn);
+
+	return c && c->is_ws ? c->ws_auth : NULL;
 }
 
 int net_run(net *n)
@@ -1088,7 +1390,7 @@ void net_drain(net *n, int code, int timeout_ms)
 	for (int i = 0; i < n->n_slots; i++) {
 		struct conn *c = n->slots[i].c;
 
-		if (c && c->is_ws && !c->close_code) {
+		if (c && c->is_ws && !c->close_code && !c->close_sent) {
 			c->close_code = code;
 			c->close_after_flush = true;
 			snprintf(c->close_reason, sizeof(c->close_reason), "%s",
@@ -1113,7 +1415,7 @@ int net_ws_wake(net *n, uint64_t conn)
 {
 	struct conn *c = conn_lookup(n, conn);
 
-	if (!c || !c->is_ws)
+	if (!c || !c->is_ws || c->close_sent)
 		return RIGD_E_NOT_FOUND;
 	lws_callback_on_writable(c->wsi);
 	return 0;

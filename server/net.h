@@ -13,7 +13,14 @@
  * pointer: an id of a connection that has gone is simply ignored, so the
  * layer above may answer a request after its client has left.
  *
- * Every function here must be called on the thread that runs net_run().
+ * Every function here but net_sha256 must be called on the thread that runs
+ * net_run().
+ *
+ * Every HTTP answer carries the security headers (Content-Security-Policy
+ * with the hashes of index.html's inline scripts, X-Content-Type-Options,
+ * Referrer-Policy, X-Frame-Options; Strict-Transport-Security under TLS);
+ * static files carry an ETag and are answered 304 when the browser's copy
+ * is current (docs/security.md).
  */
 #ifndef RIGD_NET_H
 #define RIGD_NET_H
@@ -43,6 +50,7 @@ enum net_close_code {
 	NET_CLOSE_POLICY = 1008,
 	NET_CLOSE_TOO_BIG = 1009,
 	NET_CLOSE_INTERNAL = 1011,
+	NET_CLOSE_TRY_AGAIN = 1013,
 };
 
 #define NET_MAX_ARGS 16        /* query arguments kept per request */
@@ -109,8 +117,11 @@ typedef struct net_config {
 	int max_fragments;            /* receive chunks in one ws message */
 	size_t max_body;              /* bytes in one HTTP request body */
 	int idle_timeout_s;           /* ws: ping after half, hang up after all */
-	int max_connections;          /* open websockets (0: no limit) */
+	int max_connections;          /* open websockets (0: no limit); one
+					 more is closed with 1013 at once */
 	int log_level;                /* 0 errors .. 3 debug */
+	const char *tls_cert;         /* PEM certificate (chain) and key: */
+	const char *tls_key;          /* both set, or TLS is off */
 } net_config;
 
 /* Counters for /metrics; every field only grows except the gauges. */
@@ -150,6 +161,21 @@ int net_add_origin(net *n, const char *origin);
 
 /* The port actually bound (useful with port 0). */
 int net_port(const net *n);
+
+/* True when connections are TLS (https, wss). */
+bool net_tls(const net *n);
+
+/*
+ * The Authorization header of the handshake that opened websocket 'conn'
+ * (scripts send their token so), or NULL when there was none or the
+ * connection has gone. Borrowed: valid until the connection closes.
+ */
+const char *net_ws_authorization(const net *n, uint64_t conn);
+
+#define NET_SHA256_LEN 32
+
+/* The SHA-256 digest of 'len' bytes of 'data' (FIPS 180-4) into 'out'. */
+void net_sha256(const void *data, size_t len, unsigned char out[NET_SHA256_LEN]);
 
 /*
  * Serves until net_stop is called; returns 0, or a negative RIGD_E_IO when

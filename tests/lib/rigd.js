@@ -11,7 +11,11 @@
  */
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
+const crypto = require('node:crypto');
 const http = require('node:http');
+const https = require('node:https');
+const netMod = require('node:net');
+const tls = require('node:tls');
 const os = require('node:os');
 const path = require('node:path');
 const { createRequire } = require('node:module');
@@ -368,6 +372,150 @@ class Client {
   }
 }
 
+/* ---- a websocket peer at the frame level ---- */
+
+/*
+ * A websocket client written on a raw socket, for what a well-behaved
+ * library will not do: frames after a close, fragments of one byte, binary
+ * frames, invalid UTF-8, a peer that never reads. It records every frame it
+ * receives ({fin, opcode, payload}) in order, and whether any data frame
+ * came after a close frame (RFC 6455 forbids it).
+ */
+class RawWs {
+  /* opts: headers (object), path (default /ws), tls (connect with TLS,
+   * accepting any certificate), noRead (never read the socket). */
+  static connect(server, opts = {}) {
+    return new Promise((resolve, reject) => {
+      const key = crypto.randomBytes(16).toString('base64');
+      const connectOpts = { host: server.host, port: server.port };
+      const sock = opts.tls || server.tls
+        ? tls.connect({ ...connectOpts, rejectUnauthorized: false })
+        : netMod.connect(connectOpts);
+      const raw = new RawWs(sock);
+      const headers = { Host: `${server.host}:${server.port}`, Upgrade: 'websocket',
+        Connection: 'Upgrade', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Version': '13',
+        ...(opts.headers || {}) };
+      let head = `GET ${opts.path || '/ws'} HTTP/1.1\r\n`;
+      for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
+      sock.once(opts.tls || server.tls ? 'secureConnect' : 'connect', () => sock.write(`${head}\r\n`));
+      sock.on('error', (e) => { raw.error = e; if (!raw.upgraded) reject(e); });
+      sock.on('close', () => { raw.socketClosed = true; raw.notify(); if (!raw.upgraded) reject(new Error(`closed before upgrade: ${raw.buf.toString('latin1').slice(0, 200)}`)); });
+      raw.onUpgrade = (status) => {
+        if (status === 101) resolve(raw);
+        else reject(Object.assign(new Error(`handshake refused: ${status}`), { status }));
+      };
+      if (opts.noRead) {
+        /* Read only the handshake's answer, then never again: the kernel's
+         * buffers fill and the peer looks dead. */
+        raw.noRead = true;
+      }
+    });
+  }
+
+  constructor(sock) {
+    this.sock = sock;
+    this.buf = Buffer.alloc(0);
+    this.frames = [];
+    this.upgraded = false;
+    this.dataAfterClose = 0;
+    this.waiters = [];
+    sock.on('data', (d) => this.onData(d));
+  }
+
+  onData(d) {
+    this.buf = Buffer.concat([this.buf, d]);
+    if (!this.upgraded) {
+      const end = this.buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const status = Number(/^HTTP\/1\.1 (\d+)/.exec(this.buf.toString('latin1', 0, end))?.[1]);
+      this.buf = this.buf.subarray(end + 4);
+      this.upgraded = status === 101;
+      this.onUpgrade(status);
+      if (this.noRead && this.upgraded) { this.sock.pause(); return; }
+    }
+    for (;;) {
+      if (this.buf.length < 2) break;
+      const b0 = this.buf[0];
+      const b1 = this.buf[1];
+      let len = b1 & 0x7f;
+      let off = 2;
+      if (len === 126) { if (this.buf.length < 4) break; len = this.buf.readUInt16BE(2); off = 4; }
+      else if (len === 127) { if (this.buf.length < 10) break; len = Number(this.buf.readBigUInt64BE(2)); off = 10; }
+      if (this.buf.length < off + len) break;
+      const frame = { fin: !!(b0 & 0x80), opcode: b0 & 0x0f, payload: this.buf.subarray(off, off + len) };
+      this.buf = this.buf.subarray(off + len);
+      if (this.closeFrame && frame.opcode !== 0x8 && frame.opcode !== 0xa) this.dataAfterClose++;
+      if (frame.opcode === 0x8 && !this.closeFrame) {
+        this.closeFrame = frame;
+        this.closeCode = frame.payload.length >= 2 ? frame.payload.readUInt16BE(0) : 1005;
+        /* Answer the close as a browser does, at once; the socket stays
+         * readable until the server ends it. */
+        if (!this.noRead && !this.sock.destroyed) this.sendFrame(0x8, frame.payload.subarray(0, 2));
+      }
+      if (frame.opcode === 0x9 && !this.noPong && !this.closeFrame) this.sendFrame(0xa, frame.payload);
+      this.frames.push(frame);
+    }
+    this.notify();
+  }
+
+  notify() {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  /* Resolves when pred() holds, rejects after timeout ms. */
+  async until(pred, timeout = 10000, what = 'a condition') {
+    const deadline = Date.now() + timeout;
+    while (!pred()) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => {
+        const t = setTimeout(resolve, Math.min(left, 200));
+        this.waiters.push(() => { clearTimeout(t); resolve(); });
+      });
+    }
+  }
+
+  /* Text messages (JSON-parsed where possible) received so far. */
+  messages() {
+    const out = [];
+    let parts = [];
+    for (const f of this.frames) {
+      if (f.opcode === 0x1 || f.opcode === 0x0) {
+        parts.push(f.payload);
+        if (f.fin) {
+          const text = Buffer.concat(parts).toString('utf8');
+          parts = [];
+          try { out.push(JSON.parse(text)); } catch { out.push(text); }
+        }
+      }
+    }
+    return out;
+  }
+
+  /* Writes one frame, masked as a client must. */
+  sendFrame(opcode, payload = Buffer.alloc(0), fin = true) {
+    const data = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
+    const len = data.length;
+    const head = len < 126 ? Buffer.alloc(6) : len < 65536 ? Buffer.alloc(8) : Buffer.alloc(14);
+    head[0] = (fin ? 0x80 : 0) | opcode;
+    let off;
+    if (len < 126) { head[1] = 0x80 | len; off = 2; }
+    else if (len < 65536) { head[1] = 0x80 | 126; head.writeUInt16BE(len, 2); off = 4; }
+    else { head[1] = 0x80 | 127; head.writeBigUInt64BE(BigInt(len), 2); off = 10; }
+    const mask = crypto.randomBytes(4);
+    mask.copy(head, off);
+    const masked = Buffer.allocUnsafe(len);
+    for (let i = 0; i < len; i++) masked[i] = data[i] ^ mask[i & 3];
+    return this.sock.write(Buffer.concat([head, masked]));
+  }
+
+  sendText(text) { return this.sendFrame(0x1, Buffer.from(typeof text === 'string' ? text : JSON.stringify(text))); }
+
+  destroy() { this.sock.destroy(); }
+}
+
 /* ---- rigs ---- */
 
 /*
@@ -442,5 +590,5 @@ function percentile(values, p) {
 module.exports = {
   SOURCE_DIR, BUILD_DIR, SANITIZED, WebSocket, sleep, tempDir, startRigd, request, get, post,
   tree, postEdit, worldsOf, Client, schemaErrors, assertSchema, skeletonOps, createScene, run,
-  percentile, execFileSync,
+  percentile, execFileSync, RawWs,
 };

@@ -1,0 +1,7 @@
+# Hardening (issue 7): hostile input, access control, TLS, limits and
+# fairness, load with faults, and the server under valgrind. node:test files
+# that drive the real rigd (tests/lib/rigd.js); see docs/security.md.
+if(TARGET rigd)
+  rigd_node_test(security_hostile e2e/hostile.js)
+  set_tests_properties(security_hostile PROPERTIES TIMEOUT 300)
+endif()
