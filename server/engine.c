@@ -1167,6 +1167,12 @@ static int apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const e
 int engine_submit(engine *e, const char *name, const edit_batch *b, engine_ack *ack,
 		  edit_error *err)
 {
+	return engine_submit_limits(e, name, b, &e->opts.limits, ack, err);
+}
+
+int engine_submit_limits(engine *e, const char *name, const edit_batch *b,
+			 const edit_limits *lim, engine_ack *ack, edit_error *err)
+{
 	if (ack)
 		engine_ack_init(ack);
 	edit_error_clear(err);
@@ -1193,7 +1199,7 @@ int engine_submit(engine *e, const char *name, const edit_batch *b, engine_ack *
 			return 0;
 		}
 	}
-	return apply_and_queue(e, rt, b, &e->opts.limits, STORE_EDIT, 0, ack, err);
+	return apply_and_queue(e, rt, b, lim, STORE_EDIT, 0, ack, err);
 }
 
 /* The stored ops (want_inverse false) or inverse of batch 'seq' of rt, as

@@ -147,6 +147,15 @@ int engine_submit(engine *e, const char *name, const edit_batch *b, engine_ack *
 		  edit_error *err);
 
 /*
+ * engine_submit with limits 'lim' (NULL: none but the scene's node limit)
+ * instead of opts.limits, for batches the server builds itself rather than
+ * decodes from a client, such as a glTF import, which may hold more ops than
+ * a client's batch may.
+ */
+int engine_submit_limits(engine *e, const char *name, const edit_batch *b,
+			 const edit_limits *lim, engine_ack *ack, edit_error *err);
+
+/*
  * Undoes the latest batch of 'client' in scene 'name' that is not undone
  * yet, as a new batch (its stored inverse), queued like engine_submit; redo
  * re-applies the latest undone one. A new ordinary batch of the client

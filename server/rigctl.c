@@ -8,6 +8,9 @@
  *   rigctl [--url URL] get SCENE [--at SEQ]
  *   rigctl [--url URL] log SCENE [--from SEQ] [--to SEQ]
  *   rigctl [--url URL] scenes | create SCENE | delete SCENE
+ *   rigctl [--url URL] import SCENE FILE [--nearest] [--scene-index N]
+ *                                      [--scene-name NAME] [--parent ID]
+ *   rigctl [--url URL] export SCENE [--at SEQ] [-o FILE]
  *
  * Output is JSON lines on stdout, diagnostics on stderr. Exit status 0 when
  * everything succeeded, 1 when a batch or request failed (or the server went
@@ -119,6 +122,9 @@ struct app {
 	char path[1024];
 	const char *body;
 	size_t body_len;
+	const char *content_type;    /* of the body; NULL: application/json */
+	const char *out_path;        /* export -o: the answer goes there (when 2xx) */
+	FILE *out_file;
 	int status;
 	char last_char;
 	bool got_body;
@@ -144,6 +150,14 @@ static const char usage_text[] =
 	"  log SCENE [--from N] [--to N] the edit log as NDJSON\n"
 	"  scenes                       list the scenes\n"
 	"  create SCENE | delete SCENE  create an empty scene, delete one\n"
+	"  import SCENE FILE [--nearest] [--scene-index N] [--scene-name NAME] [--parent ID]\n"
+	"                               import a .gltf or .glb file as one batch into a\n"
+	"                               new (or empty) scene, or under node ID; --nearest\n"
+	"                               keeps the nearest TRS of a sheared matrix instead\n"
+	"                               of refusing; prints the answer with its report\n"
+	"  export SCENE [--at SEQ] [-o FILE]\n"
+	"                               the scene (at an earlier seq) as glTF 2.0 JSON, on\n"
+	"                               stdout or into FILE\n"
 	"\n"
 	"URL defaults to $RIGD_URL or " DEFAULT_URL ". Output is JSON lines on stdout.\n"
 	"Exit status: 0 all succeeded, 1 a batch or request failed or the server went\n"
@@ -784,13 +798,14 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
 		if (A.body) {
 			unsigned char **p = (unsigned char **)in, *end = (*p) + len;
+			const char *ctype = A.content_type ? A.content_type : "application/json";
 			char cl[32];
 
 			snprintf(cl, sizeof(cl), "%zu", A.body_len);
 			if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH,
 							 (unsigned char *)cl, (int)strlen(cl), p, end) ||
 			    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
-							 (unsigned char *)"application/json", 16, p, end))
+							 (unsigned char *)ctype, (int)strlen(ctype), p, end))
 				return -1;
 			lws_client_http_body_pending(wsi, 1);
 			lws_callback_on_writable(wsi);
@@ -815,7 +830,17 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		}
 		break;
 	case LWS_CALLBACK_RECEIVE_CLIENT_HTTP_READ:
-		if (len) {
+		if (len && A.out_path && A.status >= 200 && A.status < 300) {
+			/* export -o: only a successful answer goes to the file. */
+			if (!A.out_file && !(A.out_file = fopen(A.out_path, "wb"))) {
+				fail("cannot write %s: %s", A.out_path, strerror(errno));
+				return -1;
+			}
+			if (fwrite(in, 1, len, A.out_file) != len) {
+				fail("cannot write %s: %s", A.out_path, strerror(errno));
+				return -1;
+			}
+		} else if (len) {
 			fwrite(in, 1, len, stdout);
 			A.last_char = ((const char *)in)[len - 1];
 			A.got_body = true;
@@ -834,6 +859,14 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (A.got_body && A.last_char != '\n')
 			fputc('\n', stdout);
 		fflush(stdout);
+		if (A.out_file) {
+			if (fclose(A.out_file) != 0) {
+				A.out_file = NULL;
+				fail("cannot write %s: %s", A.out_path, strerror(errno));
+				break;
+			}
+			A.out_file = NULL;
+		}
 		if (A.status < 200 || A.status >= 300)
 			A.exit_code = 1;
 		A.done = true;
@@ -957,12 +990,82 @@ static int64_t parse_seq_arg(const char *flag, const char *v)
 	return x;
 }
 
+/*
+ * Reads the whole file at 'path' into a malloc'd buffer (its size in *len).
+ * Returns NULL after printing why.
+ */
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f) {
+		fprintf(stderr, "rigctl: cannot open %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		size_t got;
+
+		if (n == cap) {
+			char *v = cap > (1u << 30) ? NULL : realloc(buf, cap ? cap * 2 : 65536);
+
+			if (!v) {
+				fprintf(stderr, "rigctl: %s is too large\n", path);
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = v;
+			cap = cap ? cap * 2 : 65536;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "rigctl: cannot read %s: %s\n", path, strerror(errno));
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+/* Appends "&name=" and 'value' percent-encoded to A.path; false when it
+ * does not fit. */
+static bool path_arg(const char *name, const char *value)
+{
+	size_t n = strlen(A.path);
+	int w = snprintf(A.path + n, sizeof(A.path) - n, "%c%s=", strchr(A.path, '?') ? '&' : '?',
+			 name);
+
+	if (w < 0 || (size_t)w >= sizeof(A.path) - n)
+		return false;
+	n += (size_t)w;
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+		if (n + 4 > sizeof(A.path))
+			return false;
+		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~", *p) &&
+		    *p)
+			A.path[n++] = (char)*p;
+		else
+			n += (size_t)snprintf(A.path + n, 4, "%%%02X", *p);
+	}
+	A.path[n] = '\0';
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	struct lws_context_creation_info info;
 	const char *url = getenv("RIGD_URL") ? getenv("RIGD_URL") : DEFAULT_URL;
 	const char *cmd;
 	char *create_body = NULL;
+	char *file_body = NULL;
 	int ai = 1;
 
 	memset(&A, 0, sizeof(A));
@@ -1098,6 +1201,67 @@ int main(int argc, char **argv)
 		A.mode = M_HTTP;
 		A.method = "DELETE";
 		snprintf(A.path, sizeof(A.path), "/api/scenes/%s", A.scene);
+	} else if (strcmp(cmd, "import") == 0) {
+		const char *file;
+		bool ok = true;
+
+		A.mode = M_HTTP;
+		A.method = "POST";
+		if (ai >= argc)
+			die_usage("import needs a .gltf or .glb file");
+		file = argv[ai++];
+		snprintf(A.path, sizeof(A.path), "/api/scenes/%s/gltf", A.scene);
+		while (ai < argc) {
+			const char *a = argv[ai], *v = ai + 1 < argc ? argv[ai + 1] : NULL;
+
+			if (strcmp(a, "--nearest") == 0) {
+				ok = ok && path_arg("nearest", "1");
+				ai++;
+				continue;
+			}
+			if (strcmp(a, "--scene-index") == 0) {
+				char num[32];
+
+				snprintf(num, sizeof(num), "%" PRId64, parse_seq_arg(a, v));
+				ok = ok && path_arg("scene", num);
+			} else if (strcmp(a, "--scene-name") == 0 || strcmp(a, "--parent") == 0) {
+				if (!v)
+					die_usage("%s needs a value", a);
+				ok = ok && path_arg(a[2] == 'p' ? "parent" : "scene_name", v);
+			} else {
+				die_usage("unknown import argument '%s'", a);
+			}
+			ai += 2;
+		}
+		if (!ok)
+			die_usage("import arguments too long");
+		file_body = read_file(file, &A.body_len);
+		if (!file_body)
+			return 1;
+		/* A .glb starts with the magic "glTF". */
+		A.content_type = A.body_len >= 4 && memcmp(file_body, "glTF", 4) == 0
+					 ? "model/gltf-binary"
+					 : "model/gltf+json";
+		A.body = file_body;
+	} else if (strcmp(cmd, "export") == 0) {
+		A.mode = M_HTTP;
+		A.method = "GET";
+		snprintf(A.path, sizeof(A.path), "/api/scenes/%s/gltf", A.scene);
+		while (ai < argc) {
+			const char *a = argv[ai], *v = ai + 1 < argc ? argv[ai + 1] : NULL;
+
+			if (strcmp(a, "--at") == 0) {
+				snprintf(A.path, sizeof(A.path), "/api/scenes/%s/gltf?at=%" PRId64, A.scene,
+					 parse_seq_arg(a, v));
+			} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+				if (!v)
+					die_usage("%s needs a file", a);
+				A.out_path = strcmp(v, "-") == 0 ? NULL : v;
+			} else {
+				die_usage("unknown export argument '%s'", a);
+			}
+			ai += 2;
+		}
 	} else {
 		die_usage("unknown command '%s'", cmd);
 	}
@@ -1175,6 +1339,9 @@ int main(int argc, char **argv)
 	free(A.rx);
 	free(A.timed_msg);
 	free(create_body);
+	free(file_body);
+	if (A.out_file)
+		fclose(A.out_file);  /* an answer cut short: what came is kept */
 	if (A.in_fd >= 0 && !A.in_adopted)
 		close(A.in_fd);
 	return interrupted && A.mode == M_WATCH ? 0 : A.exit_code;

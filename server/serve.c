@@ -42,6 +42,7 @@
 #include "edit.h"
 #include "engine.h"
 #include "err.h"
+#include "gltf.h"
 #include "net.h"
 #include "proto.h"
 #include "scene.h"
@@ -64,6 +65,7 @@
 #define DEFAULT_DB "data/rig.db"
 #define DEFAULT_WEB "web"
 #define DEFAULT_REPLY_QUEUE (1u << 20)   /* bytes of replies queued per client */
+#define DEFAULT_MAX_GLTF (16u << 20)     /* bytes of a glTF file posted for import */
 #define REPLY_QUEUE_MAX_COUNT 65536      /* replies queued per client */
 #define DEFAULT_JOURNAL 256              /* turns remembered per scene */
 #define JOURNAL_TURN_MAX_IDS 8192        /* a bigger turn restarts the journal */
@@ -158,6 +160,10 @@ struct pending {
 	proto_req req;
 	int64_t seq;
 	long recomputed;
+	/* A glTF import: its report (JSON, owned), answered with the ack, and
+	 * the scene the import created, deleted again if the commit fails. */
+	char *report;
+	char created[SCENE_ID_MAX + 1];
 };
 
 enum deferred_kind { D_SUBSCRIBE, D_UNSUBSCRIBE, D_HTTP };
@@ -204,6 +210,7 @@ struct opts {
 	size_t max_message;
 	int max_fragments;
 	size_t max_body;
+	size_t max_gltf;             /* bytes of a glTF body (POST .../gltf) */
 	int idle_timeout_s;
 	int max_clients;
 	int max_ops;
@@ -1128,9 +1135,23 @@ static int add_pending_room(struct server *S)
  * On success the answer waits for the turn (a placeholder for ws); on error
  * the caller answers at once. Returns 0 or the error (err filled).
  */
+static int submit_limits(struct server *S, int type, const char *scene_name,
+			 const edit_batch *batch, const edit_limits *lim, const char *client,
+			 struct client *c, uint64_t http_conn, const proto_req *req, edit_error *err);
+
 static int submit(struct server *S, int type, const char *scene_name, const edit_batch *batch,
 		  const char *client, struct client *c, uint64_t http_conn, const proto_req *req,
 		  edit_error *err)
+{
+	return submit_limits(S, type, scene_name, batch, &S->lim.edit, client, c, http_conn, req,
+			     err);
+}
+
+/* submit() with edit limits 'lim' for an edit (the server's own batches,
+ * such as a glTF import, may hold more ops than a client's). */
+static int submit_limits(struct server *S, int type, const char *scene_name,
+			 const edit_batch *batch, const edit_limits *lim, const char *client,
+			 struct client *c, uint64_t http_conn, const proto_req *req, edit_error *err)
 {
 	engine_ack ack;
 	struct pending p;
@@ -1144,7 +1165,7 @@ static int submit(struct server *S, int type, const char *scene_name, const edit
 	}
 	engine_ack_init(&ack);
 	if (type == PROTO_EDIT)
-		rc = engine_submit(S->e, scene_name, batch, &ack, err);
+		rc = engine_submit_limits(S->e, scene_name, batch, lim, &ack, err);
 	else if (type == PROTO_UNDO)
 		rc = engine_undo(S->e, scene_name, client, false, 0, &ack, err);
 	else
@@ -1652,6 +1673,210 @@ static void http_log_import(struct server *S, uint64_t conn, const char *name, c
 	}
 }
 
+
+/* ---- glTF in and out (issue 6) ---- */
+
+static bool parse_long(const char *s, long lo, long hi, long *out);
+
+/*
+ * The scene 'name' now (at NULL) or right after seq 'at': *out points at the
+ * live scene, or at *past (a copy the caller frees with scene_free), with
+ * its seq in *seq. On error answers the request and returns false.
+ */
+static bool read_scene_at(struct server *S, uint64_t conn, const char *name, const char *at,
+			  const scene **out, scene **past, int64_t *seq)
+{
+	int rc;
+
+	*past = NULL;
+	if (!at) {
+		*out = engine_scene(S->e, name);
+		if (!*out) {
+			respond_code(S, conn, RIGD_E_UNKNOWN_SCENE, "", "no scene '%s'", name);
+			return false;
+		}
+		*seq = engine_seq(S->e, name);
+		return true;
+	}
+	if (!parse_seq(at, seq)) {
+		respond_code(S, conn, RIGD_E_BAD_SEQ, "at", "at must be a seq 0..2^53");
+		return false;
+	}
+	/* Seq 0 is the empty scene by definition: no history to read. */
+	if (*seq == 0 && engine_seq(S->e, name) >= 0)
+		rc = (*past = scene_new()) ? 0 : RIGD_E_NOMEM;
+	else
+		rc = engine_at(S->e, name, *seq, past);
+	if (rc == RIGD_E_BAD_SEQ) {
+		respond_code(S, conn, rc, "at", "scene '%s' has no seq %" PRId64, name, *seq);
+		return false;
+	}
+	if (rc) {
+		respond_engine(S, conn, rc, name);
+		return false;
+	}
+	*out = *past;
+	return true;
+}
+
+/* GET /api/scenes/{name}/gltf[?at=SEQ]: the scene as glTF 2.0 JSON. */
+static void http_gltf_export(struct server *S, uint64_t conn, const char *name, const char *at)
+{
+	const scene *s;
+	scene *past;
+	int64_t seq;
+	gltf_export_opts eo = {.scene_name = name, .generator = "rigd"};
+	char *json = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!read_scene_at(S, conn, name, at, &s, &past, &seq))
+		return;
+	rc = gltf_export(s, &eo, &json, &len);
+	scene_free(past);
+	if (rc) {
+		respond_code(S, conn, rc, "", "cannot export scene '%s': %s", name, err_str(rc));
+		return;
+	}
+	net_http_respond(S->n, conn, 200, "model/gltf+json", json, len);
+}
+
+/* A query flag: absent, "0" or "false" is false; "", "1" or "true" true. */
+static bool parse_flag(const char *v, bool *out)
+{
+	if (!v) {
+		*out = false;
+		return true;
+	}
+	if (!*v || strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
+		*out = true;
+	else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0)
+		*out = false;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * POST /api/scenes/{name}/gltf: imports a .gltf or .glb body as ONE batch
+ * of creates, into a new scene (created here) or an empty one, or under
+ * node ?parent= of an existing scene. Runs between turns (nothing else is
+ * pending): a file that does not import creates nothing; one that does is
+ * submitted like an edit and answered after its commit, with the report.
+ */
+static void http_gltf_import(struct server *S, const struct deferred *d, const char *name)
+{
+	const char *scene_s = arg(d->args, d->n_args, "scene");
+	const char *scene_name = arg(d->args, d->n_args, "scene_name");
+	const char *parent = arg(d->args, d->n_args, "parent");
+	const char *client = arg(d->args, d->n_args, "client");
+	const scene *existing = engine_scene(S->e, name);
+	gltf_import_opts opts = gltf_import_opts_default();
+	gltf_report report;
+	edit_batch batch;
+	edit_limits lim = S->lim.edit;
+	edit_error err;
+	char *report_json = NULL;
+	bool created = false;
+	long idx;
+	int rc;
+
+	if (parent && !*parent)
+		parent = NULL;
+	if (scene_s && !parse_long(scene_s, 0, INT_MAX, &idx)) {
+		respond_code(S, d->conn, RIGD_E_BAD_FIELD, "scene",
+			     "scene must be the index of a scene of the file");
+		return;
+	}
+	if (!parse_flag(arg(d->args, d->n_args, "nearest"), &opts.nearest_trs)) {
+		respond_code(S, d->conn, RIGD_E_BAD_FIELD, "nearest", "nearest must be 0 or 1");
+		return;
+	}
+	if (client && !scene_id_valid(client)) {
+		respond_code(S, d->conn, RIGD_E_BAD_ID, "client", "bad client id");
+		return;
+	}
+	if (!existing && parent) {
+		respond_code(S, d->conn, RIGD_E_UNKNOWN_SCENE, "scene",
+			     "no scene '%s' to import under node '%s'", name, parent);
+		return;
+	}
+	if (existing && !parent && scene_count(existing) > 0) {
+		respond_code(S, d->conn, RIGD_E_SCENE_NOT_EMPTY, "scene",
+			     "scene '%s' has %d nodes: import into a new scene, or under a node "
+			     "with ?parent=", name, scene_count(existing));
+		return;
+	}
+	opts.scene_index = scene_s ? (int)idx : -1;
+	opts.scene_name = scene_name;
+	opts.parent = parent;
+	opts.existing = existing;
+	edit_error_clear(&err);
+	rc = gltf_import(d->body, d->body_len, &opts, &batch, &report, &err);
+	if (rc) {
+		if (!err.code)
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		respond_error(S, d->conn, &err);
+		gltf_report_release(&report);
+		return;
+	}
+	if (client)
+		snprintf(batch.client, sizeof(batch.client), "%s", client);
+	if ((rc = gltf_report_json(&report, &report_json, NULL)) != 0) {
+		respond_code(S, d->conn, rc, "", "out of memory");
+		goto out;
+	}
+	if (!existing) {
+		rc = engine_scene_create(S->e, name);
+		if (rc) {
+			respond_engine(S, d->conn, rc, name);
+			goto out;
+		}
+		created = true;
+	}
+	/* The import is one batch, as large as the file: gltf_import's own
+	 * node limit bounds it, not the ops limit of a client's batch. */
+	if (lim.max_ops < batch.n_ops)
+		lim.max_ops = batch.n_ops;
+	edit_error_clear(&err);
+	rc = submit_limits(S, PROTO_EDIT, name, &batch, &lim, batch.client, NULL, d->conn, NULL,
+			   &err);
+	if (rc) {
+		respond_error(S, d->conn, &err);
+		if (created && engine_scene_delete(S->e, name) != 0)
+			logf_(LOG_WARN, "cannot delete scene %s after a failed import: %s", name,
+			      engine_errmsg(S->e));
+		goto out;
+	}
+	S->pend[S->n_pend - 1].report = report_json;
+	report_json = NULL;
+	if (created)  /* 'name' is a valid scene name: it fits */
+		memcpy(S->pend[S->n_pend - 1].created, name, strlen(name) + 1);
+	logf_(LOG_INFO, "glTF import into %s: %d nodes", name, report.n_created);
+out:
+	free(report_json);
+	edit_batch_release(&batch);
+	gltf_report_release(&report);
+}
+
+/* The answer to a committed glTF import: {"seq","recomputed","report"}. */
+static void respond_import(struct server *S, const struct pending *p)
+{
+	proto_buf b;
+	char head[96];
+
+	snprintf(head, sizeof(head), "{\"seq\":%" PRId64 ",\"recomputed\":%ld,\"report\":", p->seq,
+		 p->recomputed);
+	proto_buf_init(&b, 0);
+	if (proto_buf_append(&b, head, strlen(head)) ||
+	    proto_buf_append(&b, p->report, strlen(p->report)) || proto_buf_append(&b, "}", 1)) {
+		proto_buf_release(&b);
+		respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	respond_json(S, p->conn, 200, &b);
+}
+
 /* Requests that read or change scenes outside a batch, after the commit. */
 static void http_deferred(struct server *S, struct deferred *d)
 {
@@ -1725,6 +1950,15 @@ static void http_deferred(struct server *S, struct deferred *d)
 			respond_code(S, d->conn, RIGD_E_BAD_METHOD, "", "use GET or POST");
 		return;
 	}
+	if (strcmp(rest, "/gltf") == 0) {
+		if (d->method == NET_GET)
+			http_gltf_export(S, d->conn, name, arg(d->args, d->n_args, "at"));
+		else if (d->method == NET_POST)
+			http_gltf_import(S, d, name);
+		else
+			respond_code(S, d->conn, RIGD_E_BAD_METHOD, "", "use GET or POST");
+		return;
+	}
 	respond_code(S, d->conn, RIGD_E_NOT_FOUND, "", "no route %s", d->path);
 }
 
@@ -1779,6 +2013,15 @@ static bool cb_http(void *ctx, const net_request *req)
 	if (strncmp(req->path, "/api/", 5) != 0)
 		return false;
 	S->m.http_api_requests++;
+	/* net reads bodies up to the larger of --max-body and --max-gltf; only
+	 * a glTF import may use the larger. */
+	if (req->body_len > S->o.max_body &&
+	    !(req->method == NET_POST && scene_path(req->path, name, sizeof(name), &rest) &&
+	      strcmp(rest, "/gltf") == 0 && req->body_len <= S->o.max_gltf)) {
+		respond_code(S, req->conn, RIGD_E_TOO_LARGE, "", "the body exceeds %zu bytes",
+			     S->o.max_body);
+		return true;
+	}
 	if (scene_path(req->path, name, sizeof(name), &rest) && strcmp(rest, "/edits") == 0) {
 		if (req->method != NET_POST)
 			respond_code(S, req->conn, RIGD_E_BAD_METHOD, "", "use POST");
@@ -1919,6 +2162,24 @@ static void answer_pending(struct server *S, int commit_rc)
 		if (commit_rc)
 			edit_error_set(&err, RIGD_E_STORAGE, -1, "", "the edit could not be stored: %s",
 				       engine_errmsg(S->e));
+		if (p->report) {
+			/* A glTF import: the scene it created goes again when
+			 * the import could not be stored. */
+			if (commit_rc)
+				respond_error(S, p->conn, &err);
+			else
+				respond_import(S, p);
+			if (commit_rc && p->created[0]) {
+				if (engine_scene_delete(S->e, p->created) == 0)
+					scene_gone(S, p->created);
+				else
+					logf_(LOG_WARN, "cannot delete scene %s after a failed import",
+					      p->created);
+			}
+			free(p->report);
+			p->report = NULL;
+			continue;
+		}
 		if (p->http) {
 			proto_buf_init(&b, 0);
 			if (commit_rc) {
@@ -2039,6 +2300,11 @@ static void cb_turn(void *ctx)
 		else
 			do_subscribe(S, d);
 		deferred_free(d);
+		/* A glTF import submits a batch: what comes after it waits for
+		 * its commit, in the next turn (submit scheduled one), so that
+		 * nothing reads a scene with a batch awaiting its commit. */
+		if (engine_pending(S->e) > 0)
+			break;
 	}
 }
 
@@ -2248,6 +2514,7 @@ static void usage(FILE *f)
 		"  --max-message BYTES    largest websocket message (default 1048576; 1009 beyond)\n"
 		"  --max-fragments N      most receive chunks in one message (default 4096)\n"
 		"  --max-body BYTES       largest HTTP request body (default 8388608; 413 beyond)\n"
+		"  --max-gltf BYTES       largest glTF file posted for import (default %u)\n"
 		"  --max-ops N            most ops in one batch (default %d)\n"
 		"  --max-nodes N          most nodes in one scene (default %d)\n"
 		"  --max-clients N        most open websockets (default 1024)\n"
@@ -2261,7 +2528,7 @@ static void usage(FILE *f)
 		"                         acknowledged edit is lost on power loss)\n"
 		"  --log-level LEVEL      error, warn, info or debug (default warn)\n"
 		"  --help                 this text\n",
-		DEFAULT_PORT, DEFAULT_DB, DEFAULT_WEB, EDIT_DEFAULT_MAX_OPS,
+		DEFAULT_PORT, DEFAULT_DB, DEFAULT_WEB, DEFAULT_MAX_GLTF, EDIT_DEFAULT_MAX_OPS,
 		SCENE_DEFAULT_MAX_NODES, DEFAULT_REPLY_QUEUE, DEFAULT_JOURNAL);
 }
 
@@ -2326,6 +2593,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->max_message = 1u << 20;
 	o->max_fragments = 4096;
 	o->max_body = 8u << 20;
+	o->max_gltf = DEFAULT_MAX_GLTF;
 	o->idle_timeout_s = 60;
 	o->max_clients = 1024;
 	o->max_ops = EDIT_DEFAULT_MAX_OPS;
@@ -2388,6 +2656,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (strcmp(a, "--max-body") == 0) {
 			NUMBER(1024, 1L << 30);
 			o->max_body = (size_t)num;
+		} else if (strcmp(a, "--max-gltf") == 0) {
+			NUMBER(1024, 1L << 30);
+			o->max_gltf = (size_t)num;
 		} else if (strcmp(a, "--max-ops") == 0) {
 			NUMBER(1, 10000000);
 			o->max_ops = (int)num;
@@ -2508,6 +2779,8 @@ static void server_free(struct server *S)
 		S->dhead = d->next;
 		deferred_free(d);
 	}
+	for (int i = 0; i < S->n_pend; i++)
+		free(S->pend[i].report);
 	free(S->pend);
 	free(S->wake);
 }
@@ -2565,7 +2838,7 @@ int serve_main(int argc, char **argv)
 	ncfg.n_origins = S.o.n_origins;
 	ncfg.max_message = S.o.max_message;
 	ncfg.max_fragments = S.o.max_fragments;
-	ncfg.max_body = S.o.max_body;
+	ncfg.max_body = S.o.max_body > S.o.max_gltf ? S.o.max_body : S.o.max_gltf;
 	ncfg.idle_timeout_s = S.o.idle_timeout_s;
 	ncfg.max_connections = S.o.max_clients;
 	ncfg.log_level = S.o.log_level > LOG_WARN ? S.o.log_level - 1 : 0;
@@ -2618,8 +2891,12 @@ int serve_main(int argc, char **argv)
 	signal_net = NULL;
 	if (rc)
 		logf_(LOG_ERROR, "the event loop failed");
-	/* Commit what this last pass received, answer it, then say goodbye. */
-	cb_turn(&S);
+	/* Commit what this last pass received, answer it, then say goodbye.
+	 * A glTF import defers what came after it by a turn: run turns until
+	 * nothing waits. */
+	do
+		cb_turn(&S);
+	while (S.n_pend > 0 || engine_pending(S.e) > 0 || S.dhead);
 	net_drain(S.n, NET_CLOSE_GOING_AWAY, 3000);
 	logf_(LOG_INFO, "stopped by signal %d", (int)got_signal);
 	exit_code = rc ? 1 : 0;
