@@ -6,5 +6,7 @@
 rigd_node_test(web_unit web/unit.test.mjs)
 rigd_node_test(web_viewer web/viewer.test.mjs)
 rigd_node_test(web_bigscene web/bigscene.test.mjs)
+rigd_node_test(web_gltf web/gltf.test.mjs)  # glTF drop-to-import and export (issue 6)
 set_tests_properties(web_viewer PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)
+set_tests_properties(web_gltf PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)
 set_tests_properties(web_bigscene PROPERTIES RESOURCE_LOCK chromium RUN_SERIAL TRUE TIMEOUT 300)

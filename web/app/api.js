@@ -5,8 +5,10 @@
  */
 
 export class ApiError extends Error {
-	constructor(message, { status = 0, code = 'http', op = null, field = null } = {}) {
+	/* 'detail': the server's message alone, without what the viewer was doing. */
+	constructor(message, { status = 0, code = 'http', op = null, field = null, detail = null } = {}) {
 		super(message);
+		this.detail = detail ?? message;
 		this.status = status;
 		this.code = code;
 		this.op = op;
@@ -27,7 +29,7 @@ async function call(what, url, init) {
 		if (type.includes('json')) body = await res.json().catch(() => null);
 		const err = body && body.error;
 		const text = err && err.message ? err.message : `HTTP ${res.status} ${res.statusText}`.trim();
-		throw new ApiError(`${what}: ${text}`, { status: res.status, code: err?.code || 'http', op: err?.op ?? null, field: err?.field ?? null });
+		throw new ApiError(`${what}: ${text}`, { status: res.status, code: err?.code || 'http', op: err?.op ?? null, field: err?.field ?? null, detail: text });
 	}
 	return res;
 }
@@ -71,4 +73,24 @@ export async function getLog(name, from = 1, to = null, { signal } = {}) {
 		.split('\n')
 		.filter((line) => line.trim())
 		.map((line) => JSON.parse(line));
+}
+
+/* POST /api/scenes/NAME/gltf with a .gltf or .glb file's bytes: imports it
+ * as one batch into a new scene. Resolves to {seq, recomputed, report}. */
+export async function importGltf(name, bytes, { fileName = 'the file', nearest = false } = {}) {
+	const glb = bytes.byteLength >= 4 && new TextDecoder().decode(new Uint8Array(bytes, 0, 4)) === 'glTF';
+	const res = await call(`importing ${fileName} into scene '${name}'`, `/api/scenes/${enc(name)}/gltf${nearest ? '?nearest=1' : ''}`, {
+		method: 'POST',
+		headers: { 'content-type': glb ? 'model/gltf-binary' : 'model/gltf+json' },
+		body: bytes,
+	});
+	return res.json();
+}
+
+/* GET /api/scenes/NAME/gltf[?at=SEQ]: the scene as glTF 2.0 JSON text. */
+export async function getGltf(name, at = null) {
+	const query = at === null ? '' : `?at=${at}`;
+	const what = at === null ? `exporting scene '${name}'` : `exporting scene '${name}' at seq ${at}`;
+	const res = await call(what, `/api/scenes/${enc(name)}/gltf${query}`);
+	return res.text();
 }

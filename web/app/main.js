@@ -9,6 +9,7 @@
  * and never changes anything the user could not.
  */
 import { Connection } from './connection.js';
+import { GltfImport, exportGltf } from './gltfio.js';
 import { HierarchyPanel } from './hierarchy.js';
 import { InspectorPanel } from './inspector.js';
 import { SceneList } from './scenelist.js';
@@ -101,6 +102,7 @@ class SceneView {
 			return el('label.toggle-chip', { title: `Show ${label}` }, box, label);
 		});
 		this.frameButton = el('button.tool', { title: 'Frame everything (A) / the selection (F)', 'aria-label': 'Frame all' }, '⌂');
+		this.exportButton = el('button.tool.export-gltf', { title: 'Download this scene, at the seq shown, as a glTF 2.0 file', 'aria-label': 'Export glTF' }, '⇩ glTF');
 		this.helpButton = el('button.tool', { title: 'Keys and gestures (?)', 'aria-label': 'Help' }, '?');
 		this.help = el(
 			'div.help',
@@ -120,10 +122,11 @@ class SceneView {
 					['Drag a label', 'x, y, z in the inspector scrub the value (Shift: finer)'],
 					['Drag a row', 'onto another row: make it a child; near a row\'s edge: place it before or after'],
 					['Timeline', 'drag back to see an earlier seq (read-only); ▶ replays the log'],
+					['Drop a file', 'a .gltf or .glb anywhere on the page: imported as a new scene; ⇩ glTF exports the seq shown'],
 				].flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
 			),
 		);
-		return el('div.toolbar', {}, ...this.modeButtons, this.spaceButton, el('span.sep'), ...toggles, el('span.sep'), this.frameButton, this.helpButton, this.help);
+		return el('div.toolbar', {}, ...this.modeButtons, this.spaceButton, el('span.sep'), ...toggles, el('span.sep'), this.frameButton, this.exportButton, this.helpButton, this.help);
 	}
 
 	_overlayDefault(key) {
@@ -160,6 +163,7 @@ class SceneView {
 		for (const b of this.modeButtons) L.listen(b, 'click', () => this.setMode(b.dataset.mode));
 		L.listen(this.spaceButton, 'click', () => this.toggleSpace());
 		L.listen(this.frameButton, 'click', () => this.viewport.frameAll());
+		L.listen(this.exportButton, 'click', () => this.exportGltf());
 		L.listen(this.helpButton, 'click', () => (this.help.hidden = !this.help.hidden));
 		for (const [key, box] of Object.entries(this.overlayBoxes)) L.listen(box, 'change', () => this.viewport.setOverlayFlags({ [key]: box.checked }));
 		this.setMode('translate');
@@ -325,6 +329,15 @@ class SceneView {
 		this.session.redo().catch((err) => (this.timeline.message.textContent = `Redo: ${err.message}`));
 	}
 
+	/* Downloads the scene as shown (live, or the timeline's seq) as glTF. */
+	exportGltf() {
+		const at = this.shown === this.live ? null : this.shown.seq;
+		this.exportButton.disabled = true;
+		exportGltf(this.name, at)
+			.catch((err) => this.app.toast(err.message))
+			.finally(() => (this.exportButton.disabled = false));
+	}
+
 	/* --- viewport commands --- */
 
 	setMode(mode) {
@@ -405,11 +418,14 @@ class App {
 		this.connPill = el('div.conn-pill', { role: 'status', 'aria-live': 'polite' });
 		this.toastBox = el('div.toasts', { role: 'alert' });
 		this.main = el('div.app-main');
+		this.importButton = el('button.import-gltf', { type: 'button', title: 'Import a .gltf or .glb file as a new scene (or drop one anywhere on the page)' }, 'Import glTF');
 		document.body.append(
-			el('header.topbar', {}, el('a.brand', { href: '#/' }, 'rigd'), this.crumbs, el('span.grow'), this.presence, this.nameInput, this.connPill),
+			el('header.topbar', {}, el('a.brand', { href: '#/' }, 'rigd'), this.crumbs, el('span.grow'), this.presence, this.importButton, this.nameInput, this.connPill),
 			this.main,
 			this.toastBox,
 		);
+		this.gltf = new GltfImport(document.body, { open: (name) => (location.hash = `#/scene/${encodeURIComponent(name)}`) });
+		this._listeners.listen(this.importButton, 'click', () => this.gltf.choose());
 
 		this._listeners.listen(window, 'hashchange', () => this.route());
 		this._listeners.listen(window, 'keydown', (e) => this.view && this.view.onKey(e));

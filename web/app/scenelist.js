@@ -23,6 +23,7 @@ export class SceneList {
 			this.status,
 			form,
 			this.createError,
+			el('p.muted.small.drop-hint', {}, 'To import a rig, drop a .gltf or .glb file anywhere on this page, or use Import glTF above: its nodes become a new scene.'),
 		);
 		container.append(this.element);
 		this._listeners.listen(form, 'submit', async (e) => {
