@@ -68,6 +68,8 @@ struct conn {
 	bool close_sent;              /* the close frame is out: never write again */
 	bool over_limit;              /* accepted beyond max_connections: 1013 */
 	char *ws_auth;                /* the handshake's Authorization, or NULL */
+	bool rx_paused;               /* reading stopped by net_ws_pause_for */
+	lws_sorted_usec_list_t resume_sul;
 	char close_reason[CLOSE_REASON_MAX + 1];
 
 	/* HTTP request */
@@ -680,6 +682,8 @@ static int on_http_writeable(struct net *n, struct conn *c)
 		    add_header(c->wsi, "x-frame-options:", "DENY", &p, end) ||
 		    add_header(c->wsi, "cache-control:", cache, &p, end) ||
 		    (c->etag[0] && add_header(c->wsi, "etag:", c->etag, &p, end)) ||
+		    (c->status == 401 && add_header(c->wsi, "www-authenticate:",
+						    "Bearer realm=\"rigd\"", &p, end)) ||
 		    (n->tls_cert && add_header(c->wsi, "strict-transport-security:",
 					       "max-age=31536000", &p, end)) ||
 		    (c->close_after && add_header(c->wsi, "connection:", "close", &p, end)))
@@ -801,6 +805,7 @@ static void ws_release(struct net *n, struct conn *c)
 	if (!c->is_ws)
 		return;
 	c->is_ws = false;
+	lws_sul_cancel(&c->resume_sul);
 	free(c->rx);
 	free(c->tx);
 	free(c->ws_auth);
@@ -1268,6 +1273,8 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 
 	memset(&info, 0, sizeof(info));
 	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+	if (n->tls_cert)  /* lws reads it per vhost too: without it, no TLS */
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 	if (!strchr(n->host, ':'))
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.vhost_name = "rigd";
@@ -1418,6 +1425,31 @@ int net_ws_wake(net *n, uint64_t conn)
 	if (!c || !c->is_ws || c->close_sent)
 		return RIGD_E_NOT_FOUND;
 	lws_callback_on_writable(c->wsi);
+	return 0;
+}
+
+static void resume_cb(lws_sorted_usec_list_t *sul)
+{
+	struct conn *c = lws_container_of(sul, struct conn, resume_sul);
+
+	if (c->is_ws && c->rx_paused) {
+		c->rx_paused = false;
+		lws_rx_flow_control(c->wsi, 1);
+	}
+}
+
+int net_ws_pause_for(net *n, uint64_t conn, int ms)
+{
+	struct conn *c = conn_lookup(n, conn);
+
+	if (!c || !c->is_ws || c->close_sent)
+		return RIGD_E_NOT_FOUND;
+	if (!c->rx_paused) {
+		c->rx_paused = true;
+		lws_rx_flow_control(c->wsi, 0);
+	}
+	lws_sul_schedule(n->ctx, 0, &c->resume_sul, resume_cb,
+			 (lws_usec_t)(ms > 0 ? ms : 1) * 1000);
 	return 0;
 }
 

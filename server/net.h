@@ -207,6 +207,14 @@ void net_schedule_turn(net *n);
 int net_ws_wake(net *n, uint64_t conn);
 
 /*
+ * Stops reading websocket 'conn' for 'ms' milliseconds (the peer's sends
+ * back up into its own socket: TCP flow control), then reads again; a
+ * second call moves the end of the pause. Messages lws had already read
+ * may still arrive during the pause. 0, or RIGD_E_NOT_FOUND.
+ */
+int net_ws_pause_for(net *n, uint64_t conn, int ms);
+
+/*
  * Closes 'conn' with 'code' and 'reason' (at most 123 bytes; may be NULL)
  * at its next writable moment, dropping whatever it had not sent. 0, or
  * RIGD_E_NOT_FOUND.

@@ -55,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -71,6 +72,13 @@
 #define JOURNAL_TURN_MAX_IDS 8192        /* a bigger turn restarts the journal */
 #define JOURNAL_MAX_IDS 131072           /* ids kept per scene (about 8 MB) */
 #define CLIENT_ID_MAX 32
+#define DEFAULT_MAX_RATE 2000            /* messages a second per connection */
+#define DEFAULT_MAX_TOKEN_RATE 5000      /* messages and requests a second per token */
+#define DEFAULT_MAX_SUBS 64              /* subscriptions per connection */
+#define DEFAULT_MAX_SCENES 1000          /* scenes in the database */
+#define TOKEN_MIN 16                     /* bytes of a token, at least... */
+#define TOKEN_MAX 256                    /* ...and at most */
+#define TOKEN_ARGS_MAX 256               /* --token and --admin-token flags */
 
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
@@ -104,6 +112,28 @@ struct client {
 	int queued;
 	bool dropped;                /* closed for overflow; ignore its input */
 	bool wake_after_turn;        /* was writable while a turn was open */
+	/* access control (docs/security.md) */
+	bool authed;                 /* 'tok' holds the hash of a known token */
+	unsigned char tok[NET_SHA256_LEN];
+	int principal;               /* the token entry whose bucket it shares */
+	double bucket, bucket_t;     /* messages it may send now; when refilled */
+};
+
+/* Roles, each allowing what the one before it does. */
+enum role { ROLE_NONE, ROLE_VIEWER, ROLE_EDITOR, ROLE_ADMIN };
+
+/*
+ * One configured token: the SHA-256 of the secret (never the secret), its
+ * role and scene ("*": all). The same secret may appear several times (an
+ * editor of one scene and a viewer of another); its first entry, the
+ * principal, holds the rate bucket all its connections share.
+ */
+struct token {
+	unsigned char hash[NET_SHA256_LEN];
+	int role;
+	char scene[SCENE_ID_MAX + 1];
+	int principal;
+	double bucket, bucket_t;
 };
 
 /* What one turn did to a scene, for the updates of lagging clients. */
@@ -183,6 +213,8 @@ struct deferred {
 	int n_args;
 	char *body;
 	size_t body_len;
+	bool authed;                 /* D_HTTP with tokens: the caller's token */
+	unsigned char tok[NET_SHA256_LEN];
 };
 
 /* Prometheus histogram of commit latency. */
@@ -198,6 +230,7 @@ struct metrics {
 	uint64_t updates_sent, snapshots_sent, updates_coalesced;
 	uint64_t replies_sent, presence_coalesced, clients_dropped;
 	uint64_t ws_messages, http_api_requests;
+	uint64_t rate_limited, unauthorized, forbidden;
 };
 
 struct opts {
@@ -219,6 +252,15 @@ struct opts {
 	int journal;
 	bool sync_normal;
 	int log_level;
+	const char *token_args[TOKEN_ARGS_MAX];  /* "ROLE:SCENE:TOKEN" */
+	int n_token_args;
+	const char *tokens_file;
+	bool insecure_remote;
+	int max_rate;
+	int max_token_rate;
+	int max_subs;
+	int max_scenes;
+	const char *tls_cert, *tls_key;
 };
 
 struct server {
@@ -241,6 +283,8 @@ struct server {
 	struct metrics m;
 	size_t head;                 /* net_frame_head() */
 	double started;
+	struct token *tokens;        /* none: access control is off (loopback) */
+	int n_tokens, cap_tokens;
 };
 
 static volatile sig_atomic_t got_signal;
@@ -364,6 +408,233 @@ static int http_status_of(int err)
 	default:
 		return 400;
 	}
+}
+
+/* ---- access control ----
+ *
+ * Tokens are kept as SHA-256 digests: a presented token is hashed and its
+ * digest compared with every entry, byte by byte without an early exit, so
+ * neither the secrets nor (by timing) their prefixes can be read back from
+ * the process. With no token configured, access control is off and rigd
+ * listens on loopback only (serve_main).
+ */
+
+static const char *const role_names[] = {"none", "viewer", "editor", "admin"};
+
+static int hex_digit(int ch)
+{
+	return ch >= '0' && ch <= '9' ? ch - '0'
+	       : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+	       : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+					 : -1;
+}
+
+/*
+ * Adds a token: 'secret' is the token itself (TOKEN_MIN..TOKEN_MAX visible
+ * ASCII characters) or "sha256:" and the 64 hex digits of its digest (what
+ * rigd --hash-token prints, for files that should hold no secret). 0, or -1
+ * with the reason in 'why'.
+ */
+static int token_add(struct server *S, int role, const char *scene_name, const char *secret,
+		     char *why, size_t cap)
+{
+	struct token t;
+	size_t len = strlen(secret);
+
+	memset(&t, 0, sizeof(t));
+	if (strncmp(secret, "sha256:", 7) == 0) {
+		if (len != 7 + 2 * NET_SHA256_LEN) {
+			snprintf(why, cap, "sha256: needs 64 hex digits");
+			return -1;
+		}
+		for (int i = 0; i < NET_SHA256_LEN; i++) {
+			int hi = hex_digit(secret[7 + 2 * i]), lo = hex_digit(secret[8 + 2 * i]);
+
+			if (hi < 0 || lo < 0) {
+				snprintf(why, cap, "sha256: needs 64 hex digits");
+				return -1;
+			}
+			t.hash[i] = (unsigned char)(hi << 4 | lo);
+		}
+	} else {
+		if (len < TOKEN_MIN || len > TOKEN_MAX) {
+			snprintf(why, cap, "a token is %d to %d characters", TOKEN_MIN, TOKEN_MAX);
+			return -1;
+		}
+		for (size_t i = 0; i < len; i++)
+			if (secret[i] < 0x21 || secret[i] > 0x7e) {
+				snprintf(why, cap, "a token is visible ASCII characters, no spaces");
+				return -1;
+			}
+		net_sha256(secret, len, t.hash);
+	}
+	if ((strcmp(scene_name, "*") != 0 && !scene_id_valid(scene_name)) ||
+	    strlen(scene_name) >= sizeof(t.scene)) {
+		snprintf(why, cap, "'%.70s' is not a scene name or *", scene_name);
+		return -1;
+	}
+	memcpy(t.scene, scene_name, strlen(scene_name) + 1);
+	t.role = role;
+	t.principal = S->n_tokens;
+	for (int i = 0; i < S->n_tokens; i++)
+		if (memcmp(S->tokens[i].hash, t.hash, NET_SHA256_LEN) == 0) {
+			t.principal = S->tokens[i].principal;
+			break;
+		}
+	{
+		struct token *v = xrealloc_array(S->tokens, &S->cap_tokens, S->n_tokens + 1,
+						 sizeof(*v));
+		if (!v) {
+			snprintf(why, cap, "out of memory");
+			return -1;
+		}
+		S->tokens = v;
+	}
+	S->tokens[S->n_tokens++] = t;
+	return 0;
+}
+
+/* "ROLE:SCENE:TOKEN" (the token may contain ':'). 0, or -1 with 'why'. */
+static int token_spec(struct server *S, const char *spec, char *why, size_t cap)
+{
+	const char *c1 = strchr(spec, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	char role[16], sname[SCENE_ID_MAX + 2];
+	int r = -1;
+
+	if (!c1 || !c2 || (size_t)(c1 - spec) >= sizeof(role) ||
+	    (size_t)(c2 - c1 - 1) >= sizeof(sname)) {
+		snprintf(why, cap, "expected ROLE:SCENE:TOKEN");
+		return -1;
+	}
+	memcpy(role, spec, (size_t)(c1 - spec));
+	role[c1 - spec] = '\0';
+	memcpy(sname, c1 + 1, (size_t)(c2 - c1 - 1));
+	sname[c2 - c1 - 1] = '\0';
+	for (int i = ROLE_VIEWER; i <= ROLE_ADMIN; i++)
+		if (strcmp(role, role_names[i]) == 0)
+			r = i;
+	if (r < 0) {
+		snprintf(why, cap, "role '%s' is not viewer, editor or admin", role);
+		return -1;
+	}
+	if (r == ROLE_ADMIN && strcmp(sname, "*") != 0) {
+		snprintf(why, cap, "an admin token is for every scene: admin:*:TOKEN");
+		return -1;
+	}
+	return token_add(S, r, sname, c2 + 1, why, cap);
+}
+
+/* One ROLE:SCENE:TOKEN a line; blank lines and lines from '#' are skipped.
+ * 0, or -1 after printing what was wrong. */
+static int tokens_load_file(struct server *S, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024], why[128];
+	int lineno = 0, rc = 0;
+
+	if (!f) {
+		fprintf(stderr, "rigd: --tokens %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		char *p = line;
+
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
+				   line[len - 1] == ' ' || line[len - 1] == '\t'))
+			line[--len] = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0' || *p == '#')
+			continue;
+		if (token_spec(S, p, why, sizeof(why)) != 0) {
+			fprintf(stderr, "rigd: %s:%d: %s\n", path, lineno, why);
+			rc = -1;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/*
+ * The highest role the token with digest 'hash' has on 'scene' (NULL: on
+ * any scene), ROLE_NONE when it has none there, or -1 when no such token is
+ * configured. *principal (may be NULL) gets its bucket's entry.
+ */
+static int role_for(const struct server *S, const unsigned char *hash, const char *scene_name,
+		    int *principal)
+{
+	int best = -1;
+
+	for (int i = 0; i < S->n_tokens; i++) {
+		const struct token *t = &S->tokens[i];
+		unsigned diff = 0;
+		int r = ROLE_NONE;
+
+		for (int k = 0; k < NET_SHA256_LEN; k++)
+			diff |= (unsigned)(t->hash[k] ^ hash[k]);
+		if (diff)
+			continue;
+		if (principal)
+			*principal = t->principal;
+		if (t->role == ROLE_ADMIN || !scene_name || strcmp(t->scene, "*") == 0 ||
+		    strcmp(t->scene, scene_name) == 0)
+			r = t->role;
+		if (r > best)
+			best = r;
+	}
+	return best;
+}
+
+/* The token of an "Authorization: Bearer TOKEN" header, hashed into 'hash'.
+ * False when there is no such header. */
+static bool bearer_hash(const char *header, unsigned char hash[NET_SHA256_LEN])
+{
+	size_t len;
+
+	if (!header || strncasecmp(header, "Bearer ", 7) != 0)
+		return false;
+	header += 7;
+	while (*header == ' ')
+		header++;
+	len = strlen(header);
+	while (len > 0 && header[len - 1] == ' ')
+		len--;
+	if (len == 0 || len > TOKEN_MAX)
+		return false;
+	net_sha256(header, len, hash);
+	return true;
+}
+
+/*
+ * A token bucket of 'rate' per second holding at most one second's worth:
+ * refills it to 'now' and takes one. False (nothing taken) when empty.
+ */
+static bool bucket_take(double *bucket, double *refilled, int rate, double now)
+{
+	if (rate <= 0)
+		return true;
+	if (*refilled == 0)
+		*bucket = rate;
+	else
+		*bucket += (now - *refilled) * rate;
+	if (*bucket > rate)
+		*bucket = rate;
+	*refilled = now;
+	if (*bucket < 1)
+		return false;
+	*bucket -= 1;
+	return true;
+}
+
+/* Milliseconds until a bucket of 'rate' holds one again. */
+static int bucket_wait_ms(double bucket, int rate)
+{
+	double ms = bucket >= 1 || rate <= 0 ? 0 : (1 - bucket) * 1000.0 / rate;
+
+	return (int)ms + 1;
 }
 
 /* ---- clients ---- */
@@ -1058,6 +1329,60 @@ static void cb_ws_open(void *ctx, uint64_t conn)
 	S->clients[slot] = c;
 	S->n_clients++;
 	logf_(LOG_INFO, "client %s connected", c->id);
+	/* A script may bring its token in the handshake's Authorization. */
+	if (S->n_tokens > 0 && net_ws_authorization(S->n, conn)) {
+		if (bearer_hash(net_ws_authorization(S->n, conn), c->tok) &&
+		    role_for(S, c->tok, NULL, &c->principal) >= 0) {
+			c->authed = true;
+		} else {
+			S->m.unauthorized++;
+			reply_error_code(S, c, NULL, RIGD_E_UNAUTHORIZED, "",
+					 "the Authorization header holds no valid token");
+		}
+	}
+}
+
+/*
+ * 0 when client 'c' may do what needs 'need' on 'scene_name'; otherwise
+ * RIGD_E_UNAUTHORIZED (no valid token yet) or RIGD_E_FORBIDDEN (a token
+ * without that role there). Always 0 when no token is configured.
+ */
+static int ws_allowed(struct server *S, const struct client *c, int need,
+		      const char *scene_name)
+{
+	if (S->n_tokens == 0)
+		return 0;
+	if (!c->authed)
+		return RIGD_E_UNAUTHORIZED;
+	return role_for(S, c->tok, scene_name, NULL) >= need ? 0 : RIGD_E_FORBIDDEN;
+}
+
+/*
+ * Charges one message to the client's bucket and its token's. When the
+ * connection's bucket runs dry, net stops reading it until it refills (the
+ * sender's own socket backs up), so a pipelining script is slowed, not
+ * refused; a message that still arrives with an empty bucket, or beyond
+ * its token's rate (shared by all the token's connections), is refused.
+ * True when the message may be handled.
+ */
+static bool ws_rate_ok(struct server *S, struct client *c)
+{
+	double now = now_s();
+	bool ok = bucket_take(&c->bucket, &c->bucket_t, S->o.max_rate, now);
+
+	if (ok && c->authed) {
+		struct token *t = &S->tokens[c->principal];
+
+		if (!bucket_take(&t->bucket, &t->bucket_t, S->o.max_token_rate, now)) {
+			c->bucket += 1;  /* not handled: not charged */
+			net_ws_pause_for(S->n, c->conn,
+					 bucket_wait_ms(t->bucket, S->o.max_token_rate));
+			return false;
+		}
+	}
+	if (!ok || c->bucket < 1)
+		net_ws_pause_for(S->n, c->conn, bucket_wait_ms(c->bucket, S->o.max_rate));
+	return ok;
 }
 
 static void pending_forget_client(struct server *S, struct client *c)
@@ -1277,6 +1602,13 @@ static void cb_ws_message(void *ctx, uint64_t conn, const char *data, size_t len
 	if (!c || c->dropped)
 		return;
 	S->m.ws_messages++;
+	if (!ws_rate_ok(S, c)) {
+		S->m.rate_limited++;
+		reply_error_code(S, c, NULL, RIGD_E_RATE_LIMITED, "",
+				 "more than %d messages a second; slow down",
+				 S->o.max_rate);
+		return;
+	}
 	if (binary) {
 		reply_error_code(S, c, NULL, RIGD_E_BAD_JSON, "",
 				 "binary frames are not accepted; send JSON text");
@@ -1288,6 +1620,28 @@ static void cb_ws_message(void *ctx, uint64_t conn, const char *data, size_t len
 			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
 		reply_error(S, c, &req, &err);
 		return;
+	}
+	/* Every message is authorised, not just the connection. */
+	if (msg.type != PROTO_UNSUBSCRIBE) {
+		int need = msg.type == PROTO_SUBSCRIBE || msg.type == PROTO_PRESENCE ? ROLE_VIEWER
+											: ROLE_EDITOR;
+
+		rc = ws_allowed(S, c, need, msg.scene);
+		if (rc) {
+			if (rc == RIGD_E_UNAUTHORIZED)
+				S->m.unauthorized++;
+			else
+				S->m.forbidden++;
+			if (rc == RIGD_E_UNAUTHORIZED)
+				reply_error_code(S, c, &msg.req, rc, "", "a valid token is required "
+						 "(auth message or Authorization header)");
+			else
+				reply_error_code(S, c, &msg.req, rc, "scene",
+						 "this token may not %s scene '%s'",
+						 need == ROLE_VIEWER ? "read" : "edit", msg.scene);
+			proto_msg_release(&msg);
+			return;
+		}
 	}
 	switch (msg.type) {
 	case PROTO_SUBSCRIBE:
@@ -1495,7 +1849,9 @@ static bool scene_path(const char *path, char *name, size_t cap, const char **re
 
 static void http_metrics(struct server *S, uint64_t conn);
 
-static void http_scene_list(struct server *S, uint64_t conn)
+/* GET /api/scenes: every scene, or with 'tok' (a caller's token digest)
+ * those it may read. */
+static void http_scene_list(struct server *S, uint64_t conn, const unsigned char *tok)
 {
 	int n = engine_scenes(S->e, NULL, 0);
 	proto_scene_info *v = n > 0 ? calloc((size_t)n, sizeof(*v)) : NULL;
@@ -1506,6 +1862,14 @@ static void http_scene_list(struct server *S, uint64_t conn)
 		return;
 	}
 	n = engine_scenes(S->e, v, n);
+	if (tok) {
+		int w = 0;
+
+		for (int i = 0; i < n; i++)
+			if (role_for(S, tok, v[i].name, NULL) >= ROLE_VIEWER)
+				v[w++] = v[i];
+		n = w;
+	}
 	proto_buf_init(&b, 0);
 	if (proto_encode_scene_list(&b, v, n)) {
 		free(v);
@@ -1826,6 +2190,11 @@ static void http_gltf_import(struct server *S, const struct deferred *d, const c
 		respond_code(S, d->conn, rc, "", "out of memory");
 		goto out;
 	}
+	if (!existing && engine_scenes(S->e, NULL, 0) >= S->o.max_scenes) {
+		respond_code(S, d->conn, RIGD_E_LIMIT, "", "there are %d scenes already (--max-scenes)",
+			     S->o.max_scenes);
+		goto out;
+	}
 	if (!existing) {
 		rc = engine_scene_create(S->e, name);
 		if (rc) {
@@ -1887,10 +2256,15 @@ static void http_deferred(struct server *S, struct deferred *d)
 
 	if (strcmp(d->path, "/api/scenes") == 0) {
 		if (d->method == NET_GET) {
-			http_scene_list(S, d->conn);
+			http_scene_list(S, d->conn, d->authed ? d->tok : NULL);
 		} else if (d->method == NET_POST) {
 			rc = proto_decode_scene_create(d->body, d->body_len, name, &err);
-			if (rc == 0 && (rc = engine_scene_create(S->e, name)) != 0)
+			if (rc == 0 && engine_seq(S->e, name) < 0 &&
+			    engine_scenes(S->e, NULL, 0) >= S->o.max_scenes) {
+				rc = RIGD_E_LIMIT;
+				edit_error_set(&err, rc, -1, "name", "there are %d scenes already "
+					       "(--max-scenes)", S->o.max_scenes);
+			} else if (rc == 0 && (rc = engine_scene_create(S->e, name)) != 0)
 				edit_error_set(&err, rc, -1, "name", "%s '%s'",
 					       rc == RIGD_E_SCENE_EXISTS ? "there is already a scene"
 									 : err_str(rc), name);
@@ -1991,12 +2365,69 @@ static void http_edit(struct server *S, const net_request *req, const char *name
 	edit_batch_release(&batch);
 }
 
+/*
+ * With tokens configured, answers 401 or 403 (or 429 beyond the token's
+ * rate) and returns false unless the request's Bearer token may do what its
+ * method and path ask: read a scene (viewer), change one (editor), create
+ * or delete scenes or read /metrics (admin). On success *tok gets the
+ * token's digest for filtering the scene list.
+ */
+static bool http_allowed(struct server *S, const net_request *req, unsigned char *tok)
+{
+	char name[SCENE_ID_MAX + 2];
+	const char *rest, *scene_name = NULL;
+	bool reads = req->method == NET_GET || req->method == NET_HEAD;
+	int need, principal = 0, role;
+
+	if (strcmp(req->path, "/metrics") == 0) {
+		need = ROLE_ADMIN;
+	} else if (strcmp(req->path, "/api/scenes") == 0) {
+		need = reads ? ROLE_VIEWER : ROLE_ADMIN;
+	} else if (scene_path(req->path, name, sizeof(name), &rest)) {
+		scene_name = name;
+		need = rest[0] == '\0' && req->method == NET_DELETE ? ROLE_ADMIN
+		       : reads || (rest[0] == '\0' && req->method != NET_DELETE) ? ROLE_VIEWER
+										: ROLE_EDITOR;
+	} else {
+		need = ROLE_VIEWER;  /* an unknown route: 404 for a known token */
+	}
+	if (!bearer_hash(req->authorization, tok) ||
+	    (role = role_for(S, tok, scene_name, &principal)) < 0) {
+		S->m.unauthorized++;
+		respond_code(S, req->conn, RIGD_E_UNAUTHORIZED, "",
+			     "send a valid token: Authorization: Bearer TOKEN");
+		return false;
+	}
+	if (role < need) {
+		S->m.forbidden++;
+		respond_code(S, req->conn, RIGD_E_FORBIDDEN, "", "this token is not %s%s%s",
+			     need == ROLE_ADMIN ? "an admin token"
+			     : need == ROLE_EDITOR ? "an editor token for scene "
+						   : "a viewer token for scene ",
+			     need == ROLE_ADMIN ? "" : scene_name ? scene_name : "?", "");
+		return false;
+	}
+	{
+		struct token *t = &S->tokens[principal];
+
+		if (!bucket_take(&t->bucket, &t->bucket_t, S->o.max_token_rate, now_s())) {
+			S->m.rate_limited++;
+			respond_code(S, req->conn, RIGD_E_RATE_LIMITED, "",
+				     "more than %d requests a second with this token",
+				     S->o.max_token_rate);
+			return false;
+		}
+	}
+	return true;
+}
+
 static bool cb_http(void *ctx, const net_request *req)
 {
 	struct server *S = ctx;
 	char name[SCENE_ID_MAX + 2];
 	const char *rest;
 	struct deferred *d;
+	unsigned char tok[NET_SHA256_LEN];
 
 	if (strcmp(req->path, "/healthz") == 0) {
 		static const char ok[] = "{\"status\":\"ok\"}\n";
@@ -2006,6 +2437,12 @@ static bool cb_http(void *ctx, const net_request *req)
 				 body ? strlen(ok) : 0);
 		return true;
 	}
+	/* Files are public (the viewer must load to ask for a token); the API
+	 * and the metrics are not. */
+	if (S->n_tokens > 0 && (strcmp(req->path, "/metrics") == 0 ||
+				strncmp(req->path, "/api/", 5) == 0) &&
+	    !http_allowed(S, req, tok))
+		return true;
 	if (strcmp(req->path, "/metrics") == 0) {
 		http_metrics(S, req->conn);
 		return true;
@@ -2043,6 +2480,10 @@ static bool cb_http(void *ctx, const net_request *req)
 	d->kind = D_HTTP;
 	d->conn = req->conn;
 	d->method = req->method;
+	if (S->n_tokens > 0) {
+		d->authed = true;
+		memcpy(d->tok, tok, sizeof(d->tok));
+	}
 	memcpy(d->body, req->body, req->body_len);
 	d->body[req->body_len] = '\0';
 	d->body_len = req->body_len;
@@ -2106,6 +2547,11 @@ static void do_subscribe(struct server *S, struct deferred *d)
 	if (sub_find(c, d->scene)) {
 		sub_find(c, d->scene)->cursor = -1;  /* again: a fresh snapshot */
 		net_ws_wake(S->n, c->conn);
+		return;
+	}
+	if (c->n_subs >= S->o.max_subs) {
+		reply_error_code(S, c, &d->req, RIGD_E_LIMIT, "scene",
+				 "a connection may subscribe to %d scenes (--max-subs)", S->o.max_subs);
 		return;
 	}
 	st = sstate_get(S, d->scene);
@@ -2408,6 +2854,13 @@ static void http_metrics(struct server *S, uint64_t conn)
 	       S->m.presence_coalesced);
 	METRIC("counter", "rigd_replies_sent_total", "Replies and notices sent.", "%" PRIu64,
 	       S->m.replies_sent);
+	METRIC("counter", "rigd_rate_limited_total",
+	       "Messages and requests refused or delayed for their rate.", "%" PRIu64,
+	       S->m.rate_limited);
+	METRIC("counter", "rigd_unauthorized_total", "Requests and messages without a valid token.",
+	       "%" PRIu64, S->m.unauthorized);
+	METRIC("counter", "rigd_forbidden_total",
+	       "Requests and messages whose token lacks the role.", "%" PRIu64, S->m.forbidden);
 	METRIC("counter", "rigd_clients_dropped_total",
 	       "Clients closed (1008) because they did not read their replies.", "%" PRIu64,
 	       S->m.clients_dropped);
@@ -2527,9 +2980,30 @@ static void usage(FILE *f)
 		"  --sync full|normal     SQLite synchronous mode (default full: no\n"
 		"                         acknowledged edit is lost on power loss)\n"
 		"  --log-level LEVEL      error, warn, info or debug (default warn)\n"
+		"\n"
+		"Access control, limits and TLS (docs/security.md):\n"
+		"  --token ROLE:SCENE:TOKEN  a token (%d to %d visible characters, or\n"
+		"                         sha256:HEX of one) with role viewer or editor on\n"
+		"                         SCENE (* for all); repeatable\n"
+		"  --admin-token TOKEN    a token that may do everything, including\n"
+		"                         creating and deleting scenes\n"
+		"  --tokens FILE          tokens, one ROLE:SCENE:TOKEN a line (# comments;\n"
+		"                         admin:*:TOKEN for admin)\n"
+		"  --hash-token TOKEN     print sha256:HEX of TOKEN for a tokens file, exit\n"
+		"  --insecure-allow-remote  serve a non-loopback address without tokens\n"
+		"                         (without tokens rigd refuses to)\n"
+		"  --max-rate N           messages a second per websocket (default %d;\n"
+		"                         beyond, rigd stops reading it for a while)\n"
+		"  --max-token-rate N     messages and API requests a second per token\n"
+		"                         (default %d; rate_limited beyond)\n"
+		"  --max-subs N           subscriptions per websocket (default %d)\n"
+		"  --max-scenes N         scenes in the database (default %d)\n"
+		"  --tls-cert FILE        serve https and wss with this PEM certificate...\n"
+		"  --tls-key FILE         ...and its PEM private key (both or neither)\n"
 		"  --help                 this text\n",
 		DEFAULT_PORT, DEFAULT_DB, DEFAULT_WEB, DEFAULT_MAX_GLTF, EDIT_DEFAULT_MAX_OPS,
-		SCENE_DEFAULT_MAX_NODES, DEFAULT_REPLY_QUEUE, DEFAULT_JOURNAL);
+		SCENE_DEFAULT_MAX_NODES, DEFAULT_REPLY_QUEUE, DEFAULT_JOURNAL, TOKEN_MIN, TOKEN_MAX,
+		DEFAULT_MAX_RATE, DEFAULT_MAX_TOKEN_RATE, DEFAULT_MAX_SUBS, DEFAULT_MAX_SCENES);
 }
 
 static bool parse_long(const char *s, long lo, long hi, long *out)
@@ -2601,6 +3075,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->reply_queue = DEFAULT_REPLY_QUEUE;
 	o->journal = DEFAULT_JOURNAL;
 	o->log_level = LOG_WARN;
+	o->max_rate = DEFAULT_MAX_RATE;
+	o->max_token_rate = DEFAULT_MAX_TOKEN_RATE;
+	o->max_subs = DEFAULT_MAX_SUBS;
+	o->max_scenes = DEFAULT_MAX_SCENES;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -2677,6 +3155,54 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (strcmp(a, "--journal") == 0) {
 			NUMBER(1, 1000000);
 			o->journal = (int)num;
+		} else if (strcmp(a, "--token") == 0 || strcmp(a, "--admin-token") == 0) {
+			NEED_VALUE();
+			if (o->n_token_args == TOKEN_ARGS_MAX) {
+				fprintf(stderr, "rigd: too many tokens on the command line; use --tokens FILE\n");
+				return 2;
+			}
+			/* The admin form is kept as its ROLE:SCENE:TOKEN spelling. */
+			o->token_args[o->n_token_args++] = a[2] == 'a' ? NULL : v;
+			if (a[2] == 'a') {
+				static char admin_specs[TOKEN_ARGS_MAX][TOKEN_MAX + 16];
+
+				snprintf(admin_specs[o->n_token_args - 1], sizeof(admin_specs[0]),
+					 "admin:*:%s", v);
+				o->token_args[o->n_token_args - 1] = admin_specs[o->n_token_args - 1];
+			}
+		} else if (strcmp(a, "--tokens") == 0) {
+			NEED_VALUE();
+			o->tokens_file = v;
+		} else if (strcmp(a, "--hash-token") == 0) {
+			unsigned char h[NET_SHA256_LEN];
+
+			NEED_VALUE();
+			net_sha256(v, strlen(v), h);
+			printf("sha256:");
+			for (int k = 0; k < NET_SHA256_LEN; k++)
+				printf("%02x", h[k]);
+			printf("\n");
+			exit(0);
+		} else if (strcmp(a, "--insecure-allow-remote") == 0) {
+			o->insecure_remote = true;
+		} else if (strcmp(a, "--max-rate") == 0) {
+			NUMBER(1, 10000000);
+			o->max_rate = (int)num;
+		} else if (strcmp(a, "--max-token-rate") == 0) {
+			NUMBER(1, 10000000);
+			o->max_token_rate = (int)num;
+		} else if (strcmp(a, "--max-subs") == 0) {
+			NUMBER(1, 1000000);
+			o->max_subs = (int)num;
+		} else if (strcmp(a, "--max-scenes") == 0) {
+			NUMBER(1, 100000000);
+			o->max_scenes = (int)num;
+		} else if (strcmp(a, "--tls-cert") == 0) {
+			NEED_VALUE();
+			o->tls_cert = v;
+		} else if (strcmp(a, "--tls-key") == 0) {
+			NEED_VALUE();
+			o->tls_key = v;
 		} else if (strcmp(a, "--sync") == 0) {
 			NEED_VALUE();
 			if (strcmp(v, "full") == 0)
@@ -2709,6 +3235,53 @@ static int parse_args(int argc, char **argv, struct opts *o)
 #undef NUMBER
 #undef NEED_VALUE
 	}
+	if (!o->tls_cert != !o->tls_key) {
+		fprintf(stderr, "rigd: --tls-cert and --tls-key go together\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* True for an address only this machine can reach. */
+static bool host_is_loopback(const char *host)
+{
+	return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
+	       strcmp(host, "localhost") == 0;
+}
+
+/* Loads the tokens of the flags and the file, and applies the rule for a
+ * server without any. 0, or 2 after saying what was wrong. */
+static int setup_access(struct server *S)
+{
+	char why[128];
+
+	for (int i = 0; i < S->o.n_token_args; i++)
+		if (token_spec(S, S->o.token_args[i], why, sizeof(why)) != 0) {
+			fprintf(stderr, "rigd: %s: %s\n",
+				strncmp(S->o.token_args[i], "admin:*:", 8) == 0 ? "--admin-token"
+										  : "--token",
+				why);
+			return 2;
+		}
+	if (S->o.tokens_file && tokens_load_file(S, S->o.tokens_file) != 0)
+		return 2;
+	if (S->n_tokens > 0) {
+		logf_(LOG_INFO, "%d tokens configured: every API request and message is authorised",
+		      S->n_tokens);
+		return 0;
+	}
+	if (!host_is_loopback(S->o.host) && !S->o.insecure_remote) {
+		fprintf(stderr, "rigd: refusing to serve %s without tokens: anyone who can reach it "
+			"could read and edit every scene. Configure --token/--admin-token/--tokens, "
+			"or listen on 127.0.0.1, or accept the risk with --insecure-allow-remote.\n",
+			S->o.host);
+		return 2;
+	}
+	fprintf(stderr, host_is_loopback(S->o.host)
+		? "rigd: no tokens configured: access control is off, so rigd listens on "
+		  "loopback only (docs/security.md)\n"
+		: "rigd: no tokens configured and --insecure-allow-remote: anyone who can reach "
+		  "%s may read and edit every scene\n", S->o.host);
 	return 0;
 }
 
@@ -2783,6 +3356,7 @@ static void server_free(struct server *S)
 		free(S->pend[i].report);
 	free(S->pend);
 	free(S->wake);
+	free(S->tokens);
 }
 
 int serve_main(int argc, char **argv)
@@ -2801,6 +3375,10 @@ int serve_main(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, &S.o)) != 0)
 		return rc;
 	log_level = S.o.log_level;
+	if ((rc = setup_access(&S)) != 0) {
+		server_free(&S);
+		return rc;
+	}
 	S.started = now_s();
 	S.boot_id = boot_id();
 	S.head = net_frame_head();
@@ -2842,6 +3420,8 @@ int serve_main(int argc, char **argv)
 	ncfg.idle_timeout_s = S.o.idle_timeout_s;
 	ncfg.max_connections = S.o.max_clients;
 	ncfg.log_level = S.o.log_level > LOG_WARN ? S.o.log_level - 1 : 0;
+	ncfg.tls_cert = S.o.tls_cert;
+	ncfg.tls_key = S.o.tls_key;
 	memset(&cb, 0, sizeof(cb));
 	cb.ctx = &S;
 	cb.http = cb_http;
@@ -2858,12 +3438,13 @@ int serve_main(int argc, char **argv)
 		 * from it writes it. */
 		bool v6 = strchr(S.o.host, ':') != NULL;
 		bool loopback = strcmp(S.o.host, "127.0.0.1") == 0 || strcmp(S.o.host, "::1") == 0;
+		const char *scheme = net_tls(S.n) ? "https" : "http";
 
-		snprintf(origin, sizeof(origin), v6 ? "http://[%s]:%d" : "http://%s:%d", S.o.host,
-			 net_port(S.n));
+		snprintf(origin, sizeof(origin), v6 ? "%s://[%s]:%d" : "%s://%s:%d", scheme,
+			 S.o.host, net_port(S.n));
 		rc = net_add_origin(S.n, origin);
 		if (loopback) {
-			snprintf(origin, sizeof(origin), "http://localhost:%d", net_port(S.n));
+			snprintf(origin, sizeof(origin), "%s://localhost:%d", scheme, net_port(S.n));
 			rc = rc || net_add_origin(S.n, origin);
 		}
 		if (rc) {
@@ -2882,9 +3463,9 @@ int serve_main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	printf(strchr(S.o.host, ':') ? "rigd: serving http://[%s]:%d/ (database %s)\n"
-				      : "rigd: serving http://%s:%d/ (database %s)\n",
-	       S.o.host, net_port(S.n), S.o.db);
+	printf(strchr(S.o.host, ':') ? "rigd: serving %s://[%s]:%d/ (database %s)\n"
+				      : "rigd: serving %s://%s:%d/ (database %s)\n",
+	       net_tls(S.n) ? "https" : "http", S.o.host, net_port(S.n), S.o.db);
 	fflush(stdout);
 
 	rc = net_run(S.n);

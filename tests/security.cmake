@@ -5,3 +5,8 @@ if(TARGET rigd)
   rigd_node_test(security_hostile e2e/hostile.js)
   set_tests_properties(security_hostile PROPERTIES TIMEOUT 300)
 endif()
+if(TARGET rigd)
+  rigd_node_test(security_auth e2e/auth.js)
+  # The fairness test compares latencies: nothing else may run beside it.
+  set_tests_properties(security_auth PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+endif()

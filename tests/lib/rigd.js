@@ -86,13 +86,16 @@ function childPid(pid) {
 /*
  * Starts rigd. opts: db (path; default a new temporary directory's rig.db),
  * args (more flags), listen (default 127.0.0.1:0), web (default the
- * source's web/), env (added to the environment). Resolves to a handle once the server printed its URL.
+ * source's web/), env (added to the environment), wrapper (a command and
+ * its arguments that run rigd, e.g. valgrind; default none), startTimeout
+ * (ms). Resolves to a handle once the server printed its URL.
  */
 async function startRigd(opts = {}) {
   const dir = opts.dir || tempDir();
   const db = opts.db || path.join(dir, 'data', 'rig.db');
   const args = [
-    '--kill-after=5', String(opts.lifetime || SERVER_LIFETIME_S), path.join(BUILD_DIR, 'rigd'),
+    '--kill-after=5', String(opts.lifetime || SERVER_LIFETIME_S), ...(opts.wrapper || []),
+    path.join(BUILD_DIR, 'rigd'),
     '--listen', opts.listen || '127.0.0.1:0',
     '--db', db,
     '--web', opts.web || path.join(SOURCE_DIR, 'web'),
@@ -117,16 +120,17 @@ async function startRigd(opts = {}) {
   });
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`rigd did not start:\n${server.stderr}`)),
-      SANITIZED ? 60000 : 20000);
+      opts.startTimeout || (SANITIZED ? 60000 : 20000));
     proc.stdout.on('data', (d) => {
       server.stdout += d;
-      const m = /serving (http:\/\/(\S+?):(\d+))\//.exec(server.stdout);
+      const m = /serving ((https?):\/\/(\S+?):(\d+))\//.exec(server.stdout);
       if (m && !server.url) {
         clearTimeout(timer);
         server.url = m[1];
-        server.host = m[2];
-        server.port = Number(m[3]);
-        server.wsUrl = `ws://${m[2]}:${m[3]}/ws`;
+        server.tls = m[2] === 'https';
+        server.host = m[3];
+        server.port = Number(m[4]);
+        server.wsUrl = `${server.tls ? 'wss' : 'ws'}://${m[3]}:${m[4]}/ws`;
         resolve();
       }
     });
@@ -181,8 +185,9 @@ function request(server, method, target, body, headers = {}) {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined
       : (typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body));
-    const req = http.request({
+    const req = (server.tls ? https : http).request({
       host: server.host, port: server.port, method, path: target, agent: false,
+      rejectUnauthorized: false,
       headers: { ...(data !== undefined ? { 'content-length': Buffer.byteLength(data) } : {}),
         ...headers },
     }, (res) => {
@@ -243,8 +248,9 @@ class Client {
     this.nextReq = 1;
     this.name = opts.name;
     const headers = opts.origin ? { origin: opts.origin } : {};
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     this.ws = new WebSocket(opts.url || server.wsUrl, { headers, perMessageDeflate: false,
-      maxPayload: 256 * 1024 * 1024 });
+      maxPayload: 256 * 1024 * 1024, rejectUnauthorized: false });
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', resolve);
       this.ws.once('error', reject);

@@ -1,0 +1,337 @@
+'use strict';
+/*
+ * Access control, TLS and rates (issue 7): every route and every message
+ * with no token, a wrong token, a viewer's, an editor's and the admin's;
+ * tokens from a file (plain and sha256:); the loopback rule; TLS with a
+ * certificate made for the test; per-connection and per-token rates; a
+ * greedy client does not starve the others.
+ */
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const https = require('node:https');
+const path = require('node:path');
+const {
+  startRigd, get, post, request, Client, RawWs, run, tempDir, sleep, percentile, execFileSync,
+  assertSchema, WebSocket,
+} = require('../lib/rigd.js');
+
+const ADMIN = 'admin-0123456789abcdef';
+const EDITOR = 'editor-demo-0123456789';
+const VIEWER = 'viewer-demo-0123456789';
+const OTHER = 'editor-other-012345678';   /* editor of scene "other" only */
+const WRONG = 'not-a-token-0123456789';
+
+let server;
+
+test.before(async () => {
+  server = await startRigd({ args: ['--admin-token', ADMIN, '--token', `editor:demo:${EDITOR}`,
+    '--token', `viewer:demo:${VIEWER}`, '--token', `editor:other:${OTHER}`] });
+  const r = await post(server, '/api/scenes', { name: 'other' }, { authorization: `Bearer ${ADMIN}` });
+  assert.equal(r.status, 201);
+});
+
+test.after(async () => {
+  if (server && !server.exited) assert.equal(await server.stop('SIGTERM'), 0);
+});
+
+const bearer = (t) => (t ? { authorization: `Bearer ${t}` } : {});
+const who = { none: null, wrong: WRONG, viewer: VIEWER, editor: EDITOR, admin: ADMIN, other: OTHER };
+
+test('HTTP: every route with no token, a wrong one, viewer, editor, admin', async () => {
+  const log = (await get(server, '/api/scenes/demo/log', bearer(ADMIN))).text;
+  /* [method, path, body, the status for none, wrong, viewer, editor, admin, other] */
+  const routes = [
+    ['GET', '/api/scenes', undefined, [401, 401, 200, 200, 200, 200]],
+    ['GET', '/api/scenes/demo', undefined, [401, 401, 200, 200, 200, 403]],
+    ['GET', '/api/scenes/demo?at=1', undefined, [401, 401, 200, 200, 200, 403]],
+    ['GET', '/api/scenes/demo/log', undefined, [401, 401, 200, 200, 200, 403]],
+    ['GET', '/api/scenes/demo/gltf', undefined, [401, 401, 200, 200, 200, 403]],
+    ['POST', '/api/scenes/demo/edits', { ops: [{ op: 'set', id: 'base', t: [0, 0.2, 0] }] }, [401, 401, 403, 200, 200, 403]],
+    ['POST', '/api/scenes/other/edits', () => ({ ops: [{ op: 'create', id: `n${crypto.randomUUID()}` }] }), [401, 401, 403, 403, 200, 200]],
+    ['POST', '/api/scenes/demo/log', log, [401, 401, 403, 409, 409, 403]],
+    ['POST', '/api/scenes', { name: 'made' }, [401, 401, 403, 403, 201, 403]],
+    ['DELETE', '/api/scenes/made', undefined, [401, 401, 403, 403, 200, 403]],
+    ['GET', '/api/nothing', undefined, [401, 401, 404, 404, 404, 404]],
+    ['GET', '/metrics', undefined, [401, 401, 403, 403, 200, 403]],
+    ['GET', '/healthz', undefined, [200, 200, 200, 200, 200, 200]],
+    ['GET', '/', undefined, [200, 200, 200, 200, 200, 200]],
+    ['GET', '/app/main.js', undefined, [200, 200, 200, 200, 200, 200]],
+  ];
+  const names = ['none', 'wrong', 'viewer', 'editor', 'admin', 'other'];
+  for (const [method, target, body, statuses] of routes) {
+    for (let i = 0; i < names.length; i++) {
+      const r = await request(server, method, target, typeof body === 'function' ? body() : body,
+        bearer(who[names[i]]));
+      assert.equal(r.status, statuses[i], `${method} ${target} as ${names[i]}: ${r.text.slice(0, 200)}`);
+      if (r.status === 401) {
+        assert.equal(r.json.error.code, 'unauthorized');
+        assert.match(r.headers['www-authenticate'], /^Bearer/);
+      }
+      if (r.status === 403) assert.equal(r.json.error.code, 'forbidden');
+      if (r.status >= 400 && target.startsWith('/api/')) assertSchema('HttpError', r.json);
+    }
+  }
+  /* A viewer's list holds only what it may read. */
+  const list = await get(server, '/api/scenes', bearer(VIEWER));
+  assert.deepEqual(list.json.scenes.map((s) => s.name), ['demo']);
+  const all = await get(server, '/api/scenes', bearer(ADMIN));
+  assert.deepEqual(all.json.scenes.map((s) => s.name).sort(), ['demo', 'other']);
+  /* Malformed headers are no token. */
+  for (const h of [`Basic ${ADMIN}`, `Bearer`, `Bearer ${ADMIN}x`, ADMIN, `Bearer ${'x'.repeat(3000)}`]) {
+    const r = await get(server, '/api/scenes', { authorization: h });
+    assert.equal(r.status, 401, h.slice(0, 40));
+  }
+});
+
+test('websocket: every message is authorised, with the Authorization header', async () => {
+  const edit = { type: 'edit', scene: 'demo', ops: [{ op: 'set', id: 'arm', euler: [0, 0, 40] }] };
+  /* [message, code for none, viewer, editor, other] ('ok': an ack or a snapshot) */
+  const cases = [
+    [{ type: 'subscribe', scene: 'demo' }, ['unauthorized', 'ok', 'ok', 'forbidden']],
+    [{ type: 'presence', scene: 'demo', selection: [] }, ['unauthorized', 'ok', 'ok', 'forbidden']],
+    [edit, ['unauthorized', 'forbidden', 'ok', 'forbidden']],
+    [{ type: 'undo', scene: 'demo' }, ['unauthorized', 'forbidden', 'ok', 'forbidden']],
+    [{ type: 'redo', scene: 'demo' }, ['unauthorized', 'forbidden', 'ok', 'forbidden']],
+    [{ type: 'edit', scene: 'other', ops: [{ op: 'create', id: 'w1' }] }, ['unauthorized', 'forbidden', 'forbidden', 'ok']],
+    [{ type: 'unsubscribe', scene: 'demo' }, ['not_subscribed', 'ok', 'ok', 'not_subscribed']],
+  ];
+  const names = ['none', 'viewer', 'editor', 'other'];
+  for (let i = 0; i < names.length; i++) {
+    const c = await Client.connect(server, { token: who[names[i]] || undefined });
+    for (const [msg, expected] of cases) {
+      const from = c.messages.length;
+      const req = c.nextReq++;
+      c.send(msg.type === 'presence' ? msg : { ...msg, req });
+      const isSub = msg.type === 'subscribe';
+      const isPresence = msg.type === 'presence';
+      let got;
+      if (isPresence) {
+        /* Presence has no answer but its errors. */
+        await sleep(100);
+        const e = c.messages.slice(from).find((m) => m.type === 'error');
+        got = e ? e.code : 'ok';
+      } else {
+        const m = await c.waitFor((x) => (x.type === 'error' && (x.req === req || x.req === undefined)) ||
+          (x.type === 'ack' && x.req === req) || (isSub && x.type === 'snapshot'), { from });
+        got = m.type === 'error' ? m.code : 'ok';
+      }
+      assert.equal(got, expected[i], `${msg.type} ${msg.scene} as ${names[i]}`);
+    }
+    assert.deepEqual(c.schemaViolations, []);
+    assert.equal(c.closeCode, undefined, 'refusals keep the connection');
+    await c.close();
+  }
+  /* A wrong token in the header: told at once, then refused like none. */
+  const bad = await Client.connect(server, { token: WRONG });
+  const first = await bad.waitFor((m) => m.type === 'error');
+  assert.equal(first.code, 'unauthorized');
+  const r = await bad.request({ type: 'subscribe', scene: 'demo' });
+  assert.equal(r.code, 'unauthorized');
+  await bad.close();
+  /* A token never travels in the URL: a query is not read. */
+  const q = await Client.connect(server, { url: `${server.wsUrl}?token=${EDITOR}` }).catch((e) => e);
+  if (q instanceof Client) {
+    const e = await q.request({ type: 'subscribe', scene: 'demo' });
+    assert.equal(e.code, 'unauthorized');
+    await q.close();
+  }
+});
+
+test('tokens are stored hashed: --hash-token matches SHA-256, a file takes both forms', async () => {
+  for (const t of ['a'.repeat(16), 'b'.repeat(55), 'c'.repeat(56), 'd'.repeat(63), 'e'.repeat(64),
+    'f'.repeat(119), 'g'.repeat(200), 'tok:with:colons-123']) {
+    const r = await run('rigd', ['--hash-token', t]);
+    assert.equal(r.code, 0);
+    assert.equal(r.stdout.trim(), `sha256:${crypto.createHash('sha256').update(t).digest('hex')}`);
+  }
+  const dir = tempDir();
+  const file = path.join(dir, 'tokens');
+  const secret = 'from-a-file-0123456789';
+  const hashed = 'hashed-in-a-file-0123';
+  fs.writeFileSync(file, `# rigd tokens\n\neditor:demo:${secret}\n  viewer:*:sha256:${
+    crypto.createHash('sha256').update(hashed).digest('hex')}  \nadmin:*:${ADMIN}\n`);
+  const s = await startRigd({ args: ['--tokens', file] });
+  assert.equal((await get(s, '/api/scenes/demo', bearer(secret))).status, 200);
+  assert.equal((await get(s, '/api/scenes/demo', bearer(hashed))).status, 200);
+  assert.equal((await post(s, '/api/scenes/demo/edits', { ops: [{ op: 'delete', id: 'hand' }] }, bearer(hashed))).status, 403);
+  assert.equal((await post(s, '/api/scenes', { name: 'x' }, bearer(ADMIN))).status, 201);
+  /* The secrets are not in the process's memory as text (only digests). */
+  const mem = fs.readFileSync(`/proc/${s.rigdPid}/cmdline`, 'utf8');
+  assert.ok(!mem.includes(secret));
+  assert.equal(await s.stop(), 0);
+  /* Bad specifications are refused at start. */
+  for (const args of [['--token', 'editor:demo:short'], ['--token', 'owner:demo:0123456789abcdef'],
+    ['--token', 'editor:a/b:0123456789abcdef'], ['--token', 'admin:demo:0123456789abcdef'],
+    ['--token', 'viewer:demo:sha256:abc'], ['--tokens', path.join(dir, 'missing')]]) {
+    const r = await run('rigd', ['--listen', '127.0.0.1:0', '--db', path.join(dir, 'x.db'), ...args]);
+    assert.equal(r.code, 2, args.join(' '));
+  }
+});
+
+test('without tokens: loopback only, and it says so', async () => {
+  const dir = tempDir();
+  const r = await run('rigd', ['--listen', '0.0.0.0:0', '--db', path.join(dir, 'r.db')]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /without tokens/);
+  const s = await startRigd();
+  assert.match(s.stderr, /no tokens configured.*loopback only/);
+  assert.equal(await s.stop(), 0);
+  const open = await startRigd({ listen: '0.0.0.0:0', args: ['--insecure-allow-remote'] });
+  assert.match(open.stderr, /anyone who can reach/);
+  assert.equal(await open.stop(), 0);
+  const withTokens = await startRigd({ listen: '0.0.0.0:0', args: ['--admin-token', ADMIN] });
+  assert.equal((await get(withTokens, '/api/scenes')).status, 401);
+  assert.equal(await withTokens.stop(), 0);
+});
+
+test('TLS: https and wss with a certificate made for the test', async () => {
+  const dir = tempDir();
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert,
+    '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  const s = await startRigd({ args: ['--tls-cert', cert, '--tls-key', key, '--token', `editor:demo:${EDITOR}`] });
+  assert.ok(s.url.startsWith('https://'));
+  /* Verified against the test's own CA (the certificate itself). */
+  const ca = fs.readFileSync(cert);
+  const body = await new Promise((resolve, reject) => {
+    https.get({ host: '127.0.0.1', port: s.port, path: '/api/scenes/demo', ca, headers: bearer(EDITOR) }, (res) => {
+      let data = '';
+      res.on('data', (d) => { data += d; });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, data }));
+    }).on('error', reject);
+  });
+  assert.equal(body.status, 200);
+  assert.equal(JSON.parse(body.data).scene, 'demo');
+  assert.match(body.headers['strict-transport-security'], /max-age=/);
+  const ws = new WebSocket(s.wsUrl, { ca, headers: bearer(EDITOR) });
+  const snap = await new Promise((resolve, reject) => {
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'subscribe', scene: 'demo' })));
+    ws.on('message', (d) => resolve(JSON.parse(d.toString())));
+    ws.on('error', reject);
+  });
+  assert.equal(snap.type, 'snapshot');
+  ws.close();
+  /* The browser's origin is https now. */
+  const c = await Client.connect(s, { token: EDITOR, origin: s.url });
+  assert.equal((await c.request({ type: 'edit', scene: 'demo', ops: [{ op: 'set', id: 'base', t: [0, 1, 0] }] })).type, 'ack');
+  await c.close();
+  await assert.rejects(Client.connect(s, { token: EDITOR, origin: s.url.replace('https', 'http') }));
+  /* Plain HTTP on the TLS port gets nothing useful. */
+  const plain = await request({ ...s, tls: false }, 'GET', '/healthz').catch(() => null);
+  assert.ok(!plain || plain.status !== 200);
+  /* A key that does not match the certificate: refused at start. */
+  const key2 = path.join(dir, 'key2.pem');
+  execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-out', key2], { stdio: 'ignore' });
+  const bad = await run('rigd', ['--listen', '127.0.0.1:0', '--db', path.join(dir, 'b.db'),
+    '--tls-cert', cert, '--tls-key', key2]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /TLS/);
+  assert.equal(await s.stop(), 0);
+});
+
+test('rates: a connection is slowed to --max-rate; a token beyond --max-token-rate is refused', async () => {
+  const s = await startRigd({ args: ['--max-rate', '200', '--max-token-rate', '300',
+    '--token', `editor:demo:${EDITOR}`, '--token', `viewer:demo:${VIEWER}`] });
+  /* One connection pipelines 600 edits: paced, none refused. */
+  const c = await Client.connect(s, { token: EDITOR });
+  const t0 = Date.now();
+  const n = 600;
+  for (let i = 0; i < n; i++) c.send({ type: 'edit', scene: 'demo', req: i + 1, ops: [{ op: 'set', id: 'base', t: [i, 0, 0] }] });
+  await c.waitFor(() => c.messages.filter((m) => m.req >= 1 && (m.type === 'ack' || m.type === 'error')).length === n, { timeout: 20000 });
+  const took = (Date.now() - t0) / 1000;
+  const answers = c.messages.filter((m) => m.type === 'ack' || m.type === 'error');
+  const limited = answers.filter((m) => m.code === 'rate_limited').length;
+  console.log(`600 pipelined edits at --max-rate 200: ${took.toFixed(2)} s, ${limited} refused`);
+  assert.ok(took >= (n - 200) / 200 * 0.8, `paced: ${took} s`);
+  assert.ok(limited <= n / 10, `${limited} refused`);
+  await c.close();
+  /* Three connections of one viewer token flood presence: the token's rate
+   * (300/s) is shared, and the surplus is refused with rate_limited. */
+  await sleep(1100);
+  const floods = [];
+  for (let i = 0; i < 3; i++) {
+    const f = await Client.connect(s, { token: VIEWER });
+    await f.subscribe('demo');
+    floods.push(f);
+  }
+  for (let k = 0; k < 300; k++) for (const f of floods) f.send({ type: 'presence', scene: 'demo', selection: ['arm'] });
+  await sleep(1500);
+  const refused = floods.reduce((a, f) => a + f.messages.filter((m) => m.code === 'rate_limited').length, 0);
+  console.log(`900 presence messages on one token at --max-token-rate 300: ${refused} refused`);
+  assert.ok(refused > 0);
+  for (const f of floods) {
+    assert.equal(f.closeCode, undefined, 'the connection is kept');
+    assert.deepEqual(f.schemaViolations, []);
+  }
+  /* The connections still work once the rate is back. */
+  await sleep(1100);
+  assert.equal((await floods[0].subscribe('demo')).type, 'snapshot');
+  for (const f of floods) await f.close();
+  const m = await get(s, '/metrics');
+  assert.equal(m.status, 401);
+  assert.equal(await s.stop(), 0);
+});
+
+test('fairness: one client flooding edits does not starve the others', async () => {
+  const s = await startRigd();
+  const ops = [];
+  for (let i = 0; i < 20; i++) ops.push({ op: 'create', id: `g${i}` });
+  await post(s, '/api/scenes/demo/edits', { ops });
+  /* Well-behaved: an editor at 20 Hz and a watcher; latency = edit to the
+   * watcher's update. */
+  const measure = async (ms) => {
+    const ed = await Client.connect(s);
+    const w = await Client.connect(s);
+    await w.subscribe('demo');
+    const lat = [];
+    const end = Date.now() + ms;
+    let k = 0;
+    while (Date.now() < end) {
+      const t = process.hrtime.bigint();
+      const ack = await ed.request({ type: 'edit', scene: 'demo', ops: [{ op: 'set', id: 'hand', t: [k++, 0, 0] }] });
+      await w.waitSeq('demo', ack.seq);
+      lat.push(Number(process.hrtime.bigint() - t) / 1e6);
+      await sleep(50);
+    }
+    await ed.close();
+    await w.close();
+    return lat;
+  };
+  const base = await measure(2000);
+  /* The greedy client: sends as fast as its socket takes, never waits. */
+  const greedy = await Client.connect(s);
+  let stop = false;
+  let sent = 0;
+  const pump = (async () => {
+    while (!stop) {
+      for (let i = 0; i < 200; i++) {
+        greedy.send({ type: 'edit', scene: 'demo', ops: [{ op: 'set', id: `g${i % 20}`, t: [sent++, 0, 0] }] });
+      }
+      await new Promise((r) => setImmediate(r));
+      while (greedy.ws.bufferedAmount > 1 << 20 && !stop) await sleep(5);
+    }
+  })();
+  const loaded = await measure(3000);
+  stop = true;
+  await pump;
+  const acks = greedy.messages.filter((m) => m.type === 'ack').length;
+  greedy.ws.terminate();
+  const f = (v) => `p50 ${percentile(v, 50).toFixed(1)} ms, p99 ${percentile(v, 99).toFixed(1)} ms`;
+  console.log(`edit-to-update latency alone: ${f(base)}; beside a greedy client (${sent} sent, ${acks} acked): ${f(loaded)}`);
+  assert.ok(percentile(loaded, 50) < 100, `p50 ${percentile(loaded, 50)} ms`);
+  assert.ok(percentile(loaded, 99) < 500, `p99 ${percentile(loaded, 99)} ms`);
+  assert.equal(await s.stop(), 0);
+});
+
+test('the raw handshake: a token in the Authorization header of a frame-level client', async () => {
+  const raw = await RawWs.connect(server, { headers: bearer(VIEWER) });
+  raw.sendText({ type: 'subscribe', scene: 'demo', req: 1 });
+  await raw.until(() => raw.messages().some((m) => m.type === 'snapshot'), 5000, 'the snapshot');
+  raw.sendText({ type: 'edit', scene: 'demo', req: 2, ops: [{ op: 'delete', id: 'base' }] });
+  await raw.until(() => raw.messages().some((m) => m.req === 2), 5000, 'the refusal');
+  assert.equal(raw.messages().find((m) => m.req === 2).code, 'forbidden');
+  raw.destroy();
+});
