@@ -593,6 +593,25 @@ static void bench_edits(scene *s, double full_ns_node)
 			r = add_row(label, (long)med_size, quantile(per_node, ncand, 0.5), med_t);
 			set_ratio(r, "%.2f x full pass/node", r->ns_node / full_ns_node);
 		}
+		/* One of them again and again: the same work with warm caches,
+		 * so what is left is the cost of the subtree itself. */
+		{
+			int size = scene_subtree_size(s, cand[0]);
+			row *r;
+
+			for (int k = 0; k < 64; k++) {
+				double t0;
+
+				p.r = random_quat();
+				t0 = now_ns();
+				check(scene_set(s, cand[0], PROP_R, &p), "scene_set");
+				scene_update(s, 1, NULL, NULL);
+				times[k] = now_ns() - t0;
+			}
+			r = add_row("  one of them, again and again", size, -1, quantile(times, 64, 0.5));
+			r->ns_node = r->op_ns / size;
+			set_ratio(r, "%.2f x full pass/node", r->ns_node / full_ns_node);
+		}
 	}
 	free(leaves);
 	free(t);
