@@ -8,8 +8,12 @@ JOBS       ?= $(shell nproc)
 PORT       ?= 8080
 DB         ?= data/rig.db
 CTEST_ARGS ?=
+FUZZ_BUILD ?= build-fuzz
+RIGD_FUZZ_SECONDS ?= 30
+FUZZ_TARGETS = msg edit gltf
 
 .PHONY: all deps web-deps build build-asan test test-release test-asan run bench clean
+.PHONY: build-fuzz test-fuzz fuzz-merge
 
 all: build
 
@@ -39,7 +43,24 @@ test-asan: build-asan web-deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)
 
-test: test-release test-asan
+# The fuzz targets of tests/fuzz (README there): a clang build of their own
+# with libFuzzer, ASan and UBSan. test-fuzz replays the committed corpus and
+# fuzzes each target for RIGD_FUZZ_SECONDS; fuzz-merge adds the inputs those
+# runs found that raise coverage to tests/fuzz/corpus (commit them).
+build-fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIGD_FUZZ=ON
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+
+test-fuzz: build-fuzz
+	cd $(FUZZ_BUILD) && RIGD_FUZZ_SECONDS=$(RIGD_FUZZ_SECONDS) \
+		ctest -L fuzz --output-on-failure -j$(JOBS)
+
+fuzz-merge: build-fuzz
+	@for t in $(FUZZ_TARGETS); do \
+		tests/fuzz/run.sh merge $(FUZZ_BUILD)/tests/fuzz_$$t $$t $(FUZZ_BUILD)/fuzz-work/$$t || exit 1; \
+	done
+
+test: test-release test-asan test-fuzz
 
 # Every benchmark, each printing its figures beside its peer (three.js, a
 # plain memory copy, one transaction per batch, ...). Never part of `test`.
@@ -54,4 +75,4 @@ run: build web-deps
 	./$(BUILD)/rigd --listen 127.0.0.1:$(PORT) --db $(DB) --web web
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
