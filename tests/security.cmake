@@ -10,3 +10,8 @@ if(TARGET rigd)
   # The fairness test compares latencies: nothing else may run beside it.
   set_tests_properties(security_auth PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 endif()
+if(TARGET rigd)
+  # rigd under valgrind's memcheck; skips itself in the ASan build.
+  rigd_node_test(security_valgrind e2e/valgrind.js)
+  set_tests_properties(security_valgrind PROPERTIES TIMEOUT 400)
+endif()
