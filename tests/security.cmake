@@ -15,3 +15,9 @@ if(TARGET rigd)
   rigd_node_test(security_valgrind e2e/valgrind.js)
   set_tests_properties(security_valgrind PROPERTIES TIMEOUT 400)
 endif()
+if(TARGET rigd)
+  # 50 editors, 200 watchers, a stall, garbage and a SIGKILL for
+  # RIGD_LOAD_SECONDS (default 25); its latencies are printed: it runs alone.
+  rigd_node_test(security_load e2e/load.js)
+  set_tests_properties(security_load PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+endif()
