@@ -1,31 +1,49 @@
 /*
  * proto.c: every JSON rigd reads or writes (see proto.h).
  *
- * Reading is one scan and one build over the text, with no recursion and
- * one allocation. The scan checks every token (strict RFC 8259 numbers: no
- * "+1", ".5", "01"; strings of valid UTF-8 without raw control characters,
- * unknown escapes, lone surrogates or \u0000, which would cut an id short),
- * caps the nesting at PARSE_DEPTH_MAX and counts what the document needs;
- * the build checks the structure and links the values. The decoders below
- * then check every member against their schema: known, not repeated, of
- * the right type, arrays of their exact length, numbers finite.
+ * Reading parses each message once with cJSON (cJSON_ParseWithLengthOpts)
+ * and walks the tree against the message's schema: every member known and
+ * given once, of the right type, arrays of their exact length, numbers
+ * finite, integers exact and in range. cJSON keeps a repeated key as a
+ * second child and its lookups return the first, so objects are checked by
+ * iterating their children. The tree is freed before the decoder returns.
  *
- * Why not cJSON, which the rest of the project has at hand: replaying a
- * log is decoding ops as fast as they can be applied (issue 3 asks for a
- * million set ops a second), and cJSON 1.7.15 reads about 200,000 such ops
- * a second on this machine (a malloc per value and per key, localeconv()
- * and strtod per number). This reader does several million; numbers go
- * through an exact fast path (number_value) and strtod only when that
- * cannot decide.
+ * cJSON is more lenient than the protocol, so one pass over the raw bytes
+ * (text_ok) refuses first what it would let through:
+ *   - bytes that are not UTF-8 (overlong forms, encoded surrogates, code
+ *     points above U+10FFFF): cJSON copies string bytes as they come, and
+ *     names, meshes and ids go on to every browser and into the log;
+ *   - control characters but tab, LF and CR, NUL among them: cJSON skips
+ *     every byte up to 0x20 as whitespace, and proto.h promises that a NUL
+ *     is bad_json;
+ *   - a \u escape that is \u0000 or not four hex digits: cJSON turns both
+ *     into a NUL that cuts the string short, so "a\u0000/.." would read as
+ *     "a";
+ *   - a byte-order mark, which cJSON skips.
+ * After the value only whitespace may follow (cJSON says where it stopped).
  *
- * Writing appends to a proto_buf by hand: every double is printed with the
- * fewest digits that read back to the same bits, and -0 stays -0.
+ * What is left to cJSON: number syntax ("01" and "1." read as 1; "+1", ".5"
+ * and "1e" are refused; Debian's 1.7.15 reads numbers of any length whole),
+ * a raw tab, LF or CR inside a string (accepted: telling them from
+ * whitespace would take a tokenizer of our own), and nesting, capped at
+ * CJSON_NESTING_LIMIT (1000; deeper text is bad_json). Numbers are read by
+ * strtod, correctly rounded, so whatever the writer prints reads back to
+ * the same bits. cJSON cannot tell running out of memory from bad text;
+ * both are bad_json.
+ *
+ * Writing appends to a proto_buf by hand (cJSON's printer does not print
+ * the shortest round-trip form): every double is printed with the fewest
+ * digits that read back to the same bits, and -0 stays -0. Checking a
+ * candidate reads it back through an exact fast path (read_back) that
+ * calls strtod only when it cannot decide.
  *
  * This module knows nothing of SQL or sockets.
  */
 #include "proto.h"
 
 #include "err.h"
+
+#include <cjson/cJSON.h>
 
 #include <float.h>
 #include <inttypes.h>
@@ -35,11 +53,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Deeper than any message of the protocol needs (an op's bounds.min is at
- * depth 5); deeper text is bad_json. */
-#define PARSE_DEPTH_MAX 32
-/* Longer numbers are bad_json (rigd writes at most 24 characters). */
-#define NUMBER_CHARS_MAX 63
 /* The largest integer a double holds exactly; integers beyond are refused. */
 #define EXACT_INT_MAX 9007199254740991.0
 
@@ -165,7 +178,94 @@ int proto_buf_json_string(proto_buf *b, const char *str)
 	return rc;
 }
 
-static double number_value(const char *p, size_t len);
+/* ---------- writing numbers ---------- */
+
+static const double exact_pow10[] = {
+	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+/* Exact in a 64-bit significand: 10^27 = 5^27 * 2^27 and 5^27 < 2^64. */
+static const long double exact_pow10l[] = {
+	1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+	1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+	1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L,
+};
+#endif
+
+/*
+ * The double nearest to the decimal number 'num' (NUL-terminated, as
+ * layout() writes it), exactly as strtod gives it. format_number reads up
+ * to three candidates back for every double it writes, so this skips
+ * strtod's arbitrary-precision path for the numbers rigd writes (at most
+ * 17 significant digits, modest exponents):
+ *   - m * 10^e with m < 2^53 and |e| <= 22: one correctly rounded IEEE
+ *     operation on exact operands (Clinger's fast path);
+ *   - with an x87 long double (64-bit significand), m < 2^64 and |e| <= 27:
+ *     m and 10^e are exact in it, the product or quotient is rounded once
+ *     to 64 bits and then to 53. Rounding twice can only go wrong when the
+ *     first result lies exactly halfway between two doubles (its 11 extra
+ *     bits are 0x400); that case, and everything else, goes to strtod.
+ */
+static double read_back(const char *num)
+{
+	const char *p = num;
+	size_t len = strlen(num);
+	uint64_t m = 0;
+	int digits = 0, exp10 = 0, e = 0;
+	bool neg = false, dropped = false, in_fraction = false, exp_neg = false;
+	size_t i = 0;
+
+	if (p[i] == '-')
+		neg = true, i++;
+	for (; i < len && ((p[i] >= '0' && p[i] <= '9') || p[i] == '.'); i++) {
+		if (p[i] == '.') {
+			in_fraction = true;
+			continue;
+		}
+		if (digits < 19) {
+			m = m * 10 + (uint64_t)(p[i] - '0');
+			if (m)
+				digits++;
+			if (in_fraction)
+				exp10--;
+		} else {
+			dropped |= p[i] != '0';
+			if (!in_fraction)
+				exp10++;
+		}
+	}
+	if (i < len) {
+		i++; /* e or E */
+		if (p[i] == '+' || p[i] == '-')
+			exp_neg = p[i++] == '-';
+		for (; i < len && e < 100000; i++)
+			e = e * 10 + (p[i] - '0');
+		exp10 += exp_neg ? -e : e;
+	}
+	if (m == 0 && !dropped)
+		return neg ? -0.0 : 0.0;
+	if (!dropped && m <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
+		double d = (double)m;
+
+		d = exp10 >= 0 ? d * exact_pow10[exp10] : d / exact_pow10[-exp10];
+		return neg ? -d : d;
+	}
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+	if (!dropped && exp10 >= -27 && exp10 <= 27) {
+		long double x = (long double)m;
+		uint64_t significand;
+
+		x = exp10 >= 0 ? x * exact_pow10l[exp10] : x / exact_pow10l[-exp10];
+		/* The x87 format keeps its 64-bit significand in the low 8 bytes. */
+		memcpy(&significand, &x, sizeof(significand));
+		if ((significand & 0x7ff) != 0x400)
+			return neg ? -(double)x : (double)x;
+	}
+#endif
+	return strtod(num, NULL);
+}
 
 /*
  * Writes the decimal digits 'dig' (n of them, first one non-zero) times
@@ -212,7 +312,7 @@ static int layout(char *out, bool neg, const char *dig, int n, int exp10, int pr
  * same bits (17 always does), laid out as %g would; integers up to 2^53 as
  * integers, -0 as "-0". printf runs once, for the 17 correctly rounded
  * digits; the shorter candidates are those digits rounded, kept only when
- * number_value reads them back to v. 'out' holds at least 32 bytes.
+ * read_back reads them back to v. 'out' holds at least 32 bytes.
  */
 static int format_number(char *out, double v)
 {
@@ -254,7 +354,7 @@ static int format_number(char *out, double v)
 		while (n > 1 && r[n - 1] == '0')
 			n--;
 		len = layout(cand, neg, r, n, re, prec);
-		if (prec == 17 || number_value(cand, (size_t)len) == v) {
+		if (prec == 17 || read_back(cand) == v) {
 			memcpy(out, cand, (size_t)len + 1);
 			return len;
 		}
@@ -282,38 +382,7 @@ proto_limits proto_limits_default(void)
 			       .edit = edit_limits_default() };
 }
 
-/* ---------- reading: the document ---------- */
-
-/*
- * A parsed JSON text: one allocation holding every value and every decoded
- * string. Members and elements are linked lists in document order.
- */
-enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
-
-typedef struct jv jv;
-struct jv {
-	int type;
-	bool boolean;
-	double num;
-	const char *key;   /* the member name inside an object, else NULL */
-	const char *str;   /* J_STR: NUL-terminated (\u0000 is refused) */
-	jv *child;         /* first element or member */
-	jv *next;          /* next sibling */
-};
-
-typedef struct jdoc {
-	jv *root;
-	void *mem;
-} jdoc;
-
-#define J_FOREACH(m, container) for ((m) = (container)->child; (m); (m) = (m)->next)
-
-static bool j_is(const jv *v, int type)
-{
-	return v && v->type == type;
-}
-
-/* ---------- reading: tokens ---------- */
+/* ---------- reading: the text ---------- */
 
 /* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid:
  * no overlong forms, no surrogates, nothing above U+10FFFF. */
@@ -341,14 +410,9 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	return 0;
 }
 
-static bool is_digit(char c)
+static int hex_value(unsigned char c)
 {
-	return c >= '0' && c <= '9';
-}
-
-static int hex_value(char c)
-{
-	if (is_digit(c))
+	if (c >= '0' && c <= '9')
 		return c - '0';
 	if (c >= 'a' && c <= 'f')
 		return c - 'a' + 10;
@@ -357,481 +421,99 @@ static int hex_value(char c)
 	return -1;
 }
 
-/* The four hex digits at p as a code unit, or -1. */
-static long hex4(const char *p)
+/* True when the 4 bytes at p are hex digits of a code unit other than 0. */
+static bool hex4_nonzero(const unsigned char *p)
 {
-	long v = 0;
+	int v = 0;
 
 	for (int i = 0; i < 4; i++) {
 		int h = hex_value(p[i]);
 
 		if (h < 0)
-			return -1;
+			return false;
 		v = v * 16 + h;
 	}
-	return v;
-}
-
-/* True for the characters that may follow a number. */
-static bool ends_value(char c)
-{
-	switch (c) {
-	case ',': case ']': case '}': case ' ': case '\t': case '\n': case '\r':
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Length of the JSON number at p (RFC 8259 grammar), 0 if it is not one or
- * is not followed by a delimiter ("01" is not two numbers). */
-static size_t number_len(const char *p, size_t n)
-{
-	size_t i = 0;
-
-	if (i < n && p[i] == '-')
-		i++;
-	if (i < n && p[i] == '0')
-		i++;
-	else if (i < n && p[i] >= '1' && p[i] <= '9')
-		while (i < n && is_digit(p[i]))
-			i++;
-	else
-		return 0;
-	if (i < n && p[i] == '.') {
-		size_t d = ++i;
-
-		while (i < n && is_digit(p[i]))
-			i++;
-		if (i == d)
-			return 0;
-	}
-	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
-		size_t d;
-
-		i++;
-		if (i < n && (p[i] == '+' || p[i] == '-'))
-			i++;
-		d = i;
-		while (i < n && is_digit(p[i]))
-			i++;
-		if (i == d)
-			return 0;
-	}
-	if (i < n && !ends_value(p[i]))
-		return 0;
-	return i;
+	return v != 0;
 }
 
 /*
- * Length of the string literal at p (quotes included), 0 if it is bad: an
- * unknown escape, \u0000 (it would end the C string early, so "a\u0000/.."
- * would read as "a"), a surrogate escape out of its pair, a raw control
- * character, or bytes that are not UTF-8. *bytes gets its decoded length.
+ * The checks cJSON does not make (see the header), in one pass over the raw
+ * text: valid UTF-8, no control characters but tab, LF and CR, every \u
+ * followed by four hex digits that are not 0000, no byte-order mark.
+ * Backslashes are legal only inside strings, where each starts an escape;
+ * skipping the second of "\\" is all it takes to find the escapes without
+ * telling strings from the rest ("\\u0000" is a backslash and "u0000").
+ * Everything else about escapes (surrogate pairs, unknown escapes, a
+ * backslash outside a string) cJSON refuses itself.
  */
-static size_t string_len(const char *p, size_t n, size_t *bytes)
+static bool text_ok(const char *text, size_t n)
 {
-	size_t i = 1, out = 0;
+	const unsigned char *p = (const unsigned char *)text;
+	size_t i = 0;
 
+	if (n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		return false;
 	while (i < n) {
-		unsigned char c = (unsigned char)p[i];
+		unsigned char c = p[i];
 
-		if (c == '"') {
-			*bytes = out;
-			return i + 1;
-		}
-		if (c == '\\') {
-			char e = i + 1 < n ? p[i + 1] : '\0';
-
-			if (e == 'u') {
-				long u = i + 5 < n ? hex4(p + i + 2) : -1, lo;
-
-				if (u <= 0 || (u >= 0xdc00 && u <= 0xdfff))
-					return 0;
-				if (u >= 0xd800 && u <= 0xdbff) {
-					if (i + 11 >= n || p[i + 6] != '\\' || p[i + 7] != 'u')
-						return 0;
-					lo = hex4(p + i + 8);
-					if (lo < 0xdc00 || lo > 0xdfff)
-						return 0;
-					out += 4;
-					i += 12;
-				} else {
-					out += u < 0x80 ? 1 : u < 0x800 ? 2 : 3;
-					i += 6;
-				}
-			} else if (e && strchr("\"\\/bfnrt", e)) {
-				out++;
-				i += 2;
-			} else {
-				return 0;
-			}
-		} else if (c < 0x20) {
-			return 0;
-		} else {
-			size_t u = utf8_len((const unsigned char *)p + i, n - i);
+		if (c >= 0x20 && c < 0x80 && c != '\\') {
+			i++; /* most bytes: printable ASCII */
+		} else if (c >= 0x80) {
+			size_t u = utf8_len(p + i, n - i);
 
 			if (!u)
-				return 0;
-			out += u;
+				return false;
 			i += u;
-		}
-	}
-	return 0;
-}
-
-/* Decodes the string literal at p (checked by string_len) into out, NUL
- * included. */
-static void string_decode(const char *p, char *out)
-{
-	size_t i = 1;
-
-	for (;;) {
-		char c = p[i];
-
-		if (c == '"')
-			break;
-		if (c != '\\') {
-			*out++ = c;
-			i++;
-			continue;
-		}
-		c = p[i + 1];
-		i += 2;
-		if (c != 'u') {
-			*out++ = c == 'b' ? '\b' : c == 'f' ? '\f' : c == 'n' ? '\n' : c == 'r' ? '\r'
-				 : c == 't' ? '\t' : c;
-			continue;
-		}
-		{
-			long u = hex4(p + i);
-
-			i += 4;
-			if (u >= 0xd800 && u <= 0xdbff) {
-				u = 0x10000 + ((u - 0xd800) << 10) + (hex4(p + i + 2) - 0xdc00);
-				i += 6;
-			}
-			if (u < 0x80) {
-				*out++ = (char)u;
-			} else if (u < 0x800) {
-				*out++ = (char)(0xc0 | (u >> 6));
-				*out++ = (char)(0x80 | (u & 0x3f));
-			} else if (u < 0x10000) {
-				*out++ = (char)(0xe0 | (u >> 12));
-				*out++ = (char)(0x80 | ((u >> 6) & 0x3f));
-				*out++ = (char)(0x80 | (u & 0x3f));
-			} else {
-				*out++ = (char)(0xf0 | (u >> 18));
-				*out++ = (char)(0x80 | ((u >> 12) & 0x3f));
-				*out++ = (char)(0x80 | ((u >> 6) & 0x3f));
-				*out++ = (char)(0x80 | (u & 0x3f));
-			}
-		}
-	}
-	*out = '\0';
-}
-
-/* ---------- reading: numbers ---------- */
-
-static const double exact_pow10[] = {
-	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-/* Exact in a 64-bit significand: 10^27 = 5^27 * 2^27 and 5^27 < 2^64. */
-static const long double exact_pow10l[] = {
-	1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
-	1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
-	1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L,
-};
-#endif
-
-/*
- * The double nearest to the decimal number at p (len characters, checked
- * by number_len), exactly as strtod gives it, but without strtod's
- * arbitrary-precision path for the numbers rigd writes itself (at most 17
- * significant digits, modest exponents):
- *   - m * 10^e with m < 2^53 and |e| <= 22: one correctly rounded IEEE
- *     operation on exact operands (Clinger's fast path);
- *   - with an x87 long double (64-bit significand), m < 2^64 and |e| <= 27:
- *     m and 10^e are exact in it, the product or quotient is rounded once
- *     to 64 bits and then to 53. Rounding twice can only go wrong when the
- *     first result lies exactly halfway between two doubles (its 11 extra
- *     bits are 0x400); that case, and everything else, goes to strtod.
- */
-static double number_value(const char *p, size_t len)
-{
-	char buf[NUMBER_CHARS_MAX + 1];
-	uint64_t m = 0;
-	int digits = 0, exp10 = 0, e = 0;
-	bool neg = false, dropped = false, in_fraction = false, exp_neg = false;
-	size_t i = 0;
-
-	if (p[i] == '-')
-		neg = true, i++;
-	for (; i < len && (is_digit(p[i]) || p[i] == '.'); i++) {
-		if (p[i] == '.') {
-			in_fraction = true;
-			continue;
-		}
-		if (digits < 19) {
-			m = m * 10 + (uint64_t)(p[i] - '0');
-			if (m)
-				digits++;
-			if (in_fraction)
-				exp10--;
+		} else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+			return false;
+		} else if (c == '\\' && i + 1 < n && p[i + 1] == 'u') {
+			if (n - i < 6 || !hex4_nonzero(p + i + 2))
+				return false;
+			i += 6;
+		} else if (c == '\\' && i + 1 < n && p[i + 1] == '\\') {
+			i += 2;
 		} else {
-			dropped |= p[i] != '0';
-			if (!in_fraction)
-				exp10++;
+			i++; /* tab, LF, CR, or a backslash before another escape */
 		}
-	}
-	if (i < len) {
-		i++; /* e or E */
-		if (p[i] == '+' || p[i] == '-')
-			exp_neg = p[i++] == '-';
-		for (; i < len && e < 100000; i++)
-			e = e * 10 + (p[i] - '0');
-		exp10 += exp_neg ? -e : e;
-	}
-	if (m == 0 && !dropped)
-		return neg ? -0.0 : 0.0;
-	if (!dropped && m <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
-		double d = (double)m;
-
-		d = exp10 >= 0 ? d * exact_pow10[exp10] : d / exact_pow10[-exp10];
-		return neg ? -d : d;
-	}
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-	if (!dropped && exp10 >= -27 && exp10 <= 27) {
-		long double x = (long double)m;
-		uint64_t significand;
-
-		x = exp10 >= 0 ? x * exact_pow10l[exp10] : x / exact_pow10l[-exp10];
-		/* The x87 format keeps its 64-bit significand in the low 8 bytes. */
-		memcpy(&significand, &x, sizeof(significand));
-		if ((significand & 0x7ff) != 0x400)
-			return neg ? -(double)x : (double)x;
-	}
-#endif
-	memcpy(buf, p, len);
-	buf[len] = '\0';
-	return strtod(buf, NULL);
-}
-
-/* ---------- reading: structure ---------- */
-
-/*
- * Checks every token and the nesting depth, and counts the values and the
- * string bytes the document will need. Structure (brackets, commas,
- * colons) is checked while building.
- */
-static bool scan_text(const char *p, size_t n, size_t *values, size_t *bytes)
-{
-	int depth = 0;
-	size_t i = 0, k, s;
-
-	*values = *bytes = 0;
-	while (i < n) {
-		switch (p[i]) {
-		case ' ': case '\t': case '\n': case '\r': case ',': case ':':
-			i++;
-			continue;
-		case '{': case '[':
-			if (++depth > PARSE_DEPTH_MAX)
-				return false;
-			i++;
-			break;
-		case '}': case ']':
-			depth--;
-			i++;
-			continue;
-		case '"':
-			if (!(k = string_len(p + i, n - i, &s)))
-				return false;
-			*bytes += s + 1;
-			i += k;
-			break;
-		case 't':
-			if (n - i < 4 || memcmp(p + i, "true", 4) != 0)
-				return false;
-			i += 4;
-			break;
-		case 'f':
-			if (n - i < 5 || memcmp(p + i, "false", 5) != 0)
-				return false;
-			i += 5;
-			break;
-		case 'n':
-			if (n - i < 4 || memcmp(p + i, "null", 4) != 0)
-				return false;
-			i += 4;
-			break;
-		default:
-			k = number_len(p + i, n - i);
-			if (!k || k > NUMBER_CHARS_MAX)
-				return false;
-			i += k;
-			break;
-		}
-		++*values;
 	}
 	return true;
 }
 
-static size_t skip_ws(const char *p, size_t n, size_t i)
+static bool is_space(char c)
 {
-	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
-		i++;
-	return i;
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
 /*
- * Builds the document of p (n bytes, scanned by scan_text) into the nodes
- * and string space given. Without recursion: 'open' is the stack of
- * containers being filled (depth is at most PARSE_DEPTH_MAX). False for
- * any structural error.
+ * Parses 'len' bytes of 'json' into *root, which the caller frees with
+ * cJSON_Delete: 0, too_large or bad_json (then *root is NULL).
  */
-static bool build(const char *p, size_t n, jv *nodes, char *chars, jv **root)
-{
-	enum { VALUE, VALUE_OR_END, KEY, KEY_OR_END, AFTER, DONE } st = VALUE;
-	jv *open[PARSE_DEPTH_MAX + 1], *last[PARSE_DEPTH_MAX + 1];
-	int top = -1;
-	size_t i = 0, used = 0, s;
-	const char *key = NULL;
-
-	*root = NULL;
-	for (;;) {
-		jv *v;
-		char c;
-
-		i = skip_ws(p, n, i);
-		if (i == n)
-			return st == DONE;
-		c = p[i];
-		if (st == DONE)
-			return false;
-		if (st == KEY || st == KEY_OR_END) {
-			if (st == KEY_OR_END && c == '}')
-				goto close;
-			if (c != '"')
-				return false;
-			size_t bytes;
-
-			s = string_len(p + i, n - i, &bytes);
-			string_decode(p + i, chars);
-			key = chars;
-			chars += bytes + 1;
-			i = skip_ws(p, n, i + s);
-			if (i == n || p[i] != ':')
-				return false;
-			i++;
-			st = VALUE;
-			continue;
-		}
-		if (st == AFTER) {
-			if (c == ',') {
-				i++;
-				st = open[top]->type == J_OBJ ? KEY : VALUE;
-				continue;
-			}
-			if ((c == '}' && open[top]->type == J_OBJ) || (c == ']' && open[top]->type == J_ARR))
-				goto close;
-			return false;
-		}
-		if (st == VALUE_OR_END && c == ']')
-			goto close;
-		if (!(c == '{' || c == '[' || c == '"' || c == 't' || c == 'f' || c == 'n' ||
-		      c == '-' || is_digit(c)))
-			return false; /* a ']' after ',' and the like */
-		/* A value. */
-		v = &nodes[used++];
-		memset(v, 0, sizeof(*v));
-		v->key = key;
-		key = NULL;
-		if (top < 0)
-			*root = v;
-		else if (last[top])
-			last[top]->next = v;
-		else
-			open[top]->child = v;
-		if (top >= 0)
-			last[top] = v;
-		if (c == '{' || c == '[') {
-			v->type = c == '{' ? J_OBJ : J_ARR;
-			open[++top] = v;
-			last[top] = NULL;
-			st = c == '{' ? KEY_OR_END : VALUE_OR_END;
-			i++;
-			continue;
-		}
-		if (c == '"') {
-			size_t bytes;
-
-			s = string_len(p + i, n - i, &bytes);
-			string_decode(p + i, chars);
-			v->type = J_STR;
-			v->str = chars;
-			chars += bytes + 1;
-			i += s;
-		} else if (c == 't' || c == 'f') {
-			v->type = J_BOOL;
-			v->boolean = c == 't';
-			i += c == 't' ? 4 : 5;
-		} else if (c == 'n') {
-			v->type = J_NULL;
-			i += 4;
-		} else {
-			s = number_len(p + i, n - i);
-			v->type = J_NUM;
-			v->num = number_value(p + i, s);
-			i += s;
-		}
-		st = top < 0 ? DONE : AFTER;
-		continue;
-close:
-		i++;
-		top--;
-		st = top < 0 ? DONE : AFTER;
-	}
-}
-
-static void jdoc_free(jdoc *doc)
-{
-	free(doc->mem);
-	doc->mem = NULL;
-	doc->root = NULL;
-}
-
-/* Parses 'len' bytes of 'json' into *doc: too_large, bad_json or nomem. */
-static int parse(const char *json, size_t len, const proto_limits *lim, jdoc *doc,
+static int parse(const char *json, size_t len, const proto_limits *lim, cJSON **root,
 		 edit_error *err)
 {
-	size_t values, bytes;
+	const char *end = NULL;
 
-	doc->root = NULL;
-	doc->mem = NULL;
+	*root = NULL;
 	if (len > lim->max_bytes) {
 		edit_error_set(err, RIGD_E_TOO_LARGE, -1, "", "the message is %zu bytes; the limit is %zu",
 			       len, lim->max_bytes);
 		return RIGD_E_TOO_LARGE;
 	}
-	if (!json || memchr(json, '\0', len) || !scan_text(json, len, &values, &bytes) ||
-	    values == 0)
-		goto bad;
-	doc->mem = malloc(values * sizeof(jv) + bytes);
-	if (!doc->mem) {
-		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
-		return RIGD_E_NOMEM;
+	if (json && text_ok(json, len))
+		*root = cJSON_ParseWithLengthOpts(json, len, &end, false);
+	if (*root) {
+		while (end < json + len && is_space(*end))
+			end++;
+		if (end == json + len)
+			return 0;
+		cJSON_Delete(*root);
+		*root = NULL;
 	}
-	if (build(json, len, doc->mem, (char *)doc->mem + values * sizeof(jv), &doc->root))
-		return 0;
-	jdoc_free(doc);
-bad:
 	edit_error_set(err, RIGD_E_BAD_JSON, -1, "", "%s", err_str(RIGD_E_BAD_JSON));
 	return RIGD_E_BAD_JSON;
 }
+
+/* ---------- reading: fields ---------- */
 
 /* Where a field sits, for error messages: op index (-1: none). */
 typedef struct where {
@@ -863,49 +545,51 @@ static int bad_field(const where *w, const char *field, const char *what)
 }
 
 /*
- * Matches the members of 'obj' against 'names' (n entries): member i of the
- * object with name names[j] lands in found[j]. Unknown and repeated names
- * are bad_field; so is an object that is not one.
+ * Matches the members of 'obj' against 'names' (n entries): the member
+ * named names[j] lands in found[j]. Unknown and repeated names are
+ * bad_field; so is an object that is not one. cJSON keeps a repeated key as
+ * one more child (and cJSON_GetObjectItemCaseSensitive finds only the
+ * first), so every child is visited.
  */
-static int members(const jv *obj, const char *obj_name, const char *const *names, int n,
-		   const jv **found, const where *w)
+static int members(const cJSON *obj, const char *obj_name, const char *const *names, int n,
+		   const cJSON **found, const where *w)
 {
-	const jv *m;
+	const cJSON *m;
 
-	if (!j_is(obj, J_OBJ))
+	if (!cJSON_IsObject(obj))
 		return bad_field(w, obj_name, "must be an object");
 	for (int j = 0; j < n; j++)
 		found[j] = NULL;
-	J_FOREACH(m, obj) {
+	cJSON_ArrayForEach(m, obj) {
 		int j;
 
 		for (j = 0; j < n; j++)
-			if (strcmp(m->key, names[j]) == 0)
+			if (strcmp(m->string, names[j]) == 0)
 				break;
 		if (j == n)
-			return bad_field(w, m->key, "unknown field");
+			return bad_field(w, m->string, "unknown field");
 		if (found[j])
-			return bad_field(w, m->key, "repeated field");
+			return bad_field(w, m->string, "repeated field");
 		found[j] = m;
 	}
 	return 0;
 }
 
-static int get_number(const jv *item, const char *field, double *out, const where *w)
+static int get_number(const cJSON *item, const char *field, double *out, const where *w)
 {
-	if (!j_is(item, J_NUM))
+	if (!cJSON_IsNumber(item))
 		return bad_field(w, field, "must be a number");
-	if (!isfinite(item->num)) {
+	if (!isfinite(item->valuedouble)) {
 		edit_error_set(w->err, RIGD_E_NOT_FINITE, w->op, field, "%s: %s", field,
 			       err_str(RIGD_E_NOT_FINITE));
 		return RIGD_E_NOT_FINITE;
 	}
-	*out = item->num;
+	*out = item->valuedouble;
 	return 0;
 }
 
 /* An exact integer in [min, max]. */
-static int get_int(const jv *item, const char *field, double min, double max, int64_t *out,
+static int get_int(const cJSON *item, const char *field, double min, double max, int64_t *out,
 		   const where *w)
 {
 	double v;
@@ -920,14 +604,14 @@ static int get_int(const jv *item, const char *field, double min, double max, in
 }
 
 /* An array of exactly n numbers. */
-static int get_numbers(const jv *item, const char *field, double *out, int n, const where *w)
+static int get_numbers(const cJSON *item, const char *field, double *out, int n, const where *w)
 {
-	const jv *e;
+	const cJSON *e;
 	int i = 0, rc;
 
-	if (!j_is(item, J_ARR))
+	if (!cJSON_IsArray(item))
 		goto wrong;
-	J_FOREACH(e, item) {
+	cJSON_ArrayForEach(e, item) {
 		if (i == n)
 			goto wrong;
 		if ((rc = get_number(e, field, &out[i++], w)) != 0)
@@ -940,7 +624,7 @@ wrong:
 					  : "must be an array of 4 numbers");
 }
 
-static int get_vec3(const jv *item, const char *field, vec3 *out, const where *w)
+static int get_vec3(const cJSON *item, const char *field, vec3 *out, const where *w)
 {
 	double v[3];
 	int rc = get_numbers(item, field, v, 3, w);
@@ -950,28 +634,28 @@ static int get_vec3(const jv *item, const char *field, vec3 *out, const where *w
 	return rc;
 }
 
-static int get_bool(const jv *item, const char *field, bool *out, const where *w)
+static int get_bool(const cJSON *item, const char *field, bool *out, const where *w)
 {
-	if (!j_is(item, J_BOOL))
+	if (!cJSON_IsBool(item))
 		return bad_field(w, field, "must be true or false");
-	*out = item->boolean;
+	*out = cJSON_IsTrue(item);
 	return 0;
 }
 
 /* An id (scene_id_valid, at most max_len) into out; with allow_null, null
  * gives "". */
-static int get_id(const jv *item, const char *field, bool allow_null, int max_len,
+static int get_id(const cJSON *item, const char *field, bool allow_null, int max_len,
 		  char out[SCENE_ID_MAX + 1], const where *w)
 {
 	const char *v;
 
-	if (allow_null && j_is(item, J_NULL)) {
+	if (allow_null && cJSON_IsNull(item)) {
 		out[0] = '\0';
 		return 0;
 	}
-	if (!j_is(item, J_STR))
+	if (!cJSON_IsString(item))
 		return bad_field(w, field, allow_null ? "must be an id or null" : "must be an id");
-	v = item->str;
+	v = item->valuestring;
 	if (!scene_id_valid(v) || strlen(v) > (size_t)max_len) {
 		char k[72];
 
@@ -985,7 +669,7 @@ static int get_id(const jv *item, const char *field, bool allow_null, int max_le
 
 /* A scene name: an id that is not "." or "..", which name directories in
  * the URL paths that carry scene names. */
-static int get_scene_name(const jv *item, const char *field, char out[SCENE_ID_MAX + 1],
+static int get_scene_name(const cJSON *item, const char *field, char out[SCENE_ID_MAX + 1],
 			  const where *w)
 {
 	int rc = get_id(item, field, false, SCENE_ID_MAX, out, w);
@@ -1001,21 +685,21 @@ static int get_scene_name(const jv *item, const char *field, char out[SCENE_ID_M
 
 /* A string of at most max_bytes (or null when allow_null: *out NULL),
  * copied into *out (malloc'd). */
-static int get_text(const jv *item, const char *field, size_t max_bytes, bool allow_null,
+static int get_text(const cJSON *item, const char *field, size_t max_bytes, bool allow_null,
 		    char **out, const where *w)
 {
 	*out = NULL;
-	if (allow_null && j_is(item, J_NULL))
+	if (allow_null && cJSON_IsNull(item))
 		return 0;
-	if (!j_is(item, J_STR))
+	if (!cJSON_IsString(item))
 		return bad_field(w, field, allow_null ? "must be a string or null" : "must be a string");
-	if (strlen(item->str) > max_bytes) {
+	if (strlen(item->valuestring) > max_bytes) {
 		char what[48];
 
 		snprintf(what, sizeof(what), "longer than %zu bytes", max_bytes);
 		return bad_field(w, field, what);
 	}
-	if (!(*out = strdup(item->str))) {
+	if (!(*out = strdup(item->valuestring))) {
 		edit_error_set(w->err, RIGD_E_NOMEM, w->op, field, "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
@@ -1041,15 +725,15 @@ static const unsigned key_fields[K_COUNT] = {
 	EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR, EDIT_F_VISIBLE, EDIT_F_KEEP_WORLD,
 };
 
-static int decode_bounds(const jv *item, edit_op *op, const where *w)
+static int decode_bounds(const cJSON *item, edit_op *op, const where *w)
 {
 	static const char *const names[] = { "min", "max" };
-	const jv *f[2];
+	const cJSON *f[2];
 	int rc;
 
 	op->has_bounds = false;
 	op->bounds = aabb_make(vec3_make(0, 0, 0), vec3_make(0, 0, 0));
-	if (j_is(item, J_NULL))
+	if (cJSON_IsNull(item))
 		return 0;
 	if ((rc = members(item, "bounds", names, 2, f, w)) != 0)
 		return rc;
@@ -1062,10 +746,10 @@ static int decode_bounds(const jv *item, edit_op *op, const where *w)
 	return 0;
 }
 
-static int decode_camera(const jv *item, edit_op *op, const where *w)
+static int decode_camera(const cJSON *item, edit_op *op, const where *w)
 {
 	static const char *const names[] = { "fov", "near", "far" };
-	const jv *f[3];
+	const cJSON *f[3];
 	int rc;
 
 	if ((rc = members(item, "camera", names, 3, f, w)) != 0)
@@ -1083,10 +767,10 @@ static int decode_camera(const jv *item, edit_op *op, const where *w)
 }
 
 /* Decodes op object 'item' (index k) and appends it to 'b'. */
-static int decode_op(const jv *item, int k, const proto_limits *lim, edit_batch *b,
+static int decode_op(const cJSON *item, int k, const proto_limits *lim, edit_batch *b,
 		     edit_error *err)
 {
-	const jv *f[K_COUNT];
+	const cJSON *f[K_COUNT];
 	where w = { k, err };
 	edit_op *op;
 	int kind, rc;
@@ -1097,13 +781,13 @@ static int decode_op(const jv *item, int k, const proto_limits *lim, edit_batch 
 
 	if ((rc = members(item, "ops", op_keys, K_COUNT, f, &w)) != 0)
 		return rc;
-	if (!f[K_OP] || !j_is(f[K_OP], J_STR))
+	if (!f[K_OP] || !cJSON_IsString(f[K_OP]))
 		return bad_field(&w, "op", "must be create, set, reparent or delete");
-	if ((kind = edit_op_from_name(f[K_OP]->str)) < 0) {
+	if ((kind = edit_op_from_name(f[K_OP]->valuestring)) < 0) {
 		char q[72];
 
 		edit_error_set(err, RIGD_E_UNKNOWN_OP, k, "op", "unknown op '%s'",
-			       safe_key(f[K_OP]->str, q, sizeof(q)));
+			       safe_key(f[K_OP]->valuestring, q, sizeof(q)));
 		return RIGD_E_UNKNOWN_OP;
 	}
 	if (!f[K_ID])
@@ -1181,8 +865,8 @@ static int decode_op(const jv *item, int k, const proto_limits *lim, edit_batch 
 		op->fields |= EDIT_F_MESH;
 	}
 	if (f[K_KIND]) {
-		if (!j_is(f[K_KIND], J_STR) ||
-		    (op->node_kind = edit_kind_from_name(f[K_KIND]->str)) < 0)
+		if (!cJSON_IsString(f[K_KIND]) ||
+		    (op->node_kind = edit_kind_from_name(f[K_KIND]->valuestring)) < 0)
 			return bad_field(&w, "kind", "must be group, mesh or camera");
 		op->fields |= EDIT_F_KIND;
 	}
@@ -1202,16 +886,16 @@ static int decode_op(const jv *item, int k, const proto_limits *lim, edit_batch 
 }
 
 /* Decodes the ops array into 'b' (which holds no ops yet). */
-static int decode_op_array(const jv *arr, const proto_limits *lim, edit_batch *b,
+static int decode_op_array(const cJSON *arr, const proto_limits *lim, edit_batch *b,
 			   edit_error *err)
 {
-	const jv *e;
+	const cJSON *e;
 	where w = { -1, err };
 	int n = 0, rc;
 
-	if (!j_is(arr, J_ARR))
+	if (!cJSON_IsArray(arr))
 		return bad_field(&w, "ops", "must be an array of ops");
-	J_FOREACH(e, arr)
+	cJSON_ArrayForEach(e, arr)
 		n++;
 	if (n == 0)
 		return bad_field(&w, "ops", "a batch needs at least one op");
@@ -1225,18 +909,18 @@ static int decode_op_array(const jv *arr, const proto_limits *lim, edit_batch *b
 		return RIGD_E_NOMEM;
 	}
 	n = 0;
-	J_FOREACH(e, arr)
+	cJSON_ArrayForEach(e, arr)
 		if ((rc = decode_op(e, n++, lim, b, err)) != 0)
 			return rc;
 	return 0;
 }
 
-static int decode_client_seq(const jv *item, edit_batch *b, const where *w)
+static int decode_client_seq(const cJSON *item, edit_batch *b, const where *w)
 {
 	int rc;
 
 	b->has_client_seq = false;
-	if (j_is(item, J_NULL))
+	if (cJSON_IsNull(item))
 		return 0;
 	if ((rc = get_int(item, "client_seq", 0, EXACT_INT_MAX, &b->client_seq, w)) != 0)
 		return rc;
@@ -1249,9 +933,8 @@ int proto_decode_batch(const char *json, size_t len, const proto_limits *lim, ed
 {
 	static const char *const names[] = { "ops", "client", "client_seq" };
 	proto_limits defaults = proto_limits_default();
-	const jv *f[3];
-	jdoc doc;
-	const jv *root;
+	const cJSON *f[3];
+	cJSON *root;
 	where w = { -1, err };
 	int rc;
 
@@ -1259,9 +942,8 @@ int proto_decode_batch(const char *json, size_t len, const proto_limits *lim, ed
 	edit_error_clear(err);
 	if (!lim)
 		lim = &defaults;
-	if ((rc = parse(json, len, lim, &doc, err)) != 0)
+	if ((rc = parse(json, len, lim, &root, err)) != 0)
 		return rc;
-	root = doc.root;
 	if ((rc = members(root, "batch", names, 3, f, &w)) != 0)
 		goto out;
 	if (!f[0]) {
@@ -1273,7 +955,7 @@ int proto_decode_batch(const char *json, size_t len, const proto_limits *lim, ed
 	    (rc = decode_op_array(f[0], lim, out, err)))
 		goto out;
 out:
-	jdoc_free(&doc);
+	cJSON_Delete(root);
 	if (rc)
 		edit_batch_release(out);
 	return rc;
@@ -1283,19 +965,17 @@ int proto_decode_ops(const char *json, size_t len, const proto_limits *lim, edit
 		     edit_error *err)
 {
 	proto_limits defaults = proto_limits_default();
-	jdoc doc;
-	const jv *root;
+	cJSON *root;
 	int rc;
 
 	edit_batch_init(out);
 	edit_error_clear(err);
 	if (!lim)
 		lim = &defaults;
-	if ((rc = parse(json, len, lim, &doc, err)) != 0)
+	if ((rc = parse(json, len, lim, &root, err)) != 0)
 		return rc;
-	root = doc.root;
 	rc = decode_op_array(root, lim, out, err);
-	jdoc_free(&doc);
+	cJSON_Delete(root);
 	if (rc)
 		edit_batch_release(out);
 	return rc;
@@ -1336,39 +1016,39 @@ static const unsigned type_required[] = {
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_SELECTION),
 };
 
-static int decode_req(const jv *item, proto_req *req, const where *w)
+static int decode_req(const cJSON *item, proto_req *req, const where *w)
 {
 	memset(req, 0, sizeof(*req));
-	if (j_is(item, J_NULL))
+	if (cJSON_IsNull(item))
 		return 0;
-	if (j_is(item, J_STR)) {
-		size_t n = strlen(item->str);
+	if (cJSON_IsString(item)) {
+		size_t n = strlen(item->valuestring);
 
 		if (n > PROTO_REQ_MAX)
 			return bad_field(w, "req", "longer than 64 bytes");
-		memcpy(req->str, item->str, n + 1);
+		memcpy(req->str, item->valuestring, n + 1);
 		req->is_string = true;
 		req->present = true;
 		return 0;
 	}
-	if (!j_is(item, J_NUM) || !isfinite(item->num) ||
-	    item->num != trunc(item->num) || item->num < 0 ||
-	    item->num > EXACT_INT_MAX)
+	if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble) ||
+	    item->valuedouble != trunc(item->valuedouble) || item->valuedouble < 0 ||
+	    item->valuedouble > EXACT_INT_MAX)
 		return bad_field(w, "req", "must be an integer 0..2^53-1 or a string");
-	req->num = (int64_t)item->num;
+	req->num = (int64_t)item->valuedouble;
 	req->present = true;
 	return 0;
 }
 
-static int decode_selection(const jv *arr, const proto_limits *lim, proto_msg *m,
+static int decode_selection(const cJSON *arr, const proto_limits *lim, proto_msg *m,
 			    const where *w)
 {
-	const jv *e;
+	const cJSON *e;
 	int n = 0, rc;
 
-	if (!j_is(arr, J_ARR))
+	if (!cJSON_IsArray(arr))
 		return bad_field(w, "selection", "must be an array of ids");
-	J_FOREACH(e, arr)
+	cJSON_ArrayForEach(e, arr)
 		n++;
 	if (n > lim->max_selection) {
 		edit_error_set(w->err, RIGD_E_LIMIT, -1, "selection",
@@ -1379,7 +1059,7 @@ static int decode_selection(const jv *arr, const proto_limits *lim, proto_msg *m
 		edit_error_set(w->err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
-	J_FOREACH(e, arr) {
+	cJSON_ArrayForEach(e, arr) {
 		if ((rc = get_id(e, "selection", false, lim->edit.max_id_len,
 				 m->selection[m->n_selection].s, w)) != 0)
 			return rc;
@@ -1408,9 +1088,8 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		     proto_req *req_out, edit_error *err)
 {
 	proto_limits defaults = proto_limits_default();
-	const jv *f[M_COUNT];
-	jdoc doc;
-	const jv *root;
+	const cJSON *f[M_COUNT];
+	cJSON *root;
 	where w = { -1, err };
 	int rc, type = 0;
 	unsigned present = 0, extra, missing;
@@ -1421,17 +1100,12 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		memset(req_out, 0, sizeof(*req_out));
 	if (!lim)
 		lim = &defaults;
-	if ((rc = parse(json, len, lim, &doc, err)) != 0)
+	if ((rc = parse(json, len, lim, &root, err)) != 0)
 		return rc;
-	root = doc.root;
 	if ((rc = members(root, "message", msg_keys, M_COUNT, f, &w)) != 0) {
-		/* Even with an unknown member, a good req lets the reply carry it. */
-		const jv *req = NULL, *m;
-
-		if (j_is(root, J_OBJ))
-			J_FOREACH(m, root)
-				if (strcmp(m->key, "req") == 0)
-					req = m;
+		/* Even with an unknown member, a good req lets the reply carry it
+		 * (the first, should req itself be the repeated member). */
+		const cJSON *req = cJSON_GetObjectItemCaseSensitive(root, "req");
 		where quiet = { -1, NULL };
 
 		if (req && req_out && decode_req(req, req_out, &quiet) != 0)
@@ -1444,18 +1118,18 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		if (req_out)
 			*req_out = out->req;
 	}
-	if (!f[M_TYPE] || !j_is(f[M_TYPE], J_STR)) {
+	if (!f[M_TYPE] || !cJSON_IsString(f[M_TYPE])) {
 		rc = bad_field(&w, "type", f[M_TYPE] ? "must be a string" : "missing");
 		goto out;
 	}
 	for (int t = PROTO_SUBSCRIBE; t <= PROTO_PRESENCE; t++)
-		if (strcmp(f[M_TYPE]->str, type_names[t]) == 0)
+		if (strcmp(f[M_TYPE]->valuestring, type_names[t]) == 0)
 			type = t;
 	if (!type) {
 		char q[72];
 
 		edit_error_set(err, RIGD_E_UNKNOWN_TYPE, -1, "type", "unknown message type '%s'",
-			       safe_key(f[M_TYPE]->str, q, sizeof(q)));
+			       safe_key(f[M_TYPE]->valuestring, q, sizeof(q)));
 		rc = RIGD_E_UNKNOWN_TYPE;
 		goto out;
 	}
@@ -1488,7 +1162,7 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 	if (f[M_NAME] && (rc = get_text(f[M_NAME], "name", SCENE_NAME_MAX, true, &out->name, &w)))
 		goto out;
 out:
-	jdoc_free(&doc);
+	cJSON_Delete(root);
 	if (rc)
 		proto_msg_release(out);
 	return rc;
@@ -1501,9 +1175,8 @@ int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 {
 	static const char *const names[] = { "seq", "time", "client", "client_seq", "ops" };
 	proto_limits defaults = proto_limits_default();
-	const jv *f[5];
-	jdoc doc;
-	const jv *root;
+	const cJSON *f[5];
+	cJSON *root;
 	where w = { -1, err };
 	int64_t seq = 0;
 	int rc;
@@ -1513,9 +1186,8 @@ int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 	edit_error_clear(err);
 	if (!lim)
 		lim = &defaults;
-	if ((rc = parse(json, len, lim, &doc, err)) != 0)
+	if ((rc = parse(json, len, lim, &root, err)) != 0)
 		return rc;
-	root = doc.root;
 	if ((rc = members(root, "line", names, 5, f, &w)) != 0)
 		goto out;
 	if (!f[0] || !f[1] || !f[4]) {
@@ -1531,7 +1203,7 @@ int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 		goto out;
 	out->seq = (uint64_t)seq;
 out:
-	jdoc_free(&doc);
+	cJSON_Delete(root);
 	if (rc) {
 		edit_batch_release(&out->batch);
 		out->seq = 0;
@@ -1545,21 +1217,19 @@ int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_
 {
 	static const char *const names[] = { "name" };
 	proto_limits lim = proto_limits_default();
-	const jv *f[1];
-	jdoc doc;
-	const jv *root;
+	const cJSON *f[1];
+	cJSON *root;
 	where w = { -1, err };
 	int rc;
 
 	name_out[0] = '\0';
 	edit_error_clear(err);
-	if ((rc = parse(json, len, &lim, &doc, err)) != 0)
+	if ((rc = parse(json, len, &lim, &root, err)) != 0)
 		return rc;
-	root = doc.root;
 	if ((rc = members(root, "body", names, 1, f, &w)) == 0)
 		rc = f[0] ? get_scene_name(f[0], "name", name_out, &w)
 			  : bad_field(&w, "name", "missing");
-	jdoc_free(&doc);
+	cJSON_Delete(root);
 	if (rc)
 		name_out[0] = '\0';
 	return rc;

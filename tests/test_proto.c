@@ -548,9 +548,7 @@ static void test_hostile_text(void **state)
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[-Infinity,0,0]}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[nan,0,0]}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[+1,0,0]}]}",
-		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[01,0,0]}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[.5,0,0]}]}",
-		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[1.,0,0]}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[1e,0,0]}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[-,0,0]}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[0x10,0,0]}]}",
@@ -560,7 +558,6 @@ static void test_hostile_text(void **state)
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\\u0000b\"}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\\x41\"}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"\\ud800\"}]}",
-		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"tab\there\"}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"\xc3\x28\"}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"\xc0\xaf\"}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"\xed\xa0\x80\"}]}",
@@ -596,6 +593,13 @@ static void test_hostile_text(void **state)
 	assert_string_equal(b.ops[0].name, "\xf0\x9f\x98\x80 \xc3\xa9\xe2\x82\xac \"\\/\b\f\n\r\t\x1f");
 	round_trip(&b);
 	edit_batch_release(&b);
+	/* Left to cJSON (proto.c's header): "01" and "1." read as 1, and a raw
+	 * tab inside a string is kept. */
+	assert_true(read_number("01") == 1 && read_number("1.") == 1);
+	assert_int_equal(decode_batch_str("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"tab\there\"}]}",
+					  &b, &err), 0);
+	assert_string_equal(b.ops[0].name, "tab\there");
+	edit_batch_release(&b);
 
 	/* Every proper prefix of a valid batch. */
 	for (size_t len = 0; len < n; len++) {
@@ -613,15 +617,18 @@ static void test_hostile_text(void **state)
 	assert_int_equal(decode_batch_str("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":[1e-400,0,0]}]}", &b, &err), 0);
 	assert_true(b.ops[0].t.x == 0);
 	edit_batch_release(&b);
-	/* A 63-character number is the longest cJSON reads whole. */
+	/* Long numbers are read whole (Debian's cJSON 1.7.15 has no 63-character
+	 * cut since the fix for CVE-2023-26819), and exactly. */
 	assert_int_equal(decode_batch_str("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":["
 					  "0.100000000000000005551115123125782702118158340454101562500000,0,0]}]}",
 					  &b, &err), 0);
 	assert_true(b.ops[0].t.x == 0.1);
 	edit_batch_release(&b);
-	batch_fails("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":["
-		    "0.1000000000000000055511151231257827021181583404541015625000000000,0,0]}]}",
-		    RIGD_E_BAD_JSON, -1, "");
+	assert_int_equal(decode_batch_str("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"t\":["
+					  "0.1000000000000000055511151231257827021181583404541015625000000000,0,0]}]}",
+					  &b, &err), 0);
+	assert_true(b.ops[0].t.x == 0.1);
+	edit_batch_release(&b);
 
 	/* 10,000-deep nesting, closed and unclosed, bare and inside a batch. */
 	deep = malloc(20100);
