@@ -123,6 +123,7 @@ struct app {
 	const char *body;
 	size_t body_len;
 	const char *content_type;    /* of the body; NULL: application/json */
+	const char *token;           /* sent as Authorization: Bearer; NULL: none */
 	const char *out_path;        /* export -o: the answer goes there (when 2xx) */
 	FILE *out_file;
 	int status;
@@ -136,7 +137,7 @@ static volatile sig_atomic_t interrupted;
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 static const char usage_text[] =
-	"usage: rigctl [--url URL] COMMAND ...\n"
+	"usage: rigctl [--url URL] [--token TOKEN] COMMAND ...\n"
 	"\n"
 	"  send SCENE [FILE|-]          send NDJSON edit batches {\"ops\":[...]} (one a line)\n"
 	"                               and print one ack or error line per batch\n"
@@ -160,6 +161,8 @@ static const char usage_text[] =
 	"                               stdout or into FILE\n"
 	"\n"
 	"URL defaults to $RIGD_URL or " DEFAULT_URL ". Output is JSON lines on stdout.\n"
+	"--token TOKEN (default $RIGD_TOKEN) is sent as Authorization: Bearer with\n"
+	"every request and websocket handshake (docs/security.md).\n"
 	"Exit status: 0 all succeeded, 1 a batch or request failed or the server went\n"
 	"away, 2 bad arguments.\n";
 
@@ -796,6 +799,18 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		A.status = (int)lws_http_client_http_response(wsi);
 		break;
 	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
+		if (A.token) {
+			/* The same header for HTTP requests and the websocket
+			 * handshake: a token never goes into the URL. */
+			unsigned char **p = (unsigned char **)in, *end = (*p) + len;
+			char value[300];
+
+			snprintf(value, sizeof(value), "Bearer %s", A.token);
+			if (lws_add_http_header_by_name(wsi, (const unsigned char *)"authorization:",
+							(const unsigned char *)value,
+							(int)strlen(value), p, end))
+				return -1;
+		}
 		if (A.body) {
 			unsigned char **p = (unsigned char **)in, *end = (*p) + len;
 			const char *ctype = A.content_type ? A.content_type : "application/json";
@@ -1071,6 +1086,7 @@ int main(int argc, char **argv)
 	memset(&A, 0, sizeof(A));
 	A.until_seq = -1;
 	A.in_fd = -1;
+	A.token = getenv("RIGD_TOKEN") && *getenv("RIGD_TOKEN") ? getenv("RIGD_TOKEN") : NULL;
 	while (ai < argc && argv[ai][0] == '-' && argv[ai][1] == '-') {
 		if (strcmp(argv[ai], "--help") == 0) {
 			fputs(usage_text, stdout);
@@ -1078,6 +1094,13 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(argv[ai], "--url") == 0 && ai + 1 < argc) {
 			url = argv[ai + 1];
+			ai += 2;
+			continue;
+		}
+		if (strcmp(argv[ai], "--token") == 0 && ai + 1 < argc) {
+			A.token = argv[ai + 1];
+			if (strlen(A.token) > 256)
+				die_usage("a token is at most 256 characters");
 			ai += 2;
 			continue;
 		}

@@ -335,3 +335,20 @@ test('the raw handshake: a token in the Authorization header of a frame-level cl
   assert.equal(raw.messages().find((m) => m.req === 2).code, 'forbidden');
   raw.destroy();
 });
+
+test('rigctl: --token and $RIGD_TOKEN go in the Authorization header', async () => {
+  const url = ['--url', server.url];
+  const none = await run('rigctl', [...url, 'get', 'demo'], { env: { RIGD_TOKEN: '' } });
+  assert.notEqual(none.code, 0);
+  assert.match(none.stdout, /unauthorized/);
+  const got = await run('rigctl', [...url, '--token', VIEWER, 'get', 'demo']);
+  assert.equal(got.code, 0);
+  assert.equal(JSON.parse(got.stdout).scene, 'demo');
+  const line = '{"ops":[{"op":"set","id":"hand","t":[0,0.7,0]}]}\n';
+  const sent = await run('rigctl', [...url, 'send', 'demo', '-'], { input: line, env: { RIGD_TOKEN: EDITOR } });
+  assert.equal(sent.code, 0, sent.stdout + sent.stderr);
+  assert.equal(JSON.parse(sent.stdout).type, 'ack');
+  const viewerSend = await run('rigctl', [...url, '--token', VIEWER, 'send', 'demo', '-'], { input: line });
+  assert.equal(viewerSend.code, 1);
+  assert.equal(JSON.parse(viewerSend.stdout).code, 'forbidden');
+});
