@@ -1,8 +1,8 @@
 # Layers above the core, added as their sources land.
 
 # --- the engine (issue 3): edit language, JSON, storage ---
-# proto.c reads and writes the protocol's JSON with its own strict reader
-# (see its header for why not cJSON); store.c is the one file that includes
+# proto.c reads the protocol's JSON with cJSON and writes it by hand (the
+# shortest digits that read back to the same bits); store.c is the one file that includes
 # sqlite3.h. Append this layer's sources to the list below.
 add_library(rigd_engine STATIC server/edit.c server/proto.c)
 target_link_libraries(rigd_engine PUBLIC rigd_core PkgConfig::CJSON)

@@ -84,7 +84,7 @@ proto_limits proto_limits_default(void);
  * field, field name) and leaves '*out' empty. The codes:
  *   too_large   more than lim->max_bytes
  *   bad_json    not JSON, trailing bytes, nesting deeper than cJSON allows
- *               (1000), a number longer than 63 characters
+ *               (1000), invalid UTF-8, control characters, \u0000
  *   bad_field   a missing, unknown, duplicate or wrongly typed field, an
  *               array of the wrong length, a non-integer where an integer
  *               is meant
