@@ -22,12 +22,16 @@
  * stored value and world matrix); a batch is acknowledged (engine_commit
  * returned 0) if and only if it is in the database when reopened; a run
  * that succeeds despite a failed allocation gives the same result as the
- * run without failures; and nothing leaks: under LeakSanitizer (the ASan
- * build) a leak check runs after every N, so a leak names its N.
+ * run without failures; and nothing leaks: every block allocated through
+ * the hooks below is counted until it is freed, so a run that ends with
+ * more live blocks than it started with leaked, and names its N (and in
+ * the ASan build LeakSanitizer checks once per scenario).
+ * A broken promise is printed with its N and the loop goes on, so one run
+ * lists every finding; the test fails at the end if there was any.
  *
  * How allocations are made to fail, per allocator:
  *   - rigd's own code (the static libraries rigd_core and rigd_engine): the
- *     link line of this program has --wrap=malloc,calloc,realloc,strdup
+ *     link line of this program has --wrap=malloc,calloc,realloc,strdup,free
  *     (tests/oom.cmake). --wrap applies to every object of the link, the
  *     archive members pulled in included, but not to shared libraries;
  *     __wrap_malloc counts and either fails or calls __real_malloc, which is
