@@ -155,10 +155,13 @@ async function startRigd(opts = {}) {
     }
     return result.code;
   };
-  /* Resident memory in kB, read from /proc. */
+  /* Resident anonymous memory in kB (RssAnon in /proc): what the server
+   * allocated. File-backed pages are left out on purpose: the store maps the
+   * database for reads, so pages of a growing database file would count as
+   * "growth" in VmRSS without being memory the server holds on to. */
   server.rssKb = () => {
     const status = fs.readFileSync(`/proc/${server.rigdPid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
+    return Number(/RssAnon:\s+(\d+)/.exec(status)[1]);
   };
   /* User + system CPU seconds so far. */
   server.cpuSeconds = () => {
