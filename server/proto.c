@@ -984,15 +984,16 @@ int proto_decode_ops(const char *json, size_t len, const proto_limits *lim, edit
 /* ---------- reading: websocket messages ---------- */
 
 enum {
-	M_TYPE, M_SCENE, M_REQ, M_OPS, M_CLIENT, M_CLIENT_SEQ, M_SELECTION, M_NAME, M_COUNT
+	M_TYPE, M_SCENE, M_REQ, M_OPS, M_CLIENT, M_CLIENT_SEQ, M_SELECTION, M_NAME, M_TOKEN,
+	M_COUNT
 };
 
 static const char *const msg_keys[M_COUNT] = {
-	"type", "scene", "req", "ops", "client", "client_seq", "selection", "name",
+	"type", "scene", "req", "ops", "client", "client_seq", "selection", "name", "token",
 };
 
 static const char *const type_names[] = {
-	NULL, "subscribe", "unsubscribe", "edit", "undo", "redo", "presence",
+	NULL, "subscribe", "unsubscribe", "edit", "undo", "redo", "presence", "auth",
 };
 
 /* Members each type accepts, and those it requires. */
@@ -1005,6 +1006,7 @@ static const unsigned type_allowed[] = {
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ) | BIT(M_CLIENT),
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ) | BIT(M_CLIENT),
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_SELECTION) | BIT(M_NAME),
+	BIT(M_TYPE) | BIT(M_REQ) | BIT(M_TOKEN),
 };
 static const unsigned type_required[] = {
 	0,
@@ -1014,6 +1016,7 @@ static const unsigned type_required[] = {
 	BIT(M_TYPE) | BIT(M_SCENE),
 	BIT(M_TYPE) | BIT(M_SCENE),
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_SELECTION),
+	BIT(M_TYPE) | BIT(M_TOKEN),
 };
 
 static int decode_req(const cJSON *item, proto_req *req, const where *w)
@@ -1081,7 +1084,35 @@ void proto_msg_release(proto_msg *m)
 	edit_batch_release(&m->batch);
 	free(m->selection);
 	free(m->name);
+	free(m->token);
 	msg_init(m);
+}
+
+/*
+ * An auth token: a string of 1..PROTO_TOKEN_MAX visible ASCII characters,
+ * copied into m->token. The errors describe the token, never quote it: it
+ * is a secret, and error replies may end up in a client's logs.
+ */
+static int decode_token(const cJSON *item, proto_msg *m, const where *w)
+{
+	const char *v;
+	size_t n;
+
+	if (!cJSON_IsString(item))
+		return bad_field(w, "token", "must be a string");
+	v = item->valuestring;
+	n = strlen(v);
+	if (n == 0 || n > PROTO_TOKEN_MAX)
+		return bad_field(w, "token", "must be 1 to 256 characters");
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x21 || (unsigned char)v[i] > 0x7e)
+			return bad_field(w, "token", "must be visible ASCII characters, no spaces");
+	if (!(m->token = malloc(n + 1))) {
+		edit_error_set(w->err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		return RIGD_E_NOMEM;
+	}
+	memcpy(m->token, v, n + 1);
+	return 0;
 }
 
 int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, proto_msg *out,
@@ -1122,7 +1153,7 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		rc = bad_field(&w, "type", f[M_TYPE] ? "must be a string" : "missing");
 		goto out;
 	}
-	for (int t = PROTO_SUBSCRIBE; t <= PROTO_PRESENCE; t++)
+	for (int t = PROTO_SUBSCRIBE; t <= PROTO_AUTH; t++)
 		if (strcmp(f[M_TYPE]->valuestring, type_names[t]) == 0)
 			type = t;
 	if (!type) {
@@ -1140,7 +1171,8 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 	if ((extra = present & ~type_allowed[type]) != 0) {
 		char what[48];
 
-		snprintf(what, sizeof(what), "not allowed in a %s message", type_names[type]);
+		snprintf(what, sizeof(what), "not allowed in %s %s message",
+			 strchr("aeiou", type_names[type][0]) ? "an" : "a", type_names[type]);
 		rc = bad_field(&w, msg_keys[__builtin_ctz(extra)], what);
 		goto out;
 	}
@@ -1148,7 +1180,9 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		rc = bad_field(&w, msg_keys[__builtin_ctz(missing)], "missing");
 		goto out;
 	}
-	if ((rc = get_scene_name(f[M_SCENE], "scene", out->scene, &w)) != 0)
+	if (f[M_SCENE] && (rc = get_scene_name(f[M_SCENE], "scene", out->scene, &w)) != 0)
+		goto out;
+	if (f[M_TOKEN] && (rc = decode_token(f[M_TOKEN], out, &w)) != 0)
 		goto out;
 	if (f[M_CLIENT] &&
 	    (rc = get_id(f[M_CLIENT], "client", true, lim->edit.max_id_len, out->batch.client, &w)))

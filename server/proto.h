@@ -24,6 +24,7 @@
 #define PROTO_DEFAULT_MAX_BYTES (4u << 20)  /* bytes per message */
 #define PROTO_DEFAULT_MAX_SELECTION 10000   /* ids in a presence selection */
 #define PROTO_REQ_MAX 64                    /* bytes of a string req */
+#define PROTO_TOKEN_MAX 256                 /* bytes of an auth message's token */
 
 /* --- a growable byte buffer --- */
 
@@ -116,6 +117,7 @@ enum proto_type {
 	PROTO_UNDO,            /* scene req [client] */
 	PROTO_REDO,            /* scene req [client] */
 	PROTO_PRESENCE,        /* scene selection [name] */
+	PROTO_AUTH,            /* token [req]: no scene */
 };
 
 /* A request id, echoed in the ack or error: a JSON integer 0..2^53-1 or a
@@ -130,7 +132,8 @@ typedef struct proto_req {
 /*
  * A decoded websocket message. 'batch' holds an edit's ops, client and
  * client_seq (and the client of undo/redo); 'selection' and 'name' belong to
- * presence. Owned by the struct: free with proto_msg_release.
+ * presence; 'token' to auth (whose 'scene' stays ""). Owned by the struct:
+ * free with proto_msg_release.
  */
 typedef struct proto_msg {
 	int type;                        /* enum proto_type */
@@ -140,14 +143,19 @@ typedef struct proto_msg {
 	edit_id *selection;
 	int n_selection;
 	char *name;                      /* presence display name, NULL if absent */
+	char *token;                     /* auth: 1..PROTO_TOKEN_MAX visible ASCII
+					  * characters (0x21..0x7e), NULL otherwise;
+					  * a secret: never log or echo it */
 } proto_msg;
 
 /*
  * Decodes one websocket message. Besides the codes above: a missing or
- * non-string "type" is bad_field, an unknown one unknown_type. When the
- * message was an object with a usable "req", err's code is set and
- * *req_out (may be NULL) receives the req even on failure, so the error
- * reply can carry it.
+ * non-string "type" is bad_field, an unknown one unknown_type. An auth
+ * token that is empty, longer than PROTO_TOKEN_MAX or holds anything but
+ * visible ASCII is bad_field (field "token"); no error message quotes it.
+ * When the message was an object with a usable "req", err's code is set
+ * and *req_out (may be NULL) receives the req even on failure, so the
+ * error reply can carry it.
  */
 int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, proto_msg *out,
 		     proto_req *req_out, edit_error *err);
@@ -195,7 +203,8 @@ int proto_encode_tree(proto_buf *b, const char *scene_name, uint64_t seq, const 
 int proto_encode_snapshot(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s);
 
 /* Websocket ack {"type":"ack","req","seq","recomputed"} (req omitted when
- * absent). */
+ * absent). An accepted auth message is answered with seq 0 and recomputed
+ * 0: it committed no batch, and a client matches the ack by its req. */
 int proto_encode_ack(proto_buf *b, const proto_req *req, uint64_t seq, long recomputed);
 
 /* HTTP ack {"seq","recomputed"}. */

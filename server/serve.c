@@ -1590,6 +1590,47 @@ static void on_presence(struct server *S, struct client *c, proto_msg *msg)
 	free(f);
 }
 
+/*
+ * {"type":"auth","token"}: the token replaces the connection's principal
+ * (a viewer may become an editor, or another scene's viewer) and is
+ * answered with an ack of seq 0. A token that is not configured is
+ * answered with unauthorized and changes nothing: the connection keeps the
+ * principal it had, if any. Without configured tokens access control is
+ * off, so any token is acknowledged and changes nothing. Subscriptions made
+ * under an earlier token are kept: the client proved it holds that token,
+ * and could use it on another connection. The token itself is only hashed;
+ * it is never logged, stored or echoed.
+ */
+static void on_auth(struct server *S, struct client *c, const proto_msg *msg)
+{
+	unsigned char hash[NET_SHA256_LEN];
+	int principal = 0;
+	proto_buf b;
+	size_t len;
+	char *f;
+
+	if (S->n_tokens > 0) {
+		net_sha256(msg->token, strlen(msg->token), hash);
+		if (role_for(S, hash, NULL, &principal) < 0) {
+			S->m.unauthorized++;
+			logf_(LOG_INFO, "client %s: auth with an unknown token", c->id);
+			reply_error_code(S, c, &msg->req, RIGD_E_UNAUTHORIZED, "token",
+					 "no such token; the connection keeps the access it had");
+			return;
+		}
+		memcpy(c->tok, hash, sizeof(c->tok));
+		c->principal = principal;
+		c->authed = true;
+		logf_(LOG_INFO, "client %s: authenticated", c->id);
+	}
+	proto_buf_init(&b, S->head);
+	if (proto_encode_ack(&b, &msg->req, 0, 0) == 0 && (f = take_frame(&b, &len)) != NULL)
+		enqueue(S, c, f, len, false);
+	else
+		reply_error_code(S, c, &msg->req, RIGD_E_NOMEM, "", "out of memory");
+	proto_buf_release(&b);
+}
+
 static void cb_ws_message(void *ctx, uint64_t conn, const char *data, size_t len, bool binary)
 {
 	struct server *S = ctx;
@@ -1619,6 +1660,14 @@ static void cb_ws_message(void *ctx, uint64_t conn, const char *data, size_t len
 		if (!err.code)
 			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
 		reply_error(S, c, &req, &err);
+		return;
+	}
+	/* An auth message sets who the connection speaks for; it needs no role
+	 * itself, and was charged to the rate buckets above like any other, so
+	 * guessing tokens is as slow as sending messages. */
+	if (msg.type == PROTO_AUTH) {
+		on_auth(S, c, &msg);
+		proto_msg_release(&msg);
 		return;
 	}
 	/* Every message is authorised, not just the connection. */

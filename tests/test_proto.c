@@ -62,6 +62,7 @@ static void msg_fails(const char *json, int code, const char *field)
 	assert_int_equal(m.batch.n_ops, 0);
 	assert_null(m.selection);
 	assert_null(m.name);
+	assert_null(m.token);
 }
 
 /* The batch as JSON, in a malloc'd string. */
@@ -816,6 +817,84 @@ static void test_messages(void **state)
 	}
 }
 
+/* {"type":"auth","token","req"?}: the token copied whole, no scene, every
+ * malformed token bad_field without the token in the message. */
+static void test_auth_message(void **state)
+{
+	proto_msg m;
+	proto_req req;
+	edit_error err;
+	char j[600], tok[PROTO_TOKEN_MAX + 2];
+	const char *s;
+
+	(void)state;
+	s = "{\"type\":\"auth\",\"token\":\"editor-demo-0123456789\",\"req\":4}";
+	assert_int_equal(proto_decode_msg(s, strlen(s), NULL, &m, NULL, &err), 0);
+	assert_int_equal(m.type, PROTO_AUTH);
+	assert_string_equal(m.token, "editor-demo-0123456789");
+	assert_string_equal(m.scene, "");
+	assert_true(m.req.present && m.req.num == 4);
+	proto_msg_release(&m);
+	assert_null(m.token);
+
+	/* req is optional; one character and PROTO_TOKEN_MAX of every visible
+	 * ASCII character are tokens (':' and '"' among them). */
+	s = "{\"token\":\"x\",\"type\":\"auth\"}";
+	assert_int_equal(proto_decode_msg(s, strlen(s), NULL, &m, NULL, &err), 0);
+	assert_string_equal(m.token, "x");
+	assert_false(m.req.present);
+	proto_msg_release(&m);
+	memset(tok, 0, sizeof(tok));
+	for (int i = 0; i < PROTO_TOKEN_MAX; i++)
+		tok[i] = (char)(0x21 + i % (0x7f - 0x21));
+	{
+		/* As a JSON string: '"' and '\' escaped. */
+		char lit[2 * PROTO_TOKEN_MAX + 1];
+		size_t n = 0;
+
+		for (int i = 0; i < PROTO_TOKEN_MAX; i++) {
+			if (tok[i] == '"' || tok[i] == '\\')
+				lit[n++] = '\\';
+			lit[n++] = tok[i];
+		}
+		lit[n] = '\0';
+		snprintf(j, sizeof(j), "{\"type\":\"auth\",\"token\":\"%s\"}", lit);
+		assert_int_equal(proto_decode_msg(j, strlen(j), NULL, &m, NULL, &err), 0);
+		assert_int_equal(strlen(m.token), PROTO_TOKEN_MAX);
+		assert_memory_equal(m.token, tok, PROTO_TOKEN_MAX);
+		proto_msg_release(&m);
+	}
+
+	/* One character too many. */
+	memset(tok, 'a', PROTO_TOKEN_MAX + 1);
+	tok[PROTO_TOKEN_MAX + 1] = '\0';
+	snprintf(j, sizeof(j), "{\"type\":\"auth\",\"token\":\"%s\"}", tok);
+	msg_fails(j, RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\"}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":\"\"}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":\"two words\"}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":\"tab\\there\"}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":\"caf\xc3\xa9-0123456789\"}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":\"del\\u007f\"}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":null}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":12345678901234567}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":[\"a\"]}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":\"a\",\"token\":\"b\"}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"auth\",\"token\":\"a\",\"scene\":\"demo\"}", RIGD_E_BAD_FIELD, "scene");
+	msg_fails("{\"type\":\"auth\",\"token\":\"a\",\"role\":\"admin\"}", RIGD_E_BAD_FIELD, "role");
+	msg_fails("{\"type\":\"subscribe\",\"scene\":\"demo\",\"token\":\"a\"}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"edit\",\"scene\":\"demo\",\"ops\":[],\"token\":\"a\"}", RIGD_E_BAD_FIELD, "token");
+	msg_fails("{\"type\":\"Auth\",\"token\":\"a\"}", RIGD_E_UNKNOWN_TYPE, "type");
+
+	/* Refused tokens never appear in the error's message or field. */
+	s = "{\"type\":\"auth\",\"req\":9,\"token\":\"secret value\"}";
+	assert_int_equal(proto_decode_msg(s, strlen(s), NULL, &m, &req, &err), RIGD_E_BAD_FIELD);
+	assert_true(req.present && req.num == 9);
+	assert_null(strstr(err.message, "secret"));
+	assert_string_equal(err.field, "token");
+	assert_null(m.token);
+}
+
 /* ---------- log lines and small bodies ---------- */
 
 static void test_log_lines(void **state)
@@ -1017,6 +1096,8 @@ static void test_encode_messages(void **state)
 
 	EXPECT(proto_encode_ack(&b, &num, 5, 2), "{\"type\":\"ack\",\"req\":12,\"seq\":5,\"recomputed\":2}");
 	EXPECT(proto_encode_ack(&b, NULL, 5, 2), "{\"type\":\"ack\",\"seq\":5,\"recomputed\":2}");
+	/* The answer to an accepted auth message: no batch, so seq 0. */
+	EXPECT(proto_encode_ack(&b, &num, 0, 0), "{\"type\":\"ack\",\"req\":12,\"seq\":0,\"recomputed\":0}");
 	EXPECT(proto_encode_http_ack(&b, 12, 59), "{\"seq\":12,\"recomputed\":59}");
 	edit_error_set(&e, RIGD_E_UNKNOWN_NODE, 3, "parent", "unknown node '%s'", "arm2");
 	EXPECT(proto_encode_error(&b, &str, &e),
@@ -1101,6 +1182,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_text),
 		cmocka_unit_test(test_ids_and_sizes),
 		cmocka_unit_test(test_messages),
+		cmocka_unit_test(test_auth_message),
 		cmocka_unit_test(test_log_lines),
 		cmocka_unit_test(test_scene_create_body),
 		cmocka_unit_test(test_encode_nodes),

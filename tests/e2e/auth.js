@@ -139,6 +139,106 @@ test('websocket: every message is authorised, with the Authorization header', as
   }
 });
 
+test('websocket: the token in an auth message, replaced by a later one', async () => {
+  const edit = (req) => ({ type: 'edit', scene: 'demo', req, ops: [{ op: 'set', id: 'hand', t: [0, 0.6, 0] }] });
+  const c = await Client.connect(server);
+  /* No token yet: refused, the connection kept. */
+  assert.equal((await c.request({ type: 'subscribe', scene: 'demo' })).code, 'unauthorized');
+  /* A viewer token: reading allowed, editing forbidden. */
+  const a1 = await c.request({ type: 'auth', token: VIEWER });
+  assert.equal(a1.type, 'ack');
+  assert.equal(a1.seq, 0);
+  assert.equal((await c.subscribe('demo')).type, 'snapshot');
+  assert.equal((await c.request(edit(c.nextReq++))).code, 'forbidden');
+  /* A wrong token: unauthorized, and the viewer's access stays. */
+  const bad = await c.request({ type: 'auth', token: WRONG });
+  assert.equal(bad.type, 'error');
+  assert.equal(bad.code, 'unauthorized');
+  assert.ok(!`${bad.message} ${bad.field}`.includes(WRONG), 'the token is not echoed');
+  assert.equal((await c.subscribe('demo')).type, 'snapshot');
+  /* Malformed tokens are bad_field, never echoed either. */
+  for (const token of ['', 'with space-0123456789', 'x'.repeat(257), 42, null]) {
+    const e = await c.request({ type: 'auth', token });
+    assert.equal(e.code, 'bad_field', JSON.stringify(token));
+    assert.equal(e.field, 'token');
+    if (typeof token === 'string' && token.length > 3) assert.ok(!e.message.includes(token.slice(0, 8)));
+  }
+  assert.equal((await c.request({ type: 'auth', token: VIEWER, scene: 'demo' })).code, 'bad_field');
+  /* A later auth upgrades the connection: the viewer becomes an editor. */
+  assert.equal((await c.request({ type: 'auth', token: EDITOR })).type, 'ack');
+  const ok = await c.request(edit(c.nextReq++));
+  assert.equal(ok.type, 'ack');
+  assert.ok(ok.seq > 0);
+  await c.waitSeq('demo', ok.seq);
+  /* ...and replaces it: another scene's editor may no longer edit demo. */
+  assert.equal((await c.request({ type: 'auth', token: OTHER })).type, 'ack');
+  assert.equal((await c.request(edit(c.nextReq++))).code, 'forbidden');
+  assert.equal((await c.request({ type: 'edit', scene: 'other', ops: [{ op: 'create', id: `m${crypto.randomUUID()}` }] })).type, 'ack');
+  /* Auth without req is answered too (an ack without req, in order). */
+  const from = c.messages.length;
+  c.send({ type: 'auth', token: EDITOR });
+  const plain = await c.waitFor((m) => m.type === 'ack' || m.type === 'error', { from });
+  assert.equal(plain.type, 'ack');
+  assert.equal(plain.req, undefined);
+  assert.deepEqual(c.schemaViolations, []);
+  assert.equal(c.closeCode, undefined, 'refusals keep the connection');
+  await c.close();
+
+  /* An editor's token first, then subscribe and edit with no header at all,
+   * pipelined without waiting for the ack: the server reads in order. */
+  const p = await Client.connect(server);
+  p.send({ type: 'auth', token: EDITOR, req: 'auth-1' });
+  const sub = p.subscribe('demo');
+  const e2 = p.request(edit(p.nextReq++));
+  assert.equal((await sub).type, 'snapshot');
+  assert.equal((await e2).type, 'ack');
+  assert.equal(p.messages.find((m) => m.req === 'auth-1').type, 'ack');
+  assert.deepEqual(p.schemaViolations, []);
+  await p.close();
+
+  /* The token never reaches the log, even at --log-level debug. */
+  const s = await startRigd({ args: ['--log-level', 'debug', '--token', `editor:demo:${EDITOR}`] });
+  const d = await Client.connect(s);
+  assert.equal((await d.request({ type: 'auth', token: EDITOR })).type, 'ack');
+  assert.equal((await d.request({ type: 'auth', token: WRONG })).code, 'unauthorized');
+  await d.close();
+  assert.equal(await s.stop(), 0);
+  assert.ok(!s.stderr.includes(EDITOR) && !s.stderr.includes(WRONG), 'no token in the log');
+  assert.match(s.stderr, /authenticated/);
+});
+
+test('websocket: without configured tokens, auth is acknowledged and changes nothing', async () => {
+  const s = await startRigd();
+  const c = await Client.connect(s);
+  assert.equal((await c.request({ type: 'auth', token: WRONG })).type, 'ack');
+  assert.equal((await c.subscribe('demo')).type, 'snapshot');
+  assert.equal((await c.request({ type: 'edit', scene: 'demo', ops: [{ op: 'set', id: 'hand', t: [0, 0.6, 0] }] })).type, 'ack');
+  assert.equal((await c.request({ type: 'auth', token: '' })).code, 'bad_field');
+  assert.deepEqual(c.schemaViolations, []);
+  await c.close();
+  assert.equal(await s.stop(), 0);
+});
+
+test('websocket: repeated bad auth messages are rate-limited like any other', async () => {
+  const s = await startRigd({ args: ['--max-rate', '50', '--token', `editor:demo:${EDITOR}`] });
+  const c = await Client.connect(s);
+  const n = 200;
+  const t0 = Date.now();
+  for (let i = 0; i < n; i++) c.send({ type: 'auth', token: `${WRONG}${i}`, req: i + 1 });
+  await c.waitFor(() => c.messages.filter((m) => typeof m.req === 'number' || m.code === 'rate_limited').length >= n,
+    { timeout: 20000 });
+  const took = (Date.now() - t0) / 1000;
+  console.log(`${n} wrong tokens at --max-rate 50: ${took.toFixed(2)} s`);
+  assert.ok(took >= (n - 50) / 50 * 0.8, `paced: ${took} s`);
+  assert.ok(c.messages.every((m) => m.type === 'error'), 'none accepted');
+  /* Still usable afterwards. */
+  assert.equal((await c.request({ type: 'auth', token: EDITOR })).type, 'ack');
+  assert.equal((await c.subscribe('demo')).type, 'snapshot');
+  assert.equal(c.closeCode, undefined);
+  await c.close();
+  assert.equal(await s.stop(), 0);
+});
+
 test('tokens are stored hashed: --hash-token matches SHA-256, a file takes both forms', async () => {
   for (const t of ['a'.repeat(16), 'b'.repeat(55), 'c'.repeat(56), 'd'.repeat(63), 'e'.repeat(64),
     'f'.repeat(119), 'g'.repeat(200), 'tok:with:colons-123']) {
