@@ -3,8 +3,10 @@
  *
  * Wires edit (apply, exact inverses), proto (the JSON of log rows) and store
  * (SQLite rows); includes neither sqlite3.h nor cJSON.h, and never touches a
- * socket. Also home of the snapshot encoding: a scene's stored values in
- * preorder, in a versioned little-endian binary format (snap_encode).
+ * socket. Also home of the two binary encodings, both versioned and
+ * little-endian: snapshots, a scene's stored values in preorder
+ * (snap_encode), and the image of a logged batch's ops that replay reads
+ * instead of their JSON (engine_ops_encode_bin).
  */
 #include "engine.h"
 
@@ -69,6 +71,8 @@ typedef struct pending {
 	size_t ops_len;
 	char *inverse;            /* JSON array, owned */
 	size_t inverse_len;
+	unsigned char *ops_bin;   /* binary image of the ops, owned */
+	size_t ops_bin_len;
 	edit_batch inv;           /* the inverse as structs, for a rollback */
 } pending;
 
@@ -303,22 +307,24 @@ static unsigned get_u16(reader *r)
 	return p ? (unsigned)p[0] | (unsigned)p[1] << 8 : 0;
 }
 
+/* Written out byte by byte (no loop), which compilers turn into one load
+ * on little-endian machines: replay reads many of these. */
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 static uint32_t get_u32(reader *r)
 {
 	const unsigned char *p = take(r, 4);
-	uint32_t v = 0;
-	for (int i = 0; p && i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
+	return p ? le32(p) : 0;
 }
 
 static double get_f64(reader *r)
 {
 	const unsigned char *p = take(r, 8);
-	uint64_t v = 0;
+	uint64_t v = p ? (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32 : 0;
 	double d;
-	for (int i = 0; p && i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
 	memcpy(&d, &v, sizeof(d));
 	return d;
 }
@@ -424,6 +430,301 @@ out:
 }
 
 /* ------------------------------------------------------------------------ */
+/* The binary image of a batch's ops (the log's ops_bin column).
+ *
+ * Replay reads it instead of the JSON, which cJSON parses more slowly than
+ * the ops apply. Format 1, integers and doubles little-endian:
+ *   u8 format, u32 n_ops, then per op:
+ *   u8 kind, u16 fields (EDIT_F_ bits), u8 id_len, id,
+ *   then, in EDIT_F_ bit order, only the fields whose bit is set:
+ *   parent     u8 len, bytes ("" = root)
+ *   index      i32
+ *   name       u16 len (0xffff = NULL), bytes
+ *   t r s pivot euler   f64 x3, x4 (x y z w), x3, x3, x3
+ *   bounds     u8 has_bounds (0 or 1), [f64 min[3] max[3]]
+ *   mesh       as name
+ *   kind       i32 node_kind
+ *   fov near far        f64 each
+ *   visible keep_world  u8 (0 or 1) each
+ * Doubles are copied bit for bit, so an image decodes to exactly the batch
+ * it was made from. Nothing is recursive; every length is checked against
+ * the bytes left before it is read. */
+
+#define OPS_BIN_HEADER 5        /* format byte and op count */
+#define OPS_BIN_MIN_OP 4        /* kind, fields, id length */
+#define OPS_BIN_NULL_STR 0xffffu
+
+/* Bytes of one op's image, or 0 when a string is too long for it. */
+static size_t op_bin_size(const edit_op *op)
+{
+	unsigned f = op->fields;
+	size_t n = OPS_BIN_MIN_OP + strlen(op->id);
+	size_t name_len = op->name ? strlen(op->name) : 0;
+	size_t mesh_len = op->mesh ? strlen(op->mesh) : 0;
+	if (name_len >= OPS_BIN_NULL_STR || mesh_len >= OPS_BIN_NULL_STR)
+		return 0;
+	if (f & EDIT_F_PARENT)
+		n += 1 + strlen(op->parent);
+	if (f & EDIT_F_INDEX)
+		n += 4;
+	if (f & EDIT_F_NAME)
+		n += 2 + name_len;
+	n += 8 * (3 * !!(f & EDIT_F_T) + 4 * !!(f & EDIT_F_R) + 3 * !!(f & EDIT_F_S) +
+		  3 * !!(f & EDIT_F_PIVOT) + 3 * !!(f & EDIT_F_EULER));
+	if (f & EDIT_F_BOUNDS)
+		n += 1 + (op->has_bounds ? 6 * 8 : 0);
+	if (f & EDIT_F_MESH)
+		n += 2 + mesh_len;
+	if (f & EDIT_F_KIND)
+		n += 4;
+	n += 8 * (!!(f & EDIT_F_FOV) + !!(f & EDIT_F_NEAR) + !!(f & EDIT_F_FAR));
+	n += !!(f & EDIT_F_VISIBLE) + !!(f & EDIT_F_KEEP_WORLD);
+	return n;
+}
+
+static void put_bin_str(bytes *b, const char *str)
+{
+	size_t len = str ? strlen(str) : 0;
+	put_u16(b, str ? (unsigned)len : OPS_BIN_NULL_STR);
+	if (str)
+		put_raw(b, str, len);
+}
+
+/* Appends the image of op 'op' to 'b', which has room for it. */
+static void op_bin_put(bytes *b, const edit_op *op)
+{
+	unsigned f = op->fields;
+	size_t id_len = strlen(op->id);
+	put_u8(b, (unsigned)op->kind);
+	put_u16(b, f);
+	put_u8(b, (unsigned)id_len);
+	put_raw(b, op->id, id_len);
+	if (f & EDIT_F_PARENT) {
+		size_t len = strlen(op->parent);
+		put_u8(b, (unsigned)len);
+		put_raw(b, op->parent, len);
+	}
+	if (f & EDIT_F_INDEX)
+		put_u32(b, (uint32_t)op->index);
+	if (f & EDIT_F_NAME)
+		put_bin_str(b, op->name);
+	if (f & EDIT_F_T)
+		put_vec3(b, op->t);
+	if (f & EDIT_F_R) {
+		put_f64(b, op->r.x);
+		put_f64(b, op->r.y);
+		put_f64(b, op->r.z);
+		put_f64(b, op->r.w);
+	}
+	if (f & EDIT_F_S)
+		put_vec3(b, op->s);
+	if (f & EDIT_F_PIVOT)
+		put_vec3(b, op->pivot);
+	if (f & EDIT_F_EULER)
+		put_vec3(b, op->euler_deg);
+	if (f & EDIT_F_BOUNDS) {
+		put_u8(b, op->has_bounds);
+		if (op->has_bounds) {
+			put_vec3(b, op->bounds.min);
+			put_vec3(b, op->bounds.max);
+		}
+	}
+	if (f & EDIT_F_MESH)
+		put_bin_str(b, op->mesh);
+	if (f & EDIT_F_KIND)
+		put_u32(b, (uint32_t)op->node_kind);
+	if (f & EDIT_F_FOV)
+		put_f64(b, op->fov_deg);
+	if (f & EDIT_F_NEAR)
+		put_f64(b, op->znear);
+	if (f & EDIT_F_FAR)
+		put_f64(b, op->zfar);
+	if (f & EDIT_F_VISIBLE)
+		put_u8(b, op->visible);
+	if (f & EDIT_F_KEEP_WORLD)
+		put_u8(b, op->keep_world);
+}
+
+int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
+{
+	size_t total = OPS_BIN_HEADER;
+	if (b->n_ops < 0 || (uint64_t)b->n_ops > UINT32_MAX)
+		return RIGD_E_TOO_LARGE;
+	for (int i = 0; i < b->n_ops; i++) {
+		size_t n = op_bin_size(&b->ops[i]);
+		if (n == 0 || (b->ops[i].fields >> EDIT_F_COUNT_) != 0 ||
+		    b->ops[i].kind < 0 || b->ops[i].kind > 0xff)
+			return RIGD_E_TOO_LARGE;
+		total += n;
+	}
+	bytes buf = { 0 };
+	buf.p = malloc(total);
+	if (!buf.p)
+		return RIGD_E_NOMEM;
+	buf.cap = total;
+	put_u8(&buf, ENGINE_OPS_BIN_FORMAT);
+	put_u32(&buf, (uint32_t)b->n_ops);
+	for (int i = 0; i < b->n_ops; i++)
+		op_bin_put(&buf, &b->ops[i]);
+	assert(buf.len == total);
+	*out = buf.p;
+	*len = buf.len;
+	return 0;
+}
+
+/* A string of 'n' bytes from the image as a malloc'd C string; NULL with
+ * r->bad for bytes missing or holding a NUL, NULL with *nomem when out of
+ * memory. */
+static char *get_bin_str(reader *r, size_t n, bool *nomem)
+{
+	const unsigned char *p = take(r, n);
+	if (!p)
+		return NULL;
+	if (memchr(p, 0, n)) {
+		r->bad = true;
+		return NULL;
+	}
+	char *s = malloc(n + 1);
+	if (!s) {
+		*nomem = true;
+		return NULL;
+	}
+	memcpy(s, p, n);
+	s[n] = 0;
+	return s;
+}
+
+/* Reads an optional string field (u16 length, OPS_BIN_NULL_STR = NULL). */
+static char *get_bin_opt_str(reader *r, bool *nomem)
+{
+	unsigned len = get_u16(r);
+	if (r->bad || len == OPS_BIN_NULL_STR)
+		return NULL;
+	return get_bin_str(r, len, nomem);
+}
+
+/* Reads an id-sized string (u8 length) into 'dst' (SCENE_ID_MAX + 1). */
+static void get_bin_id(reader *r, char *dst)
+{
+	unsigned len = get_u8(r);
+	const unsigned char *p = take(r, len);
+	if (!p || len > SCENE_ID_MAX || memchr(p, 0, len)) {
+		r->bad = true;
+		dst[0] = 0;
+		return;
+	}
+	memcpy(dst, p, len);
+	dst[len] = 0;
+}
+
+static bool get_bool(reader *r)
+{
+	unsigned v = get_u8(r);
+	if (v > 1)
+		r->bad = true;
+	return v == 1;
+}
+
+/* Empties 'b' of its ops but keeps their array, for the next image. */
+static void batch_clear_ops(edit_batch *b)
+{
+	for (int i = 0; i < b->n_ops; i++) {
+		free(b->ops[i].name);
+		free(b->ops[i].mesh);
+	}
+	b->n_ops = 0;
+}
+
+/* Decodes an image into 'b' (its ops replaced; client untouched), reusing
+ * its ops array. RIGD_E_IO for bytes that are not an image, RIGD_E_NOMEM;
+ * on error 'b' holds some ops, each complete or without strings. */
+static int ops_bin_read(const void *data, size_t len, edit_batch *b)
+{
+	reader r = { data, len, 0, false };
+	batch_clear_ops(b);
+	unsigned format = get_u8(&r);
+	uint32_t n = get_u32(&r);
+	if (r.bad || format != ENGINE_OPS_BIN_FORMAT)
+		return RIGD_E_IO;
+	/* A count the bytes cannot hold is corrupt and must not size an
+	 * allocation. */
+	if (n > (len - r.off) / OPS_BIN_MIN_OP || n > INT_MAX)
+		return RIGD_E_IO;
+	if (edit_batch_reserve(b, (int)n))
+		return RIGD_E_NOMEM;
+	bool nomem = false;
+	for (uint32_t i = 0; i < n && !r.bad && !nomem; i++) {
+		edit_op *op = &b->ops[b->n_ops++];
+		memset(op, 0, sizeof(*op));
+		op->index = -1;
+		op->kind = (int)get_u8(&r);
+		unsigned f = get_u16(&r);
+		op->fields = f;
+		get_bin_id(&r, op->id);
+		if (r.bad || op->kind < EDIT_CREATE || op->kind > EDIT_DELETE ||
+		    (f >> EDIT_F_COUNT_) != 0) {
+			r.bad = true;
+			break;
+		}
+		if (f & EDIT_F_PARENT)
+			get_bin_id(&r, op->parent);
+		if (f & EDIT_F_INDEX)
+			op->index = (int)(int32_t)get_u32(&r);
+		if (f & EDIT_F_NAME)
+			op->name = get_bin_opt_str(&r, &nomem);
+		if (f & EDIT_F_T)
+			op->t = get_vec3(&r);
+		if (f & EDIT_F_R) {
+			op->r.x = get_f64(&r);
+			op->r.y = get_f64(&r);
+			op->r.z = get_f64(&r);
+			op->r.w = get_f64(&r);
+		}
+		if (f & EDIT_F_S)
+			op->s = get_vec3(&r);
+		if (f & EDIT_F_PIVOT)
+			op->pivot = get_vec3(&r);
+		if (f & EDIT_F_EULER)
+			op->euler_deg = get_vec3(&r);
+		if (f & EDIT_F_BOUNDS) {
+			op->has_bounds = get_bool(&r);
+			if (op->has_bounds) {
+				op->bounds.min = get_vec3(&r);
+				op->bounds.max = get_vec3(&r);
+			}
+		}
+		if (f & EDIT_F_MESH)
+			op->mesh = get_bin_opt_str(&r, &nomem);
+		if (f & EDIT_F_KIND)
+			op->node_kind = (int)(int32_t)get_u32(&r);
+		if (f & EDIT_F_FOV)
+			op->fov_deg = get_f64(&r);
+		if (f & EDIT_F_NEAR)
+			op->znear = get_f64(&r);
+		if (f & EDIT_F_FAR)
+			op->zfar = get_f64(&r);
+		if (f & EDIT_F_VISIBLE)
+			op->visible = get_bool(&r);
+		if (f & EDIT_F_KEEP_WORLD)
+			op->keep_world = get_bool(&r);
+	}
+	if (nomem)
+		return RIGD_E_NOMEM;
+	if (r.bad || r.off != len)
+		return RIGD_E_IO;
+	return 0;
+}
+
+int engine_ops_decode_bin(const void *data, size_t len, edit_batch *out)
+{
+	edit_batch_init(out);
+	int err = ops_bin_read(data, len, out);
+	if (err)
+		edit_batch_release(out);
+	return err;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Scenes by name. */
 
 static int find_index(const engine *e, const char *name, bool *found)
@@ -517,6 +818,7 @@ typedef struct replay_ctx {
 	scene *sc;
 	int64_t expect;           /* the seq the next row must carry */
 	int64_t weight;           /* of the rows replayed */
+	edit_batch ops;           /* the last row's ops; its array is reused */
 } replay_ctx;
 
 static int snap_load_cb(void *vctx, const store_snapshot *sn)
@@ -540,22 +842,35 @@ static int snap_load_cb(void *vctx, const store_snapshot *sn)
 	return 0;
 }
 
-/* Applies one logged batch to c->sc (no limits: it was accepted once). */
+/* Applies one logged batch to c->sc (no limits: it was accepted once),
+ * from its binary image when it has one, else from its JSON; c->ops keeps
+ * the decoded ops until the next row. */
 static int replay_row(replay_ctx *c, const store_edit *row, edit_batch *inverse)
 {
-	proto_limits lim = trusted_limits();
-	edit_batch b;
 	edit_error er;
+	int err;
 	if (row->seq != c->expect) {
 		set_errmsg(c->e, "scene '%s': the log has seq %lld where %lld belongs", c->name,
 			   (long long)row->seq, (long long)c->expect);
 		return RIGD_E_STORAGE;
 	}
-	int err = proto_decode_ops(row->ops, row->ops_len, &lim, &b, &er);
-	if (!err) {
-		err = edit_apply_ex(c->sc, &b, NULL, NULL, inverse, &er);
-		edit_batch_release(&b);
+	if (row->ops_bin) {
+		err = ops_bin_read(row->ops_bin, row->ops_bin_len, &c->ops);
+		if (!err && c->ops.n_ops != row->n_ops)
+			err = RIGD_E_IO;
+		if (err) {
+			set_errmsg(c->e, "scene '%s': seq %lld: the binary image of its ops is %s",
+				   c->name, (long long)row->seq,
+				   err == RIGD_E_NOMEM ? "too large for memory" : "corrupt");
+			return err == RIGD_E_NOMEM ? err : RIGD_E_STORAGE;
+		}
+	} else {
+		proto_limits lim = trusted_limits();
+		edit_batch_release(&c->ops);
+		err = proto_decode_ops(row->ops, row->ops_len, &lim, &c->ops, &er);
 	}
+	if (!err)
+		err = edit_apply_ex(c->sc, &c->ops, NULL, NULL, inverse, &er);
 	if (err) {
 		set_errmsg(c->e, "scene '%s': seq %lld does not replay: %s (%s)", c->name,
 			   (long long)row->seq, er.message, err_code(err));
@@ -588,10 +903,12 @@ static int build_scene(engine *e, const char *name, int64_t id, int64_t upto, sc
 		set_errmsg(e, "%s", store_errmsg(e->st));
 	if (!err) {
 		e->errmsg[0] = 0;
-		err = store_edits(e->st, id, c.expect - 1, upto, false, replay_cb, &c);
+		/* The JSON only of rows that have no binary image. */
+		err = store_edits_ex(e->st, id, c.expect - 1, upto, 0, replay_cb, &c);
 		if (err == RIGD_E_STORAGE && !e->errmsg[0])
 			set_errmsg(e, "%s", store_errmsg(e->st));
 	}
+	edit_batch_release(&c.ops);
 	if (!err && upto >= 0 && c.expect - 1 != upto) {
 		set_errmsg(e, "scene '%s': the log ends at seq %lld, before %lld", name,
 			   (long long)(c.expect - 1), (long long)upto);
@@ -1046,6 +1363,7 @@ static void pending_release(pending *p)
 {
 	free(p->ops);
 	free(p->inverse);
+	free(p->ops_bin);
 	edit_batch_release(&p->inv);
 }
 
@@ -1129,6 +1447,8 @@ static int apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const e
 	rc = encode_ops(b, &p->ops, &p->ops_len);
 	if (!rc)
 		rc = encode_ops(&inv, &p->inverse, &p->inverse_len);
+	if (!rc)
+		rc = engine_ops_encode_bin(b, &p->ops_bin, &p->ops_bin_len);
 	hist *h = hist_find(rt, p->client);
 	if (!rc && h)
 		rc = hist_step(h, e->opts.undo_depth, p->seq, kind, target);
@@ -1141,10 +1461,11 @@ static int apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const e
 			rt->broken = true;
 		free(p->ops);
 		free(p->inverse);
+		free(p->ops_bin);
 		edit_batch_release(&inv);
 		edit_result_release(&res);
 		hist_clear(rt);
-		edit_error_set(err, rc, -1, "", "out of memory");
+		edit_error_set(err, rc, -1, "", "%s", err_str(rc));
 		return rc;
 	}
 	edit_batch_move(&p->inv, &inv);
@@ -1440,6 +1761,8 @@ int engine_commit(engine *e)
 			.ops_len = p->ops_len,
 			.inverse = p->inverse,
 			.inverse_len = p->inverse_len,
+			.ops_bin = p->ops_bin,
+			.ops_bin_len = p->ops_bin_len,
 		};
 		err = store_edit_append(e->st, &row);
 		if (err)
@@ -1638,12 +1961,16 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 			.n_ops = ll.batch.n_ops,
 		};
 		char *ops = NULL, *inverse = NULL;
+		unsigned char *ops_bin = NULL;
 		rc = encode_ops(&ll.batch, &ops, &row.ops_len);
 		if (!rc)
 			rc = encode_ops(&inv, &inverse, &row.inverse_len);
+		if (!rc)
+			rc = engine_ops_encode_bin(&ll.batch, &ops_bin, &row.ops_bin_len);
 		if (!rc) {
 			row.ops = ops;
 			row.inverse = inverse;
+			row.ops_bin = ops_bin;
 			rc = store_edit_append(e->st, &row);
 			if (rc == RIGD_E_INTERNAL) {
 				edit_error_set(err, RIGD_E_BAD_FIELD, -1, "client_seq",
@@ -1659,6 +1986,7 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 		}
 		free(ops);
 		free(inverse);
+		free(ops_bin);
 		edit_batch_release(&inv);
 		edit_batch_release(&ll.batch);
 		if (!rc && snapshot_due(e, rt, weight)) {
@@ -1721,6 +2049,7 @@ typedef struct check_ctx {
 	void *fctx;
 	int problems;
 	int64_t snapshots;
+	int64_t json_rows;        /* rows without a binary image */
 	bytes enc;
 	/* The snapshot being compared (copied by cmp_snap_cb). */
 	bool snap_found;
@@ -1776,6 +2105,49 @@ typedef struct check_replay {
 	int next_snap;
 } check_replay;
 
+/* Whether 'a' (a row's stored JSON) holds the ops 'b': equal to b's JSON,
+ * or equal to it once read back and re-encoded by this build. The text may
+ * differ and the values not: where two shortest decimals read back to the
+ * same double, another build of the encoder may have picked the other one.
+ * 0 with *same set, or RIGD_E_NOMEM. */
+static int same_ops_json(const char *a, size_t a_len, const edit_batch *b, bool *same)
+{
+	char *json = NULL, *again = NULL;
+	size_t json_len = 0, again_len = 0;
+	int err = encode_ops(b, &json, &json_len);
+	if (err)
+		return err;
+	*same = json_len == a_len && memcmp(json, a, a_len) == 0;
+	if (!*same) {
+		proto_limits lim = trusted_limits();
+		edit_batch stored;
+		if (proto_decode_ops(a, a_len, &lim, &stored, NULL) == 0) {
+			err = encode_ops(&stored, &again, &again_len);
+			edit_batch_release(&stored);
+			*same = !err && again_len == json_len && memcmp(again, json, json_len) == 0;
+			free(again);
+		}
+	}
+	free(json);
+	return err;
+}
+
+/* A row replayed from its binary image (the ops in c->r.ops): its JSON,
+ * which export and people read, must hold the same ops. */
+static int check_ops_json(check_ctx *c, const store_edit *row)
+{
+	bool same = false;
+	int err = same_ops_json(row->ops, row->ops_len, &c->r.ops, &same);
+	if (err)
+		return err;
+	if (!same) {
+		report(c, "scene '%s': seq %lld: the binary image of the ops differs from their JSON",
+		       c->rt->name, (long long)row->seq);
+		c->problems++;
+	}
+	return 0;
+}
+
 static int check_row_cb(void *vctx, const store_edit *row)
 {
 	check_replay *cr = vctx;
@@ -1788,39 +2160,25 @@ static int check_row_cb(void *vctx, const store_edit *row)
 		/* A gap or a batch that does not apply ends this scene's proof. */
 		return err == RIGD_E_NOMEM ? err : 1;
 	}
-	char *json = NULL;
-	size_t json_len = 0;
-	err = encode_ops(&inv, &json, &json_len);
+	if (row->ops_bin) {
+		err = check_ops_json(c, row);
+		if (err) {
+			edit_batch_release(&inv);
+			return err;
+		}
+	} else {
+		c->json_rows++;
+	}
+	bool same = false;
+	err = same_ops_json(row->inverse, row->inverse_len, &inv, &same);
 	edit_batch_release(&inv);
 	if (err)
 		return err;
-	if (json_len != row->inverse_len || memcmp(json, row->inverse, json_len) != 0) {
-		/* The text may differ and the values not: where two shortest
-		 * decimals read back to the same double, another build of the
-		 * encoder may have picked the other one. Compare what the
-		 * stored text means, re-encoded by this build. */
-		proto_limits lim = trusted_limits();
-		edit_batch stored;
-		char *again = NULL;
-		size_t again_len = 0;
-		bool same = false;
-		if (proto_decode_ops(row->inverse, row->inverse_len, &lim, &stored, NULL) == 0) {
-			err = encode_ops(&stored, &again, &again_len);
-			edit_batch_release(&stored);
-			if (err) {
-				free(json);
-				return err;
-			}
-			same = again_len == json_len && memcmp(again, json, json_len) == 0;
-			free(again);
-		}
-		if (!same) {
-			report(c, "scene '%s': seq %lld: the stored inverse differs from the replay's",
-			       c->rt->name, (long long)row->seq);
-			c->problems++;
-		}
+	if (!same) {
+		report(c, "scene '%s': seq %lld: the stored inverse differs from the replay's",
+		       c->rt->name, (long long)row->seq);
+		c->problems++;
 	}
-	free(json);
 	while (cr->next_snap < cr->snaps.n && cr->snaps.seqs[cr->next_snap] <= row->seq) {
 		int64_t at = cr->snaps.seqs[cr->next_snap++];
 		if (at != row->seq)
@@ -1855,9 +2213,11 @@ static int check_scene(check_ctx *c, scene_rt *rt)
 	if (!c->r.sc)
 		return RIGD_E_NOMEM;
 	scene_set_max_nodes(c->r.sc, INT_MAX);
+	c->json_rows = 0;
 	err = store_snapshots(e->st, rt->id, false, snap_list_cb, &cr.snaps);
 	if (!err)
-		err = store_edits(e->st, rt->id, 0, -1, true, check_row_cb, &cr);
+		err = store_edits_ex(e->st, rt->id, 0, -1, STORE_WANT_INVERSE | STORE_WANT_OPS_JSON,
+				     check_row_cb, &cr);
 	if (err == 1)
 		err = 0; /* reported */
 	if (err) {
@@ -1889,12 +2249,19 @@ static int check_scene(check_ctx *c, scene_rt *rt)
 			       rt->name, (unsigned long long)h_live, (unsigned long long)h_replay);
 			c->problems++;
 		}
-		if (c->problems == problems_before)
+		if (c->problems == problems_before && c->json_rows)
+			report(c, "scene '%s': ok: %lld batches, %lld snapshots, %d nodes, hash %016llx, "
+				  "%lld logged before binary images",
+			       rt->name, (long long)last, (long long)c->snapshots,
+			       scene_count(rt->sc), (unsigned long long)h_live,
+			       (long long)c->json_rows);
+		else if (c->problems == problems_before)
 			report(c, "scene '%s': ok: %lld batches, %lld snapshots, %d nodes, hash %016llx",
 			       rt->name, (long long)last, (long long)c->snapshots,
 			       scene_count(rt->sc), (unsigned long long)h_live);
 	}
 	free(cr.snaps.seqs);
+	edit_batch_release(&c->r.ops);
 	scene_free(c->r.sc);
 	c->r.sc = NULL;
 	return err;

@@ -26,7 +26,8 @@
  * the database, so writes resume by themselves once the fault clears.
  *
  * Storage layout (see schema/001_initial.sql): an append-only log, one row
- * per batch with its ops and exact inverse, plus a snapshot of a scene every
+ * per batch with its ops (as JSON and as a binary image, which replay reads;
+ * schema/003_ops_bin.sql) and exact inverse, plus a snapshot of a scene every
  * so many logged ops, so opening a scene replays a bounded tail whatever the
  * length of its log.
  *
@@ -242,13 +243,43 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
  * for every scene a replay of its whole log from empty, checking that seqs
  * have no gaps, that every snapshot equals the replayed state at its seq
  * byte for byte, that every stored inverse equals the one the replay
- * computes, and that the scene in memory (snapshot plus tail) has the same
+ * computes, that every row's binary image (which the replay reads) holds
+ * the same ops as its JSON, and that the scene in memory (snapshot plus tail) has the same
  * scene_hash as the full replay. Calls fn (may be NULL) with one line per
  * problem and one summary line per scene. Returns 0 when all holds,
  * RIGD_E_STORAGE when something does not, RIGD_E_NOMEM. Long.
  */
 typedef void (*engine_report_fn)(void *ctx, const char *line);
 int engine_check(engine *e, engine_report_fn fn, void *ctx);
+
+/* --- the binary image of a batch's ops --- */
+
+/*
+ * Every logged batch stores its ops twice: as JSON (for export and for
+ * people) and as this image, which replay reads because cJSON parses ops
+ * more slowly than they apply. Rows logged before schema 3 have no image and
+ * replay from their JSON. The layout is in engine.c; the leading byte is its
+ * format.
+ */
+#define ENGINE_OPS_BIN_FORMAT 1
+
+/* Encodes the ops of 'b' (not its client or client_seq); *out gets a
+ * malloc'd image of *len bytes, which the caller frees. Returns 0,
+ * RIGD_E_TOO_LARGE (a name or mesh of 65535 bytes or more, an unknown field
+ * bit) or RIGD_E_NOMEM; *out is then unchanged. */
+int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len);
+
+/*
+ * Decodes an image into *out (initialised by the call; anonymous), giving
+ * back exactly the ops it was made from: every field bit for bit. Reads only
+ * within the 'len' bytes at 'data', checking every length before it reads:
+ * bytes that are not a whole image (truncated, trailing bytes, another
+ * format, an unknown op kind or field bit, an id over SCENE_ID_MAX, a
+ * string holding a NUL, a boolean other than 0 or 1, more ops than the
+ * bytes can hold) are RIGD_E_IO; out of memory RIGD_E_NOMEM. On error *out
+ * is empty. The ops are not validated against a scene: edit_apply does that.
+ */
+int engine_ops_decode_bin(const void *data, size_t len, edit_batch *out);
 
 /* Statistics for /metrics. */
 typedef struct engine_stats {

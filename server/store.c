@@ -1,9 +1,9 @@
 /*
  * store.c: rows in and out of one SQLite database (see store.h).
  *
- * The one file that includes sqlite3.h. It never interprets the JSON or the
- * snapshot bytes it stores, and never calls up into the engine except through
- * the callbacks it is handed.
+ * The one file that includes sqlite3.h. It never interprets the JSON, the
+ * binary images of ops or the snapshot bytes it stores, and never calls up
+ * into the engine except through the callbacks it is handed.
  */
 #include "store.h"
 
@@ -379,9 +379,10 @@ enum stmt_id {
 	ST_SCENE_DELETE,
 	ST_LAST_SEQ,
 	ST_EDIT_INSERT,
+	ST_EDIT_INSERT_BIN,
 	ST_EDIT_LOOKUP,
-	ST_EDITS,
-	ST_EDITS_NO_INVERSE,
+	ST_EDITS_0,               /* + enum store_edit_want bits: eight reads */
+	ST_EDITS_7 = ST_EDITS_0 + 7,
 	ST_HISTORY,
 	ST_SNAP_PUT,
 	ST_SNAP_LATEST,
@@ -403,13 +404,12 @@ static const char *const stmt_sql[ST_COUNT_] = {
 	[ST_EDIT_INSERT] = "INSERT INTO edits (scene_id, seq, time_us, client, client_seq, kind,"
 			   " target, n_ops, ops, inverse)"
 			   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[ST_EDIT_INSERT_BIN] = "INSERT INTO edits (scene_id, seq, time_us, client, client_seq,"
+			       " kind, target, n_ops, ops, inverse, ops_bin)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[ST_EDIT_LOOKUP] = "SELECT seq FROM edits"
 			   " WHERE scene_id = ?1 AND client = ?2 AND client_seq = ?3",
-	[ST_EDITS] = "SELECT seq, time_us, client, client_seq, kind, target, n_ops, ops, inverse"
-		     " FROM edits WHERE scene_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
-	[ST_EDITS_NO_INVERSE] = "SELECT seq, time_us, client, client_seq, kind, target, n_ops, ops,"
-				" NULL FROM edits WHERE scene_id = ?1 AND seq > ?2 AND seq <= ?3"
-				" ORDER BY seq",
+	/* ST_EDITS_n: see edits_sql. */
 	[ST_HISTORY] = "SELECT seq, kind, target FROM"
 		       " (SELECT seq, kind, target FROM edits WHERE scene_id = ?1 AND client = ?2"
 		       "  ORDER BY seq DESC LIMIT ?3) ORDER BY seq",
@@ -423,6 +423,32 @@ static const char *const stmt_sql[ST_COUNT_] = {
 			  " WHERE scene_id = ?1 ORDER BY seq",
 };
 
+/* The first schema version whose edits table has ops_bin. */
+#define SCHEMA_OPS_BIN 3
+
+/*
+ * The SQL of the read of log rows with the enum store_edit_want bits
+ * 'want'. Columns: seq, time_us, client, client_seq, kind, target, n_ops,
+ * ops, inverse, ops_bin. What is not wanted is read as a constant, which
+ * spares replay the cost of fetching it (it is bound by SQLite's cost per
+ * row). Without STORE_WANT_OPS_JSON a row with a binary image comes without
+ * its JSON. A database kept at an older schema (store_opts.migrate_to, for
+ * tests and tools) has no ops_bin.
+ */
+static void edits_sql(char *out, size_t n, bool has_ops_bin, unsigned want)
+{
+	const char *ops = !has_ops_bin || (want & STORE_WANT_OPS_JSON)
+				  ? "ops"
+				  : "CASE WHEN ops_bin IS NULL THEN ops END";
+	snprintf(out, n,
+		 "SELECT seq, %s, n_ops, %s, %s, %s FROM edits"
+		 " WHERE scene_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
+		 (want & STORE_WANT_META) ? "time_us, client, client_seq, kind, target"
+					  : "0, '', NULL, 0, NULL",
+		 ops, (want & STORE_WANT_INVERSE) ? "inverse" : "NULL",
+		 has_ops_bin ? "ops_bin" : "NULL");
+}
+
 struct store {
 	sqlite3 *db;
 	int lock_fd;
@@ -431,6 +457,7 @@ struct store {
 	bool stmt_busy[ST_COUNT_];  /* stepping; a nested use is a bug */
 	int checkpoint_pages;
 	uint64_t checkpoints;
+	bool has_ops_bin;           /* the schema has edits.ops_bin */
 	char errmsg[256];
 };
 
@@ -458,7 +485,13 @@ static sqlite3_stmt *stmt(store *st, enum stmt_id id)
 		return NULL;
 	}
 	if (!st->stmt[id]) {
-		int rc = sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+		const char *sql = stmt_sql[id];
+		char buf[512];
+		if (id >= ST_EDITS_0 && id <= ST_EDITS_7) {
+			edits_sql(buf, sizeof(buf), st->has_ops_bin, (unsigned)(id - ST_EDITS_0));
+			sql = buf;
+		}
+		int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
 					    &st->stmt[id], NULL);
 		if (rc != SQLITE_OK) {
 			fail(st, rc);
@@ -712,7 +745,9 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 			set_msg(msg, msglen, "'%s': %s", path, st->errmsg);
 			goto fail;
 		}
+		version = target;
 	}
+	st->has_ops_bin = version >= SCHEMA_OPS_BIN;
 	if (err)
 		*err = 0;
 	return st;
@@ -884,7 +919,10 @@ int store_last_seq(store *st, int64_t scene_id, int64_t *seq)
 
 int store_edit_append(store *st, const store_edit *e)
 {
-	sqlite3_stmt *s = stmt(st, ST_EDIT_INSERT);
+	/* A database kept at an older schema stores no image: its rows replay
+	 * from the JSON, like every row logged before the image existed. */
+	enum stmt_id id = e->ops_bin && st->has_ops_bin ? ST_EDIT_INSERT_BIN : ST_EDIT_INSERT;
+	sqlite3_stmt *s = stmt(st, id);
 	if (!s)
 		return RIGD_E_STORAGE;
 	sqlite3_bind_int64(s, 1, e->scene_id);
@@ -903,6 +941,8 @@ int store_edit_append(store *st, const store_edit *e)
 	sqlite3_bind_int(s, 8, e->n_ops);
 	sqlite3_bind_text(s, 9, e->ops, (int)e->ops_len, SQLITE_STATIC);
 	sqlite3_bind_text(s, 10, e->inverse, (int)e->inverse_len, SQLITE_STATIC);
+	if (id == ST_EDIT_INSERT_BIN)
+		sqlite3_bind_blob(s, 11, e->ops_bin, (int)e->ops_bin_len, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	int err = 0;
 	if (rc != SQLITE_DONE) {
@@ -910,7 +950,7 @@ int store_edit_append(store *st, const store_edit *e)
 		if ((rc & 0xff) == SQLITE_CONSTRAINT)
 			err = RIGD_E_INTERNAL;
 	}
-	done(st, ST_EDIT_INSERT);
+	done(st, id);
 	return err;
 }
 
@@ -938,7 +978,18 @@ int store_edit_lookup(store *st, int64_t scene_id, const char *client, int64_t c
 int store_edits(store *st, int64_t scene_id, int64_t after_seq, int64_t to_seq, bool want_inverse,
 		store_edit_fn fn, void *ctx)
 {
-	enum stmt_id id = want_inverse ? ST_EDITS : ST_EDITS_NO_INVERSE;
+	return store_edits_ex(st, scene_id, after_seq, to_seq,
+			      STORE_WANT_META | STORE_WANT_OPS_JSON |
+				      (want_inverse ? STORE_WANT_INVERSE : 0u),
+			      fn, ctx);
+}
+
+int store_edits_ex(store *st, int64_t scene_id, int64_t after_seq, int64_t to_seq, unsigned want,
+		   store_edit_fn fn, void *ctx)
+{
+	bool want_inverse = want & STORE_WANT_INVERSE;
+	enum stmt_id id = ST_EDITS_0 + (int)(want & (STORE_WANT_INVERSE | STORE_WANT_OPS_JSON |
+						     STORE_WANT_META));
 	sqlite3_stmt *s = stmt(st, id);
 	if (!s)
 		return RIGD_E_INTERNAL;
@@ -965,7 +1016,18 @@ int store_edits(store *st, int64_t scene_id, int64_t after_seq, int64_t to_seq, 
 			e.inverse = (const char *)sqlite3_column_text(s, 8);
 			e.inverse_len = (size_t)sqlite3_column_bytes(s, 8);
 		}
-		if (!e.client || !e.ops || (want_inverse && !e.inverse)) {
+		bool has_bin = sqlite3_column_type(s, 9) != SQLITE_NULL;
+		if (has_bin) {
+			e.ops_bin = sqlite3_column_blob(s, 9);
+			e.ops_bin_len = (size_t)sqlite3_column_bytes(s, 9);
+			/* An empty blob reads as NULL: hand the engine an empty
+			 * image, which it refuses as too short. */
+			if (e.ops_bin_len == 0)
+				e.ops_bin = "";
+		}
+		bool json_needed = (want & STORE_WANT_OPS_JSON) || !has_bin;
+		if (!e.client || (json_needed && !e.ops) || (want_inverse && !e.inverse) ||
+		    (has_bin && !e.ops_bin)) {
 			/* Out of memory converting, or a NULL that the schema
 			 * forbids: either way the row cannot be used. */
 			ret = sqlite3_errcode(st->db) == SQLITE_NOMEM ? RIGD_E_NOMEM : RIGD_E_STORAGE;

@@ -2,7 +2,8 @@
  * store.h: the durable side of rigd, one SQLite database file.
  *
  * The database holds scenes, the append-only edit log (one row per accepted
- * batch, with its ops and their inverse as JSON text) and binary snapshots of
+ * batch, with its ops and their inverse as JSON text, and the ops again as
+ * the engine's binary image for fast replay) and binary snapshots of
  * whole scenes taken every so many edits (schema/001_initial.sql says why). This module
  * moves rows in and out; it knows nothing of nodes or JSON, and it is the one
  * file that includes sqlite3.h. The engine (engine.h) gives the rows meaning.
@@ -115,7 +116,10 @@ enum store_edit_kind {
 };
 
 /* One row of the log. Strings are borrowed (on append) or valid during the
- * callback (on read); ops and inverse are not NUL-terminated on read. */
+ * callback (on read); ops and inverse are not NUL-terminated on read.
+ * ops_bin is the engine's binary image of the same ops (schema 3), which
+ * this module stores and returns without looking inside; NULL for rows
+ * logged before it (and on append: store none). */
 typedef struct store_edit {
 	int64_t scene_id;
 	int64_t seq;
@@ -130,6 +134,8 @@ typedef struct store_edit {
 	size_t ops_len;          /* bytes */
 	const char *inverse;     /* JSON array */
 	size_t inverse_len;      /* bytes */
+	const void *ops_bin;     /* binary image of ops, or NULL */
+	size_t ops_bin_len;      /* bytes */
 } store_edit;
 
 /* Appends a row (inside the caller's transaction, or committed at once
@@ -151,6 +157,24 @@ int store_edit_lookup(store *st, int64_t scene_id, const char *client, int64_t c
 typedef int (*store_edit_fn)(void *ctx, const store_edit *e);
 int store_edits(store *st, int64_t scene_id, int64_t after_seq, int64_t to_seq, bool want_inverse,
 		store_edit_fn fn, void *ctx);
+
+/* What store_edits_ex reads besides seq, n_ops and ops_bin. Replay asks for
+ * none of it: it is bound by the cost of each row. */
+enum store_edit_want {
+	STORE_WANT_INVERSE = 1u << 0,  /* the inverse (else NULL, 0) */
+	STORE_WANT_OPS_JSON = 1u << 1, /* the JSON ops of every row; without
+	                                  it only of rows that have no ops_bin
+	                                  (ops NULL, 0 for the others): replay
+	                                  reads one form, never both */
+	STORE_WANT_META = 1u << 2,     /* time_us, client, client_seq, kind and
+	                                  target (else 0, "", none, 0, 0) */
+};
+
+/* store_edits reading what 'want' (enum store_edit_want bits) asks for.
+ * store_edits(.., want_inverse, ..) is store_edits_ex with STORE_WANT_META,
+ * STORE_WANT_OPS_JSON and, with want_inverse, STORE_WANT_INVERSE. */
+int store_edits_ex(store *st, int64_t scene_id, int64_t after_seq, int64_t to_seq, unsigned want,
+		   store_edit_fn fn, void *ctx);
 
 /*
  * Calls fn(ctx, seq, kind, target) for the latest 'limit' batches of
