@@ -2,7 +2,11 @@
  * api.js: the HTTP half of rigd's API (docs/protocol.md), with errors that
  * say what went wrong in words: the server's {"error": {code, message}}
  * when it sent one, otherwise the status and what the viewer was doing.
+ * Every request carries the tab's token as "Authorization: Bearer" (never
+ * in the URL); a 401 or 403 is also reported to auth.js, so the page can
+ * offer the token field.
  */
+import { auth } from './auth.js';
 
 export class ApiError extends Error {
 	/* 'detail': the server's message alone, without what the viewer was doing. */
@@ -19,7 +23,7 @@ export class ApiError extends Error {
 async function call(what, url, init) {
 	let res;
 	try {
-		res = await fetch(url, init);
+		res = await fetch(url, { ...init, headers: auth.headers(init?.headers) });
 	} catch (e) {
 		throw new ApiError(`${what}: the server cannot be reached (${e.message})`, { code: 'unreachable' });
 	}
@@ -29,6 +33,7 @@ async function call(what, url, init) {
 		if (type.includes('json')) body = await res.json().catch(() => null);
 		const err = body && body.error;
 		const text = err && err.message ? err.message : `HTTP ${res.status} ${res.statusText}`.trim();
+		if (res.status === 401 || res.status === 403) auth.report(err?.code || (res.status === 401 ? 'unauthorized' : 'forbidden'), text);
 		throw new ApiError(`${what}: ${text}`, { status: res.status, code: err?.code || 'http', op: err?.op ?? null, field: err?.field ?? null, detail: text });
 	}
 	return res;

@@ -4,8 +4,11 @@
  * It reconnects after any close with exponential backoff (with jitter),
  * numbers requests ("req") and settles each request's promise with the
  * server's ack or error, and reports its state (connecting, open, waiting to
- * retry, closed) to whoever shows it. What a message means is the session's
- * business (session.js); this module knows only JSON frames.
+ * retry, closed) to whoever shows it. With a token, the first message of
+ * every connection is {"type":"auth","token"}, before anyone subscribes
+ * (the server reads a connection's messages in order, so nobody waits for
+ * its ack); the token never goes into the URL. What a message means is the
+ * session's business (session.js); this module knows only JSON frames.
  */
 import { Emitter, backoffDelay } from './util.js';
 
@@ -32,13 +35,18 @@ export class Connection extends Emitter {
 	/*
 	 * 'url' is the websocket URL (ws://host/ws). Events:
 	 *   state    {state: 'connecting'|'open'|'waiting'|'closed', retryAt, attempt, reason}
-	 *   open     the socket is open (subscribe again here)
+	 *   open     the socket is open and the token sent (subscribe again here)
+	 *   auth     {ok, code, message} the answer to the token
+	 *   refused  {code, message} an error frame that says unauthorized or
+	 *            forbidden (also when a request's promise gets it)
 	 *   message  every frame that is not the answer to a request
+	 * 'token' returns the token to send, or null for none.
 	 */
-	constructor(url, { WebSocketImpl = globalThis.WebSocket } = {}) {
+	constructor(url, { WebSocketImpl = globalThis.WebSocket, token = () => null } = {}) {
 		super();
 		this.url = url;
 		this._WebSocket = WebSocketImpl;
+		this._token = token;
 		this._socket = null;
 		this._attempt = 0;
 		this._timer = null;
@@ -70,6 +78,7 @@ export class Connection extends Emitter {
 			performance.mark('rigd:socket-open');
 			this._attempt = 0;
 			this._setState({ state: 'open', retryAt: 0, attempt: 0, reason: '' });
+			this.authenticate();
 			this.emit('open');
 		};
 		socket.onmessage = (event) => this._onMessage(event.data);
@@ -100,6 +109,37 @@ export class Connection extends Emitter {
 		}
 		this._failPending();
 		this._setState({ state: 'closed', retryAt: 0, attempt: 0, reason: '' });
+	}
+
+	/*
+	 * Sends the current token (if any) on the open socket; the server
+	 * answers with an ack or unauthorized, reported as an 'auth' event. A
+	 * later token replaces the earlier one for this connection.
+	 */
+	authenticate() {
+		const token = this._token();
+		if (!token || !this.isOpen) return;
+		this.request({ type: 'auth', token }).then(
+			() => this.emit('auth', { ok: true, code: '', message: '' }),
+			(err) => err instanceof ServerError && this.emit('auth', { ok: false, code: err.code, message: err.message }),
+		);
+	}
+
+	/* Drops the socket and connects again at once (a token was forgotten:
+	 * only a new connection has none). */
+	reconnect() {
+		if (this._closedByUser) return;
+		const socket = this._socket;
+		if (socket) {
+			this._socket = null;
+			socket.onopen = socket.onmessage = socket.onclose = socket.onerror = null;
+			socket.close(1000);
+			this._failPending();
+		}
+		clearTimeout(this._timer);
+		this._timer = null;
+		this._attempt = 0;
+		this.open();
 	}
 
 	/* Retries now instead of waiting out the backoff (the "retry now" link). */
@@ -141,6 +181,7 @@ export class Connection extends Emitter {
 			this.emit('message', { type: 'error', code: 'bad_json', message: 'the server sent a frame that is not JSON' });
 			return;
 		}
+		if (msg.type === 'error' && (msg.code === 'unauthorized' || msg.code === 'forbidden')) this.emit('refused', { code: msg.code, message: msg.message || '' });
 		if ((msg.type === 'ack' || msg.type === 'error') && msg.req !== undefined && this._pending.has(msg.req)) {
 			const { resolve, reject } = this._pending.get(msg.req);
 			this._pending.delete(msg.req);

@@ -1,13 +1,15 @@
 /*
  * main.js: the viewer's entry point. One websocket for the page's whole
  * life, a router (#/ lists scenes, #/scene/NAME opens one), the top bar
- * (connection state, who else is here, your display name), and SceneView,
- * which wires one scene's session, viewport and panels together.
+ * (connection state, the access token, who else is here, your display
+ * name), and SceneView, which wires one scene's session, viewport and
+ * panels together.
  *
  * window.rigd is a read-only hook for tests and debugging: it reports what
  * the page draws (worldOf(id) is the matrixWorld of the node's Object3D)
  * and never changes anything the user could not.
  */
+import { auth, refusalText, validToken } from './auth.js';
 import { Connection } from './connection.js';
 import { GltfImport, exportGltf } from './gltfio.js';
 import { HierarchyPanel } from './hierarchy.js';
@@ -137,11 +139,19 @@ class SceneView {
 		const L = this._listeners;
 		const s = this.session;
 		this._unsubs.push(
-			s.on('status', ({ phase, message }) => {
+			s.on('status', ({ phase, message, code }) => {
 				this.loading.hidden = phase === 'live';
+				if (phase === 'loading') {
+					clear(this.loading);
+					this.loading.append(`Opening ${this.name}…`);
+				}
 				if (phase === 'error') {
 					clear(this.loading);
-					this.loading.append(el('div.error-text', {}, `Cannot open scene '${this.name}': ${message}`), el('a', { href: '#/' }, 'Back to the scene list'));
+					const refused = code === 'unauthorized' || code === 'forbidden';
+					const text = refused ? refusalText(code, message, Boolean(auth.token)) : message;
+					this.loading.append(el('div.error-text', {}, `Cannot open scene '${this.name}': ${text}`));
+					if (refused) this.loading.append(el('button.primary.ask-token', { type: 'button', onclick: () => this.app.askToken(code, message) }, 'Enter a token'), ' ');
+					this.loading.append(el('a', { href: '#/' }, 'Back to the scene list'));
 					this.loading.hidden = false;
 				}
 				this._applyEditable();
@@ -359,7 +369,7 @@ class SceneView {
 	/* Keys that act on the scene (not while typing in a field). */
 	onKey(e) {
 		if (e.defaultPrevented) return;
-		const typing = e.target.closest && e.target.closest('input[type=text], input[type=search], input:not([type]), textarea, select');
+		const typing = e.target.closest && e.target.closest('input[type=text], input[type=search], input[type=password], input:not([type]), textarea, select');
 		const mod = e.ctrlKey || e.metaKey;
 		if (mod && (e.key === 'z' || e.key === 'Z') && !typing) {
 			e.preventDefault();
@@ -407,7 +417,7 @@ class App {
 	constructor() {
 		this.displayName = loadName();
 		const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-		this.conn = new Connection(`${proto}//${location.host}/ws`);
+		this.conn = new Connection(`${proto}//${location.host}/ws`, { token: () => auth.token });
 		this._listeners = new Listeners();
 		this.view = null;
 		this.list = null;
@@ -418,9 +428,11 @@ class App {
 		this.connPill = el('div.conn-pill', { role: 'status', 'aria-live': 'polite' });
 		this.toastBox = el('div.toasts', { role: 'alert' });
 		this.main = el('div.app-main');
+		this._buildTokenPanel();
 		this.importButton = el('button.import-gltf', { type: 'button', title: 'Import a .gltf or .glb file as a new scene (or drop one anywhere on the page)' }, 'Import glTF');
 		document.body.append(
-			el('header.topbar', {}, el('a.brand', { href: '#/' }, 'rigd'), this.crumbs, el('span.grow'), this.presence, this.importButton, this.nameInput, this.connPill),
+			el('header.topbar', {}, el('a.brand', { href: '#/' }, 'rigd'), this.crumbs, el('span.grow'), this.presence, this.importButton, this.nameInput, this.connPill, this.tokenButton),
+			this.tokenPanel,
 			this.main,
 			this.toastBox,
 		);
@@ -438,6 +450,7 @@ class App {
 		});
 		this._listeners.listen(this.nameInput, 'keydown', (e) => e.key === 'Enter' && this.nameInput.blur());
 		this.conn.on('state', (s) => this._showConn(s));
+		this._wireToken();
 		this._tick = setInterval(() => this.conn.state.state === 'waiting' && this._showConn(this.conn.state), 500);
 		this.conn.open();
 		this.route();
@@ -467,6 +480,95 @@ class App {
 			document.title = 'rigd';
 			this.list = new SceneList(this.main);
 		}
+	}
+
+	/* --- the access token (auth.js) --- */
+
+	_buildTokenPanel() {
+		this.tokenButton = el('button.token-button', { type: 'button', title: 'The access token this tab sends to the server', 'aria-label': 'Access token', 'aria-expanded': 'false' }, 'Token');
+		this.tokenReason = el('p.token-reason', { hidden: true });
+		this.tokenInput = el('input.text.token-input', { type: 'password', autocomplete: 'off', spellcheck: 'false', placeholder: 'paste your token', 'aria-label': 'Access token' });
+		this.tokenError = el('div.field-error', { role: 'alert' });
+		this.forgetButton = el('button.forget-token', { type: 'button', title: 'Forget the token and reconnect without one' }, 'Forget');
+		this.tokenForm = el('form.token-form', {}, this.tokenInput, el('button.primary', { type: 'submit' }, 'Use token'), this.forgetButton);
+		this.tokenPanel = el(
+			'div.token-panel',
+			{ hidden: true, role: 'dialog', 'aria-label': 'Access token' },
+			el('h3', {}, 'Access token'),
+			this.tokenReason,
+			this.tokenForm,
+			this.tokenError,
+			el('p.muted.small', {}, 'Kept for this tab only (until it closes) and sent with every request; never put in the address.'),
+		);
+		this._showTokenState();
+	}
+
+	_wireToken() {
+		const L = this._listeners;
+		L.listen(this.tokenButton, 'click', () => this._openTokenPanel(this.tokenPanel.hidden));
+		L.listen(this.tokenForm, 'submit', (e) => {
+			e.preventDefault();
+			const token = this.tokenInput.value.trim();
+			if (!validToken(token)) {
+				this.tokenError.textContent = 'A token is 1 to 256 visible characters, without spaces.';
+				return;
+			}
+			this.tokenError.textContent = '';
+			this.tokenInput.value = '';
+			this._tokenSubmitted = true;
+			auth.set(token);
+			// Sent on the open socket it replaces the connection's token;
+			// otherwise it goes first when the socket opens.
+			this.conn.authenticate();
+			if (this.list) this.list.load();
+		});
+		L.listen(this.forgetButton, 'click', () => {
+			auth.set(null);
+			this.tokenInput.value = '';
+			this.tokenReason.hidden = true;
+			this._openTokenPanel(false);
+			// The server keeps a connection's token until another replaces
+			// it: only a new connection has none.
+			this.conn.reconnect();
+			if (this.list) this.list.load();
+		});
+		// Keys typed here are not the scene's shortcuts (W, Del, Ctrl+Z...).
+		L.listen(this.tokenPanel, 'keydown', (e) => {
+			e.stopPropagation();
+			if (e.key === 'Escape') this._openTokenPanel(false);
+		});
+		auth.on('change', () => this._showTokenState());
+		auth.on('refused', ({ code, message }) => this.askToken(code, message));
+		this.conn.on('refused', ({ code, message }) => this.askToken(code, message));
+		this.conn.on('auth', ({ ok }) => {
+			if (!ok || !this._tokenSubmitted) return;
+			this._tokenSubmitted = false;
+			this.tokenReason.hidden = true;
+			this._openTokenPanel(false);
+		});
+	}
+
+	/* Shows why a token is needed ('code' unauthorized or forbidden, the
+	 * server's 'message') and opens the token field. */
+	askToken(code, message) {
+		this.tokenReason.textContent = refusalText(code, message, Boolean(auth.token));
+		this.tokenReason.className = `token-reason ${code}`;
+		this.tokenReason.hidden = false;
+		this._openTokenPanel(true);
+	}
+
+	_openTokenPanel(open) {
+		const wasHidden = this.tokenPanel.hidden;
+		this.tokenPanel.hidden = !open;
+		this.tokenButton.setAttribute('aria-expanded', String(open));
+		if (open && wasHidden) this.tokenInput.focus();
+	}
+
+	_showTokenState() {
+		const has = Boolean(auth.token);
+		this.tokenButton.classList.toggle('has-token', has);
+		this.tokenButton.textContent = has ? 'Token ✓' : 'Token';
+		this.forgetButton.hidden = !has;
 	}
 
 	setSceneInfo(name, model) {

@@ -50,6 +50,9 @@ export class SceneSession extends Emitter {
 		this._subReq = 0;
 		this._unsubs = [
 			connection.on('open', () => this._subscribe()),
+			// A token accepted on the open socket: a scene refused for want
+			// of it is asked for again (one already live stays as it is).
+			connection.on('auth', ({ ok }) => ok && this.phase === 'error' && this._retry()),
 			connection.on('message', (msg) => this._onMessage(msg)),
 			connection.on('state', (s) => {
 				if (s.state === 'open') return;
@@ -74,6 +77,12 @@ export class SceneSession extends Emitter {
 	}
 	get canRedo() {
 		return this._redoGroups.length > 0 && !this._historyBusy;
+	}
+
+	_retry() {
+		this.phase = 'loading';
+		this.emit('status', { phase: 'loading', message: '' });
+		this._subscribe();
 	}
 
 	_subscribe() {
