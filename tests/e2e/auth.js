@@ -14,7 +14,7 @@ const https = require('node:https');
 const path = require('node:path');
 const {
   startRigd, get, post, request, Client, RawWs, run, tempDir, sleep, percentile, execFileSync,
-  assertSchema, WebSocket,
+  assertSchema, schemaErrors, WebSocket,
 } = require('../lib/rigd.js');
 
 const ADMIN = 'admin-0123456789abcdef';
@@ -148,6 +148,13 @@ test('websocket: the token in an auth message, replaced by a later one', async (
   const a1 = await c.request({ type: 'auth', token: VIEWER });
   assert.equal(a1.type, 'ack');
   assert.equal(a1.seq, 0);
+  /* The schema agrees with the server about what an auth message is. */
+  assertSchema('ClientMessage', { type: 'auth', token: VIEWER, req: 1 });
+  assertSchema('ClientMessage', { type: 'auth', token: '~' });
+  for (const bad of [{ type: 'auth' }, { type: 'auth', token: '' }, { type: 'auth', token: 'a b' },
+    { type: 'auth', token: 'x'.repeat(257) }, { type: 'auth', token: VIEWER, scene: 'demo' }]) {
+    assert.ok(schemaErrors('ClientMessage', bad), JSON.stringify(bad).slice(0, 60));
+  }
   assert.equal((await c.subscribe('demo')).type, 'snapshot');
   assert.equal((await c.request(edit(c.nextReq++))).code, 'forbidden');
   /* A wrong token: unauthorized, and the viewer's access stays. */
