@@ -15,7 +15,13 @@
  *     from the start of the turn it arrived for to its ack.
  *   - replay speed: a scene's whole log applied from empty (engine_at with
  *     no snapshot to start from, best of three), in set ops per second, for
- *     batches of 1 and of 10 set ops of t on a 1000-node scene;
+ *     batches of 1 and of 10 set ops of t on a 1000-node scene; the engine
+ *     reads each row's binary image of its ops (rows logged before schema 3
+ *     would be read from JSON); and the time engine_check (`rigd check`)
+ *     takes over the same database, which replays it too;
+ *   - the codec alone: decoding the same batches' ops from their JSON
+ *     (proto_decode_ops, cJSON) and from their binary image
+ *     (engine_ops_decode_bin), in set ops per second;
  *   - open time of a scene with 1,000,000 logged single-op batches (the
  *     engine snapshots it every ENGINE_DEFAULT_SNAPSHOT_OPS logged ops), and
  *     the database's size.
@@ -208,10 +214,20 @@ static ack_row run_acks(bool group, bool sync_normal, int clients, double min_s,
 
 /* --- replay --- */
 
+/* The ops of one logged batch of 'ops_per' set ops of t, as JSON. */
+static void set_batch_json(char *json, long i, int ops_per)
+{
+	size_t len = (size_t)sprintf(json, "{\"ops\":[");
+	for (int k = 0; k < ops_per; k++)
+		len += (size_t)sprintf(json + len, "%s{\"op\":\"set\",\"id\":\"n%ld\",\"t\":[%.17g,1,%ld]}",
+				       k ? "," : "", (i * ops_per + k) % 1000, (double)i / 7, i % 13);
+	sprintf(json + len, "]}");
+}
+
 /* Logs 'batches' batches of 'ops_per' set ops (groups of 1000 per commit)
  * over a 1000-node scene, then times a replay of the whole log. Returns set
- * ops per second; *seconds the replay time. */
-static double run_replay(long batches, int ops_per, double *seconds)
+ * ops per second; *seconds the replay time, *check_s engine_check's. */
+static double run_replay(long batches, int ops_per, double *seconds, double *check_s)
 {
 	char path[600];
 	db_path(path, sizeof(path), "bench_replay.db");
@@ -220,11 +236,7 @@ static double run_replay(long batches, int ops_per, double *seconds)
 	make_nodes(e, "s", 1000);
 	char *json = malloc(64 + (size_t)ops_per * 96);
 	for (long i = 0; i < batches; i++) {
-		size_t len = (size_t)sprintf(json, "{\"ops\":[");
-		for (int k = 0; k < ops_per; k++)
-			len += (size_t)sprintf(json + len, "%s{\"op\":\"set\",\"id\":\"n%ld\",\"t\":[%.17g,1,%ld]}",
-					       k ? "," : "", (i * ops_per + k) % 1000, (double)i / 7, i % 13);
-		sprintf(json + len, "]}");
+		set_batch_json(json, i, ops_per);
 		submit_json(e, "s", json);
 		if (i % 1000 == 999) {
 			int err = engine_commit(e);
@@ -257,9 +269,81 @@ static double run_replay(long batches, int ops_per, double *seconds)
 		}
 		scene_free(at);
 	}
+	double t0 = now_s();
+	err = engine_check(e, NULL, NULL);
+	*check_s = now_s() - t0;
+	if (err)
+		die("engine_check", err, e);
 	engine_close(e);
 	db_remove(path);
 	return (double)batches * ops_per / *seconds;
+}
+
+/* --- the codec alone --- */
+
+/* Decodes 'n' distinct batches of 'ops_per' set ops from JSON and from their
+ * binary image, best of three each; set ops per second in *json_per_s and
+ * *bin_per_s. */
+static void run_codec(long n, int ops_per, double *json_per_s, double *bin_per_s)
+{
+	char **json = malloc(sizeof(*json) * (size_t)n);
+	size_t *json_len = malloc(sizeof(*json_len) * (size_t)n);
+	unsigned char **bin = malloc(sizeof(*bin) * (size_t)n);
+	size_t *bin_len = malloc(sizeof(*bin_len) * (size_t)n);
+	proto_limits lim = proto_limits_default();
+	for (long i = 0; i < n; i++) {
+		char batch[64 + 10 * 96];
+		set_batch_json(batch, i, ops_per);
+		edit_batch b;
+		edit_error er;
+		if (proto_decode_batch(batch, strlen(batch), NULL, &b, &er))
+			die("decode", er.code, NULL);
+		proto_buf buf;
+		proto_buf_init(&buf, 0);
+		if (proto_encode_ops(&buf, &b) || engine_ops_encode_bin(&b, &bin[i], &bin_len[i]))
+			die("encode", RIGD_E_NOMEM, NULL);
+		json_len[i] = buf.len;
+		json[i] = proto_buf_take(&buf);
+		proto_buf_release(&buf);
+		edit_batch_release(&b);
+	}
+	double best_json = 1e9, best_bin = 1e9;
+	long ops = 0;
+	for (int k = 0; k < 3; k++) {
+		double t0 = now_s();
+		for (long i = 0; i < n; i++) {
+			edit_batch b;
+			if (proto_decode_ops(json[i], json_len[i], &lim, &b, NULL))
+				die("proto_decode_ops", RIGD_E_BAD_JSON, NULL);
+			ops += b.n_ops;
+			edit_batch_release(&b);
+		}
+		double t1 = now_s();
+		for (long i = 0; i < n; i++) {
+			edit_batch b;
+			if (engine_ops_decode_bin(bin[i], bin_len[i], &b))
+				die("engine_ops_decode_bin", RIGD_E_IO, NULL);
+			ops -= b.n_ops;
+			edit_batch_release(&b);
+		}
+		double t2 = now_s();
+		if (t1 - t0 < best_json)
+			best_json = t1 - t0;
+		if (t2 - t1 < best_bin)
+			best_bin = t2 - t1;
+	}
+	if (ops != 0)
+		die("the two decoders disagree", RIGD_E_INTERNAL, NULL);
+	*json_per_s = (double)n * ops_per / best_json;
+	*bin_per_s = (double)n * ops_per / best_bin;
+	for (long i = 0; i < n; i++) {
+		free(json[i]);
+		free(bin[i]);
+	}
+	free(json);
+	free(json_len);
+	free(bin);
+	free(bin_len);
 }
 
 /* --- open time --- */
@@ -368,8 +452,9 @@ int main(int argc, char **argv)
 replay:
 	if (only && strcmp(only, "replay") != 0)
 		goto open;
-	printf("\nreplay from empty (engine_at at the last seq, no snapshot)\n");
-	printf("%-22s %10s %10s %14s\n", "batches", "set ops", "seconds", "set ops/s");
+	printf("\nreplay from empty (engine_at at the last seq, no snapshot; check: engine_check)\n");
+	printf("%-22s %10s %10s %14s %10s\n", "batches", "set ops", "seconds", "set ops/s",
+	       "check s");
 	long rb = quick ? 20000 : 200000;
 	struct {
 		long batches;
@@ -377,12 +462,25 @@ replay:
 	} rep[] = { { rb, 1 }, { rb / 2, 10 } };
 	for (size_t i = 0; i < 2; i++) {
 		fprintf(stderr, "  replay: case %zu\n", i + 1);
-		double s = 0;
-		double per_s = run_replay(rep[i].batches, rep[i].ops_per, &s);
+		double s = 0, check_s = 0;
+		double per_s = run_replay(rep[i].batches, rep[i].ops_per, &s, &check_s);
 		char what[32];
 		snprintf(what, sizeof(what), "%ld x %d op%s", rep[i].batches, rep[i].ops_per,
 			 rep[i].ops_per > 1 ? "s" : "");
-		printf("%-22s %10ld %10.3f %14.0f\n", what, rep[i].batches * rep[i].ops_per, s, per_s);
+		printf("%-22s %10ld %10.3f %14.0f %10.3f\n", what, rep[i].batches * rep[i].ops_per, s,
+		       per_s, check_s);
+		fflush(stdout);
+	}
+	printf("\ndecoding logged ops alone (best of three)\n");
+	printf("%-22s %16s %16s\n", "batches", "JSON set ops/s", "binary set ops/s");
+	for (size_t i = 0; i < 2; i++) {
+		double json_per_s = 0, bin_per_s = 0;
+		long n = rep[i].batches / (quick ? 1 : 4);
+		run_codec(n, rep[i].ops_per, &json_per_s, &bin_per_s);
+		char what[32];
+		snprintf(what, sizeof(what), "%ld x %d op%s", n, rep[i].ops_per,
+			 rep[i].ops_per > 1 ? "s" : "");
+		printf("%-22s %16.0f %16.0f\n", what, json_per_s, bin_per_s);
 		fflush(stdout);
 	}
 
