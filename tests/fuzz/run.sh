@@ -48,7 +48,7 @@ fuzz)
 	echo "fuzz_$name: replaying $# committed inputs"
 	if [ $# -gt 0 ]; then
 		"$bin" -runs=1 "$@" >"$work/replay.log" 2>&1 || {
-			cat "$work/replay.log"
+			grep -a -v '^Executed ' "$work/replay.log" | tail -n 60
 			echo "fuzz_$name: a committed input fails (see above)" >&2
 			exit 1
 		}
