@@ -648,6 +648,11 @@ static int parse_json(import_ctx *c, const char *json, size_t len)
 	if (memchr(json, '\0', len))
 		return fail(c, RIGD_E_BAD_JSON, "json", "bad JSON: a NUL byte at byte %zu",
 			    (size_t)((const char *)memchr(json, '\0', len) - json));
+	/* glTF JSON is UTF-8 (glTF 2.0, 3.2) and cJSON does not check it; a name
+	 * that is not text would reach every browser's snapshot. */
+	for (size_t i = 0, k; i < len; i += k)
+		if ((k = utf8_len((const unsigned char *)json + i, len - i)) == 0)
+			return fail(c, RIGD_E_BAD_JSON, "json", "bad JSON: not UTF-8 at byte %zu", i);
 	if (len == SIZE_MAX || !(text = malloc(len + 1)))
 		return nomem(c);
 	memcpy(text, json, len);
@@ -876,6 +881,12 @@ static int read_matrix(import_ctx *c, int i, const cJSON *a)
 	g->has_matrix = true;
 	g->inexact = !mat4_decompose(m, tol, &g->t, &g->r, &g->s, &e);
 	g->matrix_err = e;
+	/* Finite entries can still overflow on the way (a column of length
+	 * above 1e308): such a matrix has no TRS, nearest or not. */
+	if (!isfinite(e) || !isfinite(g->s.x) || !isfinite(g->s.y) || !isfinite(g->s.z) ||
+	    !isfinite(g->r.x) || !isfinite(g->r.y) || !isfinite(g->r.z) || !isfinite(g->r.w))
+		return fail_node(c, RIGD_E_NOT_FINITE, i, "matrix",
+				 "matrix overflows when split into translation, rotation and scale");
 	if (g->inexact && !c->o.nearest_trs)
 		return fail_node(c, RIGD_E_NOT_TRS, i, "matrix",
 				 "matrix is not translation * rotation * scale (shear %.3g degrees, "

@@ -400,6 +400,42 @@ static bool vec3_finite(vec3 v)
 	return isfinite(v.x) && isfinite(v.y) && isfinite(v.z);
 }
 
+/* True when 's' is well-formed UTF-8 (no overlong forms, no encoded
+ * surrogates, nothing above U+10FFFF). Names and mesh references travel in
+ * JSON to every browser, so a scene never holds bytes that are not text,
+ * whatever path (an edit, a log import, a glTF file) brought them. */
+static bool utf8_valid(const char *str)
+{
+	const unsigned char *u = (const unsigned char *)str;
+
+	while (*u) {
+		unsigned c = *u, need, cp;
+
+		if (c < 0x80) {
+			u++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF)
+			need = 1, cp = c & 0x1F;
+		else if (c >= 0xE0 && c <= 0xEF)
+			need = 2, cp = c & 0x0F;
+		else if (c >= 0xF0 && c <= 0xF4)
+			need = 3, cp = c & 0x07;
+		else
+			return false;
+		for (unsigned k = 1; k <= need; k++) {
+			if ((u[k] & 0xC0) != 0x80)
+				return false;
+			cp = (cp << 6) | (u[k] & 0x3F);
+		}
+		if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+		    (cp >= 0xD800 && cp <= 0xDFFF))
+			return false;
+		u += need + 1;
+	}
+	return true;
+}
+
 int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop)
 {
 	unsigned bad = 0;
@@ -419,9 +455,11 @@ int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop)
 		bad = PROP_BOUNDS, err = RIGD_E_NOT_FINITE;
 	else if ((mask & PROP_BOUNDS) && p->has_bounds && aabb_is_empty(p->bounds))
 		bad = PROP_BOUNDS, err = RIGD_E_BAD_FIELD;
-	else if ((mask & PROP_MESH) && p->mesh && (!p->mesh[0] || strlen(p->mesh) > SCENE_MESH_MAX))
+	else if ((mask & PROP_MESH) && p->mesh &&
+		 (!p->mesh[0] || strlen(p->mesh) > SCENE_MESH_MAX || !utf8_valid(p->mesh)))
 		bad = PROP_MESH, err = RIGD_E_BAD_FIELD;
-	else if ((mask & PROP_NAME) && p->name && strlen(p->name) > SCENE_NAME_MAX)
+	else if ((mask & PROP_NAME) && p->name &&
+		 (strlen(p->name) > SCENE_NAME_MAX || !utf8_valid(p->name)))
 		bad = PROP_NAME, err = RIGD_E_BAD_FIELD;
 	else if ((mask & PROP_KIND) && (p->kind < NODE_GROUP || p->kind > NODE_CAMERA))
 		bad = PROP_KIND, err = RIGD_E_BAD_FIELD;

@@ -78,7 +78,8 @@ typedef struct node_props {
 node_props node_props_default(void);
 
 /* Validates 'p' for the fields in 'mask' (finite numbers, non-zero
- * quaternion, bounds min <= max, string lengths, kind, camera ranges).
+ * quaternion, bounds min <= max, string lengths and UTF-8, kind, camera
+ * ranges).
  * Returns 0 or the first error; *bad_prop (may be NULL) gets its PROP_ bit. */
 int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop);
 

@@ -556,6 +556,16 @@ static void test_structure_edits_and_errors(void **state)
 	p.bounds = aabb_make(vec3_make(1, 0, 0), vec3_make(0, 1, 1));
 	assert_int_equal(scene_set(s, a, PROP_BOUNDS, &p), RIGD_E_BAD_FIELD);
 	p = node_props_default();
+	p.name = "caf\xc3\xa9 \xe2\x9c\x93"; /* valid UTF-8 */
+	assert_int_equal(scene_set(s, a, PROP_NAME, &p), 0);
+	p.name = "bad \xff";
+	assert_int_equal(scene_set(s, a, PROP_NAME, &p), RIGD_E_BAD_FIELD);
+	p.name = "overlong \xc0\xaf";
+	assert_int_equal(scene_set(s, a, PROP_NAME, &p), RIGD_E_BAD_FIELD);
+	p.mesh = "surrogate \xed\xa0\x80";
+	assert_int_equal(scene_set(s, a, PROP_MESH, &p), RIGD_E_BAD_FIELD);
+	p = node_props_default();
+	assert_int_equal(scene_set(s, a, PROP_NAME, &p), 0); /* back to no name */
 	p.kind = NODE_CAMERA;
 	p.znear = 2;
 	p.zfar = 1;
