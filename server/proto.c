@@ -485,8 +485,42 @@ static bool is_space(char c)
 }
 
 /*
+ * cJSON answers an allocation failure the same way as bad text (a NULL
+ * tree). A pass-through allocator, installed once for the process, notes the
+ * failure so that parse() can answer nomem instead of bad_json. gltf.c's
+ * parses go through it too, which changes nothing for them.
+ */
+static bool cjson_alloc_failed;
+
+static void *cjson_malloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p)
+		cjson_alloc_failed = true;
+	return p;
+}
+
+static void cjson_free(void *p)
+{
+	free(p);
+}
+
+static void cjson_hooks_once(void)
+{
+	static bool installed;
+
+	if (!installed) {
+		cJSON_Hooks hooks = { cjson_malloc, cjson_free };
+
+		cJSON_InitHooks(&hooks);
+		installed = true;
+	}
+}
+
+/*
  * Parses 'len' bytes of 'json' into *root, which the caller frees with
- * cJSON_Delete: 0, too_large or bad_json (then *root is NULL).
+ * cJSON_Delete: 0, too_large, nomem or bad_json (then *root is NULL).
  */
 static int parse(const char *json, size_t len, const proto_limits *lim, cJSON **root,
 		 edit_error *err)
@@ -499,8 +533,14 @@ static int parse(const char *json, size_t len, const proto_limits *lim, cJSON **
 			       len, lim->max_bytes);
 		return RIGD_E_TOO_LARGE;
 	}
+	cjson_hooks_once();
+	cjson_alloc_failed = false;
 	if (json && text_ok(json, len))
 		*root = cJSON_ParseWithLengthOpts(json, len, &end, false);
+	if (!*root && cjson_alloc_failed) {
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		return RIGD_E_NOMEM;
+	}
 	if (*root) {
 		while (end < json + len && is_space(*end))
 			end++;
