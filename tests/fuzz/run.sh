@@ -67,7 +67,8 @@ fuzz)
 	;;
 merge)
 	before=$(ls "$corpus" | wc -l)
-	"$bin" -merge=1 -max_len="$max_len" "$corpus" "$work/new" >"$work/merge.log" 2>&1 || {
+	"$bin" -merge=1 -max_len="$max_len" -artifact_prefix="$work/" "$corpus" "$work/new" \
+		>"$work/merge.log" 2>&1 || {
 		tail -n 40 "$work/merge.log"
 		exit 1
 	}
