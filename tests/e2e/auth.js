@@ -283,9 +283,13 @@ test('without tokens: loopback only, and it says so', async () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /without tokens/);
   const s = await startRigd();
+  /* stderr and stdout are separate pipes: the notice may arrive just after
+   * the "serving" line that startRigd waits for. */
+  for (let i = 0; i < 100 && !/no tokens configured.*loopback only/.test(s.stderr); i++) await sleep(50);
   assert.match(s.stderr, /no tokens configured.*loopback only/);
   assert.equal(await s.stop(), 0);
   const open = await startRigd({ listen: '0.0.0.0:0', args: ['--insecure-allow-remote'] });
+  for (let i = 0; i < 100 && !/anyone who can reach/.test(open.stderr); i++) await sleep(50);
   assert.match(open.stderr, /anyone who can reach/);
   assert.equal(await open.stop(), 0);
   const withTokens = await startRigd({ listen: '0.0.0.0:0', args: ['--admin-token', ADMIN] });

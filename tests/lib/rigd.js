@@ -67,11 +67,19 @@ function tempDir(prefix = 'rigd-e2e-') {
 }
 
 const running = new Set();
-process.on('exit', () => {
+function killRunning() {
   for (const s of running) {
+    try { process.kill(s.rigdPid || s.pid, 'SIGKILL'); } catch { /* gone */ }
     try { process.kill(s.pid, 'SIGKILL'); } catch { /* gone */ }
   }
-});
+}
+process.on('exit', killRunning);
+/* A test that fails before stopping its server would otherwise leave the
+ * server's pipes holding the test process open until the `timeout` wrapper
+ * ends it. When the file's tests are done, give its own after-hooks time to
+ * stop their servers gracefully (they assert the exit status), then kill
+ * whatever is left; the timer is unref'd, so a clean file exits at once. */
+require('node:test').after(() => { setTimeout(killRunning, 90000).unref(); });
 
 /* The pid of the rigd under `timeout` (its only child). */
 function childPid(pid) {
