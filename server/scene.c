@@ -474,6 +474,18 @@ int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop)
 	return err;
 }
 
+/* Finite channels can still give a non-finite local matrix (a pivot near
+ * DBL_MAX times a scale of 2): such a node is refused, never stored, so no
+ * world matrix below it can turn into inf or NaN. */
+static int check_local(vec3 t, quat r, vec3 sc, vec3 pivot)
+{
+	quat q;
+
+	if (quat_normalize(r, &q) != 0)
+		return RIGD_E_NOT_FINITE;
+	return mat4_is_finite(mat4_compose_pivot(t, q, sc, pivot)) ? 0 : RIGD_E_NOT_FINITE;
+}
+
 /* ---------- dirty marking ---------- */
 
 static void push_root(scene *s, int node)
@@ -614,7 +626,8 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 	/* Counting children walks them all: only an explicit index needs it. */
 	if (index < -1 || (index >= 0 && index > scene_child_count(s, parent)))
 		return RIGD_E_BAD_INDEX;
-	if ((err = node_props_check(p, PROP_ALL, NULL)) != 0)
+	if ((err = node_props_check(p, PROP_ALL, NULL)) != 0 ||
+	    (err = check_local(p->t, p->r, p->s, p->pivot)) != 0)
 		return err;
 	if (s->count >= s->max_nodes)
 		return RIGD_E_LIMIT;
@@ -729,7 +742,8 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 			err = RIGD_E_BAD_INDEX;
 			break;
 		}
-		if ((err = node_props_check(p, PROP_ALL, NULL)) != 0)
+		if ((err = node_props_check(p, PROP_ALL, NULL)) != 0 ||
+		    (err = check_local(p->t, p->r, p->s, p->pivot)) != 0)
 			break;
 		name = dup_or_null(p->name, &err);
 		mesh = dup_or_null(p->mesh, &err);
@@ -848,7 +862,8 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 	siblings = index <= 0 ? 0 : scene_child_count(s, new_parent) - (old_parent == new_parent ? 1 : 0);
 	if (index < -1 || index > siblings)
 		return RIGD_E_BAD_INDEX;
-	if (keep_world && (rc = keep_world_channels(s, node, new_parent, &kw)) != 0)
+	if (keep_world && ((rc = keep_world_channels(s, node, new_parent, &kw)) != 0 ||
+			   (rc = check_local(kw.t, kw.r, kw.s, s->nd[node].pivot)) != 0))
 		return rc;
 	a = s->pos[node];
 	k = s->size[node];
@@ -889,6 +904,14 @@ int scene_set(scene *s, int node, unsigned mask, const node_props *p)
 		return RIGD_E_UNKNOWN_NODE;
 	if ((err = node_props_check(p, mask, NULL)) != 0)
 		return err;
+	if (mask & PROP_TRANSFORM) {
+		const node_data *d = &s->nd[node];
+
+		err = check_local(mask & PROP_T ? p->t : d->t, mask & PROP_R ? p->r : d->r,
+				  mask & PROP_S ? p->s : d->s, mask & PROP_PIVOT ? p->pivot : d->pivot);
+		if (err)
+			return err;
+	}
 	if (mask & PROP_NAME)
 		name = dup_or_null(p->name, &err);
 	if (mask & PROP_MESH)

@@ -566,6 +566,12 @@ static void test_structure_edits_and_errors(void **state)
 	assert_int_equal(scene_set(s, a, PROP_MESH, &p), RIGD_E_BAD_FIELD);
 	p = node_props_default();
 	assert_int_equal(scene_set(s, a, PROP_NAME, &p), 0); /* back to no name */
+	/* Finite channels whose local matrix overflows (fuzz finding). */
+	p.s = vec3_make(2, 1, 1);
+	p.pivot = vec3_make(1.7976931348623157e308, 0, 0);
+	assert_int_equal(scene_set(s, a, PROP_S | PROP_PIVOT, &p), RIGD_E_NOT_FINITE);
+	assert_int_equal(scene_create(s, "huge", -1, -1, &p, NULL), RIGD_E_NOT_FINITE);
+	p = node_props_default();
 	p.kind = NODE_CAMERA;
 	p.znear = 2;
 	p.zfar = 1;
