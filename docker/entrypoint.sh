@@ -9,13 +9,14 @@
 # ROLE:SCENE:TOKEN a line) to hand out viewer and editor tokens.
 #
 # Environment: RIGD_DATA (default /data) holds rig.db and tokens;
-# RIGD_WEB (default /usr/share/rigd/web); RIGD_PORT (default 8080).
+# RIGD_WEB (default /usr/share/rigd/web); RIGD_LISTEN (default
+# 0.0.0.0:8080; tests/e2e/docker.js runs this script on 127.0.0.1:0).
 # Arguments are passed on to rigd (the image's CMD gives --origin).
 set -eu
 
 data=${RIGD_DATA:-/data}
 web=${RIGD_WEB:-/usr/share/rigd/web}
-port=${RIGD_PORT:-8080}
+listen=${RIGD_LISTEN:-0.0.0.0:8080}
 tokens="$data/tokens"
 
 if [ ! -e "$tokens" ]; then
@@ -29,4 +30,4 @@ if [ ! -e "$tokens" ]; then
 	echo "rigd: first start: admin token $token (only its hash is kept, in $tokens; this is the one time it is shown)" >&2
 fi
 
-exec rigd --listen "0.0.0.0:$port" --db "$data/rig.db" --web "$web" --tokens "$tokens" "$@"
+exec rigd --listen "$listen" --db "$data/rig.db" --web "$web" --tokens "$tokens" "$@"
