@@ -24,7 +24,6 @@ const {
   SOURCE_DIR, startRigd, tree, request, get, post, assertSchema, Client, run, tempDir,
 } = require('../lib/rigd.js');
 
-const WEB_MODULES = path.join(SOURCE_DIR, 'web', 'node_modules');
 const validator = createRequire(path.join(SOURCE_DIR, 'web', 'package.json'))('gltf-validator');
 const SAMPLES = path.join(SOURCE_DIR, '..', 'shared', 'gltf-samples');
 const MALFORMED = path.join(SOURCE_DIR, 'tests', 'gltf', 'malformed');
@@ -32,12 +31,17 @@ const TOL_THREE = 1e-9;
 const TOL_ROUND_TRIP = 1e-12;
 
 let THREE;
+let threeWorlds;
+let relDiff;
 let server;
 const dir = tempDir('rigd-gltf-e2e-');
 const rigctl = (args, opts) => run('rigctl', ['--url', server.url, ...args], opts);
 
 test.before(async () => {
-  THREE = await import(pathToFileURL(path.join(WEB_MODULES, 'three/build/three.module.js')).href);
+  const ref = await import(pathToFileURL(path.join(__dirname, '..', 'lib', 'three_ref.mjs')).href);
+  THREE = await ref.loadThree(SOURCE_DIR);
+  threeWorlds = (doc) => ref.threeWorlds(THREE, doc);
+  relDiff = ref.relDiff;
   server = await startRigd({ args: ['--max-ops', '10', '--max-body', '65536'] });
 });
 test.after(async () => {
@@ -53,37 +57,6 @@ async function importGltf(scene, body, query = '') {
     { 'content-type': 'model/gltf+json' });
   assertSchema(r.status === 200 ? 'HttpGltfImported' : 'HttpError', r.json);
   return r;
-}
-
-/* One Object3D per glTF node, built from the document alone. */
-function threeWorlds(doc) {
-  const objects = (doc.nodes ?? []).map((n) => {
-    const o = new THREE.Object3D();
-    if (n.matrix) {
-      o.matrixAutoUpdate = false;
-      o.matrix.fromArray(n.matrix);
-    } else {
-      if (n.translation) o.position.fromArray(n.translation);
-      if (n.rotation) o.quaternion.fromArray(n.rotation).normalize();
-      if (n.scale) o.scale.fromArray(n.scale);
-    }
-    return o;
-  });
-  (doc.nodes ?? []).forEach((n, k) => {
-    for (const c of n.children ?? []) objects[k].add(objects[c]);
-  });
-  for (const o of objects) if (o.parent === null) o.updateMatrixWorld(true);
-  return objects;
-}
-
-/* Largest element difference over the largest element of ref's upper three
- * rows (translations and the 3x3 part set the scale). */
-function relDiff(ours, ref) {
-  let scale = 0;
-  let diff = 0;
-  for (let c = 0; c < 4; c++) for (let r = 0; r < 3; r++) scale = Math.max(scale, Math.abs(ref[c * 4 + r]));
-  for (let i = 0; i < 16; i++) diff = Math.max(diff, Math.abs(ours[i] - ref[i]));
-  return diff === 0 ? 0 : diff / Math.max(scale, 1e-300);
 }
 
 /* A .glb holding 'doc' as its JSON chunk (no BIN chunk). */

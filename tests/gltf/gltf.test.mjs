@@ -19,14 +19,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+
+import { loadThree, relDiff, threeWorlds as threeWorldsOf } from '../lib/three_ref.mjs';
 
 const SOURCE_DIR = process.env.RIGD_SOURCE_DIR;
 const BUILD_DIR = process.env.RIGD_BUILD_DIR;
 assert.ok(SOURCE_DIR && BUILD_DIR, 'RIGD_SOURCE_DIR and RIGD_BUILD_DIR must be set (run through ctest)');
 
 const WEB_MODULES = path.join(SOURCE_DIR, 'web', 'node_modules');
-const THREE = await import(pathToFileURL(path.join(WEB_MODULES, 'three/build/three.module.js')).href);
+const THREE = await loadThree(SOURCE_DIR);
 const validator = createRequire(import.meta.url)(path.join(WEB_MODULES, 'gltf-validator'));
 const TOOL = path.join(BUILD_DIR, 'tests', 'gltf_tool');
 const SAMPLES = path.join(SOURCE_DIR, '..', 'shared', 'gltf-samples');
@@ -53,35 +54,6 @@ function issueList(issues, severity) {
     .filter((m) => m.severity === severity)
     .map((m) => `${m.code} at ${m.pointer}: ${m.message}`)
     .join('\n');
-}
-
-// One Object3D per glTF node, from the document alone; roots updated.
-function threeWorlds(doc) {
-  const objects = (doc.nodes ?? []).map((n) => {
-    const o = new THREE.Object3D();
-    if (n.matrix) {
-      o.matrixAutoUpdate = false;
-      o.matrix.fromArray(n.matrix);
-    } else {
-      if (n.translation) o.position.fromArray(n.translation);
-      if (n.rotation) o.quaternion.fromArray(n.rotation).normalize();
-      if (n.scale) o.scale.fromArray(n.scale);
-    }
-    return o;
-  });
-  (doc.nodes ?? []).forEach((n, k) => {
-    for (const c of n.children ?? []) objects[k].add(objects[c]);
-  });
-  for (const o of objects) if (o.parent === null) o.updateMatrixWorld(true);
-  return objects;
-}
-
-function relDiff(ours, ref) {
-  let scale = 0;
-  let diff = 0;
-  for (let c = 0; c < 4; c++) for (let r = 0; r < 3; r++) scale = Math.max(scale, Math.abs(ref[c * 4 + r]));
-  for (let i = 0; i < 16; i++) diff = Math.max(diff, Math.abs(ours[i] - ref[i]));
-  return diff === 0 ? 0 : diff / scale;
 }
 
 // Checks rigd's node 'id' against three's object; returns the difference.
@@ -111,7 +83,7 @@ function exportedNodeOf(doc) {
 // Every rigd node of 'dumped' against the exported file 'file'.
 function compareExport(file, dumped, label) {
   const doc = JSON.parse(readFileSync(file, 'utf8'));
-  const objects = threeWorlds(doc);
+  const objects = threeWorldsOf(THREE, doc);
   const at = exportedNodeOf(doc);
   let worst = 0;
   for (const node of dumped.nodes) {
@@ -148,7 +120,7 @@ for (const file of sampleFiles) {
     const doc = JSON.parse(readFileSync(path.join(SAMPLES, file), 'utf8'));
     const out = tool('import', path.join(SAMPLES, file));
     assert.equal(out.ok, true);
-    const objects = threeWorlds(doc);
+    const objects = threeWorldsOf(THREE, doc);
     const byId = new Map(out.nodes.map((n) => [n.id, n]));
     const ids = out.report.ids;
     assert.equal(ids.length, doc.nodes.length);

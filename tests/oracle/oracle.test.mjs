@@ -29,14 +29,14 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+
+import { loadThree, relDiff } from '../lib/three_ref.mjs';
 
 const SOURCE_DIR = process.env.RIGD_SOURCE_DIR;
 const BUILD_DIR = process.env.RIGD_BUILD_DIR;
 assert.ok(SOURCE_DIR && BUILD_DIR, 'RIGD_SOURCE_DIR and RIGD_BUILD_DIR must be set (run through ctest)');
 
-const THREE = await import(pathToFileURL(
-  path.join(SOURCE_DIR, 'web/node_modules/three/build/three.module.js')).href);
+const THREE = await loadThree(SOURCE_DIR);
 const DUMP = path.join(BUILD_DIR, 'tests', 'oracle_dump');
 const SAMPLES = path.join(SOURCE_DIR, '..', 'shared', 'gltf-samples');
 const TOL = 1e-9;
@@ -44,18 +44,6 @@ const TOL = 1e-9;
 function dump(...args) {
   const out = execFileSync(DUMP, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
   return JSON.parse(out);
-}
-
-// Relative difference between our world matrix (array of 16) and three's.
-function relDiff(ours, ref) {
-  let scale = 0;
-  let diff = 0;
-  for (let c = 0; c < 4; c++) {
-    for (let r = 0; r < 3; r++) scale = Math.max(scale, Math.abs(ref[c * 4 + r]));
-  }
-  for (let i = 0; i < 16; i++) diff = Math.max(diff, Math.abs(ours[i] - ref[i]));
-  if (diff === 0) return 0;
-  return scale > 0 ? diff / scale : Infinity;
 }
 
 function bottomRowExact(m) {
