@@ -49,6 +49,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -765,6 +766,18 @@ static const unsigned key_fields[K_COUNT] = {
 	EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR, EDIT_F_VISIBLE, EDIT_F_KEEP_WORLD,
 };
 
+/* The members of three numbers, in the order they are checked, and where
+ * each goes in an op. */
+static const struct {
+	int key;
+	size_t offset;
+} vec3_members[] = {
+	{ K_T, offsetof(edit_op, t) },
+	{ K_S, offsetof(edit_op, s) },
+	{ K_PIVOT, offsetof(edit_op, pivot) },
+	{ K_EULER, offsetof(edit_op, euler_deg) },
+};
+
 static int decode_bounds(const cJSON *item, edit_op *op, const where *w)
 {
 	static const char *const names[] = { "min", "max" };
@@ -868,31 +881,21 @@ static int decode_op(const cJSON *item, int k, const proto_limits *lim, edit_bat
 			return rc;
 		op->fields |= EDIT_F_NAME;
 	}
-	if (f[K_T]) {
-		if ((rc = get_vec3(f[K_T], "t", &op->t, &w)) != 0)
+	for (size_t j = 0; j < sizeof(vec3_members) / sizeof(vec3_members[0]); j++) {
+		int key = vec3_members[j].key;
+
+		if (!f[key])
+			continue;
+		if ((rc = get_vec3(f[key], op_keys[key], (vec3 *)((char *)op + vec3_members[j].offset),
+				   &w)) != 0)
 			return rc;
-		op->fields |= EDIT_F_T;
+		op->fields |= key_fields[key];
 	}
 	if (f[K_R]) {
 		if ((rc = get_numbers(f[K_R], "r", r, 4, &w)) != 0)
 			return rc;
 		op->r = (quat){ r[0], r[1], r[2], r[3] };
 		op->fields |= EDIT_F_R;
-	}
-	if (f[K_S]) {
-		if ((rc = get_vec3(f[K_S], "s", &op->s, &w)) != 0)
-			return rc;
-		op->fields |= EDIT_F_S;
-	}
-	if (f[K_PIVOT]) {
-		if ((rc = get_vec3(f[K_PIVOT], "pivot", &op->pivot, &w)) != 0)
-			return rc;
-		op->fields |= EDIT_F_PIVOT;
-	}
-	if (f[K_EULER]) {
-		if ((rc = get_vec3(f[K_EULER], "euler", &op->euler_deg, &w)) != 0)
-			return rc;
-		op->fields |= EDIT_F_EULER;
 	}
 	if (f[K_BOUNDS]) {
 		if ((rc = decode_bounds(f[K_BOUNDS], op, &w)) != 0)

@@ -611,6 +611,7 @@ class App {
 			if (!app.view) throw new Error('no scene is open');
 			return app.view;
 		};
+		window.__dbg = view; // TEMP-DEBUG
 		window.rigd = Object.freeze({
 			/* The matrixWorld the page draws node 'id' with (16 numbers). */
 			worldOf(id) {
