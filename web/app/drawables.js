@@ -22,6 +22,13 @@ const AXES_LENGTH = 0.2;          // node units
 const MIN_BOX_EXTENT = 1e-4;      // a flat box still draws as a thin slab
 const MESH_DEFAULT_SIZE = 0.25;   // a mesh node without bounds
 const FLASH_MS = 700;
+/* Merged mode's level of detail, in CSS pixels at full detail: a shape
+ * whose projected diameter is under LOD_MIN_PX, or a glyph under
+ * GLYPH_MIN_PX, is drawn as a dot, at most one dot per DOT_CELL_PX square. */
+const LOD_MIN_PX = 4;
+const GLYPH_MIN_PX = 8;
+const DOT_CELL_PX = 2;
+const DOT_PX = 3; // a dot's size
 
 /*
  * Bounds for the merged and instanced buffers: a sphere that contains
@@ -227,6 +234,33 @@ class InstanceBatch {
 }
 
 /*
+ * For each of 'n' bounding spheres (centres, radii) inside 'frustum':
+ * write(slot) when its projected diameter is at least 'minPx' pixels,
+ * far(slot) when it is smaller ('pxPerUnit' turns a size at distance 1
+ * into pixels; a sphere around the eye is always drawn).
+ */
+function cullAndSize(n, c, r, frustum, eye, pxPerUnit, minPx, write, far) {
+	const planes = frustum.planes;
+	for (let slot = 0; slot < n; slot++) {
+		const x = c[slot * 3], y = c[slot * 3 + 1], z = c[slot * 3 + 2];
+		const rad = r[slot];
+		let inside = true;
+		for (let p = 0; p < 6; p++) {
+			const pl = planes[p];
+			if (pl.normal.x * x + pl.normal.y * y + pl.normal.z * z + pl.constant < -rad) {
+				inside = false;
+				break;
+			}
+		}
+		if (!inside) continue;
+		const dx = x - eye.x, dy = y - eye.y, dz = z - eye.z;
+		const dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
+		if (dist > rad && (2 * rad * pxPerUnit) / dist < minPx) far(slot);
+		else write(slot);
+	}
+}
+
+/*
  * The same interface as InstanceBatch, for software rasterisers: every
  * node's copy of the shared geometry is transformed on the CPU into one
  * merged buffer drawn with a single non-instanced call. SwiftShader (the
@@ -333,29 +367,7 @@ class BakedBatch {
 	 * number of copies drawn as triangles.
 	 */
 	lod(frustum, eye, pxPerUnit, minPx, far) {
-		const n = this.ids.length;
-		const c = this.centres;
-		const r = this.radii;
-		const planes = frustum.planes;
-		this._writeIndex((write) => {
-			for (let slot = 0; slot < n; slot++) {
-				const x = c[slot * 3], y = c[slot * 3 + 1], z = c[slot * 3 + 2];
-				const rad = r[slot];
-				let inside = true;
-				for (let p = 0; p < 6; p++) {
-					const pl = planes[p];
-					if (pl.normal.x * x + pl.normal.y * y + pl.normal.z * z + pl.constant < -rad) {
-						inside = false;
-						break;
-					}
-				}
-				if (!inside) continue;
-				const dx = x - eye.x, dy = y - eye.y, dz = z - eye.z;
-				const dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
-				if (dist > rad && (2 * rad * pxPerUnit) / dist < minPx) far(slot);
-				else write(slot);
-			}
-		});
+		this._writeIndex((write) => cullAndSize(this.ids.length, this.centres, this.radii, frustum, eye, pxPerUnit, minPx, write, far));
 		return this.drawn;
 	}
 
@@ -490,6 +502,8 @@ class BakedBatch {
  * Line glyphs of one kind (axes or camera), 'vertsPer' vertices per node,
  * in one LineSegments whose buffers grow as needed. The vertices are world
  * positions: the glyph's local points through the node's world matrix.
+ * An index buffer says which glyphs are drawn: all of them, or (merged
+ * mode) only those lod() finds in view and large enough on screen.
  */
 class GlyphBatch {
 	constructor(parent, vertsPer, capacity = 16) {
@@ -499,6 +513,7 @@ class GlyphBatch {
 		this.slots = new Map();
 		this.material = new THREE.LineBasicMaterial({ vertexColors: true, toneMapped: false });
 		this.lines = null;
+		this.drawn = 0;
 		this._grow(Math.max(16, capacity));
 	}
 
@@ -513,22 +528,26 @@ class GlyphBatch {
 		const col = new THREE.BufferAttribute(new Float32Array(capacity * this.vertsPer * 3), 3).setUsage(THREE.DynamicDrawUsage);
 		geometry.setAttribute('position', pos);
 		geometry.setAttribute('color', col);
+		geometry.setIndex(new THREE.BufferAttribute(new Uint32Array(capacity * this.vertsPer), 1).setUsage(THREE.DynamicDrawUsage));
 		const lines = new THREE.LineSegments(geometry, this.material);
 		lines.frustumCulled = false;
+		const centres = new Float64Array(capacity * 3);
+		const radii = new Float64Array(capacity);
 		if (this.lines) {
 			pos.array.set(this.lines.geometry.attributes.position.array);
 			col.array.set(this.lines.geometry.attributes.color.array);
+			centres.set(this.centres);
+			radii.set(this.radii);
 			this.parent.remove(this.lines);
 			this.lines.geometry.dispose();
 		}
+		this.centres = centres;
+		this.radii = radii;
+		this.drawnSlots = new Int32Array(capacity);
 		this.capacity = capacity;
 		this.lines = lines;
-		this._range();
+		this._indexStale = true;
 		this.parent.add(lines);
-	}
-
-	_range() {
-		this.lines.geometry.setDrawRange(0, this.ids.length * this.vertsPer);
 	}
 
 	add(id) {
@@ -536,7 +555,7 @@ class GlyphBatch {
 		const slot = this.ids.length;
 		this.ids.push(id);
 		this.slots.set(id, slot);
-		this._range();
+		this._indexStale = true;
 		return slot;
 	}
 
@@ -552,23 +571,34 @@ class GlyphBatch {
 			for (const name of ['position', 'color']) {
 				this.lines.geometry.attributes[name].array.copyWithin(slot * n, last * n, last * n + n);
 			}
+			this.centres.copyWithin(slot * 3, last * 3, last * 3 + 3);
+			this.radii[slot] = this.radii[last];
 		}
 		this.ids.pop();
 		this.slots.delete(id);
-		this._range();
+		this._indexStale = true;
 		this.touch();
 	}
 
 	/* Writes the glyph's local points (flat [x,y,z,...]) through world 'm'. */
 	setPoints(id, m, local) {
 		const out = this.lines.geometry.attributes.position.array;
-		let o = this.slots.get(id) * this.vertsPer * 3;
+		const slot = this.slots.get(id);
+		let o = slot * this.vertsPer * 3;
+		let reach = 0;
 		for (let i = 0; i < local.length; i += 3) {
 			const [x, y, z] = [local[i], local[i + 1], local[i + 2]];
 			out[o++] = m[0] * x + m[4] * y + m[8] * z + m[12];
 			out[o++] = m[1] * x + m[5] * y + m[9] * z + m[13];
 			out[o++] = m[2] * x + m[6] * y + m[10] * z + m[14];
+			reach = Math.max(reach, Math.hypot(x, y, z));
 		}
+		// A sphere about the node's origin that holds the glyph.
+		this.centres[slot * 3] = m[12];
+		this.centres[slot * 3 + 1] = m[13];
+		this.centres[slot * 3 + 2] = m[14];
+		const len2 = (k) => m[k] * m[k] + m[k + 1] * m[k + 1] + m[k + 2] * m[k + 2];
+		this.radii[slot] = reach * Math.sqrt(Math.max(len2(0), len2(4), len2(8)));
 	}
 
 	/* Per-vertex colours (flat [r,g,b,...]), each scaled by 'tint'. */
@@ -580,10 +610,58 @@ class GlyphBatch {
 		}
 	}
 
+	/* The colour of a slot drawn as a dot: the mean of its vertices'. */
+	colourOf(slot, out, o) {
+		const col = this.lines.geometry.attributes.color.array;
+		const V = this.vertsPer;
+		let r = 0, g = 0, b = 0;
+		for (let i = slot * V * 3, end = i + V * 3; i < end; i += 3) r += col[i], g += col[i + 1], b += col[i + 2];
+		out[o] = r / V;
+		out[o + 1] = g / V;
+		out[o + 2] = b / V;
+	}
+
+	/* Rewrites the index buffer with the slots 'emit' passes to write(). */
+	_writeIndex(emit) {
+		const index = this.lines.geometry.index;
+		const out = index.array;
+		const V = this.vertsPer;
+		let o = 0;
+		let k = 0;
+		emit((slot) => {
+			for (let i = 0, base = slot * V; i < V; i++) out[o++] = base + i;
+			this.drawnSlots[k++] = slot;
+		});
+		this.drawn = k;
+		this._indexStale = false;
+		this.lines.geometry.setDrawRange(0, o);
+		index.clearUpdateRanges();
+		index.addUpdateRange(0, Math.max(o, 1));
+		index.needsUpdate = true;
+	}
+
+	/* Draws the glyphs in view whose projected diameter is at least
+	 * 'minPx' pixels; calls far(slot) for the smaller ones in view (the
+	 * same arguments as BakedBatch.lod). */
+	lod(frustum, eye, pxPerUnit, minPx, far) {
+		this._writeIndex((write) => cullAndSize(this.ids.length, this.centres, this.radii, frustum, eye, pxPerUnit, minPx, write, far));
+		return this.drawn;
+	}
+
+	/* The node under a raycast hit on the lines ('index' is the hit's
+	 * position in the index buffer). */
+	idOfHit(hit) {
+		const k = Math.floor(hit.index / this.vertsPer);
+		return k < this.drawn ? this.ids[this.drawnSlots[k]] : null;
+	}
+
 	touch() {
 		this.lines.geometry.attributes.position.needsUpdate = true;
 		this.lines.geometry.attributes.color.needsUpdate = true;
 		this.lines.geometry.boundingSphere = everywhere();
+		if (this._indexStale) this._writeIndex((write) => {
+			for (let slot = 0; slot < this.ids.length; slot++) write(slot);
+		});
 	}
 
 	dispose() {
@@ -652,11 +730,13 @@ export class NodeLayer {
 		// Nodes too small on screen to be worth their triangles (merged
 		// mode only): one dot each, refilled before every frame.
 		this._farCapacity = 0;
-		this._far = new THREE.Points(new THREE.BufferGeometry(), new THREE.PointsMaterial({ size: 3, sizeAttenuation: false, vertexColors: true }));
+		this._far = new THREE.Points(new THREE.BufferGeometry(), new THREE.PointsMaterial({ size: DOT_PX, sizeAttenuation: false, vertexColors: true }));
 		this._far.frustumCulled = false;
 		this._far.name = 'rigd-far-nodes';
 		this.group.add(this._far);
-		this.lodMinPx = 4; // projected diameter below which a node is a dot
+		this.setDetail(1);
+		this._version = 0; // counts changes to what is drawn, for prepare()
+		this._prepared = new Float64Array(22).fill(NaN);
 		this._frustum = new THREE.Frustum();
 		this._projView = new THREE.Matrix4();
 		this.drawnCounts = { triangles: 0, dots: 0 };
@@ -669,7 +749,7 @@ export class NodeLayer {
 	rebuild(model) {
 		for (const batch of this._batches.values()) batch.dispose();
 		this._batches.clear();
-		for (const g of Object.values(this._glyphs)) g.ids.length = 0, g.slots.clear(), g._range();
+		for (const g of Object.values(this._glyphs)) g.ids.length = 0, g.slots.clear(), (g._indexStale = true);
 		this._state.clear();
 		this.objects.clear();
 		this._flashing.clear();
@@ -715,17 +795,27 @@ export class NodeLayer {
 	}
 
 	/*
-	 * Chooses what to draw for this frame from 'camera' (merged mode): the
-	 * copies in view and at least lodMinPx across, as triangles; the other
-	 * copies in view, as dots; nothing for the rest. 'heightPx' is the
-	 * viewport's height in pixels.
+	 * Chooses what to draw for this frame from 'camera' (merged mode) in a
+	 * viewport 'widthPx' by 'heightPx' CSS pixels: the copies in view and at
+	 * least lodMinPx across as triangles, the glyphs in view and at least
+	 * glyphMinPx across as lines, the other nodes in view as dots and
+	 * nothing for the rest. Of the dots, one per dotCellPx-sized square of
+	 * the screen is drawn, the nearest: the others would sit under it, and
+	 * a software rasteriser pays as much for a hidden dot as for a visible
+	 * one. Does nothing when neither the camera, the viewport nor the
+	 * drawn nodes changed since the last call.
 	 */
-	prepare(camera, heightPx) {
+	prepare(camera, widthPx, heightPx) {
 		if (this.mode !== 'merged') return;
 		// A node camera carries the server's matrix and its exact inverse;
 		// only the orbit camera composes its own.
 		if (camera.matrixWorldAutoUpdate) camera.updateMatrixWorld();
 		this._projView.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse);
+		const e = this._projView.elements;
+		const key = this._prepared;
+		const now = [...e, widthPx, heightPx, this.lodMinPx, this.glyphMinPx, this.dotCellPx, this._version];
+		if (now.every((v, i) => v === key[i])) return;
+		key.set(now);
 		this._frustum.setFromProjectionMatrix(this._projView);
 		const eye = new THREE.Vector3().setFromMatrixPosition(camera.matrixWorld);
 		const pxPerUnit = camera.isPerspectiveCamera ? heightPx / (2 * Math.tan((camera.fov * Math.PI) / 360)) : heightPx;
@@ -735,12 +825,15 @@ export class NodeLayer {
 		const farSlots = this._farSlots;
 		let n = 0;
 		let triangles = 0;
-		for (const batch of this._batches.values()) {
-			triangles += batch.lod(this._frustum, eye, pxPerUnit, this.lodMinPx, (slot) => {
-				farBatches[n] = batch;
-				farSlots[n++] = slot;
-			});
-		}
+		let lines = 0;
+		const far = (batch) => (slot) => {
+			farBatches[n] = batch;
+			farSlots[n++] = slot;
+		};
+		for (const batch of this._batches.values()) triangles += batch.lod(this._frustum, eye, pxPerUnit, this.lodMinPx, far(batch));
+		for (const glyph of Object.values(this._glyphs)) lines += glyph.lod(this._frustum, eye, pxPerUnit, this.glyphMinPx, far(glyph));
+		const small = n;
+		n = this._thinDots(n, e, widthPx, heightPx);
 		farBatches.length = n;
 		farSlots.length = n;
 		if (n > this._farCapacity) {
@@ -764,11 +857,74 @@ export class NodeLayer {
 				pos[i * 3 + 2] = batch.centres[slot * 3 + 2];
 				batch.colourOf(slot, col, i * 3);
 			}
-			g.attributes.position.needsUpdate = true;
-			g.attributes.color.needsUpdate = true;
+			for (const attr of [g.attributes.position, g.attributes.color]) {
+				attr.clearUpdateRanges();
+				attr.addUpdateRange(0, Math.max(n * 3, 1));
+				attr.needsUpdate = true;
+			}
 			g.setDrawRange(0, n);
 		}
-		this.drawnCounts = { triangles, dots: n };
+		this.drawnCounts = { triangles, lines, small, dots: n };
+	}
+
+	/*
+	 * Keeps, of the first 'n' dot candidates (_farBatches/_farSlots), the
+	 * nearest in each dotCellPx square of the screen ('e' is the
+	 * projection-view matrix), in their original order. Returns how many
+	 * were kept.
+	 */
+	_thinDots(n, e, widthPx, heightPx) {
+		const cell = this.dotCellPx;
+		if (!(cell > 0) || n === 0) return n;
+		const cols = Math.max(1, Math.ceil(widthPx / cell));
+		const rows = Math.max(1, Math.ceil(heightPx / cell));
+		if (!this._cells || this._cells.stamp.length < cols * rows) {
+			const size = cols * rows;
+			this._cells = { stamp: new Uint32Array(size), best: new Int32Array(size), depth: new Float64Array(size), generation: 0 };
+		}
+		const cells = this._cells;
+		if (++cells.generation === 0xffffffff) cells.stamp.fill(0), (cells.generation = 1);
+		const gen = cells.generation;
+		if (!this._cellOf || this._cellOf.length < n) this._cellOf = new Int32Array(Math.max(n, 256) * 2);
+		const cellOf = this._cellOf;
+		const batches = this._farBatches;
+		const slots = this._farSlots;
+		for (let i = 0; i < n; i++) {
+			const c = batches[i].centres;
+			const s = slots[i] * 3;
+			const x = c[s], y = c[s + 1], z = c[s + 2];
+			const w = e[3] * x + e[7] * y + e[11] * z + e[15];
+			const px = ((e[0] * x + e[4] * y + e[8] * z + e[12]) / w + 1) * 0.5 * widthPx;
+			const py = (1 - (e[1] * x + e[5] * y + e[9] * z + e[13]) / w) * 0.5 * heightPx;
+			const depth = (e[2] * x + e[6] * y + e[10] * z + e[14]) / w;
+			const col = Math.min(cols - 1, Math.max(0, Math.floor(px / cell)));
+			const row = Math.min(rows - 1, Math.max(0, Math.floor(py / cell)));
+			const k = Number.isFinite(px + py + depth) ? row * cols + col : -1;
+			cellOf[i] = k;
+			if (k < 0) continue;
+			if (cells.stamp[k] !== gen || depth < cells.depth[k]) {
+				cells.stamp[k] = gen;
+				cells.best[k] = i;
+				cells.depth[k] = depth;
+			}
+		}
+		let kept = 0;
+		for (let i = 0; i < n; i++) {
+			const k = cellOf[i];
+			if (k >= 0 && cells.best[k] !== i) continue;
+			batches[kept] = batches[i];
+			slots[kept++] = slots[i];
+		}
+		return kept;
+	}
+
+	/* Scales the size thresholds below which shapes and glyphs are drawn
+	 * as dots, and the dots' spacing (1 = full detail). */
+	setDetail(scale) {
+		this.lodMinPx = LOD_MIN_PX * scale;
+		this.glyphMinPx = GLYPH_MIN_PX * scale;
+		// Dots further apart than their own size would show gaps.
+		this.dotCellPx = Math.min(DOT_CELL_PX * scale, DOT_PX);
 	}
 
 	/* Starts the brief flash of nodes whose world matrix was recomputed. */
@@ -814,10 +970,8 @@ export class NodeLayer {
 				if (hit.index < this._farSlots.length) return this._farBatches[hit.index].ids[this._farSlots[hit.index]];
 			} else {
 				const glyph = Object.values(this._glyphs).find((g) => g.lines === hit.object);
-				if (glyph) {
-					const slot = Math.floor(hit.index / glyph.vertsPer);
-					if (slot < glyph.ids.length) return glyph.ids[slot];
-				}
+				const id = glyph ? glyph.idOfHit(hit) : null;
+				if (id) return id;
 			}
 		}
 		return null;
@@ -938,6 +1092,7 @@ export class NodeLayer {
 	}
 
 	_touchAll() {
+		this._version++;
 		for (const batch of this._batches.values()) batch.touch();
 		for (const g of Object.values(this._glyphs)) g.touch();
 	}

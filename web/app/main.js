@@ -611,7 +611,6 @@ class App {
 			if (!app.view) throw new Error('no scene is open');
 			return app.view;
 		};
-		window.__dbg = view; // TEMP-DEBUG
 		window.rigd = Object.freeze({
 			/* The matrixWorld the page draws node 'id' with (16 numbers). */
 			worldOf(id) {
@@ -634,7 +633,7 @@ class App {
 			/* Frame statistics since the last resetStats(). */
 			stats() {
 				const s = view().viewport.stats;
-				return { frames: s.frames, renderMs: s.renderMs.slice(), intervals: s.intervals.slice() };
+				return { frames: s.frames, movingFrames: s.movingFrames, renderMs: s.renderMs.slice(), costMs: s.costMs.slice(), intervals: s.intervals.slice() };
 			},
 			resetStats: () => view().viewport.resetStats(),
 			/* Ids whose flash (recomputed by the last updates) is still fading. */
@@ -648,7 +647,7 @@ class App {
 				const glyphs = {};
 				for (const [key, g] of Object.entries(vp.layer._glyphs)) glyphs[key] = g.ids.length;
 				const info = vp.renderer.info.render;
-				return { mode: vp.drawMode, batches, glyphs, calls: info.calls, triangles: info.triangles, drawn: { ...vp.layer.drawnCounts }, lookingThrough: vp.lookId };
+				return { mode: vp.drawMode, batches, glyphs, calls: info.calls, triangles: info.triangles, drawn: { ...vp.layer.drawnCounts }, quality: vp.quality, pixelRatio: vp.renderer.getPixelRatio(), lookingThrough: vp.lookId };
 			},
 		});
 	}

@@ -49,6 +49,25 @@ function chooseDrawMode(software) {
 	return software ? 'merged' : 'instanced';
 }
 
+/*
+ * Adaptive quality. A frame's cost is the main thread's time from the
+ * start of the frame to the first task after it: the script, then the
+ * commit, which with a software rasteriser waits until the frame has been
+ * drawn and read back. When the camera moves and two frames in a row cost
+ * more than FRAME_COST_BUDGET_MS, the following frames of the move are
+ * drawn at "moving" quality: half the pixels each way, and size thresholds
+ * twice as large (drawables.js: smaller shapes and glyphs become dots). The
+ * first frame after the camera stops (pointer released, or IDLE_MS without
+ * a move) is drawn at full quality again. A view that needed moving
+ * quality starts its next camera move with it, until a resize or a new
+ * scene, or until moving frames cost less than a third of the budget.
+ * '?quality=full' in the page URL turns this off.
+ */
+const FRAME_COST_BUDGET_MS = 14; // of the 16.7 ms of a 60 Hz frame
+const IDLE_MS = 150;
+const MOVING_PIXEL_SCALE = 0.5;
+const MOVING_DETAIL_SCALE = 2;
+
 export class Viewport extends Emitter {
 	/*
 	 * Events:
@@ -69,7 +88,8 @@ export class Viewport extends Emitter {
 		} catch (e) {
 			throw new Error(`this browser cannot draw 3D here (WebGL 2 is unavailable or disabled: ${e.message})`);
 		}
-		this.renderer.setPixelRatio(software ? 1 : Math.min(window.devicePixelRatio || 1, 2));
+		this._fullPixelRatio = software ? 1 : Math.min(window.devicePixelRatio || 1, 2);
+		this.renderer.setPixelRatio(this._fullPixelRatio);
 		this.renderer.domElement.className = 'viewport-canvas';
 		this.renderer.domElement.tabIndex = 0;
 		container.append(this.renderer.domElement);
@@ -133,8 +153,18 @@ export class Viewport extends Emitter {
 		this._frame = 0;
 		this._flashTimer = 0;
 		this._draw = this._draw.bind(this);
-		this.stats = { frames: 0, renderMs: [], intervals: [], lastFrameAt: 0 };
+		this.resetStats();
 		this._framed = false;
+		this._adaptive = new URLSearchParams(location.search).get('quality') !== 'full';
+		this._movingQuality = false; // frames are drawn at moving quality
+		this._needsMovingQuality = false; // an earlier camera move needed it
+		this._cameraMoving = false; // the camera moved within the last IDLE_MS
+		this._slowFrames = 0; // consecutive moving frames over the budget
+		this._lastView = new Float64Array(32).fill(NaN);
+		this._idleTimer = 0;
+		this._costChannel = new MessageChannel();
+		this._costChannel.port1.onmessage = (e) => this._frameCost(e.data);
+		this._listeners.listen(canvas, 'pointerup', () => this._cameraStopped());
 		this.resize();
 	}
 
@@ -368,6 +398,8 @@ export class Viewport extends Emitter {
 		const w = Math.max(1, this.container.clientWidth);
 		const h = Math.max(1, this.container.clientHeight);
 		this._aspect = w / h;
+		this._cssSize = [w, h];
+		this._needsMovingQuality = false;
 		this.renderer.setSize(w, h, false);
 		this.camera.aspect = this._aspect;
 		this.camera.updateProjectionMatrix();
@@ -391,15 +423,21 @@ export class Viewport extends Emitter {
 		const animating = this.layer.animate(t0);
 		this.overlays.sync();
 		const cam = this._activeCamera();
-		this.layer.prepare(cam, this.renderer.domElement.height / this.renderer.getPixelRatio());
+		if (cam.matrixWorldAutoUpdate) cam.updateMatrixWorld();
+		const moved = this._cameraMoved(cam);
+		if (moved) this._cameraMoves();
+		this._setMovingQuality(this._adaptive && this._cameraMoving && (this._needsMovingQuality || this._slowFrames >= 2));
+		this.layer.prepare(cam, this._cssSize[0], this._cssSize[1]);
 		this.renderer.render(this.scene, cam);
 		const t1 = performance.now();
+		this._costChannel.port2.postMessage({ t0, moved, moving: this._movingQuality });
 		const s = this.stats;
 		if (!this._drewScene && this.model && this.model.size) {
 			this._drewScene = true;
 			performance.mark('rigd:first-scene-frame');
 		}
 		s.frames++;
+		if (this._movingQuality) s.movingFrames++;
 		s.renderMs.push(t1 - t0);
 		if (s.lastFrameAt) s.intervals.push(t0 - s.lastFrameAt);
 		s.lastFrameAt = t0;
@@ -415,12 +453,70 @@ export class Viewport extends Emitter {
 	}
 
 	resetStats() {
-		this.stats = { frames: 0, renderMs: [], intervals: [], lastFrameAt: 0 };
+		this.stats = { frames: 0, movingFrames: 0, renderMs: [], costMs: [], intervals: [], lastFrameAt: 0 };
+	}
+
+	/* 'full', or 'moving' while the camera moves (FRAME_COST_BUDGET_MS). */
+	get quality() {
+		return this._movingQuality ? 'moving' : 'full';
+	}
+
+	/* True when the camera's view or projection differs from the last
+	 * frame's. */
+	_cameraMoved(cam) {
+		const last = this._lastView;
+		const v = cam.matrixWorldInverse.elements;
+		const p = cam.projectionMatrix.elements;
+		let moved = false;
+		for (let i = 0; i < 16; i++) {
+			if (last[i] !== v[i] || last[16 + i] !== p[i]) moved = true;
+			last[i] = v[i];
+			last[16 + i] = p[i];
+		}
+		return moved;
+	}
+
+	_cameraMoves() {
+		this._cameraMoving = true;
+		clearTimeout(this._idleTimer);
+		this._idleTimer = setTimeout(() => this._cameraStopped(), IDLE_MS);
+	}
+
+	/* The camera stopped: the next frame is drawn at full quality. */
+	_cameraStopped() {
+		clearTimeout(this._idleTimer);
+		this._idleTimer = 0;
+		this._cameraMoving = false;
+		this._slowFrames = 0;
+		if (this._movingQuality) this.requestRender();
+	}
+
+	_setMovingQuality(on) {
+		if (on === this._movingQuality) return;
+		this._movingQuality = on;
+		this.renderer.setPixelRatio(this._fullPixelRatio * (on ? MOVING_PIXEL_SCALE : 1));
+		this.layer.setDetail(on ? MOVING_DETAIL_SCALE : 1);
+	}
+
+	/* Called in the first task after a frame (see FRAME_COST_BUDGET_MS). */
+	_frameCost({ t0, moved, moving }) {
+		const cost = performance.now() - t0;
+		this.stats.costMs.push(cost);
+		if (this.stats.costMs.length > 2000) this.stats.costMs.splice(0, 1000);
+		if (!moved || !this._adaptive) return;
+		if (moving) {
+			if (cost < FRAME_COST_BUDGET_MS / 3) this._needsMovingQuality = false;
+			return;
+		}
+		this._slowFrames = cost > FRAME_COST_BUDGET_MS ? this._slowFrames + 1 : 0;
+		if (this._slowFrames >= 2) this._needsMovingQuality = true;
 	}
 
 	dispose() {
 		cancelAnimationFrame(this._frame);
 		clearTimeout(this._flashTimer);
+		clearTimeout(this._idleTimer);
+		this._costChannel.port1.close();
 		this._frame = 0;
 		for (const off of this._modelUnsubs) off();
 		this._listeners.dispose();
