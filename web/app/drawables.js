@@ -309,17 +309,20 @@ class BakedBatch {
 		geometry.setIndex(new THREE.BufferAttribute(new Uint32Array(capacity * this.indexPer), 1).setUsage(THREE.DynamicDrawUsage));
 		const centres = new Float64Array(capacity * 3);
 		const radii = new Float64Array(capacity);
+		const dotColours = new Float32Array(capacity * 3);
 		const mesh = new THREE.Mesh(geometry, this.material);
 		mesh.frustumCulled = false;
 		if (this.mesh) {
 			for (const name of ['position', 'normal', 'color']) geometry.attributes[name].array.set(this.mesh.geometry.attributes[name].array);
 			centres.set(this.centres);
 			radii.set(this.radii);
+			dotColours.set(this.dotColours);
 			this.parent.remove(this.mesh);
 			this.mesh.geometry.dispose();
 		}
 		this.centres = centres;
 		this.radii = radii;
+		this.dotColours = dotColours; // a slot's colour as a dot (3 per slot)
 		this.drawnSlots = new Int32Array(capacity);
 		this.capacity = capacity;
 		this.mesh = mesh;
@@ -371,15 +374,6 @@ class BakedBatch {
 		return this.drawn;
 	}
 
-	/* The colour of a slot (its first vertex's). */
-	colourOf(slot, out, o) {
-		const col = this.mesh.geometry.attributes.color.array;
-		const i = slot * this.vertsPer * 3;
-		out[o] = col[i];
-		out[o + 1] = col[i + 1];
-		out[o + 2] = col[i + 2];
-	}
-
 	_mark(slot) {
 		if (!this._dirty) this._dirty = [slot, slot];
 		else this._dirty = [Math.min(this._dirty[0], slot), Math.max(this._dirty[1], slot)];
@@ -408,6 +402,7 @@ class BakedBatch {
 			}
 			this.centres.copyWithin(slot * 3, last * 3, last * 3 + 3);
 			this.radii[slot] = this.radii[last];
+			this.dotColours.copyWithin(slot * 3, last * 3, last * 3 + 3);
 			this._mark(slot);
 		}
 		this.ids.pop();
@@ -466,6 +461,7 @@ class BakedBatch {
 			col[o + 1] = colour.g;
 			col[o + 2] = colour.b;
 		}
+		colour.toArray(this.dotColours, slot * 3);
 		this._mark(slot);
 	}
 
@@ -533,16 +529,19 @@ class GlyphBatch {
 		lines.frustumCulled = false;
 		const centres = new Float64Array(capacity * 3);
 		const radii = new Float64Array(capacity);
+		const dotColours = new Float32Array(capacity * 3);
 		if (this.lines) {
 			pos.array.set(this.lines.geometry.attributes.position.array);
 			col.array.set(this.lines.geometry.attributes.color.array);
 			centres.set(this.centres);
 			radii.set(this.radii);
+			dotColours.set(this.dotColours);
 			this.parent.remove(this.lines);
 			this.lines.geometry.dispose();
 		}
 		this.centres = centres;
 		this.radii = radii;
+		this.dotColours = dotColours; // a glyph's colour as a dot: its vertices' mean
 		this.drawnSlots = new Int32Array(capacity);
 		this.capacity = capacity;
 		this.lines = lines;
@@ -573,6 +572,7 @@ class GlyphBatch {
 			}
 			this.centres.copyWithin(slot * 3, last * 3, last * 3 + 3);
 			this.radii[slot] = this.radii[last];
+			this.dotColours.copyWithin(slot * 3, last * 3, last * 3 + 3);
 		}
 		this.ids.pop();
 		this.slots.delete(id);
@@ -604,21 +604,14 @@ class GlyphBatch {
 	/* Per-vertex colours (flat [r,g,b,...]), each scaled by 'tint'. */
 	setColours(id, colours, tint = null) {
 		const out = this.lines.geometry.attributes.color.array;
-		const o = this.slots.get(id) * this.vertsPer * 3;
+		const slot = this.slots.get(id);
+		const o = slot * this.vertsPer * 3;
+		const mean = [0, 0, 0];
 		for (let i = 0; i < colours.length; i++) {
 			out[o + i] = tint ? colours[i] * (1 - tint.k) + tint.c[i % 3] * tint.k : colours[i];
+			mean[i % 3] += out[o + i] / this.vertsPer;
 		}
-	}
-
-	/* The colour of a slot drawn as a dot: the mean of its vertices'. */
-	colourOf(slot, out, o) {
-		const col = this.lines.geometry.attributes.color.array;
-		const V = this.vertsPer;
-		let r = 0, g = 0, b = 0;
-		for (let i = slot * V * 3, end = i + V * 3; i < end; i += 3) r += col[i], g += col[i + 1], b += col[i + 2];
-		out[o] = r / V;
-		out[o + 1] = g / V;
-		out[o + 2] = b / V;
+		this.dotColours.set(mean, slot * 3);
 	}
 
 	/* Rewrites the index buffer with the slots 'emit' passes to write(). */
@@ -813,9 +806,13 @@ export class NodeLayer {
 		this._projView.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse);
 		const e = this._projView.elements;
 		const key = this._prepared;
-		const now = [...e, widthPx, heightPx, this.lodMinPx, this.glyphMinPx, this.dotCellPx, this._version];
-		if (now.every((v, i) => v === key[i])) return;
-		key.set(now);
+		let same = true;
+		const keep = (i, v) => {
+			if (key[i] !== v) (same = false), (key[i] = v);
+		};
+		for (let i = 0; i < 16; i++) keep(i, e[i]);
+		[widthPx, heightPx, this.lodMinPx, this.glyphMinPx, this.dotCellPx, this._version].forEach((v, i) => keep(16 + i, v));
+		if (same) return;
 		this._frustum.setFromProjectionMatrix(this._projView);
 		const eye = new THREE.Vector3().setFromMatrixPosition(camera.matrixWorld);
 		const pxPerUnit = camera.isPerspectiveCamera ? heightPx / (2 * Math.tan((camera.fov * Math.PI) / 360)) : heightPx;
@@ -852,10 +849,14 @@ export class NodeLayer {
 			for (let i = 0; i < n; i++) {
 				const batch = farBatches[i];
 				const slot = farSlots[i];
-				pos[i * 3] = batch.centres[slot * 3];
-				pos[i * 3 + 1] = batch.centres[slot * 3 + 1];
-				pos[i * 3 + 2] = batch.centres[slot * 3 + 2];
-				batch.colourOf(slot, col, i * 3);
+				const c = batch.centres;
+				const dc = batch.dotColours;
+				pos[i * 3] = c[slot * 3];
+				pos[i * 3 + 1] = c[slot * 3 + 1];
+				pos[i * 3 + 2] = c[slot * 3 + 2];
+				col[i * 3] = dc[slot * 3];
+				col[i * 3 + 1] = dc[slot * 3 + 1];
+				col[i * 3 + 2] = dc[slot * 3 + 2];
 			}
 			for (const attr of [g.attributes.position, g.attributes.color]) {
 				attr.clearUpdateRanges();
