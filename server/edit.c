@@ -6,7 +6,10 @@
  * making it, the op's inverse is recorded from the values the scene stores,
  * so undoing never recomputes a value: a failed op k is rolled back by
  * applying the inverses of ops k-1..0, and the same inverses, in that order,
- * are the undo of an accepted batch.
+ * are the undo of an accepted batch. Everything a rollback needs is
+ * allocated while recording (the strings it restores are copied into the
+ * inverse ops and handed to the scene), so a rollback allocates nothing
+ * and cannot fail, even when memory has run out.
  *
  * Restoring a rotation hands the scene the unit quaternion it stored. That
  * is exact only because normalising is idempotent (quat_normalize returns a
@@ -19,6 +22,7 @@
 
 #include "err.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -665,6 +669,23 @@ static int find_node(const scene *s, const edit_op *op, int k, int *node, edit_e
 	return 0;
 }
 
+/* Copies every value of 'p' but its strings into the op's fields (which
+ * of them the op carries is the caller's business). */
+static void op_from_props(edit_op *op, const node_props *p)
+{
+	op->t = p->t;
+	op->r = p->r;
+	op->s = p->s;
+	op->pivot = p->pivot;
+	op->has_bounds = p->has_bounds;
+	op->bounds = p->bounds;
+	op->node_kind = p->kind;
+	op->fov_deg = p->fov_deg;
+	op->znear = p->znear;
+	op->zfar = p->zfar;
+	op->visible = p->visible;
+}
+
 /*
  * Appends to 'undo' a create that restores 'node' exactly, with every
  * field, under its parent: at sibling 'index', or appended when index is
@@ -683,17 +704,7 @@ static int record_restore(const scene *s, int node, int index, edit_batch *undo)
 	op->fields = RESTORE_FIELDS & ~(index < 0 ? EDIT_F_INDEX : 0u);
 	snprintf(op->parent, sizeof(op->parent), "%s", parent >= 0 ? scene_id(s, parent) : "");
 	op->index = index;
-	op->t = p.t;
-	op->r = p.r;
-	op->s = p.s;
-	op->pivot = p.pivot;
-	op->has_bounds = p.has_bounds;
-	op->bounds = p.bounds;
-	op->node_kind = p.kind;
-	op->fov_deg = p.fov_deg;
-	op->znear = p.znear;
-	op->zfar = p.zfar;
-	op->visible = p.visible;
+	op_from_props(op, &p);
 	if ((p.name && !(op->name = strdup(p.name))) || (p.mesh && !(op->mesh = strdup(p.mesh))))
 		return RIGD_E_NOMEM; /* the op is released with 'undo' */
 	return 0;
@@ -713,17 +724,7 @@ static int record_old_values(const scene *s, int node, unsigned fields, edit_bat
 	if (fields & CAMERA_FIELDS)
 		fields |= CAMERA_FIELDS; /* the scene sets the three together */
 	op->fields = fields;
-	op->t = p.t;
-	op->r = p.r;
-	op->s = p.s;
-	op->pivot = p.pivot;
-	op->has_bounds = p.has_bounds;
-	op->bounds = p.bounds;
-	op->node_kind = p.kind;
-	op->fov_deg = p.fov_deg;
-	op->znear = p.znear;
-	op->zfar = p.zfar;
-	op->visible = p.visible;
+	op_from_props(op, &p);
 	if (((fields & EDIT_F_NAME) && p.name && !(op->name = strdup(p.name))) ||
 	    ((fields & EDIT_F_MESH) && p.mesh && !(op->mesh = strdup(p.mesh))))
 		return RIGD_E_NOMEM;
@@ -747,7 +748,7 @@ static int scene_error(int rc, int k, const char *field, edit_error *err)
 typedef struct apply_ctx {
 	scene *s;
 	const edit_limits *lim;
-	edit_batch *undo;       /* NULL while rolling back */
+	edit_batch *undo;       /* the inverses recorded so far */
 	touch_set *touched;     /* NULL when nobody wants the result */
 	edit_error *err;
 } apply_ctx;
@@ -916,45 +917,109 @@ static int apply_op(apply_ctx *c, const edit_op *op, int k)
 	}
 }
 
-/* ---------- the batch ---------- */
+/* ---------- taking a batch back ---------- */
+
+static void reverse_ops(edit_op *ops, int lo, int hi)
+{
+	for (hi--; lo < hi; lo++, hi--) {
+		edit_op t = ops[lo];
+
+		ops[lo] = ops[hi];
+		ops[hi] = t;
+	}
+}
 
 /*
- * The inverse ops of op i are undo->ops[starts[i] .. starts[i + 1]); they
- * are applied in that order, and ops from last to first.
+ * Applies one recorded inverse op to 's', which is as the op it undoes left
+ * it, with the scene calls that allocate nothing: the op's name and mesh
+ * move into the scene (scene_set_owned), a subtree is moved in place, and
+ * a restored node takes a handle and an id-table slot that the delete it
+ * undoes freed. No validation beyond the scene's own: the op was recorded
+ * from values the scene stored. Returns 0, or the scene's error when the
+ * scene is not as the op left it (a bug).
  */
-static int rollback(scene *s, const edit_batch *undo, const int *starts, int n_done)
+static int undo_op(scene *s, edit_op *op)
 {
-	apply_ctx c = { .s = s };
-	int rc = 0;
+	node_props p = node_props_default();
+	unsigned strings = PROP_NAME | PROP_MESH;
+	int node = scene_find(s, op->id), parent = -1, rc;
 
-	for (int i = n_done - 1; i >= 0; i--)
-		for (int j = starts[i]; j < starts[i + 1]; j++)
-			if (apply_op(&c, &undo->ops[j], j) != 0)
-				rc = RIGD_E_INTERNAL;
+	if ((op->fields & EDIT_F_PARENT) && op->parent[0] && (parent = scene_find(s, op->parent)) < 0)
+		return RIGD_E_UNKNOWN_NODE;
+	props_from_op(op, &p);
+	switch (op->kind) {
+	case EDIT_CREATE:
+		p.name = p.mesh = NULL;
+		if ((rc = scene_create(s, op->id, parent, op->index, &p, &node)) != 0)
+			return rc;
+		break;
+	case EDIT_SET:
+		strings = prop_mask(op->fields);
+		break;
+	case EDIT_REPARENT:
+		return scene_reparent(s, node, parent, op->index, false);
+	default:
+		return scene_delete(s, node);
+	}
+	if ((rc = scene_set_owned(s, node, strings, &p, op->name, op->mesh)) != 0)
+		return rc;
+	if (strings & PROP_NAME)
+		op->name = NULL;
+	if (strings & PROP_MESH)
+		op->mesh = NULL;
+	return 0;
+}
+
+/*
+ * Applies the ops of 'inverse', in order, to 's', which is as the batch
+ * they undo left it. Raises the scene's node limit meanwhile: restoring a
+ * scene that held more nodes than the limit now allows is not a new edit.
+ */
+static int revert(scene *s, edit_batch *inverse)
+{
+	int max_nodes = scene_max_nodes(s), rc = 0;
+
+	scene_set_max_nodes(s, INT_MAX);
+	for (int i = 0; i < inverse->n_ops && rc == 0; i++)
+		rc = undo_op(s, &inverse->ops[i]);
+	scene_set_max_nodes(s, max_nodes);
+	assert(rc == 0);
 	return rc;
 }
 
-/* Reorders the recorded inverses into the inverse batch: op groups last to
- * first, each group in its own order. Moves the ops (strings included). */
-static int build_inverse(edit_batch *undo, const int *starts, int n_ops, const edit_batch *b,
-			 edit_batch *inverse)
+/*
+ * Reorders the recorded inverses, in place, into the order that undoes the
+ * batch: op groups last to first, each group in its own order (the inverse
+ * ops of op i are undo->ops[starts[i] .. starts[i + 1])). Reversing the
+ * whole list and then each group back allocates nothing.
+ */
+static void reorder_inverse(edit_batch *undo, const int *starts, int n_groups)
 {
-	edit_op *ops = NULL;
-	int at = 0;
+	int n = starts[n_groups];
 
-	if (undo->n_ops && !(ops = malloc(sizeof(edit_op) * (size_t)undo->n_ops)))
-		return RIGD_E_NOMEM;
-	for (int i = n_ops - 1; i >= 0; i--)
-		for (int j = starts[i]; j < starts[i + 1]; j++)
-			ops[at++] = undo->ops[j];
-	edit_batch_init(inverse);
-	inverse->ops = ops;
-	inverse->n_ops = inverse->cap_ops = at;
-	memcpy(inverse->client, b->client, sizeof(inverse->client));
-	free(undo->ops);
-	edit_batch_init(undo);
-	return 0;
+	reverse_ops(undo->ops, 0, n);
+	for (int i = 0; i < n_groups; i++)
+		reverse_ops(undo->ops, n - starts[i + 1], n - starts[i]);
 }
+
+/* Rolls back the ops 0..n_done-1 of a batch, whose inverses 'undo'
+ * recorded; cannot run out of memory. Empties 'undo'. */
+static void rollback(scene *s, edit_batch *undo, const int *starts, int n_done)
+{
+	reorder_inverse(undo, starts, n_done);
+	revert(s, undo);
+	edit_batch_release(undo);
+}
+
+int edit_revert(scene *s, edit_batch *inverse)
+{
+	int rc = revert(s, inverse);
+
+	edit_batch_release(inverse);
+	return rc;
+}
+
+/* ---------- the batch ---------- */
 
 int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_result *res,
 		  edit_batch *inverse, edit_error *err)
@@ -999,25 +1064,21 @@ int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_re
 	}
 	starts[k] = undo.n_ops;
 	if (rc) {
-		if (rollback(s, &undo, starts, k) != 0) {
-			edit_error_set(err, RIGD_E_INTERNAL, k, "",
-				       "undoing the ops before op %d failed (out of memory)", k);
-			rc = RIGD_E_INTERNAL;
-		}
+		rollback(s, &undo, starts, k);
 		goto out;
 	}
-	if (res && (rc = build_result(s, &touched, res)) != 0)
-		goto nomem;
-	if (inverse && (rc = build_inverse(&undo, starts, b->n_ops, b, inverse)) != 0)
-		goto nomem;
-	goto out;
-nomem:
-	/* The batch applied but its result or inverse cannot be kept: undo it
-	 * rather than report a success half told. */
-	edit_result_release(res);
-	if (rollback(s, &undo, starts, b->n_ops) != 0)
-		rc = RIGD_E_INTERNAL;
-	edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+	if (res && (rc = build_result(s, &touched, res)) != 0) {
+		/* The batch applied but its result cannot be kept: take it back
+		 * rather than report a success half told. */
+		rollback(s, &undo, starts, b->n_ops);
+		edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		goto out;
+	}
+	if (inverse) {
+		reorder_inverse(&undo, starts, b->n_ops);
+		edit_batch_move(inverse, &undo);
+		memcpy(inverse->client, b->client, sizeof(inverse->client));
+	}
 out:
 	if (rc && res)
 		edit_result_release(res);

@@ -229,16 +229,28 @@ void edit_error_clear(edit_error *e);
  * 'b's client and no client_seq; it may hold more ops than 'b' (the delete of
  * a subtree is undone by one create per node).
  *
- * Returns a negative RIGD_E_* code when an op fails; then 's' is exactly as
- * before, 'err' (may be NULL) names the op, the field and the reason, and
- * 'res' and 'inverse' are empty. RIGD_E_NOMEM while undoing a failed batch
- * (memory exhausted mid-rollback) is the one case that may leave 's'
- * changed; it is reported as RIGD_E_INTERNAL.
+ * Returns a negative RIGD_E_* code when an op fails, RIGD_E_NOMEM included;
+ * then 's' is exactly as before, 'err' (may be NULL) names the op, the
+ * field and the reason, and 'res' and 'inverse' are empty. Taking the ops
+ * before the failing one back allocates nothing (everything it needs is
+ * recorded before each op runs), so it cannot fail.
  *
  * World matrices are marked dirty, never recomputed: call scene_update.
  */
 int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_result *res,
 		  edit_batch *inverse, edit_error *err);
+
+/*
+ * Takes back a batch that edit_apply_ex applied to 's' and gave 'inverse'
+ * for; 's' must be as that batch left it (later batches taken back first).
+ * Unlike applying 'inverse' with edit_apply_ex, this allocates nothing and
+ * so cannot run out of memory: the inverse's strings are handed to the
+ * scene, and the handles and id-table room a restored node needs were
+ * freed by the batch itself. Takes ownership of the contents of 'inverse'
+ * and leaves it empty. Returns 0, or a negative code only when 's' is not
+ * as the batch left it (a bug; the scene is then partly reverted).
+ */
+int edit_revert(scene *s, edit_batch *inverse);
 
 /* edit_apply_ex with lim NULL. */
 int edit_apply(scene *s, const edit_batch *b, edit_result *res, edit_batch *inverse,

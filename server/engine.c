@@ -1397,22 +1397,49 @@ void engine_ack_release(engine_ack *a)
 	a->duplicate = false;
 }
 
-/* A resend of (client, client_seq) already queued or committed: 1 and *seq
- * when there is one, 0 when not, or a negative error. */
-static int find_duplicate(engine *e, scene_rt *rt, const char *client, int64_t client_seq,
-			  int64_t *seq)
+/* A resend of (client, client_seq) already queued or committed: 1, with
+ * *ack (may be NULL) its seq and duplicate = true, when there is one; 0
+ * when not; or a negative error, set in 'err'. */
+static int answer_resend(engine *e, scene_rt *rt, const char *client, int64_t client_seq,
+			 engine_ack *ack, edit_error *err)
 {
+	int64_t seq = 0;
 	pending *p = queue_find(e, rt, client, client_seq);
 	if (p) {
-		*seq = p->seq;
-		return 1;
+		seq = p->seq;
+	} else {
+		int rc = store_edit_lookup(e->st, rt->id, client, client_seq, &seq);
+		if (rc) {
+			set_errmsg(e, "%s", store_errmsg(e->st));
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+			return rc;
+		}
+		if (seq <= 0)
+			return 0;
 	}
-	int err = store_edit_lookup(e->st, rt->id, client, client_seq, seq);
-	if (err) {
-		set_errmsg(e, "%s", store_errmsg(e->st));
-		return err;
+	if (ack) {
+		ack->seq = seq;
+		ack->duplicate = true;
 	}
-	return *seq > 0;
+	return 1;
+}
+
+/* What every write through the queue starts with: 'ack' (may be NULL)
+ * initialised, 'err' cleared, scene 'name' found (*rt) and the engine
+ * writable. Returns 0, RIGD_E_UNKNOWN_SCENE or RIGD_E_FORBIDDEN. */
+static int write_start(engine *e, const char *name, engine_ack *ack, edit_error *err,
+		       scene_rt **rt)
+{
+	if (ack)
+		engine_ack_init(ack);
+	edit_error_clear(err);
+	*rt = find_scene(e, name);
+	if (!*rt) {
+		edit_error_set(err, RIGD_E_UNKNOWN_SCENE, -1, "scene", "unknown scene '%s'",
+			       name ? name : "");
+		return RIGD_E_UNKNOWN_SCENE;
+	}
+	return writable(e, err) ? RIGD_E_FORBIDDEN : 0;
 }
 
 /*
@@ -1432,7 +1459,7 @@ static int apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const e
 	}
 	rc = edit_apply_ex(rt->sc, b, lim, &res, &inv, err);
 	if (rc)
-		return rc;
+		return rc; /* the scene is as it was, out of memory or not */
 	pending *p = &e->q[e->n_q];
 	memset(p, 0, sizeof(*p));
 	p->rt = rt;
@@ -1453,16 +1480,15 @@ static int apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const e
 	if (!rc && h)
 		rc = hist_step(h, e->opts.undo_depth, p->seq, kind, target);
 	if (rc) {
-		/* Out of memory: take the batch back out of the scene. Should
-		 * that fail too, the scene no longer matches its log; the next
-		 * commit then fails and reloads it. */
-		edit_error er;
-		if (edit_apply_ex(rt->sc, &inv, NULL, NULL, NULL, &er) != 0)
+		/* Out of memory: take the batch back out of the scene, which
+		 * allocates nothing and so cannot run out of memory too. Should
+		 * it fail all the same (a bug), the scene no longer matches its
+		 * log: broken, so that the next commit reloads it. */
+		if (edit_revert(rt->sc, &inv) != 0)
 			rt->broken = true;
 		free(p->ops);
 		free(p->inverse);
 		free(p->ops_bin);
-		edit_batch_release(&inv);
 		edit_result_release(&res);
 		hist_clear(rt);
 		edit_error_set(err, rc, -1, "", "%s", err_str(rc));
@@ -1494,31 +1520,14 @@ int engine_submit(engine *e, const char *name, const edit_batch *b, engine_ack *
 int engine_submit_limits(engine *e, const char *name, const edit_batch *b,
 			 const edit_limits *lim, engine_ack *ack, edit_error *err)
 {
-	if (ack)
-		engine_ack_init(ack);
-	edit_error_clear(err);
-	scene_rt *rt = find_scene(e, name);
-	if (!rt) {
-		edit_error_set(err, RIGD_E_UNKNOWN_SCENE, -1, "scene", "unknown scene '%s'",
-			       name ? name : "");
-		return RIGD_E_UNKNOWN_SCENE;
-	}
-	if (writable(e, err))
-		return RIGD_E_FORBIDDEN;
+	scene_rt *rt;
+	int rc = write_start(e, name, ack, err, &rt);
+	if (rc)
+		return rc;
 	if (b->has_client_seq) {
-		int64_t seq = 0;
-		int dup = find_duplicate(e, rt, b->client, b->client_seq, &seq);
-		if (dup < 0) {
-			edit_error_set(err, dup, -1, "", "%s", err_str(dup));
-			return dup;
-		}
-		if (dup) {
-			if (ack) {
-				ack->seq = seq;
-				ack->duplicate = true;
-			}
-			return 0;
-		}
+		rc = answer_resend(e, rt, b->client, b->client_seq, ack, err);
+		if (rc)
+			return rc < 0 ? rc : 0;
 	}
 	return apply_and_queue(e, rt, b, lim, STORE_EDIT, 0, ack, err);
 }
@@ -1570,37 +1579,19 @@ static int fetch_row(engine *e, scene_rt *rt, int64_t seq, bool want_inverse, ro
 static int undo_redo(engine *e, const char *name, const char *client, bool has_client_seq,
 		     int64_t client_seq, bool redo, engine_ack *ack, edit_error *err)
 {
-	if (ack)
-		engine_ack_init(ack);
-	edit_error_clear(err);
-	scene_rt *rt = find_scene(e, name);
-	if (!rt) {
-		edit_error_set(err, RIGD_E_UNKNOWN_SCENE, -1, "scene", "unknown scene '%s'",
-			       name ? name : "");
-		return RIGD_E_UNKNOWN_SCENE;
-	}
-	if (writable(e, err))
-		return RIGD_E_FORBIDDEN;
+	scene_rt *rt;
+	int rc = write_start(e, name, ack, err, &rt);
+	if (rc)
+		return rc;
 	if (!client || !client[0] || strlen(client) > SCENE_ID_MAX) {
 		edit_error_set(err, RIGD_E_BAD_FIELD, -1, "client", "%s needs a client id",
 			       redo ? "redo" : "undo");
 		return RIGD_E_BAD_FIELD;
 	}
-	int rc;
 	if (has_client_seq) {
-		int64_t seq = 0;
-		rc = find_duplicate(e, rt, client, client_seq, &seq);
-		if (rc < 0) {
-			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
-			return rc;
-		}
-		if (rc) {
-			if (ack) {
-				ack->seq = seq;
-				ack->duplicate = true;
-			}
-			return 0;
-		}
+		rc = answer_resend(e, rt, client, client_seq, ack, err);
+		if (rc)
+			return rc < 0 ? rc : 0;
 	}
 	hist *h = hist_get(e, rt, client, &rc);
 	if (!h) {
@@ -1696,15 +1687,16 @@ static int put_snapshot(engine *e, const scene_rt *rt, const scene *s, int64_t s
 	return err;
 }
 
-/* Takes this turn's batches back out of memory, newest first. */
+/* Takes this turn's batches back out of memory, newest first, with
+ * edit_revert, which allocates nothing: out of memory, no batch that was
+ * not stored stays visible. A broken scene is reloaded from the database. */
 static void rollback_memory(engine *e)
 {
 	for (int i = e->n_q - 1; i >= 0; i--) {
 		pending *p = &e->q[i];
 		if (p->rt->broken)
 			continue;
-		edit_error er;
-		if (edit_apply_ex(p->rt->sc, &p->inv, NULL, NULL, NULL, &er) != 0)
+		if (edit_revert(p->rt->sc, &p->inv) != 0)
 			p->rt->broken = true;
 	}
 	for (int i = 0; i < e->n_scenes; i++) {
@@ -1730,9 +1722,9 @@ static void rollback_memory(engine *e)
 
 int engine_commit(engine *e)
 {
-	if (e->n_q == 0)
-		return 0;
 	int err = 0;
+	/* A broken scene fails the commit, which reloads it: also with nothing
+	 * queued (a failed submit can leave a scene broken and queue nothing). */
 	for (int i = 0; i < e->n_scenes && !err; i++) {
 		if (e->scenes[i]->broken) {
 			set_errmsg(e, "scene '%s' was left inconsistent by a failure (out of memory)",
@@ -1740,6 +1732,8 @@ int engine_commit(engine *e)
 			err = RIGD_E_STORAGE;
 		}
 	}
+	if (e->n_q == 0 && !err)
+		return 0;
 	if (!err) {
 		err = store_begin(e->st);
 		if (err)

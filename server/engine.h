@@ -180,7 +180,9 @@ int engine_pending(const engine *e);
  * Stores every queued batch in one transaction (and a snapshot of each
  * scene that is due one) and returns 0 once it committed: then, and only
  * then, may the batches be acknowledged. With nothing queued it returns 0 at
- * once. On RIGD_E_STORAGE (engine_errmsg says why) nothing of the turn is
+ * once, unless a failure (a bug, as out of memory never does it) left a
+ * scene in memory inconsistent with its log: that scene is reloaded from
+ * the database and RIGD_E_STORAGE returned. On RIGD_E_STORAGE (engine_errmsg says why) nothing of the turn is
  * stored, every scene is rolled back to its last committed state (exactly:
  * the queued inverses applied in reverse), their seqs will be reused, and
  * the queue is empty: answer every queued batch with "storage".

@@ -544,18 +544,42 @@ static void add_to_ancestors(scene *s, int parent, int delta)
 }
 
 /* The position at which a new child of 'parent' (-1: a root) lands at
- * sibling 'index' (-1 or the child count: after the last). */
-static int insert_pos(const scene *s, int parent, int index)
+ * sibling 'index' (-1 or the child count: after the last), counting the
+ * siblings other than 'skip' (-1: none), which is the node being moved. */
+static int insert_pos(const scene *s, int parent, int index, int skip)
 {
 	int i, end, k = 0;
 
 	child_range(s, parent, &i, &end);
 	if (index < 0)
 		return end;
-	for (; i < end; i += s->size[s->order[i]], k++)
-		if (k == index)
+	for (; i < end; i += s->size[s->order[i]]) {
+		if (s->order[i] == skip)
+			continue;
+		if (k++ == index)
 			return i;
+	}
 	return end;
+}
+
+static void reverse(int *v, int lo, int hi)
+{
+	for (hi--; lo < hi; lo++, hi--) {
+		int t = v[lo];
+
+		v[lo] = v[hi];
+		v[hi] = t;
+	}
+}
+
+/* Swaps the adjacent blocks v[lo, mid) and v[mid, hi) in place with three
+ * reversals: moving a subtree in 'order' needs no buffer, so it cannot fail
+ * (an edit batch's rollback moves subtrees back and must not fail). */
+static void rotate(int *v, int lo, int mid, int hi)
+{
+	reverse(v, lo, mid);
+	reverse(v, mid, hi);
+	reverse(v, lo, hi);
 }
 
 static char *dup_or_null(const char *str, int *err)
@@ -643,7 +667,7 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 
 	/* Nothing below can fail. */
 	node = s->n_free ? s->free_handles[--s->n_free] : s->nslots++;
-	at = insert_pos(s, parent, index);
+	at = insert_pos(s, parent, index, -1);
 	memmove(s->order + at + 1, s->order + at, sizeof(int) * (size_t)(s->count - at));
 	s->order[at] = node;
 	s->count++;
@@ -849,9 +873,8 @@ static int keep_world_channels(const scene *s, int node, int new_parent, node_pr
 
 int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_world)
 {
-	int a, k, old_parent, siblings, at, lo;
+	int a, k, old_parent, siblings, at;
 	node_props kw;
-	int *moving;
 	int rc;
 
 	if (!live(s, node) || (new_parent != -1 && !live(s, new_parent)))
@@ -867,25 +890,24 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 		return rc;
 	a = s->pos[node];
 	k = s->size[node];
-	moving = malloc(sizeof(int) * (size_t)k);
-	if (!moving)
-		return RIGD_E_NOMEM;
+	/* Where the subtree [a, a + k) lands, as a position in 'order' without
+	 * it: a new sibling's start (never inside the subtree, which cannot
+	 * hold the new parent) or the end of the new parent's range. */
+	at = insert_pos(s, new_parent, index, node);
+	if (at > a)
+		at -= k;
 
-	/* Take the subtree out, then put it back at its new place. */
-	memcpy(moving, s->order + a, sizeof(int) * (size_t)k);
+	/* Swap the subtree with the nodes between its old and new place. */
+	if (at < a) {
+		rotate(s->order, at, a, a + k);
+		renumber(s, at, a + k);
+	} else if (at > a) {
+		rotate(s->order, a, a + k, at + k);
+		renumber(s, a, at + k);
+	}
 	add_to_ancestors(s, old_parent, -k);
-	memmove(s->order + a, s->order + a + k, sizeof(int) * (size_t)(s->count - a - k));
-	s->count -= k;
-	renumber(s, a, s->count);
-	at = insert_pos(s, new_parent, index);
-	memmove(s->order + at + k, s->order + at, sizeof(int) * (size_t)(s->count - at));
-	memcpy(s->order + at, moving, sizeof(int) * (size_t)k);
-	s->count += k;
-	lo = at < a ? at : a;
-	renumber(s, lo, s->count);
 	s->parent[node] = new_parent;
 	add_to_ancestors(s, new_parent, k);
-	free(moving);
 
 	if (keep_world) {
 		store_props(s, node, PROP_T | PROP_R | PROP_S, &kw, NULL, NULL);
@@ -895,9 +917,9 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 	return 0;
 }
 
-int scene_set(scene *s, int node, unsigned mask, const node_props *p)
+/* What scene_set and scene_set_owned check before changing anything. */
+static int check_set(const scene *s, int node, unsigned mask, const node_props *p)
 {
-	char *name = NULL, *mesh = NULL;
 	int err;
 
 	if (!live(s, node))
@@ -912,6 +934,28 @@ int scene_set(scene *s, int node, unsigned mask, const node_props *p)
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+/* The part of scene_set that cannot fail; takes ownership of 'name' and
+ * 'mesh' as store_props does. */
+static void set_checked(scene *s, int node, unsigned mask, const node_props *p, char *name,
+			char *mesh)
+{
+	store_props(s, node, mask, p, name, mesh);
+	if (mask & PROP_TRANSFORM) {
+		set_local(s, node);
+		mark_dirty(s, node, false);
+	}
+}
+
+int scene_set(scene *s, int node, unsigned mask, const node_props *p)
+{
+	char *name = NULL, *mesh = NULL;
+	int err;
+
+	if ((err = check_set(s, node, mask, p)) != 0)
+		return err;
 	if (mask & PROP_NAME)
 		name = dup_or_null(p->name, &err);
 	if (mask & PROP_MESH)
@@ -921,11 +965,22 @@ int scene_set(scene *s, int node, unsigned mask, const node_props *p)
 		free(mesh);
 		return err;
 	}
-	store_props(s, node, mask, p, name, mesh);
-	if (mask & PROP_TRANSFORM) {
-		set_local(s, node);
-		mark_dirty(s, node, false);
-	}
+	set_checked(s, node, mask, p, name, mesh);
+	return 0;
+}
+
+int scene_set_owned(scene *s, int node, unsigned mask, const node_props *p, char *name,
+		    char *mesh)
+{
+	node_props q = *p;
+	int err;
+
+	q.name = name;
+	q.mesh = mesh;
+	if ((err = check_set(s, node, mask, &q)) != 0)
+		return err;
+	set_checked(s, node, mask, &q, mask & PROP_NAME ? name : NULL,
+		    mask & PROP_MESH ? mesh : NULL);
 	return 0;
 }
 

@@ -147,6 +147,17 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 /* Sets the fields of 'p' named by 'mask'. Transform fields mark the node's
  * subtree dirty. */
 int scene_set(scene *s, int node, unsigned mask, const node_props *p);
+/*
+ * scene_set with the strings already allocated: 'name' (with PROP_NAME in
+ * 'mask') and 'mesh' (with PROP_MESH) stand for p->name and p->mesh, and on
+ * success the scene takes ownership of them (malloc'd, or NULL for none);
+ * a string whose bit is not in 'mask' stays the caller's. Allocates
+ * nothing, so it fails only on validation; on error nothing has changed
+ * and both strings stay the caller's. This is how an edit's rollback
+ * restores a name without a copy that could run out of memory.
+ */
+int scene_set_owned(scene *s, int node, unsigned mask, const node_props *p, char *name,
+		    char *mesh);
 
 /* --- world matrices --- */
 /*

@@ -467,22 +467,30 @@ static void set_msg(char *msg, size_t msglen, const char *fmt, const char *a, co
 		snprintf(msg, msglen, fmt, a, b);
 }
 
+/* True when SQLite result code 'rc' (extended or not) means that memory
+ * ran out, in SQLite itself or in its VFS. The one place that decides it,
+ * so that every call reports RIGD_E_NOMEM for it, never another code. */
+static bool is_nomem(int rc)
+{
+	return (rc & 0xff) == SQLITE_NOMEM || rc == SQLITE_IOERR_NOMEM;
+}
+
 /* Records SQLite's message for the last failure and maps 'rc' to a code. */
 static int fail(store *st, int rc)
 {
 	snprintf(st->errmsg, sizeof(st->errmsg), "%s", sqlite3_errmsg(st->db));
-	if (rc == SQLITE_NOMEM)
-		return RIGD_E_NOMEM;
-	return RIGD_E_STORAGE;
+	return is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
 }
 
-/* The prepared statement 'id', prepared once and reused; NULL on failure
- * (st->errmsg says why) or when it is already being stepped. */
-static sqlite3_stmt *stmt(store *st, enum stmt_id id)
+/* Prepares statement 'id' once and reuses it: *out gets it. Returns 0,
+ * RIGD_E_NOMEM or RIGD_E_STORAGE when it cannot be prepared (st->errmsg
+ * says why), or RIGD_E_INTERNAL when it is already being stepped (a bug). */
+static int stmt(store *st, enum stmt_id id, sqlite3_stmt **out)
 {
+	*out = NULL;
 	if (st->stmt_busy[id]) {
 		snprintf(st->errmsg, sizeof(st->errmsg), "statement %d used re-entrantly", (int)id);
-		return NULL;
+		return RIGD_E_INTERNAL;
 	}
 	if (!st->stmt[id]) {
 		const char *sql = stmt_sql[id];
@@ -494,12 +502,12 @@ static sqlite3_stmt *stmt(store *st, enum stmt_id id)
 		int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
 					    &st->stmt[id], NULL);
 		if (rc != SQLITE_OK) {
-			fail(st, rc);
 			st->stmt[id] = NULL;
-			return NULL;
+			return fail(st, rc);
 		}
 	}
-	return st->stmt[id];
+	*out = st->stmt[id];
+	return 0;
 }
 
 static void done(store *st, enum stmt_id id)
@@ -529,7 +537,7 @@ static int exec(store *st, const char *sql)
 	if (rc != SQLITE_OK) {
 		snprintf(st->errmsg, sizeof(st->errmsg), "%s", emsg ? emsg : sqlite3_errstr(rc));
 		sqlite3_free(emsg);
-		return rc == SQLITE_NOMEM ? RIGD_E_NOMEM : RIGD_E_STORAGE;
+		return is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
 	}
 	return 0;
 }
@@ -629,7 +637,7 @@ static int check_identity(store *st, int64_t *version)
 	if (!err)
 		err = query_int(st, "SELECT count(*) FROM sqlite_schema", &objects);
 	if (err)
-		return RIGD_E_IO; /* e.g. "file is not a database" */
+		return err == RIGD_E_NOMEM ? err : RIGD_E_IO; /* e.g. "file is not a database" */
 	if (*version == 0 && objects == 0 && app == 0)
 		return 0; /* a new, empty database */
 	if (app != RIGD_APPLICATION_ID) {
@@ -690,7 +698,7 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 				 st->fvfs ? st->fvfs->name : NULL);
 	if (rc != SQLITE_OK) {
-		e = rc == SQLITE_NOMEM ? RIGD_E_NOMEM : RIGD_E_IO;
+		e = is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_IO;
 		set_msg(msg, msglen, "cannot open '%s': %s", path,
 			st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
 		goto fail;
@@ -724,8 +732,10 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 			const char *mode = (const char *)sqlite3_column_text(s, 0);
 			wal = mode && strcmp(mode, "wal") == 0;
 		}
+		if (!wal && is_nomem(sqlite3_errcode(st->db)))
+			e = fail(st, SQLITE_NOMEM);
 		sqlite3_finalize(s);
-		if (!wal) {
+		if (!wal && !e) {
 			e = RIGD_E_IO;
 			snprintf(st->errmsg, sizeof(st->errmsg), "cannot use WAL journal mode");
 		}
@@ -800,23 +810,22 @@ int store_begin(store *st)
 		snprintf(st->errmsg, sizeof(st->errmsg), "a transaction is already open");
 		return RIGD_E_INTERNAL;
 	}
-	if (!stmt(st, ST_BEGIN))
-		return RIGD_E_STORAGE;
-	return run(st, ST_BEGIN);
+	sqlite3_stmt *s;
+	int err = stmt(st, ST_BEGIN, &s);
+	return err ? err : run(st, ST_BEGIN);
 }
 
 int store_commit(store *st)
 {
-	if (!stmt(st, ST_COMMIT)) {
-		store_rollback(st);
-		return RIGD_E_STORAGE;
-	}
-	int err = run(st, ST_COMMIT);
+	sqlite3_stmt *s;
+	int err = stmt(st, ST_COMMIT, &s);
+	if (!err)
+		err = run(st, ST_COMMIT);
 	if (err) {
 		/* SQLite may have rolled back by itself (after an I/O error or a
 		 * full disk); if not, the transaction must not linger. */
 		store_rollback(st);
-		return RIGD_E_STORAGE;
+		return err;
 	}
 	return 0;
 }
@@ -825,7 +834,8 @@ void store_rollback(store *st)
 {
 	if (sqlite3_get_autocommit(st->db))
 		return;
-	if (stmt(st, ST_ROLLBACK) && run(st, ST_ROLLBACK) == 0)
+	sqlite3_stmt *s;
+	if (stmt(st, ST_ROLLBACK, &s) == 0 && run(st, ST_ROLLBACK) == 0)
 		return;
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -839,9 +849,10 @@ bool store_in_transaction(const store *st)
 
 int store_scenes(store *st, store_scene_fn fn, void *ctx)
 {
-	sqlite3_stmt *s = stmt(st, ST_SCENES);
-	if (!s)
-		return RIGD_E_STORAGE;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, ST_SCENES, &s);
+	if (prep_err)
+		return prep_err;
 	st->stmt_busy[ST_SCENES] = true;
 	int rc, ret = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -867,9 +878,10 @@ int store_scenes(store *st, store_scene_fn fn, void *ctx)
 
 int store_scene_create(store *st, const char *name, int64_t created_us, int64_t *id)
 {
-	sqlite3_stmt *s = stmt(st, ST_SCENE_INSERT);
-	if (!s)
-		return RIGD_E_STORAGE;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, ST_SCENE_INSERT, &s);
+	if (prep_err)
+		return prep_err;
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, created_us);
 	int rc = sqlite3_step(s);
@@ -889,9 +901,10 @@ int store_scene_create(store *st, const char *name, int64_t created_us, int64_t 
 
 int store_scene_delete(store *st, int64_t id)
 {
-	sqlite3_stmt *s = stmt(st, ST_SCENE_DELETE);
-	if (!s)
-		return RIGD_E_STORAGE;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, ST_SCENE_DELETE, &s);
+	if (prep_err)
+		return prep_err;
 	sqlite3_bind_int64(s, 1, id);
 	int err = run(st, ST_SCENE_DELETE);
 	if (!err && sqlite3_changes(st->db) == 0)
@@ -901,9 +914,10 @@ int store_scene_delete(store *st, int64_t id)
 
 int store_last_seq(store *st, int64_t scene_id, int64_t *seq)
 {
-	sqlite3_stmt *s = stmt(st, ST_LAST_SEQ);
-	if (!s)
-		return RIGD_E_STORAGE;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, ST_LAST_SEQ, &s);
+	if (prep_err)
+		return prep_err;
 	sqlite3_bind_int64(s, 1, scene_id);
 	int rc = sqlite3_step(s);
 	int err = 0;
@@ -922,9 +936,10 @@ int store_edit_append(store *st, const store_edit *e)
 	/* A database kept at an older schema stores no image: its rows replay
 	 * from the JSON, like every row logged before the image existed. */
 	enum stmt_id id = e->ops_bin && st->has_ops_bin ? ST_EDIT_INSERT_BIN : ST_EDIT_INSERT;
-	sqlite3_stmt *s = stmt(st, id);
-	if (!s)
-		return RIGD_E_STORAGE;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, id, &s);
+	if (prep_err)
+		return prep_err;
 	sqlite3_bind_int64(s, 1, e->scene_id);
 	sqlite3_bind_int64(s, 2, e->seq);
 	sqlite3_bind_int64(s, 3, e->time_us);
@@ -957,9 +972,10 @@ int store_edit_append(store *st, const store_edit *e)
 int store_edit_lookup(store *st, int64_t scene_id, const char *client, int64_t client_seq,
 		      int64_t *seq)
 {
-	sqlite3_stmt *s = stmt(st, ST_EDIT_LOOKUP);
-	if (!s)
-		return RIGD_E_STORAGE;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, ST_EDIT_LOOKUP, &s);
+	if (prep_err)
+		return prep_err;
 	sqlite3_bind_int64(s, 1, scene_id);
 	sqlite3_bind_text(s, 2, client, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, client_seq);
@@ -990,9 +1006,10 @@ int store_edits_ex(store *st, int64_t scene_id, int64_t after_seq, int64_t to_se
 	bool want_inverse = want & STORE_WANT_INVERSE;
 	enum stmt_id id = ST_EDITS_0 + (int)(want & (STORE_WANT_INVERSE | STORE_WANT_OPS_JSON |
 						     STORE_WANT_META));
-	sqlite3_stmt *s = stmt(st, id);
-	if (!s)
-		return RIGD_E_INTERNAL;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, id, &s);
+	if (prep_err)
+		return prep_err;
 	sqlite3_bind_int64(s, 1, scene_id);
 	sqlite3_bind_int64(s, 2, after_seq);
 	sqlite3_bind_int64(s, 3, to_seq < 0 ? INT64_MAX : to_seq);
@@ -1030,7 +1047,7 @@ int store_edits_ex(store *st, int64_t scene_id, int64_t after_seq, int64_t to_se
 		    (has_bin && !e.ops_bin)) {
 			/* Out of memory converting, or a NULL that the schema
 			 * forbids: either way the row cannot be used. */
-			ret = sqlite3_errcode(st->db) == SQLITE_NOMEM ? RIGD_E_NOMEM : RIGD_E_STORAGE;
+			ret = is_nomem(sqlite3_errcode(st->db)) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
 			snprintf(st->errmsg, sizeof(st->errmsg), "unreadable log row %lld",
 				 (long long)e.seq);
 			break;
@@ -1048,9 +1065,10 @@ int store_edits_ex(store *st, int64_t scene_id, int64_t after_seq, int64_t to_se
 int store_client_history(store *st, int64_t scene_id, const char *client, int limit,
 			 store_history_fn fn, void *ctx)
 {
-	sqlite3_stmt *s = stmt(st, ST_HISTORY);
-	if (!s)
-		return RIGD_E_INTERNAL;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, ST_HISTORY, &s);
+	if (prep_err)
+		return prep_err;
 	sqlite3_bind_int64(s, 1, scene_id);
 	sqlite3_bind_text(s, 2, client, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 3, limit);
@@ -1072,9 +1090,10 @@ int store_client_history(store *st, int64_t scene_id, const char *client, int li
 
 int store_snapshot_put(store *st, const store_snapshot *sn)
 {
-	sqlite3_stmt *s = stmt(st, ST_SNAP_PUT);
-	if (!s)
-		return RIGD_E_STORAGE;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, ST_SNAP_PUT, &s);
+	if (prep_err)
+		return prep_err;
 	int64_t hash;
 	memcpy(&hash, &sn->hash, sizeof(hash)); /* SQLite integers are signed */
 	sqlite3_bind_int64(s, 1, sn->scene_id);
@@ -1106,7 +1125,7 @@ static int walk_snapshots(store *st, enum stmt_id id, int64_t scene_id, bool wit
 		if (with_data) {
 			sn.data = sqlite3_column_blob(s, 4);
 			sn.len = (size_t)sqlite3_column_bytes(s, 4);
-			if (!sn.data && sn.len == 0 && sqlite3_errcode(st->db) == SQLITE_NOMEM) {
+			if (!sn.data && sn.len == 0 && is_nomem(sqlite3_errcode(st->db))) {
 				ret = RIGD_E_NOMEM;
 				break;
 			}
@@ -1126,9 +1145,10 @@ static int walk_snapshots(store *st, enum stmt_id id, int64_t scene_id, bool wit
 int store_snapshot_latest(store *st, int64_t scene_id, int64_t max_seq, store_snapshot_fn fn,
 			  void *ctx)
 {
-	sqlite3_stmt *s = stmt(st, ST_SNAP_LATEST);
-	if (!s)
-		return RIGD_E_INTERNAL;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, ST_SNAP_LATEST, &s);
+	if (prep_err)
+		return prep_err;
 	sqlite3_bind_int64(s, 1, scene_id);
 	sqlite3_bind_int64(s, 2, max_seq < 0 ? INT64_MAX : max_seq);
 	return walk_snapshots(st, ST_SNAP_LATEST, scene_id, true, fn, ctx);
@@ -1137,9 +1157,10 @@ int store_snapshot_latest(store *st, int64_t scene_id, int64_t max_seq, store_sn
 int store_snapshots(store *st, int64_t scene_id, bool want_data, store_snapshot_fn fn, void *ctx)
 {
 	enum stmt_id id = want_data ? ST_SNAPS : ST_SNAPS_META;
-	sqlite3_stmt *s = stmt(st, id);
-	if (!s)
-		return RIGD_E_INTERNAL;
+	sqlite3_stmt *s;
+	int prep_err = stmt(st, id, &s);
+	if (prep_err)
+		return prep_err;
 	sqlite3_bind_int64(s, 1, scene_id);
 	return walk_snapshots(st, id, scene_id, want_data, fn, ctx);
 }

@@ -76,7 +76,8 @@ int store_version(store *st);
 /* BEGIN IMMEDIATE. RIGD_E_INTERNAL if one is already open. */
 int store_begin(store *st);
 /* COMMIT. On failure the transaction is rolled back (nothing of it is in
- * the database) and RIGD_E_STORAGE is returned. */
+ * the database) and RIGD_E_STORAGE (RIGD_E_NOMEM when SQLite ran out of
+ * memory) is returned. */
 int store_commit(store *st);
 /* ROLLBACK of the open transaction, if any. Never fails. */
 void store_rollback(store *st);

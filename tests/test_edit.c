@@ -182,7 +182,8 @@ static void apply_fails(scene *s, const edit_batch *b, int code, int op, const c
  * Applies 'b' (must succeed), then its inverse, which must give back the
  * state before bit for bit; then the inverse's inverse, which must give the
  * state after bit for bit (it is a redo); then the first inverse again, so
- * that the scene ends as it started.
+ * that the scene ends as it started. Last, 'b' once more, taken back by
+ * edit_revert (no allocation), which must give back the state before too.
  */
 static void check_exact_undo(scene *s, const edit_batch *b)
 {
@@ -198,6 +199,10 @@ static void check_exact_undo(scene *s, const edit_batch *b)
 	apply_ok(s, &inv, NULL, NULL);
 	assert_state(s, &before);
 	edit_batch_release(&inv);
+	apply_ok(s, b, NULL, &inv);
+	assert_int_equal(edit_revert(s, &inv), 0);
+	assert_int_equal(inv.n_ops, 0);
+	assert_state(s, &before);
 	edit_batch_release(&inv2);
 	free(before.data);
 	free(after.data);

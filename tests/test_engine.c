@@ -34,32 +34,15 @@
 #include "proto.h"
 #include "scene.h"
 #include "store.h"
+#include "tmpdb.h"
 
 #include <sqlite3.h>
 
 /* ---------- fixtures ---------- */
 
-typedef struct tmpdb {
-	char dir[64];
-	char path[96];
-} tmpdb;
-
-static void tmpdb_make(tmpdb *t)
+static void tmpdb_make_here(tmpdb *t)
 {
-	snprintf(t->dir, sizeof(t->dir), "/tmp/test_engine.XXXXXX");
-	assert_non_null(mkdtemp(t->dir));
-	snprintf(t->path, sizeof(t->path), "%s/rig.db", t->dir);
-}
-
-static void tmpdb_remove(tmpdb *t)
-{
-	const char *suffix[] = { "", "-wal", "-shm", "-journal" };
-	char p[128];
-	for (int i = 0; i < 4; i++) {
-		snprintf(p, sizeof(p), "%s%s", t->path, suffix[i]);
-		unlink(p);
-	}
-	rmdir(t->dir);
+	tmpdb_make(t, "/tmp", "test_engine");
 }
 
 /* Options for tests: NORMAL sync (durability is the crash test's subject;
@@ -314,7 +297,7 @@ static void test_seqs_gapless(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(0);
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "s"), 0);
@@ -366,7 +349,7 @@ static void test_idempotent_resend(void **state)
 	int64_t seq;
 	bool dup;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(0);
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "s"), 0);
@@ -425,7 +408,7 @@ static void test_reopen_bit_identical(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(40); /* snapshots every few turns */
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "r"), 0);
@@ -458,7 +441,7 @@ static void test_time_travel(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(30);
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "s"), 0);
@@ -531,7 +514,7 @@ static void test_export_import(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(50);
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "src"), 0);
@@ -650,7 +633,7 @@ static void test_undo_redo(void **state)
 	tmpdb t;
 	int64_t seq = 0;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(0);
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "s"), 0);
@@ -726,7 +709,7 @@ static void test_undo_conflicts(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(0);
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "s"), 0);
@@ -778,7 +761,7 @@ static void test_undo_conflicts(void **state)
 static void fault_case(unsigned ops, long after, int kind, int snapshot_ops)
 {
 	tmpdb t;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(snapshot_ops);
 	o.sync_normal = false; /* FULL: the commit syncs, so sync faults hit it */
 	o.fault_injection = true;
@@ -893,7 +876,7 @@ static void test_scenes(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(0);
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "b"), 0);
@@ -977,7 +960,7 @@ static void test_update_stamps(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(0);
 	engine *e = open_ok(t.path, &o);
 	make_demo(e, "demo");
@@ -1024,7 +1007,7 @@ static void test_check_finds_tampering(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(20);
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "s"), 0);
@@ -1365,11 +1348,17 @@ static void row_log_free(row_log *l)
 	l->n = 0;
 }
 
-static void check_line_cb(void *ctx, const char *line)
+/* Counts the report lines of engine_check that contain 'needle'. */
+typedef struct line_count {
+	const char *needle;
+	int n;
+} line_count;
+
+static void count_line_cb(void *ctx, const char *line)
 {
-	int *old_rows = ctx;
-	if (strstr(line, "logged before binary images"))
-		(*old_rows)++;
+	line_count *c = ctx;
+	if (strstr(line, c->needle))
+		c->n++;
 }
 
 /* A database written at schema version 2 (no ops_bin): the new code
@@ -1379,7 +1368,7 @@ static void test_ops_bin_migration(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store_opts so = store_opts_default();
 	so.sync_normal = true;
 	so.migrate_to = 2;
@@ -1450,9 +1439,9 @@ static void test_ops_bin_migration(void **state)
 	submit_ok(e, "old", "{\"ops\":[{\"op\":\"create\",\"id\":\"c\",\"parent\":\"b\"}]}");
 	commit_ok(e);
 	uint64_t h = live_hash(e, "old");
-	int old_rows = 0;
-	assert_int_equal(engine_check(e, check_line_cb, &old_rows), 0);
-	assert_int_equal(old_rows, 1);
+	line_count old_rows = { "logged before binary images", 0 };
+	assert_int_equal(engine_check(e, count_line_cb, &old_rows), 0);
+	assert_int_equal(old_rows.n, 1);
 	scene *at2 = NULL;
 	assert_int_equal(engine_at(e, "old", 2, &at2), 0);
 	engine_close(e);
@@ -1505,13 +1494,6 @@ static void put_image(const char *path, int64_t seq, const void *img, size_t len
 	assert_int_equal(sqlite3_close(db), SQLITE_OK);
 }
 
-static void count_line_cb(void *ctx, const char *line)
-{
-	int *n = ctx;
-	if (strstr(line, "binary image"))
-		(*n)++;
-}
-
 /* An image changed behind the engine's back: one that still decodes (a
  * translation one bit off) is loaded without complaint and caught by
  * check, which compares it with the row's JSON; one cut short stops the
@@ -1520,7 +1502,7 @@ static void test_check_finds_tampered_image(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(1000);
 	engine *e = open_ok(t.path, &o);
 	make_demo(e, "s");
@@ -1548,9 +1530,9 @@ static void test_check_finds_tampered_image(void **state)
 	img[len - 8] ^= 1;
 	put_image(t.path, 5, img, len);
 	e = open_ok(t.path, &o);
-	int lines = 0;
+	line_count lines = { "binary image", 0 };
 	assert_int_equal(engine_check(e, count_line_cb, &lines), RIGD_E_STORAGE);
-	assert_true(lines >= 1);
+	assert_true(lines.n >= 1);
 	engine_close(e);
 
 	/* Cut short: the open refuses the log. */
@@ -1584,7 +1566,7 @@ static void test_deep_chain(void **state)
 	enum { DEPTH = 10000, PER_BATCH = 1000 };
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	engine_opts o = test_opts(1000);
 	engine *e = open_ok(t.path, &o);
 	assert_int_equal(engine_scene_create(e, "deep"), 0);

@@ -50,6 +50,16 @@
  * Failing happens only between oom_arm() and oom_disarm(), so the test's
  * own set-up and checks never fail. To see the code behind a finding, run
  * with RIGD_OOM_BACKTRACE=1: every failing allocation prints its stack.
+ *
+ * Every scenario runs in both modes, for every N, in every build (CTest
+ * runs it as unit_oom, in the release and the sanitizer builds alike; no
+ * stride, no environment switch). What keeps that affordable: the engine
+ * rounds work on a database in /dev/shm, copied afresh for each N, with
+ * synchronous=NORMAL. What makes it pass: a batch's rollback allocates
+ * nothing (edit_revert, scene_set_owned, scene_reparent moving a subtree
+ * in place), so a failure under persistent exhaustion still leaves the
+ * scene as it was; and the store reports SQLite's out-of-memory as nomem
+ * wherever it meets it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,6 +81,7 @@
 #include "err.h"
 #include "proto.h"
 #include "scene.h"
+#include "tmpdb.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define OOM_LSAN 1
@@ -574,18 +585,9 @@ static void test_edit_path(void **state)
 
 	(void)state;
 	violations = 0;
-	/* One-shot failures (allocation N fails, later ones succeed) run always.
-	 * Persistent failures (every allocation from N on fails) are opt-in
-	 * (RIGD_OOM_PERSISTENT=1): they show that rolling a batch back can itself
-	 * need memory (scene_set copies a restored name or mesh), so a batch that
-	 * fails under persistent exhaustion may leave the scene changed. That is
-	 * a known open defect (see the issue notes), not something to hide. */
-	const char *persistent = getenv("RIGD_OOM_PERSISTENT");
-
 	for (size_t i = 0; i < sizeof(edit_batches) / sizeof(edit_batches[0]); i++) {
 		edit_path_oom(edit_batches[i], false, &max_n);
-		if (persistent && strcmp(persistent, "1") == 0)
-			edit_path_oom(edit_batches[i], true, &max_n);
+		edit_path_oom(edit_batches[i], true, &max_n);
 	}
 	print_message("edit path: up to %ld allocations per batch, each made to fail\n",
 		      max_n - 1);
@@ -594,34 +596,12 @@ static void test_edit_path(void **state)
 
 /* ---------- the engine ---------- */
 
-typedef struct tmpdb {
-	char dir[64];
-	char path[96];
-} tmpdb;
-
 /* In /dev/shm when there is one: every N opens and closes the database a
  * few times, and on a disk the syncs of those closes would be most of the
  * test's time. */
-static void tmpdb_make(tmpdb *t)
+static void tmpdb_make_here(tmpdb *t)
 {
-	snprintf(t->dir, sizeof(t->dir), "%s/test_oom.XXXXXX",
-		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-	assert_non_null(mkdtemp(t->dir));
-	snprintf(t->path, sizeof(t->path), "%s/rig.db", t->dir);
-}
-
-static void tmpdb_remove(tmpdb *t)
-{
-	const char *suffix[] = { "", "-wal", "-shm", "-journal" };
-	char p[128];
-
-	if (!t->dir[0])
-		return;
-	for (int i = 0; i < 4; i++) {
-		snprintf(p, sizeof(p), "%s%s", t->path, suffix[i]);
-		unlink(p);
-	}
-	rmdir(t->dir);
+	tmpdb_make(t, access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", "test_oom");
 }
 
 /* NORMAL sync (durability across power loss is the crash test's subject)
@@ -781,9 +761,9 @@ static void engine_round_oom(int kind, bool persistent, long *max_n)
 	tmpdb tpl = { "", "" }, t = { "", "" };
 	long n;
 
-	tmpdb_make(&tpl);
+	tmpdb_make_here(&tpl);
 	make_db(tpl.path);
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	for (n = 1;; n++) {
 		long live_before = live_blocks;
 		int64_t seq0, seq_now;
@@ -919,7 +899,7 @@ static void test_engine_open(void **state)
 
 	(void)state;
 	violations = 0;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	make_db(t.path);
 	engine_open_oom(t.path, false, &max_n);
 	engine_open_oom(t.path, true, &max_n);
@@ -928,59 +908,12 @@ static void test_engine_open(void **state)
 	assert_int_equal(violations, 0);
 }
 
-/*
- * The engine rounds are opt-in (RIGD_OOM_ENGINE=1): they found allocation
- * failures inside engine_submit and engine_open that leave the in-memory
- * scene changed or the reopened state different (see the issue notes), and
- * each round opens and syncs a database once per allocation, which takes
- * minutes. Until the engine is fixed they run by hand, not in `make test`.
- */
-static bool engine_rounds_wanted(void)
-{
-	const char *v = getenv("RIGD_OOM_ENGINE");
-
-	return v && strcmp(v, "1") == 0;
-}
-
-/*
- * The edit path too is opt-in for now (RIGD_OOM=1), because it fails: a
- * batch whose op k meets an allocation failure is rolled back by applying
- * the inverses of ops 0..k-1, and those can allocate again (recreating a
- * deleted subtree grows the scene's arrays, restoring a name copies it), so
- * the rollback can fail and leave the scene changed ("undoing the ops before
- * op 4 failed"). The fix is to reserve what a rollback needs before op 0
- * runs; until then this test is run by hand and the defect is listed in the
- * issue notes. Run: RIGD_OOM=1 build/tests/test_oom
- */
-static void test_edit_path_gate(void **state)
-{
-	const char *v = getenv("RIGD_OOM");
-
-	if (!v || strcmp(v, "1") != 0)
-		skip();
-	test_edit_path(state);
-}
-
-static void test_engine_round_gate(void **state)
-{
-	if (!engine_rounds_wanted())
-		skip();
-	test_engine_round(state);
-}
-
-static void test_engine_open_gate(void **state)
-{
-	if (!engine_rounds_wanted())
-		skip();
-	test_engine_open(state);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_edit_path_gate),
-		cmocka_unit_test(test_engine_round_gate),
-		cmocka_unit_test(test_engine_open_gate),
+		cmocka_unit_test(test_edit_path),
+		cmocka_unit_test(test_engine_round),
+		cmocka_unit_test(test_engine_open),
 	};
 	return cmocka_run_group_tests(tests, oom_setup, NULL);
 }

@@ -662,6 +662,80 @@ static void test_random_edits_match_traversal(void **state)
 	scene_free(s);
 }
 
+/*
+ * Reparents to explicit sibling indices, forward and backward in preorder
+ * (the subtree is moved in place by a rotation of 'order'): the node lands
+ * at the index asked for, every invariant holds, and moving it back to its
+ * old parent and index gives back the same preorder, as a rollback does.
+ */
+static void test_reparent_to_index_and_back(void **state)
+{
+	scene *s = scene_new();
+	unsigned seed = 777;
+	char id[32];
+	int order_before[64];
+
+	(void)state;
+	for (int i = 0; i < 64; i++) {
+		int n = scene_count(s), par = n && rnd(&seed) % 4 ? scene_at(s, (int)(rnd(&seed) % (unsigned)n)) : -1;
+
+		snprintf(id, sizeof(id), "n%d", i);
+		assert_int_equal(scene_create(s, id, par, -1, NULL, NULL), 0);
+	}
+	for (int step = 0; step < 500; step++) {
+		int node = scene_at(s, (int)(rnd(&seed) % 64)), to = scene_at(s, (int)(rnd(&seed) % 64));
+		int old_parent = scene_parent(s, node), old_index = scene_child_index(s, node);
+		int siblings, index;
+
+		if (scene_is_ancestor(s, node, to))
+			to = -1;
+		siblings = scene_child_count(s, to) - (scene_parent(s, node) == to ? 1 : 0);
+		index = (int)(rnd(&seed) % (unsigned)(siblings + 1));
+		for (int i = 0; i < 64; i++)
+			order_before[i] = scene_at(s, i);
+		assert_int_equal(scene_reparent(s, node, to, index, false), 0);
+		check_invariants(s);
+		assert_int_equal(scene_parent(s, node), to);
+		assert_int_equal(scene_child_index(s, node), index);
+		if (step % 2) {
+			assert_int_equal(scene_reparent(s, node, old_parent, old_index, false), 0);
+			for (int i = 0; i < 64; i++)
+				assert_int_equal(scene_at(s, i), order_before[i]);
+		}
+	}
+	scene_free(s);
+}
+
+/* scene_set_owned takes the strings it is handed, and only those its mask
+ * names; on a validation error it takes nothing. */
+static void test_set_owned_takes_strings(void **state)
+{
+	scene *s = scene_new();
+	node_props p = node_props_default();
+	char *name = strdup("arm"), *mesh = strdup("arm_mesh"), *long_name;
+	int n = add(s, "a", NULL, p);
+
+	(void)state;
+	assert_int_equal(scene_set_owned(s, n, PROP_NAME, &p, name, mesh), 0);
+	scene_props(s, n, &p);
+	assert_ptr_equal(p.name, name);
+	assert_null(p.mesh);
+	assert_int_equal(scene_set_owned(s, n, PROP_MESH | PROP_NAME, &p, NULL, mesh), 0);
+	scene_props(s, n, &p);
+	assert_null(p.name);
+	assert_ptr_equal(p.mesh, mesh);
+	long_name = malloc(SCENE_NAME_MAX + 2);
+	assert_non_null(long_name);
+	memset(long_name, 'x', SCENE_NAME_MAX + 1);
+	long_name[SCENE_NAME_MAX + 1] = '\0';
+	assert_int_equal(scene_set_owned(s, n, PROP_NAME, &p, long_name, NULL), RIGD_E_BAD_FIELD);
+	scene_props(s, n, &p);
+	assert_null(p.name);
+	free(long_name);
+	assert_int_equal(scene_set_owned(s, 99, PROP_NAME, &p, NULL, NULL), RIGD_E_UNKNOWN_NODE);
+	scene_free(s);
+}
+
 /* No recursion anywhere: a chain a million nodes deep. */
 static void test_million_deep_chain(void **state)
 {
@@ -748,6 +822,8 @@ int main(void)
 		cmocka_unit_test(test_world_never_stale),
 		cmocka_unit_test(test_structure_edits_and_errors),
 		cmocka_unit_test(test_random_edits_match_traversal),
+		cmocka_unit_test(test_reparent_to_index_and_back),
+		cmocka_unit_test(test_set_owned_takes_strings),
 		cmocka_unit_test(test_million_deep_chain),
 		cmocka_unit_test(test_load_rejects_bad_lists),
 	};

@@ -22,29 +22,11 @@
 
 #include "err.h"
 #include "store.h"
+#include "tmpdb.h"
 
-/* A fresh database path in a private temporary directory. */
-typedef struct tmpdb {
-	char dir[64];
-	char path[96];
-} tmpdb;
-
-static void tmpdb_make(tmpdb *t)
+static void tmpdb_make_here(tmpdb *t)
 {
-	snprintf(t->dir, sizeof(t->dir), "/tmp/test_store.XXXXXX");
-	assert_non_null(mkdtemp(t->dir));
-	snprintf(t->path, sizeof(t->path), "%s/rig.db", t->dir);
-}
-
-static void tmpdb_remove(tmpdb *t)
-{
-	const char *suffix[] = { "", "-wal", "-shm", "-journal" };
-	char p[128];
-	for (int i = 0; i < 4; i++) {
-		snprintf(p, sizeof(p), "%s%s", t->path, suffix[i]);
-		unlink(p);
-	}
-	rmdir(t->dir);
+	tmpdb_make(t, "/tmp", "test_store");
 }
 
 static store *open_ok(const char *path, const store_opts *o)
@@ -118,7 +100,7 @@ static void test_open_creates_latest(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	assert_true(store_schema_latest() >= 2);
 	store *st = open_ok(t.path, NULL);
 	assert_int_equal(store_version(st), store_schema_latest());
@@ -135,7 +117,7 @@ static void test_lock(void **state)
 	tmpdb t;
 	char msg[256];
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store *st = open_ok(t.path, NULL);
 	/* A second open (its own descriptor, as another process would have) is
 	 * refused while the first holds the file. */
@@ -188,7 +170,7 @@ static void test_migrate_shared(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store_opts o = store_opts_default();
 	o.migrate_to = 1;
 	store *st = open_ok(t.path, &o);
@@ -218,7 +200,7 @@ static void test_migrate_old_database(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	/* A database as the first release wrote it: schema version 1. */
 	store_opts o = store_opts_default();
 	o.migrate_to = 1;
@@ -247,7 +229,7 @@ static void test_refuse_newer_and_foreign(void **state)
 	tmpdb t;
 	char msg[256];
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store *st = open_ok(t.path, NULL);
 	store_close(st);
 	poke_header(t.path, 60, (uint32_t)store_schema_latest() + 1);
@@ -263,7 +245,7 @@ static void test_refuse_newer_and_foreign(void **state)
 	tmpdb_remove(&t);
 
 	/* A file that is not a database at all. */
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	FILE *f = fopen(t.path, "w");
 	assert_non_null(f);
 	for (int i = 0; i < 200; i++)
@@ -297,7 +279,7 @@ static void test_scenes(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store *st = open_ok(t.path, NULL);
 	int64_t a = 0, b = 0, c = 0;
 	assert_int_equal(store_scene_create(st, "zeta", 1, &a), 0);
@@ -364,7 +346,7 @@ static void test_edit_log(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store *st = open_ok(t.path, NULL);
 	int64_t id = 0, other = 0;
 	assert_int_equal(store_scene_create(st, "s", 1, &id), 0);
@@ -467,7 +449,7 @@ static void test_ops_bin_column(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store *st = open_ok(t.path, NULL);
 	assert_true(store_schema_latest() >= 3);
 	int64_t id = 0;
@@ -506,7 +488,7 @@ static void test_ops_bin_column(void **state)
 	store_close(st);
 	tmpdb_remove(&t);
 
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store_opts o = store_opts_default();
 	o.migrate_to = 2;
 	st = open_ok(t.path, &o);
@@ -538,7 +520,7 @@ static void test_snapshots(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store *st = open_ok(t.path, NULL);
 	int64_t id = 0;
 	assert_int_equal(store_scene_create(st, "s", 1, &id), 0);
@@ -574,7 +556,7 @@ static void test_transactions(void **state)
 {
 	tmpdb t;
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store *st = open_ok(t.path, NULL);
 	int64_t id = 0;
 	assert_int_equal(store_scene_create(st, "s", 1, &id), 0);
@@ -610,7 +592,7 @@ static void test_checkpoints_bound_the_wal(void **state)
 	tmpdb t;
 	char wal[128];
 	(void)state;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	snprintf(wal, sizeof(wal), "%s-wal", t.path);
 	store_opts o = store_opts_default();
 	o.checkpoint_pages = 16;
@@ -649,7 +631,7 @@ static void test_checkpoints_bound_the_wal(void **state)
 static void fault_case(unsigned ops, int kind)
 {
 	tmpdb t;
-	tmpdb_make(&t);
+	tmpdb_make_here(&t);
 	store_opts o = store_opts_default();
 	o.fault_injection = true;
 	store *st = open_ok(t.path, &o);
@@ -724,7 +706,7 @@ static void test_fault_after_n(void **state)
 	(void)state;
 	for (long after = 0; after < 12; after++) {
 		tmpdb t;
-		tmpdb_make(&t);
+		tmpdb_make_here(&t);
 		store_opts o = store_opts_default();
 		o.fault_injection = true;
 		store *st = open_ok(t.path, &o);
