@@ -211,6 +211,42 @@ function solidMaterial({ edges }) {
 }
 
 /*
+ * The slots of a buffer written since its last upload, as one range
+ * (first..last), so that an upload sends only that part: a flash or an
+ * edit then costs what it changed, and a frame that changed nothing
+ * uploads nothing.
+ */
+class DirtySlots {
+	constructor() {
+		this.first = Infinity;
+		this.last = -1;
+	}
+
+	mark(slot) {
+		if (slot < this.first) this.first = slot;
+		if (slot > this.last) this.last = slot;
+	}
+
+	everything() {
+		this.first = 0;
+		this.last = Infinity;
+	}
+
+	/* Hands the range to 'attr' ('per' numbers a slot) for its next upload,
+	 * and starts a new one. */
+	flush(attr, per, count) {
+		const last = Math.min(this.last, count - 1);
+		if (last >= this.first) {
+			attr.clearUpdateRanges();
+			if (this.last !== Infinity) attr.addUpdateRange(this.first * per, (last - this.first + 1) * per);
+			attr.needsUpdate = true;
+		}
+		this.first = Infinity;
+		this.last = -1;
+	}
+}
+
+/*
  * One InstancedMesh that grows as needed. Slots are kept dense (a removed
  * node's slot is filled with the last one), so 'count' is the node count.
  */
@@ -241,6 +277,8 @@ class InstanceBatch {
 		this.capacity = capacity;
 		this.mesh = mesh;
 		this.parent.add(mesh);
+		this._dirty = new DirtySlots();
+		this._dirty.everything();
 	}
 
 	add(id) {
@@ -262,6 +300,7 @@ class InstanceBatch {
 			this.slots.set(moved, slot);
 			this.mesh.instanceMatrix.array.copyWithin(slot * 16, last * 16, last * 16 + 16);
 			this.mesh.instanceColor.array.copyWithin(slot * 3, last * 3, last * 3 + 3);
+			this._dirty.mark(slot);
 		}
 		this.ids.pop();
 		this.slots.delete(id);
@@ -270,11 +309,15 @@ class InstanceBatch {
 	}
 
 	setMatrix(id, elements) {
-		this.mesh.instanceMatrix.array.set(elements, this.slots.get(id) * 16);
+		const slot = this.slots.get(id);
+		this.mesh.instanceMatrix.array.set(elements, slot * 16);
+		this._dirty.mark(slot);
 	}
 
 	setColour(id, colour) {
-		colour.toArray(this.mesh.instanceColor.array, this.slots.get(id) * 3);
+		const slot = this.slots.get(id);
+		colour.toArray(this.mesh.instanceColor.array, slot * 3);
+		this._dirty.mark(slot);
 	}
 
 	/* The node under a raycast hit on this batch's mesh. */
@@ -283,8 +326,12 @@ class InstanceBatch {
 	}
 
 	touch() {
-		this.mesh.instanceMatrix.needsUpdate = true;
-		this.mesh.instanceColor.needsUpdate = true;
+		// Both attributes share the range: a slot written in one is usually
+		// written in the other (a placed node gets its colour too).
+		const range = this._dirty;
+		const { first, last } = range;
+		range.flush(this.mesh.instanceMatrix, 16, this.capacity);
+		Object.assign(range, { first, last }).flush(this.mesh.instanceColor, 3, this.capacity);
 		this.mesh.boundingSphere = everywhere();
 		this.mesh.boundingBox = null;
 	}
@@ -608,6 +655,8 @@ class GlyphBatch {
 		this.capacity = capacity;
 		this.lines = lines;
 		this._indexStale = true;
+		this._dirty = new DirtySlots();
+		this._dirty.everything();
 		this.parent.add(lines);
 	}
 
@@ -632,6 +681,7 @@ class GlyphBatch {
 			for (const name of ['position', 'color']) {
 				this.lines.geometry.attributes[name].array.copyWithin(slot * n, last * n, last * n + n);
 			}
+			this._dirty.mark(slot);
 			this.centres.copyWithin(slot * 3, last * 3, last * 3 + 3);
 			this.radii[slot] = this.radii[last];
 			this.dotColours.copyWithin(slot * 3, last * 3, last * 3 + 3);
@@ -646,6 +696,7 @@ class GlyphBatch {
 	setPoints(id, m, local) {
 		const out = this.lines.geometry.attributes.position.array;
 		const slot = this.slots.get(id);
+		this._dirty.mark(slot);
 		let o = slot * this.vertsPer * 3;
 		let reach = 0;
 		for (let i = 0; i < local.length; i += 3) {
@@ -667,6 +718,7 @@ class GlyphBatch {
 	setColours(id, colours, tint = null) {
 		const out = this.lines.geometry.attributes.color.array;
 		const slot = this.slots.get(id);
+		this._dirty.mark(slot);
 		const o = slot * this.vertsPer * 3;
 		const mean = [0, 0, 0];
 		for (let i = 0; i < colours.length; i++) {
@@ -711,8 +763,11 @@ class GlyphBatch {
 	}
 
 	touch() {
-		this.lines.geometry.attributes.position.needsUpdate = true;
-		this.lines.geometry.attributes.color.needsUpdate = true;
+		const range = this._dirty;
+		const { first, last } = range;
+		const per = this.vertsPer * 3;
+		range.flush(this.lines.geometry.attributes.position, per, this.capacity);
+		Object.assign(range, { first, last }).flush(this.lines.geometry.attributes.color, per, this.capacity);
 		this.lines.geometry.boundingSphere = everywhere();
 		if (this._indexStale) this._writeIndex((write) => {
 			for (let slot = 0; slot < this.ids.length; slot++) write(slot);
