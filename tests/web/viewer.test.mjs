@@ -172,6 +172,48 @@ describe('viewer: two browsers on one rig', () => {
 		await poll(async () => maxDiff((await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'arm').t, t0) === 0, { what: 'the drag undone' });
 	});
 
+	it('shows a gizmo drag at once, predicted, then exactly the server\'s matrices', async () => {
+		await A.page.click('.tree-row[data-id="arm"]');
+		await A.page.click('button.tool[data-mode="translate"]');
+		const before = await rigd.tree(server, 'demo');
+		const t0 = before.nodes.find((n) => n.id === 'arm').t;
+		const base = before.nodes.find((n) => n.id === 'base').world;
+		const at = await A.page.evaluate(([w, p]) => {
+			const x = w[0] * p[0] + w[4] * p[1] + w[8] * p[2] + w[12];
+			const y = w[1] * p[0] + w[5] * p[1] + w[9] * p[2] + w[13];
+			const z = w[2] * p[0] + w[6] * p[1] + w[10] * p[2] + w[14];
+			return window.rigd.screenOfPoint([x, y, z]);
+		}, [base, [0, 0.2, 0]]);
+		await A.page.mouse.move(at.x, at.y);
+		await A.page.mouse.down();
+		await A.page.mouse.move(at.x + 5, at.y - 1);
+		// With the server stopped, nothing it sends can move the hand: what
+		// the page draws now is its own prediction.
+		process.kill(server.rigdPid, 'SIGSTOP');
+		let during;
+		try {
+			await A.page.mouse.move(at.x + 45, at.y - 10, { steps: 4 });
+			during = await A.page.evaluate(() => ({ predicted: window.rigd.predicted(), hand: window.rigd.worldOf('hand'), arm: window.rigd.worldOf('arm') }));
+		} finally {
+			process.kill(server.rigdPid, 'SIGCONT');
+		}
+		await A.page.mouse.up();
+		assert.deepEqual([...during.predicted].sort(), ['arm', 'hand'], 'the dragged node and its subtree are predicted');
+		assert.ok(maxDiff(during.hand, worldOfTree(before, 'hand')) > 0.01, 'the hand followed the pointer before the server answered');
+		// The hand keeps its place relative to the arm.
+		const rel = (w, p) => [0, 1, 2].map((i) => w[12 + i] - p[12 + i]);
+		assert.ok(maxDiff(rel(during.hand, during.arm), rel(worldOfTree(before, 'hand'), worldOfTree(before, 'arm'))) < 1e-9);
+		await poll(() => A.page.evaluate(() => window.rigd.predicted().length === 0), { what: 'the prediction replaced by the server\'s matrices' });
+		const after = await rigd.tree(server, 'demo');
+		assert.ok(maxDiff(after.nodes.find((n) => n.id === 'arm').t, t0) > 0.01, 'the server moved the arm');
+		for (const n of after.nodes) {
+			const shown = await A.page.evaluate((id) => window.rigd.worldOf(id), n.id);
+			assert.ok(maxDiff(shown, n.world) <= 1e-9, `${n.id} is drawn at the server's matrix`);
+		}
+		await A.page.locator('body').press('Control+z');
+		await poll(async () => maxDiff((await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'arm').t, t0) === 0, { what: 'the drag undone' });
+	});
+
 	it('flashes the nodes an update recomputed', async () => {
 		await B.page.waitForFunction(() => window.rigd.flashing().length === 0);
 		const seq = await B.page.evaluate(() => window.rigd.seq());

@@ -1045,6 +1045,29 @@ export class NodeLayer {
 		this.dotCellPx = Math.min(DOT_CELL_PX * scale, DOT_PX);
 	}
 
+	/*
+	 * Draws some nodes at predicted world matrices ('worlds': id -> 16
+	 * numbers) instead of the server's; the model is not changed. The next
+	 * update that touches a node, or restore(), draws it from the server's
+	 * matrix again.
+	 */
+	showPredicted(worlds) {
+		for (const [id, world] of worlds) {
+			const node = this.model.get(id);
+			if (node) this._placeNode(node, world);
+		}
+		this._touchAll();
+	}
+
+	/* Draws nodes 'ids' at the server's world matrices again. */
+	restore(ids) {
+		for (const id of ids) {
+			const node = this.model.get(id);
+			if (node) this._placeNode(node);
+		}
+		this._touchAll();
+	}
+
 	/* Starts the brief flash of nodes whose world matrix was recomputed. */
 	flash(ids, now) {
 		for (const id of ids) if (this._state.has(id)) this._flashing.set(id, now);
@@ -1122,7 +1145,7 @@ export class NodeLayer {
 
 	/* --- internals --- */
 
-	_object(node) {
+	_object(node, world) {
 		let obj = this.objects.get(node.id);
 		if (!obj) {
 			obj = new THREE.Object3D();
@@ -1132,8 +1155,9 @@ export class NodeLayer {
 			obj.userData.id = node.id;
 			this.objects.set(node.id, obj);
 		}
-		// The server's numbers, as they are: no composition, no rounding.
-		if (node.world) obj.matrixWorld.fromArray(node.world);
+		// The server's numbers, as they are: no composition, no rounding
+		// (or a prediction of them, see showPredicted).
+		if (world) obj.matrixWorld.fromArray(world);
 		obj.matrix.copy(obj.matrixWorld);
 		return obj;
 	}
@@ -1159,8 +1183,8 @@ export class NodeLayer {
 		return batch;
 	}
 
-	_placeNode(node) {
-		const obj = this._object(node);
+	_placeNode(node, world = node.world) {
+		const obj = this._object(node, world);
 		const m = obj.matrixWorld.elements;
 		const prev = this._state.get(node.id);
 		const { offset, batchKey, glyphKey } = this._classify(node, m);

@@ -294,7 +294,10 @@ class SceneView {
 		if (mode === 'translate') op.t = t;
 		else if (mode === 'rotate') op.r = r;
 		else op.s = s;
-		this.session.live(`${id}:gizmo`, [op]).catch((err) => this.inspector.showError(mode === 'translate' ? 't' : mode === 'rotate' ? 'rotation' : 's', err.message));
+		this.session.live(`${id}:gizmo`, [op]).catch((err) => {
+			this.viewport.dropPrediction();
+			this.inspector.showError(mode === 'translate' ? 't' : mode === 'rotate' ? 'rotation' : 's', err.message);
+		});
 		if (phase === 'end') this.session.endGesture();
 	}
 
@@ -636,6 +639,9 @@ class App {
 				return { frames: s.frames, movingFrames: s.movingFrames, renderMs: s.renderMs.slice(), costMs: s.costMs.slice(), intervals: s.intervals.slice() };
 			},
 			resetStats: () => view().viewport.resetStats(),
+			/* Ids drawn at matrices predicted from a gizmo drag, not yet the
+			 * server's (see viewport.js). */
+			predicted: () => view().viewport.predicted(),
 			/* Ids whose flash (recomputed by the last updates) is still fading. */
 			flashing: () => [...view().viewport.layer._flashing.keys()],
 			/* What is drawn: instances per batch, glyphs, and the last frame's

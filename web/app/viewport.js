@@ -11,8 +11,9 @@
  * the parent's world matrix (from the server) and a 'proxy' under it carries
  * the node's pivot frame, position t + pivot, rotation r and scale s, so
  * that what TransformControls changes maps straight back to t, r and s,
- * which are sent to the server as an edit. The drawn node moves when the
- * server's update arrives.
+ * which are sent to the server as an edit. The drawn node and its subtree
+ * follow the gizmo at once, at predicted matrices, and are drawn at the
+ * server's when its update carries the values sent (PREDICTION_TIMEOUT_MS).
  */
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
@@ -63,6 +64,21 @@ function chooseDrawMode(software) {
  * scene, or until moving frames cost less than a third of the budget.
  * '?quality=full' in the page URL turns this off.
  */
+/*
+ * Local prediction of a gizmo drag (issue 5: "optionally predicted
+ * locally, then corrected by the server"). While the gizmo moves node N,
+ * N is drawn at W_parent L, with L = T(t) T(pivot) R S T(-pivot) from the
+ * gizmo's values, and every node below N at D W, where D is that matrix
+ * times the inverse of N's world from the server: the subtree follows the
+ * pointer before the server answers. Every update from the server puts
+ * its matrices back, and the prediction is laid over them again until the
+ * server's t, r and s of N are the predicted ones; from then on the
+ * server's matrices alone are drawn. An edit refused, or
+ * PREDICTION_TIMEOUT_MS after the drag without that update, also ends it.
+ */
+const PREDICTION_TIMEOUT_MS = 2000;
+const SAME_LOCAL = 1e-12; // server values equal to the predicted ones
+
 const FRAME_COST_BUDGET_MS = 14; // of the 16.7 ms of a 60 Hz frame
 const IDLE_MS = 150;
 const MOVING_PIXEL_SCALE = 0.5;
@@ -137,8 +153,18 @@ export class Viewport extends Emitter {
 		this._listeners.listen(this.gizmo, 'dragging-changed', (e) => {
 			this.orbit.enabled = !e.value && !this.lookId;
 			this._emitGizmo(e.value ? 'start' : 'end');
+			clearTimeout(this._predictionTimer);
+			if (!e.value && this._prediction) {
+				this._predictionTimer = setTimeout(() => this.dropPrediction(), PREDICTION_TIMEOUT_MS);
+				this._confirmPrediction();
+			}
 		});
-		this._listeners.listen(this.gizmo, 'objectChange', () => this._emitGizmo('change'));
+		this._listeners.listen(this.gizmo, 'objectChange', () => {
+			this._emitGizmo('change');
+			if (this.gizmo.dragging) this._predict();
+		});
+		this._prediction = null; // {id, t, r, s, ids}
+		this._predictionTimer = 0;
 
 		this._raycaster = new THREE.Raycaster();
 		this._down = null;
@@ -172,12 +198,14 @@ export class Viewport extends Emitter {
 	 * its updates should flash the recomputed nodes. */
 	setModel(model, { flash = true, frame = false } = {}) {
 		for (const off of this._modelUnsubs) off();
+		this._prediction = null;
 		this.model = model;
 		this._flashUpdates = flash;
 		this.layer.rebuild(model);
 		this.overlays.bind(model, this.layer);
 		this._modelUnsubs = [
 			model.on('reset', () => {
+				this._prediction = null;
 				this.layer.rebuild(model);
 				if (!this._framed) this.frameAll();
 				this.overlays.changed();
@@ -186,6 +214,7 @@ export class Viewport extends Emitter {
 			}),
 			model.on('update', (info) => {
 				this.layer.update(info);
+				if (this._prediction) this._confirmPrediction();
 				if (this._flashUpdates && info.world.size) this.layer.flash(info.world, performance.now());
 				this.overlays.changed();
 				if (this._gizmoId && !this.model.get(this._gizmoId)) this.attachGizmo(null);
@@ -319,6 +348,76 @@ export class Viewport extends Emitter {
 			r: p.quaternion.toArray(),
 			s: p.scale.toArray(),
 		});
+	}
+
+	/* --- prediction (PREDICTION_TIMEOUT_MS) --- */
+
+	/* Starts or moves the prediction from the gizmo's current values. */
+	_predict() {
+		const node = this._gizmoId && this.model && this.model.get(this._gizmoId);
+		if (!node) return;
+		const p = this._gizmoProxy;
+		this._prediction = {
+			id: node.id,
+			t: [p.position.x - node.pivot[0], p.position.y - node.pivot[1], p.position.z - node.pivot[2]],
+			r: p.quaternion.toArray(),
+			s: p.scale.toArray(),
+			ids: this._prediction ? this._prediction.ids : [],
+		};
+		this._showPrediction();
+	}
+
+	/* Draws the prediction over the model's current matrices. */
+	_showPrediction() {
+		const pr = this._prediction;
+		const node = this.model.get(pr.id);
+		const inverse = node && node.world ? invertAffine(node.world) : null;
+		if (!inverse) return this.dropPrediction();
+		const parent = node.parent === null ? null : this.model.get(node.parent);
+		const pivot = new THREE.Vector3().fromArray(node.pivot);
+		const local = new THREE.Matrix4()
+			.compose(new THREE.Vector3().fromArray(pr.t).add(pivot), new THREE.Quaternion().fromArray(pr.r), new THREE.Vector3().fromArray(pr.s))
+			.multiply(new THREE.Matrix4().makeTranslation(-pivot.x, -pivot.y, -pivot.z));
+		const world = new THREE.Matrix4().fromArray(parent && parent.world ? parent.world : IDENTITY).multiply(local);
+		const delta = world.clone().multiply(new THREE.Matrix4().fromArray(inverse));
+		const worlds = new Map([[node.id, world.toArray()]]);
+		const m = new THREE.Matrix4();
+		for (const id of this.model.subtree(node.id)) {
+			const below = this.model.get(id);
+			if (id !== node.id && below.world) worlds.set(id, m.fromArray(below.world).premultiply(delta).toArray());
+		}
+		// Nodes that left the subtree since the last prediction get theirs back.
+		this.layer.restore(pr.ids.filter((id) => !worlds.has(id)));
+		pr.ids = [...worlds.keys()];
+		this.layer.showPredicted(worlds);
+		this.requestRender();
+	}
+
+	/* After an update: ends the prediction once the server's locals of the
+	 * node are the predicted ones, else lays it over the new matrices. */
+	_confirmPrediction() {
+		const pr = this._prediction;
+		const node = this.model.get(pr.id);
+		const same = (a, b) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) <= SAME_LOCAL);
+		if (node && !this.gizmo.dragging && same(node.t, pr.t) && same(node.r, pr.r) && same(node.s, pr.s)) this.dropPrediction();
+		else if (node) this._showPrediction();
+		else this.dropPrediction();
+	}
+
+	/* Draws the server's matrices alone again (also when an edit of the
+	 * drag was refused). */
+	dropPrediction() {
+		clearTimeout(this._predictionTimer);
+		const pr = this._prediction;
+		this._prediction = null;
+		if (!pr) return;
+		this.layer.restore(pr.ids);
+		this.requestRender();
+	}
+
+	/* Ids drawn at predicted matrices now (for tests). */
+	predicted() {
+		return this._prediction ? [...this._prediction.ids] : [];
 	}
 
 	/* --- looking through a node --- */
@@ -516,6 +615,7 @@ export class Viewport extends Emitter {
 		cancelAnimationFrame(this._frame);
 		clearTimeout(this._flashTimer);
 		clearTimeout(this._idleTimer);
+		clearTimeout(this._predictionTimer);
 		this._costChannel.port1.close();
 		this._frame = 0;
 		for (const off of this._modelUnsubs) off();
