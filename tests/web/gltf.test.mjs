@@ -117,7 +117,14 @@ describe('viewer: glTF in and out', () => {
 	it('the Import glTF button takes a file through the same input', async () => {
 		const { page } = P;
 		await page.setInputFiles('input.gltf-input', path.join(SAMPLES, 'NegativeScaleTest.gltf'));
-		await page.waitForFunction(() => location.hash === '#/scene/NegativeScaleTest' && window.rigd.phase() === 'live' && window.rigd.liveSeq() === 1, null, { timeout: 10000 });
+		// The hash changes before the page routes to the new scene (on
+		// 'hashchange'): until then the hook still answers for the scene
+		// that was open. The title changes with the route.
+		await page.waitForFunction(
+			() => location.hash === '#/scene/NegativeScaleTest' && document.title.startsWith('NegativeScaleTest ') && window.rigd.phase() === 'live' && window.rigd.liveSeq() === 1,
+			null,
+			{ timeout: 10000 },
+		);
 		const tree = await rigd.tree(server, 'NegativeScaleTest');
 		assert.equal((await page.evaluate(() => window.rigd.tree())).length, tree.nodes.filter((n) => n.parent === null).length);
 		assert.deepEqual(P.problems, []);
