@@ -19,7 +19,6 @@
 #define RIGD_MATH_H
 
 #include <stdbool.h>
-#include <stdint.h>
 
 typedef struct vec3 {
 	double x, y, z;
@@ -191,13 +190,19 @@ static inline void mat4_mul_affine(const double *restrict a, const double *restr
  */
 #if defined(__GNUC__)
 typedef double mat34_row __attribute__((vector_size(32)));
-typedef long long mat34_bits __attribute__((vector_size(32)));
+typedef long long mat34_lanes __attribute__((vector_size(32)));
+
+/* (-0, -0, -0, row[3]): lanes 0..2 of 'zeros', lane 3 of 'row'; one blend. */
+#if defined(__clang__)
+#define MAT34_TAIL(row, zeros) __builtin_shufflevector((zeros), (row), 0, 1, 2, 7)
+#else
+#define MAT34_TAIL(row, zeros) __builtin_shuffle((zeros), (row), (mat34_lanes){ 0, 1, 2, 7 })
+#endif
 
 static inline void mat34_mul(const double *restrict a, const double *restrict b,
 			     double *restrict out)
 {
-	/* Keeps lane 3 (the translation) and puts -0 in lanes 0..2. */
-	const mat34_bits keep = { 0, 0, 0, -1 }, neg_zero = { INT64_MIN, INT64_MIN, INT64_MIN, 0 };
+	const mat34_row neg_zero = { -0.0, -0.0, -0.0, -0.0 };
 	mat34_row b0, b1, b2, a0, a1, a2, r0, r1, r2;
 
 	__builtin_memcpy(&b0, b, sizeof(b0));
@@ -206,9 +211,9 @@ static inline void mat34_mul(const double *restrict a, const double *restrict b,
 	__builtin_memcpy(&a0, a, sizeof(a0));
 	__builtin_memcpy(&a1, a + 4, sizeof(a1));
 	__builtin_memcpy(&a2, a + 8, sizeof(a2));
-	r0 = ((b0 * a[0] + b1 * a[1]) + b2 * a[2]) + (mat34_row)(((mat34_bits)a0 & keep) | neg_zero);
-	r1 = ((b0 * a[4] + b1 * a[5]) + b2 * a[6]) + (mat34_row)(((mat34_bits)a1 & keep) | neg_zero);
-	r2 = ((b0 * a[8] + b1 * a[9]) + b2 * a[10]) + (mat34_row)(((mat34_bits)a2 & keep) | neg_zero);
+	r0 = ((b0 * a[0] + b1 * a[1]) + b2 * a[2]) + MAT34_TAIL(a0, neg_zero);
+	r1 = ((b0 * a[4] + b1 * a[5]) + b2 * a[6]) + MAT34_TAIL(a1, neg_zero);
+	r2 = ((b0 * a[8] + b1 * a[9]) + b2 * a[10]) + MAT34_TAIL(a2, neg_zero);
 	__builtin_memcpy(out, &r0, sizeof(r0));
 	__builtin_memcpy(out + 4, &r1, sizeof(r1));
 	__builtin_memcpy(out + 8, &r2, sizeof(r2));
