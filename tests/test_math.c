@@ -899,8 +899,9 @@ static void test_compose_matches_products(void **state)
 	MAT_NEAR(mat4_rotation_axis(v3(0, 0, 7), 0.3), mat4_rotation_axis(v3(0, 0, 1), 0.3), 1e-15);
 }
 
-/* mat34_mul gives, bit for bit, the first three rows of mat4_mul_affine,
- * signed zeros included (the scene's hot loop relies on it), and the mat34
+/* mat34_mul (and mat34_mul_wide) gives, bit for bit, the first three rows
+ * of mat4_mul_affine, signed zeros included (the scene's hot loop relies on
+ * it), and the mat34
  * round trip restores an affine matrix with the last row 0 0 0 1. */
 static void test_mat34_mul_same_bits(void **state)
 {
@@ -930,6 +931,14 @@ static void test_mat34_mul_same_bits(void **state)
 		for (int r = 0; r < 3; r++)
 			for (int c = 0; c < 4; c++)
 				assert_memory_equal(&got.m[c * 4 + r], &want.m[c * 4 + r], sizeof(double));
+#ifdef MAT34_HAVE_WIDE
+		{
+			mat34 wide;
+
+			mat34_mul_wide(a34.m, b34.m, wide.m);
+			assert_memory_equal(wide.m, out.m, sizeof(out.m));
+		}
+#endif
 		assert_memory_equal(mat4_from_mat34(a34).m, a.m, sizeof(a.m));
 	}
 	{
