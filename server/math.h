@@ -161,6 +161,9 @@ int plane_classify(plane p, aabb b);
 static inline void mat4_mul_affine(const double *restrict a, const double *restrict b,
 				   double *restrict out)
 {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
 	for (int c = 0; c < 3; c++) {
 		const double b0 = b[c * 4 + 0], b1 = b[c * 4 + 1], b2 = b[c * 4 + 2];
 
@@ -186,7 +189,10 @@ static inline void mat4_mul_affine(const double *restrict a, const double *restr
  * + (-0, -0, -0, a[r][3]). Adding -0 leaves every double as it was (even
  * -0, which + 0 would turn into +0), so the three columns without a
  * translation term are exact too. Built for AVX2 that is a handful of
- * instructions; for the baseline, twice as many SSE2 ones. Never FMA.
+ * instructions; for the baseline, twice as many SSE2 ones. Never FMA: GCC
+ * does not contract in ISO C mode, Clang does by default wherever the
+ * target has FMA (AVX-512F implies it there), hence the pragma in each of
+ * these products.
  */
 #if defined(__GNUC__)
 typedef double mat34_row __attribute__((vector_size(32)));
@@ -202,6 +208,9 @@ typedef long long mat34_lanes __attribute__((vector_size(32)));
 static inline void mat34_mul(const double *restrict a, const double *restrict b,
 			     double *restrict out)
 {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
 	const mat34_row neg_zero = { -0.0, -0.0, -0.0, -0.0 };
 	mat34_row b0, b1, b2, a0, a1, a2, r0, r1, r2;
 
@@ -234,6 +243,9 @@ typedef double mat34_rows2 __attribute__((vector_size(64)));
 static inline void mat34_mul_wide(const double *restrict a, const double *restrict b,
 				  double *restrict out)
 {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
 	const mat34_row neg_zero = { -0.0, -0.0, -0.0, -0.0 };
 	const mat34_rows2 neg_zero2 = { -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0 };
 	mat34_row b0, b1, b2, a2, r2;
@@ -261,6 +273,9 @@ static inline void mat34_mul_wide(const double *restrict a, const double *restri
 static inline void mat34_mul(const double *restrict a, const double *restrict b,
 			     double *restrict out)
 {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
 	for (int r = 0; r < 3; r++) {
 		const double *ar = a + 4 * r;
 
