@@ -7,19 +7,22 @@
  *
  *   - full recompute of 1k, 100k and 1M nodes: scene_load, then every root
  *     edited (untimed) and scene_update timed, median of many runs;
- *   - a plain memcpy of the matrix bytes a recompute reads and writes per
- *     node (128 B in, 128 B out), as the hardware limit;
+ *   - a plain memcpy of the bytes a recompute writes per node (a 96-byte
+ *     world matrix and the node's 24-byte record; it reads the local matrix,
+ *     the record and 4 bytes of 'order', 124 B), as the hardware limit;
  *   - three.js's updateMatrixWorld on the same 100k tree, through node and
  *     bench/bench_three.mjs, which also checks its matrices against ours;
  *   - one leaf edit and edits of ever larger subtrees in the 1M tree
  *     (scene_set + scene_update), to show the cost follows the subtree,
  *     next to the latency of one random dependent load in a block as big
  *     as that scene's matrices, the hardware limit for an edit at a random
- *     place;
+ *     place, once on 4 KiB pages and once on 2 MiB pages (the scene asks
+ *     for those: see "Memory" in server/scene.c), each line saying how much
+ *     of its block the kernel really gave as huge pages;
  *   - the 59-bone rig of ERRATA.md item 1;
  *   - structural edits (insert, delete, reparent) in the 100k scene.
  *
- * Usage: bench_core [--no-three]
+ * Usage: bench_core [--no-three]  (--no-three: skip the three.js peer)
  * Progress goes to stderr, the table to stdout.
  */
 #include "random_tree.h"
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +54,13 @@
 #define TARGET_THREE_RATIO 50.0
 #define TARGET_LEAF_EDIT_NS 1000.0
 #define TARGET_STRUCTURAL_NS 2e6
+
+/* What the recompute pass touches per node in server/scene.c: it reads a
+ * local and writes a world matrix (mat34, 96 bytes each), reads and writes
+ * the node's 24-byte hot record, and reads its handle in 'order'. */
+#define PASS_MATRIX_BYTES 96
+#define PASS_WRITE_BYTES (PASS_MATRIX_BYTES + 24)
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
 
 /* ---------- timing and statistics ---------- */
 
@@ -270,10 +281,31 @@ static double time_full_update(scene *s, int reps)
 	return med;
 }
 
-/* Median ns to copy 'bytes' with memcpy between two buffers of that size. */
+/*
+ * A block of 'bytes' placed as the scene places its big arrays: 2 MiB
+ * aligned and, with 'huge', offered as transparent huge pages; without,
+ * madvise(MADV_NOHUGEPAGE) keeps it on 4 KiB pages even where THP is
+ * "always". *raw gets the pointer to free.
+ */
+static void *page_block(size_t bytes, bool huge, void **raw)
+{
+	char *p = xmalloc(bytes + HUGE_PAGE_BYTES);
+
+	*raw = p;
+	p += HUGE_PAGE_BYTES - (uintptr_t)p % HUGE_PAGE_BYTES;
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+	if (bytes >= HUGE_PAGE_BYTES)
+		(void)madvise(p, bytes & ~(HUGE_PAGE_BYTES - 1), huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+#endif
+	return p;
+}
+
+/* Median ns to copy 'bytes' with memcpy between two buffers of that size,
+ * on huge pages as the scene's arrays are. */
 static double time_memcpy(size_t bytes, int reps)
 {
-	char *src = xmalloc(bytes), *dst = xmalloc(bytes);
+	void *src_raw, *dst_raw;
+	char *src = page_block(bytes, true, &src_raw), *dst = page_block(bytes, true, &dst_raw);
 	double *t = xmalloc(sizeof(double) * (size_t)reps), med;
 
 	memset(src, 1, bytes);
@@ -289,22 +321,48 @@ static double time_memcpy(size_t bytes, int reps)
 		fprintf(stderr, "bench_core: memcpy check failed\n");
 	med = quantile(t, reps, 0.5);
 	free(t);
-	free(src);
-	free(dst);
+	free(src_raw);
+	free(dst_raw);
 	return med;
 }
+
+/* kB of this process's anonymous memory on transparent huge pages, or -1
+ * when the kernel does not say. */
+static long anon_huge_kb(void)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+typedef struct latency {
+	double ns;
+	long huge_mb; /* of the block, on huge pages; -1 unknown */
+} latency;
 
 /*
  * ns for one load that depends on the previous one, at random places in a
  * block of 'bytes': the memory latency that an edit at a random place in a
  * big scene cannot beat. The block is one random cycle through all of its
- * cache lines (Sattolo's shuffle), so every load is a fresh line.
+ * cache lines (Sattolo's shuffle), so every load is a fresh line. 'huge':
+ * see page_block.
  */
-static double time_load_latency(size_t bytes)
+static latency time_load_latency(size_t bytes, bool huge)
 {
 	size_t lines = bytes / 64, p = 0;
-	size_t *next = xmalloc(lines * 64);
+	long huge_before = anon_huge_kb();
+	void *raw;
+	size_t *next = page_block(bytes, huge, &raw);
 	const int steps = 200000;
+	latency res;
 	double t0;
 
 	for (size_t i = 0; i < lines; i++)
@@ -315,14 +373,15 @@ static double time_load_latency(size_t bytes)
 		next[i * 8] = next[j * 8];
 		next[j * 8] = tmp;
 	}
+	res.huge_mb = huge_before < 0 ? -1 : (anon_huge_kb() - huge_before) >> 10;
 	t0 = now_ns();
 	for (int k = 0; k < steps; k++)
 		p = next[p * 8];
-	t0 = (now_ns() - t0) / steps;
+	res.ns = (now_ns() - t0) / steps;
 	if (p >= lines) /* uses p, so the chase cannot be optimised away */
 		fprintf(stderr, "bench_core: latency chase went astray\n");
-	free(next);
-	return t0;
+	free(raw);
+	return res;
 }
 
 static int reps_for(long n)
@@ -473,12 +532,13 @@ static tree_bench bench_full(scene *s, double load_ns)
 	b.n = n;
 	b.load_ns_node = load_ns / (double)n;
 	b.update_ns_node = time_full_update(s, reps) / (double)n;
-	b.memcpy_ns_node = time_memcpy((size_t)n * 16 * sizeof(double), reps) / (double)n;
+	b.memcpy_ns_node = time_memcpy((size_t)n * PASS_WRITE_BYTES, reps) / (double)n;
 	return b;
 }
 
-/* Leaf and subtree edits in 's' (the 1M tree). */
-static void bench_edits(scene *s, double full_ns_node)
+/* Leaf and subtree edits in 's' (the 1M tree); 'scene_huge_mb' is how much
+ * of the process was on huge pages with the scene built (-1: unknown). */
+static void bench_edits(scene *s, double full_ns_node, long scene_huge_mb)
 {
 	int n = scene_count(s), nleaves = 0;
 	int *leaves = xmalloc(sizeof(int) * (size_t)n);
@@ -521,16 +581,21 @@ static void bench_edits(scene *s, double full_ns_node)
 	}
 	{
 		double med = quantile(t, nleaf_ops, 0.5), p99 = quantile(t, nleaf_ops, 0.99);
-		double latency = time_load_latency((size_t)n * 2 * 16 * sizeof(double));
+		size_t block = (size_t)n * 2 * PASS_MATRIX_BYTES;
+		latency small = time_load_latency(block, false), huge = time_load_latency(block, true);
 		row *r = add_row("leaf edit, a random leaf each time", n, -1, med);
 
-		set_ratio(r, "%.1f x load latency", med / latency);
+		set_ratio(r, "%.1f x huge-page latency", med / huge.ns);
 		set_target(r, "< 1 us", med < TARGET_LEAF_EDIT_NS);
 		r = add_row("  p99 of the same", n, -1, p99);
-		snprintf(label, sizeof(label), "  one random dependent load in %zu MB",
-			 (size_t)n * 2 * 16 * sizeof(double) >> 20);
-		r = add_row(label, n, -1, latency);
-		set_ratio(r, "memory latency reference");
+		snprintf(label, sizeof(label), "#   the scene process: %ld MB on huge pages", scene_huge_mb);
+		add_row(label, 0, -1, -1);
+		snprintf(label, sizeof(label), "  one random dependent load in %zu MB, 4 KiB", block >> 20);
+		r = add_row(label, n, -1, small.ns);
+		set_ratio(r, "latency ref., %ld MB huge", small.huge_mb);
+		snprintf(label, sizeof(label), "  the same on 2 MiB pages, as the scene");
+		r = add_row(label, n, -1, huge.ns);
+		set_ratio(r, "latency ref., %ld MB huge", huge.huge_mb);
 	}
 	/* The same leaf again and again (dragging one node): warm caches. */
 	for (int k = 0; k < nleaf_ops; k++) {
@@ -948,8 +1013,9 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "--no-three") == 0) {
 			with_three = false;
 		} else {
-			fprintf(stderr, "usage: bench_core [--no-three]\n");
-			return 2;
+			fprintf(stderr, "usage: bench_core [--no-three]\n"
+					"  --no-three  skip the three.js peer (node, web/node_modules)\n");
+			return strcmp(argv[i], "--help") == 0 ? 0 : 2;
 		}
 	}
 	cpu_model(cpu, sizeof(cpu));
@@ -973,7 +1039,7 @@ int main(int argc, char **argv)
 			if (sizes[k] == 100000)
 				set_target(r, "<= 12 ns", r->ns_node <= TARGET_NS_PER_NODE_100K);
 		}
-		add_row("  memcpy of 128 B/node (read 128, write 128)", sizes[k], full[k].memcpy_ns_node,
+		add_row("  memcpy of the 120 B/node the pass writes", sizes[k], full[k].memcpy_ns_node,
 			full[k].memcpy_ns_node * (double)sizes[k]);
 		add_row("  scene_load (bulk, for reference)", sizes[k], full[k].load_ns_node,
 			full[k].load_ns_node * (double)sizes[k]);
@@ -998,7 +1064,7 @@ int main(int argc, char **argv)
 		if (sizes[k] == 1000000) {
 			progress("edits in the 1M tree");
 			section("edits in the 1M tree (scene_set + scene_update)");
-			bench_edits(s, full[k].update_ns_node);
+			bench_edits(s, full[k].update_ns_node, anon_huge_kb() < 0 ? -1 : anon_huge_kb() >> 10);
 		}
 		scene_free(s);
 		rtree_free(&t);

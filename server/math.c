@@ -532,6 +532,28 @@ bool mat4_is_finite(mat4 m)
 	return true;
 }
 
+mat34 mat34_from_mat4(mat4 m)
+{
+	mat34 out;
+
+	for (int r = 0; r < 3; r++)
+		for (int c = 0; c < 4; c++)
+			out.m[r * 4 + c] = m.m[c * 4 + r];
+	return out;
+}
+
+mat4 mat4_from_mat34(mat34 m)
+{
+	mat4 out;
+
+	for (int r = 0; r < 3; r++)
+		for (int c = 0; c < 4; c++)
+			out.m[c * 4 + r] = m.m[r * 4 + c];
+	out.m[3] = out.m[7] = out.m[11] = 0;
+	out.m[15] = 1;
+	return out;
+}
+
 aabb aabb_make(vec3 min, vec3 max)
 {
 	return (aabb){ min, max };

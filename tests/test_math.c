@@ -899,6 +899,57 @@ static void test_compose_matches_products(void **state)
 	MAT_NEAR(mat4_rotation_axis(v3(0, 0, 7), 0.3), mat4_rotation_axis(v3(0, 0, 1), 0.3), 1e-15);
 }
 
+/* mat34_mul (and mat34_mul_wide) gives, bit for bit, the first three rows
+ * of mat4_mul_affine, signed zeros included (the scene's hot loop relies on
+ * it), and the mat34
+ * round trip restores an affine matrix with the last row 0 0 0 1. */
+static void test_mat34_mul_same_bits(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 500; i++) {
+		mat4 a = mat4_compose_pivot(v3(rnd(-5, 5), rnd(-5, 5), rnd(-5, 5)), rnd_quat(),
+					    v3(rnd(-3, 3), rnd(-3, 3), rnd(-3, 3)),
+					    v3(rnd(-2, 2), rnd(-2, 2), rnd(-2, 2)));
+		mat4 b = mat4_compose(v3(rnd(-5, 5), rnd(-5, 5), rnd(-5, 5)), rnd_quat(),
+				      v3(rnd(-3, 3), rnd(-3, 3), rnd(-3, 3)));
+		mat4 want, got;
+		mat34 a34, b34, out;
+
+		/* Zeros of both signs where the products and sums can keep or
+		 * lose the sign: a zero row in b, a negative zero translation. */
+		if (i % 4 == 1)
+			b.m[1] = b.m[5] = b.m[9] = -0.0;
+		if (i % 4 == 2)
+			b.m[12] = b.m[13] = b.m[14] = -0.0, a.m[12] = -0.0;
+		if (i % 4 == 3)
+			a = mat4_scaling(v3(-0.0, 1, -0.0));
+		a34 = mat34_from_mat4(a);
+		b34 = mat34_from_mat4(b);
+		mat4_mul_affine(a.m, b.m, want.m);
+		mat34_mul(a34.m, b34.m, out.m);
+		got = mat4_from_mat34(out);
+		for (int r = 0; r < 3; r++)
+			for (int c = 0; c < 4; c++)
+				assert_memory_equal(&got.m[c * 4 + r], &want.m[c * 4 + r], sizeof(double));
+#ifdef MAT34_HAVE_WIDE
+		{
+			mat34 wide;
+
+			mat34_mul_wide(a34.m, b34.m, wide.m);
+			assert_memory_equal(wide.m, out.m, sizeof(out.m));
+		}
+#endif
+		assert_memory_equal(mat4_from_mat34(a34).m, a.m, sizeof(a.m));
+	}
+	{
+		mat4 g = mat4_from_mat34(mat34_from_mat4(mat4_identity()));
+		static const double last[4] = { 0, 0, 0, 1 };
+
+		for (int c = 0; c < 4; c++)
+			assert_memory_equal(&g.m[c * 4 + 3], &last[c], sizeof(double));
+	}
+}
+
 static void test_euler_order_and_round_trips(void **state)
 {
 	quat q;
@@ -1277,6 +1328,7 @@ int main(void)
 		cmocka_unit_test(test_002_length_preservation),
 		cmocka_unit_test(test_002_blending),
 		cmocka_unit_test(test_compose_matches_products),
+		cmocka_unit_test(test_mat34_mul_same_bits),
 		cmocka_unit_test(test_euler_order_and_round_trips),
 		cmocka_unit_test(test_invert_affine_sheared),
 		cmocka_unit_test(test_invert_trs),
