@@ -130,8 +130,10 @@ describe('viewer: two browsers on one rig', () => {
 		const yaw = tree.nodes.find((n) => n.id === 'base').euler[1];
 		assert.ok(Math.abs(yaw - 30) > 20, `the yaw moved (now ${yaw})`);
 		assert.ok(maxDiff(worldOfTree(tree, 'hand'), worldOfTree(before, 'hand')) > 0.1, 'the hand moved');
-		// Every node, on both pages.
+		// Every node, on both pages, once each has taken in that seq (page A's
+		// own update may still be on its way when page B already shows it).
 		for (const { page } of [A, B]) {
+			await page.waitForFunction((s) => window.rigd.seq() === s, tree.seq, { timeout: 5000 });
 			for (const n of tree.nodes) {
 				assert.ok(maxDiff(await page.evaluate((id) => window.rigd.worldOf(id), n.id), n.world) <= 1e-9, n.id);
 			}
