@@ -696,6 +696,43 @@ static void test_random_edits_match_traversal(void **state)
 }
 
 /*
+ * A long dirty range is recomputed as two streams, with handles in preorder
+ * (a loaded scene) and out of it (a scene built by inserts under random
+ * parents): every world matrix has the bits the separate traversal gives.
+ */
+static void test_long_ranges_match_traversal(void **state)
+{
+	enum { N = 3000 };
+	scene *s = scene_new();
+	unsigned seed = 777;
+	char id[32];
+	int bad = 0;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		node_props p = node_props_default();
+		int parent = i < 2 ? -1 : scene_at(s, (int)(rnd(&seed) % (unsigned)scene_count(s)));
+
+		p.t = vec3_make(rnd(&seed) / 65536.0, rnd(&seed) / 65536.0, rnd(&seed) / 65536.0);
+		p.r = quat_from_euler_deg(vec3_make(rnd(&seed) % 360, rnd(&seed) % 360, 0));
+		p.s = vec3_make(0.5 + rnd(&seed) / 65536.0, -1, 1);
+		snprintf(id, sizeof(id), "n%d", i);
+		assert_int_equal(scene_create(s, id, parent, -1, &p, NULL), 0);
+	}
+	for (int i = 0; i < scene_count(s); i += scene_subtree_size(s, scene_at(s, i))) {
+		node_props p;
+
+		scene_props(s, scene_at(s, i), &p);
+		assert_int_equal(scene_set(s, scene_at(s, i), PROP_T, &p), 0);
+	}
+	assert_int_equal(scene_update(s, 1, NULL, NULL), N);
+	traverse_scene = s;
+	assert_true(scene_traverse(s, traverse_same_bits, &bad) > 0);
+	assert_int_equal(bad, 0);
+	scene_free(s);
+}
+
+/*
  * Reparents to explicit sibling indices, forward and backward in preorder
  * (the subtree is moved in place by a rotation of 'order'): the node lands
  * at the index asked for, every invariant holds, and moving it back to its
@@ -856,6 +893,7 @@ int main(void)
 		cmocka_unit_test(test_structure_edits_and_errors),
 		cmocka_unit_test(test_random_edits_match_traversal),
 		cmocka_unit_test(test_reparent_to_index_and_back),
+		cmocka_unit_test(test_long_ranges_match_traversal),
 		cmocka_unit_test(test_set_owned_takes_strings),
 		cmocka_unit_test(test_million_deep_chain),
 		cmocka_unit_test(test_load_rejects_bad_lists),
