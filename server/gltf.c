@@ -1176,7 +1176,7 @@ static int read_cameras(import_ctx *c)
 				g->zfar = fmax(1000, 1000 * g->znear);
 		} else {
 			const cJSON *o = cJSON_GetObjectItemCaseSensitive(cam, "orthographic");
-			double mag, zn, zf;
+			double mag = 0, zn = 0, zf = 0; /* set when read; gcc -O3 cannot tell */
 
 			if (!cJSON_IsObject(o))
 				problem = "orthographic is missing or not an object";

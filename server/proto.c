@@ -633,7 +633,7 @@ static int get_number(const cJSON *item, const char *field, double *out, const w
 static int get_int(const cJSON *item, const char *field, double min, double max, int64_t *out,
 		   const where *w)
 {
-	double v;
+	double v = 0; /* set when rc is 0; the initialiser quiets gcc -O3 */
 	int rc = get_number(item, field, &v, w);
 
 	if (rc)
@@ -781,7 +781,7 @@ static const struct {
 static int decode_bounds(const cJSON *item, edit_op *op, const where *w)
 {
 	static const char *const names[] = { "min", "max" };
-	const cJSON *f[2];
+	const cJSON *f[2] = { 0 };
 	int rc;
 
 	op->has_bounds = false;
@@ -802,7 +802,7 @@ static int decode_bounds(const cJSON *item, edit_op *op, const where *w)
 static int decode_camera(const cJSON *item, edit_op *op, const where *w)
 {
 	static const char *const names[] = { "fov", "near", "far" };
-	const cJSON *f[3];
+	const cJSON *f[3] = { 0 };
 	int rc;
 
 	if ((rc = members(item, "camera", names, 3, f, w)) != 0)
@@ -823,7 +823,7 @@ static int decode_camera(const cJSON *item, edit_op *op, const where *w)
 static int decode_op(const cJSON *item, int k, const proto_limits *lim, edit_batch *b,
 		     edit_error *err)
 {
-	const cJSON *f[K_COUNT];
+	const cJSON *f[K_COUNT] = { 0 };
 	where w = { k, err };
 	edit_op *op;
 	int kind, rc;
@@ -976,7 +976,7 @@ int proto_decode_batch(const char *json, size_t len, const proto_limits *lim, ed
 {
 	static const char *const names[] = { "ops", "client", "client_seq" };
 	proto_limits defaults = proto_limits_default();
-	const cJSON *f[3];
+	const cJSON *f[3] = { 0 };
 	cJSON *root;
 	where w = { -1, err };
 	int rc;
@@ -1162,7 +1162,7 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 		     proto_req *req_out, edit_error *err)
 {
 	proto_limits defaults = proto_limits_default();
-	const cJSON *f[M_COUNT];
+	const cJSON *f[M_COUNT] = { 0 };
 	cJSON *root;
 	where w = { -1, err };
 	int rc, type = 0;
@@ -1252,7 +1252,7 @@ int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 {
 	static const char *const names[] = { "seq", "time", "client", "client_seq", "ops" };
 	proto_limits defaults = proto_limits_default();
-	const cJSON *f[5];
+	const cJSON *f[5] = { 0 };
 	cJSON *root;
 	where w = { -1, err };
 	int64_t seq = 0;
@@ -1294,7 +1294,7 @@ int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_
 {
 	static const char *const names[] = { "name" };
 	proto_limits lim = proto_limits_default();
-	const cJSON *f[1];
+	const cJSON *f[1] = { 0 };
 	cJSON *root;
 	where w = { -1, err };
 	int rc;

@@ -145,7 +145,10 @@ static scene *import_new(const char *data, size_t len, const gltf_import_opts *o
 	return s;
 }
 
-static char *export_str(const scene *s, size_t *len)
+/* Not inlined: gcc 12 at -O3 then takes pointers into the returned text for
+ * pointers to the local 'json' and warns (-Wdangling-pointer, a false
+ * positive). */
+__attribute__((noinline)) static char *export_str(const scene *s, size_t *len)
 {
 	char *json = NULL;
 	size_t n = 0;
