@@ -342,6 +342,15 @@ class InstanceBatch {
 	}
 }
 
+/* Draws the first 'count' entries of 'index' (the index buffer of
+ * 'geometry') and uploads just those. */
+function drawIndexRange(geometry, index, count) {
+	geometry.setDrawRange(0, count);
+	index.clearUpdateRanges();
+	index.addUpdateRange(0, Math.max(count, 1));
+	index.needsUpdate = true;
+}
+
 /*
  * For each of 'n' bounding spheres (centres, radii) inside 'frustum':
  * write(slot) when its projected diameter is at least 'minPx' pixels,
@@ -466,10 +475,7 @@ class BakedBatch {
 		});
 		this.drawn = k;
 		this._indexStale = false;
-		this.mesh.geometry.setDrawRange(0, o);
-		index.clearUpdateRanges();
-		index.addUpdateRange(0, Math.max(o, 1));
-		index.needsUpdate = true;
+		drawIndexRange(this.mesh.geometry, index, o);
 	}
 
 	/*
@@ -741,10 +747,7 @@ class GlyphBatch {
 		});
 		this.drawn = k;
 		this._indexStale = false;
-		this.lines.geometry.setDrawRange(0, o);
-		index.clearUpdateRanges();
-		index.addUpdateRange(0, Math.max(o, 1));
-		index.needsUpdate = true;
+		drawIndexRange(this.lines.geometry, index, o);
 	}
 
 	/* Draws the glyphs in view whose projected diameter is at least
