@@ -335,11 +335,15 @@ static int rows_cb(void *ctx, const store_edit *e)
 	return 0;
 }
 
+/* What stop_cb returns to end a walk early: any non-zero value, which
+ * store_edits must hand back unchanged. */
+enum { STOP_WALK = 42 };
+
 static int stop_cb(void *ctx, const store_edit *e)
 {
 	(void)e;
 	(*(int *)ctx)++;
-	return 77;
+	return STOP_WALK;
 }
 
 static void test_edit_log(void **state)
@@ -388,7 +392,7 @@ static void test_edit_log(void **state)
 	assert_true(r.had_inverse);
 	/* A non-zero return stops the walk and comes back. */
 	int calls = 0;
-	assert_int_equal(store_edits(st, id, 0, -1, false, stop_cb, &calls), 77);
+	assert_int_equal(store_edits(st, id, 0, -1, false, stop_cb, &calls), STOP_WALK);
 	assert_int_equal(calls, 1);
 	store_close(st);
 	tmpdb_remove(&t);
