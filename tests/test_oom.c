@@ -81,6 +81,7 @@
 #include "err.h"
 #include "proto.h"
 #include "scene.h"
+#include "scene_digest.h"
 #include "tmpdb.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -315,26 +316,12 @@ static void lsan_check(const char *what)
 
 /* ---------- what a scene stores ---------- */
 
-static uint64_t mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
-static uint64_t mix_str(uint64_t h, const char *s)
-{
-	return s ? mix(h, s, strlen(s) + 1) : mix(h, "\xff", 1);
-}
-
 /* FNV-1a over every node in preorder: id, parent position, every stored
  * property, local and world matrix (scene_world is never stale, so this
  * reads a const scene, as the engine hands out). */
 static uint64_t digest(const scene *s)
 {
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = DIGEST_SEED;
 
 	for (int pos = 0; pos < scene_count(s); pos++) {
 		int n = scene_at(s, pos), parent = scene_parent(s, n);
@@ -343,24 +330,11 @@ static uint64_t digest(const scene *s)
 		node_props p;
 
 		scene_props(s, n, &p);
-		h = mix_str(h, scene_id(s, n));
-		h = mix(h, &ppos, sizeof(ppos));
-		h = mix(h, local.m, sizeof(local.m));
-		h = mix(h, world.m, sizeof(world.m));
-		h = mix(h, &p.t, sizeof(p.t));
-		h = mix(h, &p.r, sizeof(p.r));
-		h = mix(h, &p.s, sizeof(p.s));
-		h = mix(h, &p.pivot, sizeof(p.pivot));
-		h = mix(h, &p.has_bounds, sizeof(p.has_bounds));
-		if (p.has_bounds)
-			h = mix(h, &p.bounds, sizeof(p.bounds));
-		h = mix_str(h, p.mesh);
-		h = mix_str(h, p.name);
-		h = mix(h, &p.kind, sizeof(p.kind));
-		h = mix(h, &p.fov_deg, sizeof(p.fov_deg));
-		h = mix(h, &p.znear, sizeof(p.znear));
-		h = mix(h, &p.zfar, sizeof(p.zfar));
-		h = mix(h, &p.visible, sizeof(p.visible));
+		h = digest_mix_str(h, scene_id(s, n));
+		h = digest_mix(h, &ppos, sizeof(ppos));
+		h = digest_mix(h, local.m, sizeof(local.m));
+		h = digest_mix(h, world.m, sizeof(world.m));
+		h = digest_mix_props(h, &p);
 	}
 	return h;
 }
@@ -449,20 +423,6 @@ static scene *edit_scene(void)
 	return s;
 }
 
-/* Handles of the ids in a list that still exist. */
-static int handles(const scene *s, const edit_id *ids, int n, int *out)
-{
-	int k = 0;
-
-	for (int i = 0; i < n; i++) {
-		int node = scene_find(s, ids[i].s);
-
-		if (node >= 0)
-			out[k++] = node;
-	}
-	return k;
-}
-
 /* One pass of the edit path on 's' and what happened. A failed apply must
  * leave the scene as it was, with an empty result and inverse; that and the
  * error's consistency are checked here, the rest by the caller. */
@@ -501,8 +461,8 @@ static edit_run edit_path(scene *s, const char *json, long n, bool persistent)
 	}
 	scene_update(s, 2, NULL, NULL);
 	run.stage = STAGE_ENCODE;
-	n_changed = handles(s, res.created, res.n_created, changed);
-	n_changed += handles(s, res.changed, res.n_changed, changed + n_changed);
+	n_changed = digest_live_handles(s, res.created, res.n_created, changed);
+	n_changed += digest_live_handles(s, res.changed, res.n_changed, changed + n_changed);
 	run.rc = proto_encode_ack(&ack, &req, 2, res.recomputed);
 	CHECK(run.rc == 0 || ack.len == 0, "allocation %ld (%s): a failed encode left %zu bytes",
 	      n, mode_name(persistent), ack.len);

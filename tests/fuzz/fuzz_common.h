@@ -14,6 +14,7 @@
 #include "err.h"
 #include "math.h"
 #include "scene.h"
+#include "../scene_digest.h"
 
 #include <cjson/cJSON.h>
 
@@ -81,20 +82,6 @@ static inline void fuzz_check_json(const char *text, size_t len, const char *wha
 	cJSON_Delete(root);
 }
 
-static inline uint64_t fuzz_mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
-static inline uint64_t fuzz_mix_str(uint64_t h, const char *s)
-{
-	return s ? fuzz_mix(h, s, strlen(s) + 1) : fuzz_mix(h, "\xff", 1);
-}
-
 /*
  * scene_hash (ids, tree, local and world matrices) plus every stored
  * property scene_hash leaves out: names, meshes, bounds, kind, camera,
@@ -112,20 +99,7 @@ static inline uint64_t fuzz_scene_hash(scene *s)
 		node_props p;
 
 		scene_props(s, n, &p);
-		h = fuzz_mix(h, &p.t, sizeof(p.t));
-		h = fuzz_mix(h, &p.r, sizeof(p.r));
-		h = fuzz_mix(h, &p.s, sizeof(p.s));
-		h = fuzz_mix(h, &p.pivot, sizeof(p.pivot));
-		h = fuzz_mix(h, &p.has_bounds, sizeof(p.has_bounds));
-		if (p.has_bounds)
-			h = fuzz_mix(h, &p.bounds, sizeof(p.bounds));
-		h = fuzz_mix_str(h, p.mesh);
-		h = fuzz_mix_str(h, p.name);
-		h = fuzz_mix(h, &p.kind, sizeof(p.kind));
-		h = fuzz_mix(h, &p.fov_deg, sizeof(p.fov_deg));
-		h = fuzz_mix(h, &p.znear, sizeof(p.znear));
-		h = fuzz_mix(h, &p.zfar, sizeof(p.zfar));
-		h = fuzz_mix(h, &p.visible, sizeof(p.visible));
+		h = digest_mix_props(h, &p);
 	}
 	return h;
 }

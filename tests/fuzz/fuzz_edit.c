@@ -65,20 +65,6 @@ static void check_json(const proto_buf *b, const char *what)
 	fuzz_check_json(proto_buf_str(b), b->len, what);
 }
 
-/* The handles of a list of ids that still exist. */
-static int handles(const scene *s, const edit_id *ids, int n, int *out)
-{
-	int k = 0;
-
-	for (int i = 0; i < n; i++) {
-		int node = scene_find(s, ids[i].s);
-
-		if (node >= 0)
-			out[k++] = node;
-	}
-	return k;
-}
-
 /* The ack and the update a subscriber would get for the accepted batch. */
 static void encode_replies(const scene *s, const edit_result *r)
 {
@@ -89,8 +75,8 @@ static void encode_replies(const scene *s, const edit_result *r)
 
 	for (int pos = 0; pos < scene_count(s) && n_world < FUZZ_EDIT_MAX_NODES; pos++)
 		world[n_world++] = scene_at(s, pos);
-	n_changed = handles(s, r->created, r->n_created, changed);
-	n_changed += handles(s, r->changed, r->n_changed, changed + n_changed);
+	n_changed = digest_live_handles(s, r->created, r->n_created, changed);
+	n_changed += digest_live_handles(s, r->changed, r->n_changed, changed + n_changed);
 	proto_buf_init(&b, 16);
 	FUZZ_CHECK(proto_encode_ack(&b, &req, 2, r->recomputed) == 0, "encode_ack");
 	check_json(&b, "ack");
