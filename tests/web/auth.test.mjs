@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { launch, maxDiff, openPage, poll, rigd } from './lib/browser.mjs';
+import { dragSlider, launch, maxDiff, openPage, poll, rigd } from './lib/browser.mjs';
 
 const EDITOR = 'editor-demo-browser-0123456789';
 const VIEWER = 'viewer-demo-browser-0123456789';
@@ -20,21 +20,6 @@ async function tree(server) {
 	const r = await rigd.get(server, '/api/scenes/demo', bearer(EDITOR));
 	assert.equal(r.status, 200);
 	return r.json;
-}
-
-/* Drags a range input's thumb to 'fraction' of its track, as a person would. */
-async function dragSlider(page, selector, fraction, steps = 12) {
-	const slider = page.locator(selector);
-	await slider.scrollIntoViewIfNeeded();
-	const box = await slider.boundingBox();
-	const { min, max, value } = await slider.evaluate((s) => ({ min: Number(s.min), max: Number(s.max), value: Number(s.value) }));
-	const thumb = 7;
-	const xOf = (f) => box.x + thumb + f * (box.width - 2 * thumb);
-	const y = box.y + box.height / 2;
-	await page.mouse.move(xOf((value - min) / (max - min)), y);
-	await page.mouse.down();
-	await page.mouse.move(xOf(fraction), y, { steps });
-	await page.mouse.up();
 }
 
 let browser;

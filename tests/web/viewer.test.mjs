@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { artifacts, launch, maxDiff, openPage, poll, rigd } from './lib/browser.mjs';
+import { artifacts, dragSlider, launch, maxDiff, openPage, poll, rigd } from './lib/browser.mjs';
 
 const worldOfTree = (tree, id) => tree.nodes.find((n) => n.id === id)?.world;
 const parentOf = (tree, id) => tree.nodes.find((n) => n.id === id)?.parent;
@@ -25,22 +25,6 @@ function shapeOf(tree) {
 	}
 	const walk = (id) => [id, (kids.get(id) || []).map(walk)];
 	return roots.map(walk);
-}
-
-/* Drags a range input's thumb from its current value to 'fraction' of its
- * track with the mouse, in steps, as a person would. */
-async function dragSlider(page, selector, fraction, steps = 12) {
-	const slider = page.locator(selector);
-	await slider.scrollIntoViewIfNeeded();
-	const box = await slider.boundingBox();
-	const { min, max, value } = await slider.evaluate((s) => ({ min: Number(s.min), max: Number(s.max), value: Number(s.value) }));
-	const thumb = 7; // px: half the thumb, the track is inset by it
-	const xOf = (f) => box.x + thumb + f * (box.width - 2 * thumb);
-	const y = box.y + box.height / 2;
-	await page.mouse.move(xOf((value - min) / (max - min)), y);
-	await page.mouse.down();
-	await page.mouse.move(xOf(fraction), y, { steps });
-	await page.mouse.up();
 }
 
 /* One browser for the file; each page gets its own context. */

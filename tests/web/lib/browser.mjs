@@ -72,6 +72,22 @@ export function artifacts() {
 	return dir;
 }
 
+/* Drags a range input's thumb from its current value to 'fraction' of its
+ * track with the mouse, in steps, as a person would. */
+export async function dragSlider(page, selector, fraction, steps = 12) {
+	const slider = page.locator(selector);
+	await slider.scrollIntoViewIfNeeded();
+	const box = await slider.boundingBox();
+	const { min, max, value } = await slider.evaluate((s) => ({ min: Number(s.min), max: Number(s.max), value: Number(s.value) }));
+	const thumb = 7; // px: half the thumb, the track is inset by it
+	const xOf = (f) => box.x + thumb + f * (box.width - 2 * thumb);
+	const y = box.y + box.height / 2;
+	await page.mouse.move(xOf((value - min) / (max - min)), y);
+	await page.mouse.down();
+	await page.mouse.move(xOf(fraction), y, { steps });
+	await page.mouse.up();
+}
+
 /* Largest absolute difference between two number lists (Infinity when the
  * lengths differ or either is missing). */
 export function maxDiff(a, b) {
