@@ -174,7 +174,7 @@ static inline void mat4_mul_affine(const double *restrict a, const double *restr
 		const double b0 = b[12], b1 = b[13], b2 = b[14];
 
 		for (int r = 0; r < 4; r++)
-			out[12 + r] = a[r] * b0 + a[4 + r] * b1 + a[8 + r] * b2 + a[12 + r];
+			out[12 + r] = (a[r] * b0 + a[4 + r] * b1) + (a[8 + r] * b2 + a[12 + r]);
 	}
 }
 
@@ -182,11 +182,13 @@ static inline void mat4_mul_affine(const double *restrict a, const double *restr
  * The hot-loop product out = a * b on raw mat34 arrays (12 doubles, by
  * rows). 'out' may not alias 'a' or 'b'.
  *
- * Every element is ((a0 * b0 + a1 * b1) + a2 * b2) [+ a3], the same
+ * Every element is (a0 * b0 + a1 * b1) + (a2 * b2 [+ a3]), the same
  * operations in the same order as mat4_mul_affine, so both give the same
- * bits. With GCC or Clang a row of the result is one four-wide vector:
- * row r = a[r][0] * brow0 + a[r][1] * brow1 + a[r][2] * brow2
- * + (-0, -0, -0, a[r][3]). Adding -0 leaves every double as it was (even
+ * bits. Two sums of two, not one chain of three additions: in the hot loop
+ * a child's product waits for its parent's, and this shortens that wait by
+ * one addition. With GCC or Clang a row of the result is one four-wide
+ * vector: row r = (a[r][0] * brow0 + a[r][1] * brow1) + (a[r][2] * brow2
+ * + (-0, -0, -0, a[r][3])). Adding -0 leaves every double as it was (even
  * -0, which + 0 would turn into +0), so the three columns without a
  * translation term are exact too. Built for AVX2 that is a handful of
  * instructions; for the baseline, twice as many SSE2 ones. Never FMA: GCC
@@ -220,9 +222,9 @@ static inline void mat34_mul(const double *restrict a, const double *restrict b,
 	__builtin_memcpy(&a0, a, sizeof(a0));
 	__builtin_memcpy(&a1, a + 4, sizeof(a1));
 	__builtin_memcpy(&a2, a + 8, sizeof(a2));
-	r0 = ((b0 * a[0] + b1 * a[1]) + b2 * a[2]) + MAT34_TAIL(a0, neg_zero);
-	r1 = ((b0 * a[4] + b1 * a[5]) + b2 * a[6]) + MAT34_TAIL(a1, neg_zero);
-	r2 = ((b0 * a[8] + b1 * a[9]) + b2 * a[10]) + MAT34_TAIL(a2, neg_zero);
+	r0 = (b0 * a[0] + b1 * a[1]) + (b2 * a[2] + MAT34_TAIL(a0, neg_zero));
+	r1 = (b0 * a[4] + b1 * a[5]) + (b2 * a[6] + MAT34_TAIL(a1, neg_zero));
+	r2 = (b0 * a[8] + b1 * a[9]) + (b2 * a[10] + MAT34_TAIL(a2, neg_zero));
 	__builtin_memcpy(out, &r0, sizeof(r0));
 	__builtin_memcpy(out + 4, &r1, sizeof(r1));
 	__builtin_memcpy(out + 8, &r2, sizeof(r2));
@@ -260,11 +262,11 @@ static inline void mat34_mul_wide(const double *restrict a, const double *restri
 	b0d = __builtin_shufflevector(b0, b0, 0, 1, 2, 3, 0, 1, 2, 3);
 	b1d = __builtin_shufflevector(b1, b1, 0, 1, 2, 3, 0, 1, 2, 3);
 	b2d = __builtin_shufflevector(b2, b2, 0, 1, 2, 3, 0, 1, 2, 3);
-	r01 = ((b0d * __builtin_shufflevector(a01, a01, 0, 0, 0, 0, 4, 4, 4, 4) +
+	r01 = (b0d * __builtin_shufflevector(a01, a01, 0, 0, 0, 0, 4, 4, 4, 4) +
 		b1d * __builtin_shufflevector(a01, a01, 1, 1, 1, 1, 5, 5, 5, 5)) +
-	       b2d * __builtin_shufflevector(a01, a01, 2, 2, 2, 2, 6, 6, 6, 6)) +
-	      __builtin_shufflevector(neg_zero2, a01, 0, 1, 2, 11, 4, 5, 6, 15);
-	r2 = ((b0 * a[8] + b1 * a[9]) + b2 * a[10]) + MAT34_TAIL(a2, neg_zero);
+	       (b2d * __builtin_shufflevector(a01, a01, 2, 2, 2, 2, 6, 6, 6, 6) +
+	      __builtin_shufflevector(neg_zero2, a01, 0, 1, 2, 11, 4, 5, 6, 15));
+	r2 = (b0 * a[8] + b1 * a[9]) + (b2 * a[10] + MAT34_TAIL(a2, neg_zero));
 	__builtin_memcpy(out, &r01, sizeof(r01));
 	__builtin_memcpy(out + 8, &r2, sizeof(r2));
 }
@@ -279,9 +281,9 @@ static inline void mat34_mul(const double *restrict a, const double *restrict b,
 	for (int r = 0; r < 3; r++) {
 		const double *ar = a + 4 * r;
 
-		for (int c = 0; c < 4; c++)
+		for (int c = 0; c < 3; c++)
 			out[4 * r + c] = ar[0] * b[c] + ar[1] * b[4 + c] + ar[2] * b[8 + c];
-		out[4 * r + 3] += ar[3];
+		out[4 * r + 3] = (ar[0] * b[3] + ar[1] * b[7]) + (ar[2] * b[11] + ar[3]);
 	}
 }
 #endif
