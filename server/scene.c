@@ -4,9 +4,9 @@
  * Storage. Per-node data lives in arrays indexed by handle: the local and
  * world matrices side by side as two mat34 (12 doubles each: the last row of
  * an affine matrix is always 0 0 0 1, so it is not stored; together exactly
- * three cache lines), one packed record of what a leaf edit and the hot loop
- * need (parent, subtree size, preorder position, dirty flag, stamp), the
- * channels, the ids. The tree itself is 'order', the handles in depth-first
+ * three cache lines), the parent (alone: it is all the full pass reads
+ * besides the matrices), one packed record of what a leaf edit needs
+ * (subtree size, preorder position, mark, stamp), the channels, the ids. The tree itself is 'order', the handles in depth-first
  * preorder, so a subtree is the range [pos, pos + size). Structural edits
  * move handles in 'order' (4 bytes a node) and never the matrices, which is
  * what keeps an insert or a reparent in a 100k-node scene well under a
@@ -18,14 +18,15 @@
  * aligned and offered to the kernel as transparent huge pages (array_alloc),
  * which roughly halves the cost of such an edit.
  *
- * Dirty propagation (seed chapter, section 7). dirty[n] set means n's world
- * matrix is stale; the invariant is that a dirty node's whole subtree is
- * dirty and that some ancestor-or-self of it is listed in dirty_roots.
- * scene_update sorts the roots by position and recomputes each root's range
- * in one linear pass, skipping roots already cleared by an enclosing range,
- * so the count it returns is exactly the size of the union of the dirty
- * subtrees. When the root list cannot grow, 'dirty_all' makes the next pass
- * recompute everything instead of failing.
+ * Dirty propagation (seed chapter, section 7). An edit marks the node it
+ * changed, in one write whatever the size of its subtree: a node is dirty
+ * (its world matrix stale) when it or an ancestor is marked. Every marked
+ * node is listed in dirty_roots or has a marked parent, so the listed
+ * subtrees cover everything dirty. scene_update sorts the roots by
+ * position, drops those inside another's subtree and recomputes each
+ * remaining range in one linear pass, so the count it returns is exactly the
+ * size of the union of the dirty subtrees. When the root list cannot grow,
+ * 'dirty_all' makes the next pass recompute everything instead of failing.
  *
  * This file never allocates in a way that can leave a half-done edit: every
  * allocation an edit needs happens before the first change.
@@ -53,14 +54,16 @@ typedef struct node_data {
 	char *mesh; /* owned, NULL for none */
 } node_data;
 
-/* What the hot loop and a leaf edit read and write of a node, in one place:
- * one or two cache lines instead of one for each of five arrays. */
+/* What a leaf edit reads and writes of a node besides its matrices, in one
+ * place: one cache line instead of one for each of four arrays. 'marked'
+ * and 'stamp' hold only while 'gen' equals the scene's 'gen' (see
+ * node_marked). */
 typedef struct node_hot {
-	int parent;      /* -1 for a root */
 	int size;        /* nodes in the subtree, the node included */
 	int pos;         /* index in 'order'; -1 for a free handle */
-	uint8_t dirty;
-	uint64_t stamp;
+	uint32_t gen;
+	uint8_t marked;  /* edited since the last pass (see mark_dirty) */
+	uint64_t stamp;  /* of the pass that computed the world matrix */
 } node_hot;
 
 /* Doubles in one stored matrix (a mat34), and in a node's pair of them. */
@@ -74,6 +77,7 @@ struct scene {
 	int max_nodes;
 
 	double *xf;      /* XF_DOUBLES * cap: local then world, mat34 each */
+	int *parent;     /* -1 for a root; alone, as the full pass reads only it */
 	node_hot *hot;
 	node_data *nd;
 	char (*ids)[SCENE_ID_MAX + 1]; /* "" marks a free handle */
@@ -89,6 +93,8 @@ struct scene {
 	int *dirty_roots;
 	int n_roots, roots_cap;
 	bool dirty_all;
+	uint32_t gen;          /* bumped by every full pass */
+	uint64_t full_stamp;   /* the stamp of the last full pass */
 
 	uint64_t recomputed_total;
 };
@@ -211,6 +217,7 @@ scene *scene_new(void)
 	memset(s->hash, 0xff, sizeof(int) * 16);
 	s->hash_cap = 16;
 	s->order_is_handles = true;
+	s->gen = 1;
 	return s;
 }
 
@@ -223,6 +230,7 @@ void scene_free(scene *s)
 		free(s->nd[n].mesh);
 	}
 	array_free(s->xf);
+	array_free(s->parent);
 	array_free(s->hot);
 	array_free(s->nd);
 	array_free(s->ids);
@@ -309,6 +317,7 @@ static int grow_all(scene *s, int nc)
 	int oc = s->cap;
 
 	if (grow((void **)&s->xf, XF_DOUBLES * sizeof(double), oc, nc) ||
+	    grow((void **)&s->parent, sizeof(int), oc, nc) ||
 	    grow((void **)&s->hot, sizeof(node_hot), oc, nc) ||
 	    grow((void **)&s->nd, sizeof(node_data), oc, nc) ||
 	    grow((void **)&s->ids, sizeof(*s->ids), oc, nc) ||
@@ -335,6 +344,65 @@ static int reserve_one(scene *s)
 static bool live(const scene *s, int node)
 {
 	return node >= 0 && node < s->nslots && s->hot[node].pos >= 0;
+}
+
+/*
+ * A node's mark and stamp. A full pass (one that recomputes every node)
+ * writes neither node by node: it bumps the scene's 'gen', which turns every
+ * node's record into "unmarked, stamped with full_stamp" at once, since a
+ * record counts only while its 'gen' is the scene's. That keeps the full
+ * pass from writing a record for each node.
+ */
+static inline bool node_marked(const scene *s, int node)
+{
+	return s->hot[node].gen == s->gen && s->hot[node].marked;
+}
+
+static inline uint64_t node_stamp(const scene *s, int node)
+{
+	return s->hot[node].gen == s->gen ? s->hot[node].stamp : s->full_stamp;
+}
+
+static inline void node_state(scene *s, int node, bool marked, uint64_t stamp)
+{
+	s->hot[node].gen = s->gen;
+	s->hot[node].marked = marked;
+	s->hot[node].stamp = stamp;
+}
+
+/* Marked, the stamp of the world matrix it holds kept. */
+static inline void node_mark(scene *s, int node)
+{
+	node_state(s, node, true, node_stamp(s, node));
+}
+
+/* How many nodes from 'node' up are stale: up to its topmost marked
+ * ancestor-or-self, or to its root under dirty_all; 0 if it is current. */
+static int stale_depth(const scene *s, int node)
+{
+	int depth = 0, stale = 0;
+
+	if (!s->dirty_all && s->n_roots == 0)
+		return 0; /* nothing is marked */
+	for (int n = node; n >= 0; n = s->parent[n]) {
+		depth++;
+		if (s->dirty_all || node_marked(s, n))
+			stale = depth;
+	}
+	return stale;
+}
+
+/* After a full pass stamped 'stamp': every node clean, with that stamp. */
+static void next_gen(scene *s, uint64_t stamp)
+{
+	s->full_stamp = stamp;
+	if (s->gen == UINT32_MAX) {
+		/* Once in four billion full passes: no record may keep the new gen. */
+		for (int n = 0; n < s->nslots; n++)
+			s->hot[n].gen = 0;
+		s->gen = 0;
+	}
+	s->gen++;
 }
 
 /* The stored local and world matrices of 'node' (mat34, 12 doubles). */
@@ -369,7 +437,7 @@ const char *scene_id(const scene *s, int node)
 
 int scene_parent(const scene *s, int node)
 {
-	return live(s, node) ? s->hot[node].parent : -1;
+	return live(s, node) ? s->parent[node] : -1;
 }
 
 int scene_pos(const scene *s, int node)
@@ -393,7 +461,7 @@ int scene_depth(const scene *s, int node)
 
 	if (!live(s, node))
 		return -1;
-	for (int p = s->hot[node].parent; p >= 0; p = s->hot[p].parent)
+	for (int p = s->parent[node]; p >= 0; p = s->parent[p])
 		d++;
 	return d;
 }
@@ -442,7 +510,7 @@ int scene_child_index(const scene *s, int node)
 
 	if (!live(s, node))
 		return -1;
-	child_range(s, s->hot[node].parent, &i, &end);
+	child_range(s, s->parent[node], &i, &end);
 	for (; i < end; i += s->hot[s->order[i]].size, k++)
 		if (s->order[i] == node)
 			return k;
@@ -589,20 +657,19 @@ static void push_root(scene *s, int node)
 	s->dirty_roots[s->n_roots++] = node;
 }
 
-/* Marks node's subtree dirty and lists the node as a root. 'force' lists it
- * even when it is dirty already (a moved subtree may have left the range of
- * the root that covered it). */
-static void mark_dirty(scene *s, int node, bool force)
+/* Marks node's subtree dirty: the node is marked, and listed as a root
+ * unless its parent is marked (then it lies in a listed subtree already).
+ * A node 'moved' is marked again, as it may have left the subtree that
+ * covered it. */
+static void mark_dirty(scene *s, int node, bool moved)
 {
-	int a = s->hot[node].pos, b = a + s->hot[node].size;
+	int p = s->parent[node];
 
-	if (s->hot[node].dirty && !force)
-		return;
-	/* The node by its handle, so that a leaf never reads 'order'. */
-	s->hot[node].dirty = 1;
-	for (int i = a + 1; i < b; i++)
-		s->hot[s->order[i]].dirty = 1;
-	push_root(s, node);
+	if (node_marked(s, node) && !moved)
+		return; /* listed, or under a marked parent */
+	node_mark(s, node);
+	if (p < 0 || !node_marked(s, p))
+		push_root(s, node);
 }
 
 static void set_local(scene *s, int node)
@@ -618,8 +685,8 @@ static void set_local(scene *s, int node)
  * that the cache misses of an edit at a random place in a big scene overlap
  * instead of following one another: the node's three lines of matrices
  * (written by set_local and then by scene_update; a store that misses holds
- * up every later store) and the two lines of its parent's world matrix
- * (read by scene_update). Only a hint: it changes nothing. Always inlined:
+ * up every later store), the two lines of its parent's world matrix (read
+ * by scene_update) and both records (mark_dirty). Only a hint: it changes nothing. Always inlined:
  * GCC's mod/ref analysis sees no effect in a function that only prefetches
  * and deletes the call.
  */
@@ -630,13 +697,15 @@ static inline void prefetch_for_edit(const scene *s, int node)
 {
 #if defined(__GNUC__)
 	const double *xf = local_of(s, node);
-	int p = s->hot[node].parent;
+	int p = s->parent[node];
 
 	for (int k = 0; k < XF_DOUBLES; k += 8)
 		__builtin_prefetch(xf + k, 1);
+	__builtin_prefetch(&s->hot[node], 1);
 	if (p >= 0) {
 		__builtin_prefetch(world_of(s, p));
 		__builtin_prefetch(world_of(s, p) + MAT_DOUBLES - 1);
+		__builtin_prefetch(&s->hot[p]);
 	}
 #else
 	(void)s;
@@ -654,7 +723,7 @@ static void renumber(scene *s, int from, int to)
 
 static void add_to_ancestors(scene *s, int parent, int delta)
 {
-	for (int p = parent; p >= 0; p = s->hot[p].parent)
+	for (int p = parent; p >= 0; p = s->parent[p])
 		s->hot[p].size += delta;
 }
 
@@ -788,20 +857,16 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 	s->order_is_handles = s->order_is_handles && at == s->count && node == at;
 	s->count++;
 	renumber(s, at, s->count);
-	s->hot[node].parent = parent;
+	s->parent[node] = parent;
 	s->hot[node].size = 1;
 	add_to_ancestors(s, parent, 1);
 	memcpy(s->ids[node], id, strlen(id) + 1);
 	hash_insert(s, node);
 	memset(&s->nd[node], 0, sizeof(node_data));
 	store_props(s, node, PROP_ALL, p, name, mesh);
-	s->hot[node].stamp = 0;
 	set_local(s, node);
-	s->hot[node].dirty = 0;
-	if (parent >= 0 && s->hot[parent].dirty)
-		s->hot[node].dirty = 1; /* inside the parent's dirty range already */
-	else
-		mark_dirty(s, node, true);
+	node_state(s, node, false, 0);
+	mark_dirty(s, node, false);
 	if (out_node)
 		*out_node = node;
 	return 0;
@@ -884,10 +949,9 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 		stack[height++] = i;
 		s->order[i] = i;
 		s->hot[i].pos = i;
-		s->hot[i].parent = parent;
+		s->parent[i] = parent;
 		s->hot[i].size = 1;
-		s->hot[i].dirty = 1;
-		s->hot[i].stamp = 0;
+		node_state(s, i, true, 0);
 		memcpy(s->ids[i], ids[i], strlen(ids[i]) + 1);
 		hash_insert(s, i);
 		memset(&s->nd[i], 0, sizeof(node_data));
@@ -904,8 +968,8 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 	}
 	/* Subtree sizes bottom-up: in reverse preorder children precede parents. */
 	for (i = n - 1; i >= 0; i--)
-		if (s->hot[i].parent >= 0)
-			s->hot[s->hot[i].parent].size += s->hot[i].size;
+		if (s->parent[i] >= 0)
+			s->hot[s->parent[i]].size += s->hot[i].size;
 	s->dirty_all = true;
 	s->order_is_handles = true;
 	return 0;
@@ -933,7 +997,7 @@ int scene_delete(scene *s, int node)
 	a = s->hot[node].pos;
 	k = s->hot[node].size;
 	drop_roots_in(s, a, a + k);
-	add_to_ancestors(s, s->hot[node].parent, -k);
+	add_to_ancestors(s, s->parent[node], -k);
 	for (int i = a; i < a + k; i++) {
 		int n = s->order[i];
 
@@ -942,7 +1006,6 @@ int scene_delete(scene *s, int node)
 		free(s->nd[n].mesh);
 		s->nd[n].name = s->nd[n].mesh = NULL;
 		s->ids[n][0] = '\0';
-		s->hot[n].dirty = 0;
 		s->hot[n].pos = -1;
 		s->free_handles[s->n_free++] = n;
 	}
@@ -989,7 +1052,7 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 		return RIGD_E_UNKNOWN_NODE;
 	if (new_parent >= 0 && scene_is_ancestor(s, node, new_parent))
 		return RIGD_E_CYCLE;
-	old_parent = s->hot[node].parent;
+	old_parent = s->parent[node];
 	siblings = index <= 0 ? 0 : scene_child_count(s, new_parent) - (old_parent == new_parent ? 1 : 0);
 	if (index < -1 || index > siblings)
 		return RIGD_E_BAD_INDEX;
@@ -1016,7 +1079,7 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 		s->order_is_handles = false;
 	}
 	add_to_ancestors(s, old_parent, -k);
-	s->hot[node].parent = new_parent;
+	s->parent[node] = new_parent;
 	add_to_ancestors(s, new_parent, k);
 
 	if (keep_world) {
@@ -1108,34 +1171,51 @@ static int cmp_roots(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* What the hot loop reads and writes, copied out of the scene so that the
+ * compiler knows a store into a matrix or a record moves none of it. */
+typedef struct pass {
+	double *xf;
+	const int *parent;
+	const int *order;
+	node_hot *hot;
+	uint32_t gen;
+	uint64_t stamp;
+} pass;
+
 /* One node of the hot loop: its world from its parent's world (already
- * current) and its local matrix, with mat34_mul_wide when 'wide'. */
+ * current) and its local matrix, with mat34_mul_wide when 'wide'; with
+ * 'record', its mark and stamp as well (a full pass leaves those to the gen
+ * bump, see node_marked). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline void recompute_node(double *xf, node_hot *hot, int n, uint64_t stamp, bool wide)
+static inline void recompute_node(const pass *ps, int n, bool wide, bool record)
 {
-	int p = hot[n].parent;
-	const double *l = xf + XF_DOUBLES * (size_t)n;
-	double *w = xf + XF_DOUBLES * (size_t)n + MAT_DOUBLES;
+	int p = ps->parent[n];
+	const double *l = ps->xf + XF_DOUBLES * (size_t)n;
+	double *w = ps->xf + XF_DOUBLES * (size_t)n + MAT_DOUBLES;
 
 	if (p < 0)
 		memcpy(w, l, MAT_DOUBLES * sizeof(double));
 #ifdef MAT34_HAVE_WIDE
 	else if (wide)
-		mat34_mul_wide(xf + XF_DOUBLES * (size_t)p + MAT_DOUBLES, l, w);
+		mat34_mul_wide(ps->xf + XF_DOUBLES * (size_t)p + MAT_DOUBLES, l, w);
 #endif
 	else
-		mat34_mul(xf + XF_DOUBLES * (size_t)p + MAT_DOUBLES, l, w);
-	hot[n].dirty = 0;
-	hot[n].stamp = stamp;
+		mat34_mul(ps->xf + XF_DOUBLES * (size_t)p + MAT_DOUBLES, l, w);
+	if (record) {
+		ps->hot[n].gen = ps->gen;
+		ps->hot[n].marked = 0;
+		ps->hot[n].stamp = ps->stamp;
+	}
 }
 
-/* Ranges of at least SPLIT_MIN nodes are walked as two streams (see
- * recompute_nodes); the second stream's first node may have up to
- * SPLIT_PATH_MAX ancestors inside the range, else one stream it is. */
+/* Ranges of at least SPLIT_MIN nodes are walked as STREAMS streams (see
+ * recompute_nodes); each stream's first node may have up to SPLIT_PATH_MAX
+ * ancestors inside the range, else one stream it is. */
 #define SPLIT_MIN 128
 #define SPLIT_PATH_MAX 64
+#define STREAMS 3
 
 /* The handle at preorder position i; 'seq' when order[i] == i throughout. */
 static inline int handle_at(const int *order, int i, bool seq)
@@ -1149,18 +1229,17 @@ static inline int handle_at(const int *order, int i, bool seq)
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline bool recompute_path(scene *s, int a, int c, uint64_t stamp, bool wide)
+static inline bool recompute_path(const pass *ps, int a, int c, bool wide, bool record)
 {
-	node_hot *hot = s->hot;
-	int path[SPLIT_PATH_MAX], depth = 0, p = hot[s->order[c]].parent;
+	int path[SPLIT_PATH_MAX], depth = 0, p = ps->parent[ps->order[c]];
 
-	for (; p >= 0 && hot[p].pos >= a; p = hot[p].parent) {
+	for (; p >= 0 && ps->hot[p].pos >= a; p = ps->parent[p]) {
 		if (depth == SPLIT_PATH_MAX)
 			return false;
 		path[depth++] = p;
 	}
 	while (depth > 0)
-		recompute_node(s->xf, hot, path[--depth], stamp, wide);
+		recompute_node(ps, path[--depth], wide, record);
 	return true;
 }
 
@@ -1169,38 +1248,45 @@ static inline bool recompute_path(scene *s, int a, int c, uint64_t stamp, bool w
  * every node outside it that a node inside needs is current. 'wide' picks
  * mat34_mul_wide, 'seq' says that handles equal positions (true from
  * scene_load until an edit moves a node, and always for the benchmarks'
- * trees), so the matrices stream in order without reading 'order'; both
- * are constants once inlined, so this is four loops.
+ * trees), so the matrices stream in order without reading 'order',
+ * 'record' writes each node's mark and stamp; all three are
+ * constants once inlined, so this is eight loops.
  *
  * In a preorder walk a node's parent is often the node just before it, so
  * one stream of products would be one long dependency chain, each product
  * waiting for the previous one to be stored and loaded again. A long range
- * is therefore walked as two halves in lockstep, two independent chains
- * for the CPU to overlap (about 10% faster, in cache and out). A node of
- * the second half whose parent lies in the first is a descendant of one of
- * the ancestors of the second half's first node that lie in the range;
- * recompute_path computes those before the walk (they are computed again,
- * to the same bits, in their turn).
+ * is therefore cut into STREAMS parts walked in lockstep, independent
+ * chains for the CPU to overlap. A node whose parent lies in an earlier
+ * part is a descendant of one of the ancestors of its own part's first node
+ * that lie in the range; recompute_path computes those before the walk
+ * (they are computed again, to the same bits, in their turn).
  */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline void recompute_nodes(scene *s, int a, int b, uint64_t stamp, bool wide, bool seq)
+static inline void recompute_nodes(const pass *ps, int a, int b, bool wide, bool seq, bool record)
 {
-	const int *order = s->order;
-	double *xf = s->xf;
-	node_hot *hot = s->hot;
-	int half = (b - a) / 2;
+	int q = (b - a) / STREAMS;
+	bool split = b - a >= SPLIT_MIN;
 
-	if (b - a >= SPLIT_MIN && recompute_path(s, a, a + half, stamp, wide)) {
-		for (int i = a; i < a + half; i++) {
-			recompute_node(xf, hot, handle_at(order, i, seq), stamp, wide);
-			recompute_node(xf, hot, handle_at(order, i + half, seq), stamp, wide);
-		}
-		a += 2 * half; /* the odd node at the end, if any */
+	for (int k = 1; split && k < STREAMS; k++)
+		split = recompute_path(ps, a, a + k * q, wide, record);
+	if (split) {
+		/* Unrolled, so that each stream has load instructions of its own:
+		 * the CPU predicts by instruction whether a load depends on a
+		 * recent store, and one load serving all streams (a parent just
+		 * stored in one, long ago in the next) ran the pass two to three
+		 * times slower out of cache. */
+		for (int i = a; i < a + q; i++)
+#if defined(__GNUC__)
+#pragma GCC unroll 8 /* >= STREAMS: unrolled fully */
+#endif
+			for (int k = 0; k < STREAMS; k++)
+				recompute_node(ps, handle_at(ps->order, i + k * q, seq), wide, record);
+		a += STREAMS * q; /* the odd nodes at the end, if any */
 	}
 	for (int i = a; i < b; i++)
-		recompute_node(xf, hot, handle_at(order, i, seq), stamp, wide);
+		recompute_node(ps, handle_at(ps->order, i, seq), wide, record);
 }
 
 /*
@@ -1215,67 +1301,89 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 #elif defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static void recompute_range(scene *s, int a, int b, uint64_t stamp)
+static void recompute_range(scene *s, int a, int b, uint64_t stamp, bool record)
 {
-	bool seq = s->order_is_handles;
+	const pass ps = { s->xf, s->parent, s->order, s->hot, s->gen, stamp };
+	bool wide = false;
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(MAT34_HAVE_WIDE)
-	if (__builtin_cpu_supports("avx512f")) {
-		if (seq)
-			recompute_nodes(s, a, b, stamp, true, true);
-		else
-			recompute_nodes(s, a, b, stamp, true, false);
-		return;
-	}
+	wide = __builtin_cpu_supports("avx512f");
 #endif
-	if (seq)
-		recompute_nodes(s, a, b, stamp, false, true);
-	else
-		recompute_nodes(s, a, b, stamp, false, false);
+	switch ((wide ? 4 : 0) | (s->order_is_handles ? 2 : 0) | (record ? 1 : 0)) {
+	case 0: recompute_nodes(&ps, a, b, false, false, false); break;
+	case 1: recompute_nodes(&ps, a, b, false, false, true); break;
+	case 2: recompute_nodes(&ps, a, b, false, true, false); break;
+	case 3: recompute_nodes(&ps, a, b, false, true, true); break;
+#ifdef MAT34_HAVE_WIDE
+	case 4: recompute_nodes(&ps, a, b, true, false, false); break;
+	case 5: recompute_nodes(&ps, a, b, true, false, true); break;
+	case 6: recompute_nodes(&ps, a, b, true, true, false); break;
+	case 7: recompute_nodes(&ps, a, b, true, true, true); break;
+#endif
+	}
 }
 
 /* The first node of a dirty range, by its handle: a leaf edit then never
  * reads 'order', one cache miss less in a big scene. */
 static void recompute_one(scene *s, int n, uint64_t stamp)
 {
-	int p = s->hot[n].parent;
+	int p = s->parent[n];
 
 	if (p < 0)
 		memcpy(world_of(s, n), local_of(s, n), MAT_DOUBLES * sizeof(double));
 	else
 		mat34_mul(world_of(s, p), local_of(s, n), world_of(s, n));
-	s->hot[n].dirty = 0;
-	s->hot[n].stamp = stamp;
+	node_state(s, n, false, stamp);
+}
+
+/*
+ * Sorts the dirty roots by position and keeps those not inside another's
+ * subtree (subtrees nest or are disjoint, so a root inside one starts
+ * before that one ends). Returns how many nodes their subtrees hold.
+ */
+static long prune_roots(scene *s)
+{
+	long total = 0;
+	int k = 0, end = -1;
+
+	sort_scene = s;
+	if (s->n_roots > 1)
+		qsort(s->dirty_roots, (size_t)s->n_roots, sizeof(int), cmp_roots);
+	sort_scene = NULL;
+	for (int i = 0; i < s->n_roots; i++) {
+		int r = s->dirty_roots[i];
+
+		if (!live(s, r) || !node_marked(s, r) || s->hot[r].pos < end)
+			continue;
+		s->dirty_roots[k++] = r;
+		end = s->hot[r].pos + s->hot[r].size;
+		total += s->hot[r].size;
+	}
+	s->n_roots = k;
+	return total;
 }
 
 long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx)
 {
-	long total = 0;
+	long total = s->dirty_all ? s->count : prune_roots(s);
+	bool full = total == s->count;
 
 	if (s->dirty_all) {
-		recompute_range(s, 0, s->count, stamp);
+		recompute_range(s, 0, s->count, stamp, false);
 		if (fn && s->count)
 			fn(ctx, 0, s->count);
-		total = s->count;
 	} else {
-		sort_scene = s;
-		if (s->n_roots > 1)
-			qsort(s->dirty_roots, (size_t)s->n_roots, sizeof(int), cmp_roots);
-		sort_scene = NULL;
 		for (int i = 0; i < s->n_roots; i++) {
-			int r = s->dirty_roots[i], a, b;
+			int r = s->dirty_roots[i], a = s->hot[r].pos, b = a + s->hot[r].size;
 
-			if (!live(s, r) || !s->hot[r].dirty)
-				continue; /* inside a range already done */
-			a = s->hot[r].pos;
-			b = a + s->hot[r].size;
 			recompute_one(s, r, stamp);
-			recompute_range(s, a + 1, b, stamp);
+			recompute_range(s, a + 1, b, stamp, !full);
 			if (fn)
 				fn(ctx, a, b);
-			total += b - a;
 		}
 	}
+	if (full)
+		next_gen(s, stamp);
 	s->n_roots = 0;
 	s->dirty_all = false;
 	s->recomputed_total += (uint64_t)total;
@@ -1289,12 +1397,12 @@ bool scene_has_dirty(const scene *s)
 
 bool scene_is_dirty(const scene *s, int node)
 {
-	return live(s, node) && (s->dirty_all || s->hot[node].dirty);
+	return live(s, node) && stale_depth(s, node) > 0;
 }
 
 uint64_t scene_world_stamp(const scene *s, int node)
 {
-	return live(s, node) ? s->hot[node].stamp : 0;
+	return live(s, node) ? node_stamp(s, node) : 0;
 }
 
 uint64_t scene_recomputed_total(const scene *s)
@@ -1322,12 +1430,13 @@ mat4 scene_world(const scene *s, int node)
 	double cur[MAT_DOUBLES], tmp[MAT_DOUBLES];
 	mat34 w;
 
-	if (!scene_is_dirty(s, node))
+	if (!live(s, node) || (depth = stale_depth(s, node)) == 0)
 		return stored_mat4(world_of(s, node));
 	/* Collect the dirty part of the path, then multiply top-down exactly as
 	 * scene_update would, so both give the same bits. */
-	for (top = node; top >= 0 && scene_is_dirty(s, top); top = s->hot[top].parent)
-		depth++;
+	top = node;
+	for (int i = 0; i < depth; i++)
+		top = s->parent[top];
 	if (depth > 64 && !(path = malloc(sizeof(int) * (size_t)depth))) {
 		/* Out of memory for a very deep path: walk it again for each level
 		 * (quadratic, but exact and allocation-free). */
@@ -1339,7 +1448,7 @@ mat4 scene_world(const scene *s, int node)
 			int n = node;
 
 			for (int j = 0; j < level; j++)
-				n = s->hot[n].parent;
+				n = s->parent[n];
 			if (level == depth - 1 && parent_clean < 0)
 				memcpy(cur, local_of(s, n), sizeof(cur));
 			else {
@@ -1355,7 +1464,7 @@ mat4 scene_world(const scene *s, int node)
 
 		while (i > 0) {
 			path[--i] = n;
-			n = s->hot[n].parent;
+			n = s->parent[n];
 		}
 		if (top >= 0)
 			mat34_mul(world_of(s, top),
@@ -1487,7 +1596,7 @@ int scene_cull(const scene *s, const plane *planes, int n, int *visible, int cap
 	for (i = 0; i < s->count; i++)
 		own[i] = sub[i] = scene_world_box(s, s->order[i]);
 	for (i = s->count - 1; i >= 0; i--) {
-		int p = s->hot[s->order[i]].parent;
+		int p = s->parent[s->order[i]];
 
 		if (p >= 0)
 			sub[s->hot[p].pos] = aabb_union(sub[s->hot[p].pos], sub[i]);
@@ -1547,7 +1656,7 @@ int scene_traverse(const scene *s, scene_visit_fn fn, void *ctx)
 	mat4 w;
 
 	for (int i = 0; i < s->count; i++) {
-		int node = s->order[i], p = s->hot[node].parent;
+		int node = s->order[i], p = s->parent[node];
 
 		while (height > 0 && who[height - 1] != p)
 			height--; /* pop back to the parent */
@@ -1602,7 +1711,7 @@ uint64_t scene_hash(const scene *s)
 	} while (0)
 
 	for (int i = 0; i < s->count; i++) {
-		int n = s->order[i], pp = s->hot[n].parent >= 0 ? s->hot[s->hot[n].parent].pos : -1;
+		int n = s->order[i], pp = s->parent[n] >= 0 ? s->hot[s->parent[n]].pos : -1;
 
 		MIX_BYTES(s->ids[n], strlen(s->ids[n]) + 1);
 		MIX_BYTES(&pp, sizeof(pp));

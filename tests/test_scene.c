@@ -621,6 +621,52 @@ static void traverse_same_bits(void *ctx, int node, int depth, const mat4 *world
 		(*(int *)ctx)++;
 }
 
+/* The model of dirtiness the random edits are checked against: a node is
+ * dirty when it or an ancestor was created, set or moved since the last
+ * scene_update; that pass recomputes exactly the dirty nodes and gives
+ * them its stamp. Indexed by handle. */
+enum { MODEL_HANDLES = 8192 };
+static bool model_edited[MODEL_HANDLES];
+static uint64_t model_stamp[MODEL_HANDLES];
+
+static bool model_dirty(const scene *s, int node)
+{
+	for (int n = node; n >= 0; n = scene_parent(s, n))
+		if (model_edited[n])
+			return true;
+	return false;
+}
+
+/* scene_is_dirty and scene_world_stamp of every node against the model;
+ * then, with 'stamp', the pass: its count, and every node's new stamp. */
+static void check_dirty_model(scene *s, uint64_t stamp, bool update)
+{
+	int n = scene_count(s), want = 0;
+
+	for (int i = 0; i < n; i++) {
+		int h = scene_at(s, i);
+
+		assert_true(h >= 0 && h < MODEL_HANDLES);
+		assert_int_equal(scene_is_dirty(s, h), model_dirty(s, h));
+		assert_int_equal(scene_world_stamp(s, h), model_stamp[h]);
+		want += model_dirty(s, h);
+	}
+	assert_int_equal(scene_has_dirty(s), want > 0);
+	if (!update)
+		return;
+	for (int i = 0; i < n; i++)
+		if (model_dirty(s, scene_at(s, i)))
+			model_stamp[scene_at(s, i)] = stamp;
+	assert_int_equal(scene_update(s, stamp, NULL, NULL), want);
+	memset(model_edited, 0, sizeof(model_edited));
+	for (int i = 0; i < n; i++) {
+		int h = scene_at(s, i);
+
+		assert_false(scene_is_dirty(s, h));
+		assert_int_equal(scene_world_stamp(s, h), model_stamp[h]);
+	}
+}
+
 static void test_random_edits_match_traversal(void **state)
 {
 	scene *s = scene_new();
@@ -629,6 +675,7 @@ static void test_random_edits_match_traversal(void **state)
 	int made = 0;
 
 	(void)state;
+	memset(model_edited, 0, sizeof(model_edited));
 	for (int step = 0; step < 4000; step++) {
 		int op = (int)(rnd(&seed) % 10), n = scene_count(s);
 		int any = n ? scene_at(s, (int)(rnd(&seed) % (unsigned)n)) : -1;
@@ -640,21 +687,34 @@ static void test_random_edits_match_traversal(void **state)
 		p.pivot = vec3_make(rnd(&seed) / 65536.0, 0, 0);
 		if (op < 4 || n < 3) {
 			snprintf(id, sizeof(id), "n%d", made++);
-			int par = rnd(&seed) % 5 == 0 ? -1 : any;
-			assert_int_equal(scene_create(s, id, par, -1, &p, NULL), 0);
+			int par = rnd(&seed) % 5 == 0 ? -1 : any, made_node;
+			assert_int_equal(scene_create(s, id, par, -1, &p, &made_node), 0);
+			model_edited[made_node] = true;
+			model_stamp[made_node] = 0;
 		} else if (op < 7) {
 			assert_int_equal(scene_set(s, any, PROP_TRANSFORM, &p), 0);
+			model_edited[any] = true;
 		} else if (op < 9) {
 			int to = scene_at(s, (int)(rnd(&seed) % (unsigned)n));
 			int rc = scene_reparent(s, any, scene_is_ancestor(s, any, to) ? -1 : to, -1, false);
 
 			assert_int_equal(rc, 0);
 			assert_int_equal(scene_parent(s, any), scene_is_ancestor(s, any, to) ? -1 : to);
+			model_edited[any] = true;
 		} else if (scene_subtree_size(s, any) < 10) {
 			assert_int_equal(scene_delete(s, any), 0);
 		}
-		if (step % 97 == 0)
-			scene_update(s, (uint64_t)step, NULL, NULL);
+		if (step % 500 == 250) {
+			/* Every root edited: a full pass, which leaves the nodes'
+			 * records as they are (see node_marked in scene.c). */
+			for (int i = 0; i < scene_count(s); i += scene_subtree_size(s, scene_at(s, i))) {
+				assert_int_equal(scene_set(s, scene_at(s, i), PROP_T, &p), 0);
+				model_edited[scene_at(s, i)] = true;
+			}
+			check_dirty_model(s, (uint64_t)step + 1, true);
+		}
+		if (step % 7 == 0 || step % 97 == 0)
+			check_dirty_model(s, (uint64_t)step + 1, step % 97 == 0);
 	}
 	check_invariants(s);
 	scene_update(s, 99999, NULL, NULL);
