@@ -1,20 +1,24 @@
 // bench_three.mjs: three.js's Object3D.updateMatrixWorld on a tree written
 // by bench_core, for the "x times faster than three.js" figure.
 //
-//   node bench/bench_three.mjs TREE_FILE
+//   printf 'auto\nauto\n' | node bench/bench_three.mjs TREE_FILE
 //
 // TREE_FILE holds float64 values: n, then per node in preorder parent
 // (-1 for a root), t[3], r[4] (x y z w), s[3], then rigd's world matrices
-// (16 each, column-major). Prints, one per line:
-//   auto_ns_per_node X    matrixAutoUpdate = true (three's default): every
-//                         call recomposes each local matrix, then multiplies
-//   manual_ns_per_node Y  matrixAutoUpdate = false, updateMatrixWorld(true):
-//                         the multiplications only, like rigd's full pass
-//   max_rel_diff Z        three.js's world matrices against rigd's (largest
-//                         |difference| over the upper three rows' largest
-//                         element, per node)
-// Each figure is the median of 15 timed calls after 5 warm-up calls.
+// (16 each, column-major). bench_core drives it through its stdin, so that
+// its timings alternate with rigd's. Prints, one per line:
+//   max_rel_diff Z        at once: three.js's world matrices against rigd's
+//                         (largest |difference| over the upper three rows'
+//                         largest element, per node)
+//   auto_ns_per_node X    for each line "auto" read: matrixAutoUpdate = true
+//                         (three's default), every call recomposes each
+//                         local matrix, then multiplies
+//   manual_ns_per_node Y  at the end of stdin: matrixAutoUpdate = false,
+//                         updateMatrixWorld(true), the multiplications only,
+//                         like rigd's full pass
+// Each timing is the median of 15 timed calls after 5 warm-up calls.
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 
 const THREE = await import(new URL('../web/node_modules/three/build/three.module.js', import.meta.url).href);
 
@@ -62,7 +66,8 @@ function timeCalls(fn) {
   return median(times);
 }
 
-const autoNs = timeCalls(() => container.updateMatrixWorld());
+const updateAuto = () => container.updateMatrixWorld();
+updateAuto();
 
 // Against rigd's matrices.
 let worst = 0;
@@ -78,6 +83,11 @@ for (let i = 0; i < n; i++) {
   const rel = diff === 0 ? 0 : diff / scale;
   if (!(rel <= worst)) worst = rel;
 }
+console.log(`max_rel_diff ${worst}`);
+
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line.trim() === 'auto') console.log(`auto_ns_per_node ${(timeCalls(updateAuto) / n).toFixed(3)}`);
+}
 
 for (const o of objects) {
   o.updateMatrix();
@@ -86,6 +96,4 @@ for (const o of objects) {
 container.matrixAutoUpdate = false;
 const manualNs = timeCalls(() => container.updateMatrixWorld(true));
 
-console.log(`auto_ns_per_node ${(autoNs / n).toFixed(3)}`);
 console.log(`manual_ns_per_node ${(manualNs / n).toFixed(3)}`);
-console.log(`max_rel_diff ${worst}`);
