@@ -607,7 +607,6 @@ static unsigned rnd(unsigned *seed)
 	return (*seed >> 8) & 0xffff;
 }
 
-/* Random edits against a from-scratch recomputation of every world matrix. */
 /* scene_traverse callback: counts in *ctx the nodes whose traversal matrix
  * differs in any bit from scene_world. */
 static const scene *traverse_scene;
@@ -667,6 +666,8 @@ static void check_dirty_model(scene *s, uint64_t stamp, bool update)
 	}
 }
 
+/* Random edits against the dirtiness model as they go, then against a
+ * from-scratch recomputation of every world matrix. */
 static void test_random_edits_match_traversal(void **state)
 {
 	scene *s = scene_new();
@@ -756,9 +757,10 @@ static void test_random_edits_match_traversal(void **state)
 }
 
 /*
- * A long dirty range is recomputed as two streams, with handles in preorder
- * (a loaded scene) and out of it (a scene built by inserts under random
- * parents): every world matrix has the bits the separate traversal gives.
+ * A long dirty range is recomputed as three parts in lockstep, with handles
+ * in preorder (a loaded scene) and out of it (a scene built by inserts under
+ * random parents): every world matrix has the bits the separate traversal
+ * gives.
  */
 static void test_long_ranges_match_traversal(void **state)
 {
