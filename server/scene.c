@@ -1182,6 +1182,11 @@ typedef struct pass {
 	uint64_t stamp;
 } pass;
 
+static inline pass pass_of(const scene *s, uint64_t stamp)
+{
+	return (pass){ s->xf, s->parent, s->order, s->hot, s->gen, stamp };
+}
+
 /* One node of the hot loop: its world from its parent's world (already
  * current) and its local matrix, with mat34_mul_wide when 'wide'; with
  * 'record', its mark and stamp as well (a full pass leaves those to the gen
@@ -1303,7 +1308,7 @@ __attribute__((target_clones("avx2", "default")))
 #endif
 static void recompute_range(scene *s, int a, int b, uint64_t stamp, bool record)
 {
-	const pass ps = { s->xf, s->parent, s->order, s->hot, s->gen, stamp };
+	const pass ps = pass_of(s, stamp);
 	bool wide = false;
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(MAT34_HAVE_WIDE)
@@ -1327,13 +1332,9 @@ static void recompute_range(scene *s, int a, int b, uint64_t stamp, bool record)
  * reads 'order', one cache miss less in a big scene. */
 static void recompute_one(scene *s, int n, uint64_t stamp)
 {
-	int p = s->parent[n];
+	const pass ps = pass_of(s, stamp);
 
-	if (p < 0)
-		memcpy(world_of(s, n), local_of(s, n), MAT_DOUBLES * sizeof(double));
-	else
-		mat34_mul(world_of(s, p), local_of(s, n), world_of(s, n));
-	node_state(s, n, false, stamp);
+	recompute_node(&ps, n, false, true);
 }
 
 /*
