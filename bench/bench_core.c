@@ -31,9 +31,9 @@
  * Progress goes to stderr, the table to stdout.
  */
 #include "random_tree.h"
-#include "scene.h"
+#include "core/scene.h"
 
-#include "err.h"
+#include "core/err.h"
 
 #include <errno.h>
 #include <math.h>

@@ -16,10 +16,10 @@
  *
  * Usage: bench_proto [ops]   (default 1,000,000)
  */
-#include "edit.h"
-#include "err.h"
-#include "proto.h"
-#include "scene.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
 
 #include <stdio.h>
 #include <stdlib.h>

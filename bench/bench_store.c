@@ -29,9 +29,9 @@
  * Usage: bench_store [--quick] [--dir DIR] [--only acks|replay|open]
  * Progress goes to stderr, the table to stdout.
  */
-#include "engine.h"
-#include "err.h"
-#include "proto.h"
+#include "codec/proto.h"
+#include "core/err.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,2 +1,3 @@
 rigd_unit_test(math rigd_core)
 rigd_unit_test(scene rigd_core)
+rigd_unit_test(num rigd_core)

@@ -24,7 +24,7 @@ if(RIGD_FUZZ)
   # The libraries the targets link, instrumented for coverage and the
   # sanitizers. The link option travels to every program that links them
   # (the other test programs of this build too), which need the runtimes.
-  foreach(lib rigd_core rigd_engine)
+  foreach(lib rigd_core rigd_codec rigd_engine)
     target_compile_options(${lib} PRIVATE -fsanitize=fuzzer-no-link ${rigd_fuzz_sanitize})
   endforeach()
   target_link_options(rigd_core INTERFACE -fsanitize=address,undefined)

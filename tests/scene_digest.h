@@ -8,8 +8,8 @@
 #ifndef RIGD_TESTS_SCENE_DIGEST_H
 #define RIGD_TESTS_SCENE_DIGEST_H
 
-#include "edit.h"
-#include "scene.h"
+#include "core/edit.h"
+#include "core/scene.h"
 
 #include <stddef.h>
 #include <stdint.h>

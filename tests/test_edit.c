@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "edit.h"
-#include "err.h"
-#include "scene.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
 
 /* ---------- the whole stored state of a scene, as bytes ---------- */
 

@@ -28,12 +28,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "edit.h"
-#include "engine.h"
-#include "err.h"
-#include "proto.h"
-#include "scene.h"
-#include "store.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
+#include "engine/engine.h"
+#include "engine/store.h"
 #include "tmpdb.h"
 
 #include <sqlite3.h>

@@ -24,10 +24,10 @@
 #include <string.h>
 
 #include "demo_rig.h"
-#include "edit.h"
-#include "err.h"
-#include "gltf.h"
-#include "scene.h"
+#include "codec/gltf.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
 
 #define SAMPLES RIGD_SHARED_DIR "/gltf-samples/"
 #define MALFORMED RIGD_SOURCE_DIR "/tests/gltf/malformed/"

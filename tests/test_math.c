@@ -12,8 +12,8 @@
  *        002 = the 2D article "Skeletal Transforms and Forward Kinematics",
  *        004 = the lecture "Matrix Hierarchies".
  */
-#include "err.h"
-#include "math.h"
+#include "core/err.h"
+#include "core/math.h"
 
 #include <math.h>
 #include <setjmp.h>

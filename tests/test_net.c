@@ -7,8 +7,8 @@
  * thousand, oversized frames, invalid UTF-8, frames from a peer that never
  * answers a ping.
  */
-#include "err.h"
-#include "net.h"
+#include "core/err.h"
+#include "net/net.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

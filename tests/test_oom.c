@@ -76,11 +76,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "edit.h"
-#include "engine.h"
-#include "err.h"
-#include "proto.h"
-#include "scene.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
+#include "engine/engine.h"
 #include "scene_digest.h"
 #include "tmpdb.h"
 

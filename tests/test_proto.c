@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "edit.h"
-#include "err.h"
-#include "proto.h"
-#include "scene.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
 
 /* ---------- helpers ---------- */
 

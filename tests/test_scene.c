@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "scene.h"
+#include "core/err.h"
+#include "core/scene.h"
 
 #define DEG (M_PI / 180.0)
 

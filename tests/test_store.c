@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "store.h"
+#include "core/err.h"
+#include "engine/store.h"
 #include "tmpdb.h"
 
 static void tmpdb_make_here(tmpdb *t)

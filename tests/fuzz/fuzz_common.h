@@ -10,10 +10,10 @@
 #ifndef RIGD_FUZZ_COMMON_H
 #define RIGD_FUZZ_COMMON_H
 
-#include "edit.h"
-#include "err.h"
-#include "math.h"
-#include "scene.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/math.h"
+#include "core/scene.h"
 #include "../scene_digest.h"
 
 #include <cjson/cJSON.h>

@@ -17,10 +17,10 @@
  *     applying the batch once more gives the exact same scene as the first
  *     time, and the same inverse.
  */
-#include "edit.h"
-#include "err.h"
-#include "proto.h"
-#include "scene.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
 
 #include "demo_rig.h"
 #include "fuzz_common.h"

@@ -15,11 +15,11 @@
  *     the scene given as opts.existing, gives ids that do not collide, so
  *     that batch applies too.
  */
-#include "edit.h"
-#include "err.h"
-#include "gltf.h"
-#include "proto.h"
-#include "scene.h"
+#include "codec/gltf.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
 
 #include "fuzz_common.h"
 

@@ -15,10 +15,10 @@
  * The input is passed with its exact length and no NUL after it, as the
  * network hands it over, so AddressSanitizer sees any over-read.
  */
-#include "edit.h"
-#include "err.h"
-#include "proto.h"
-#include "scene.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
 
 #include "fuzz_common.h"
 

@@ -16,8 +16,8 @@
 #ifndef RIGD_TESTS_DEMO_RIG_H
 #define RIGD_TESTS_DEMO_RIG_H
 
-#include "math.h"
-#include "scene.h"
+#include "core/math.h"
+#include "core/scene.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -24,10 +24,10 @@
  * same doubles.
  */
 #include "demo_rig.h"
-#include "edit.h"
-#include "err.h"
-#include "gltf.h"
-#include "scene.h"
+#include "codec/gltf.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  */
 #include "gltf_nodes.h"
 
-#include "err.h"
+#include "core/err.h"
 
 #include <cJSON.h>
 #include <math.h>

@@ -10,7 +10,7 @@
 #ifndef RIGD_GLTF_NODES_H
 #define RIGD_GLTF_NODES_H
 
-#include "math.h"
+#include "core/math.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -17,9 +17,9 @@
  */
 #include "gltf_nodes.h"
 #include "random_tree.h"
-#include "scene.h"
+#include "core/scene.h"
 
-#include "err.h"
+#include "core/err.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  */
 #include "random_tree.h"
 
-#include "err.h"
+#include "core/err.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
 #ifndef RIGD_RANDOM_TREE_H
 #define RIGD_RANDOM_TREE_H
 
-#include "scene.h"
+#include "core/scene.h"
 
 #include <stdint.h>
 

@@ -5,7 +5,7 @@
  */
 #include "gltf_nodes.h"
 
-#include "err.h"
+#include "core/err.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

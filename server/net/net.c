@@ -16,7 +16,7 @@
  */
 #include "net.h"
 
-#include "err.h"
+#include "core/err.h"
 
 #include <libwebsockets.h>
 

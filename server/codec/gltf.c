@@ -15,8 +15,8 @@
  */
 #include "gltf.h"
 
-#include "err.h"
-#include "math.h"
+#include "core/err.h"
+#include "core/math.h"
 
 #include <cjson/cJSON.h>
 

@@ -10,7 +10,7 @@
  */
 #include "engine.h"
 
-#include "err.h"
+#include "core/err.h"
 
 #include <assert.h>
 #include <limits.h>

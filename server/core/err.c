@@ -9,13 +9,19 @@
 #define N_ERRORS_ (RIGD_E_LAST_ - RIGD_E_FIRST_ - 1)
 
 static const char *const wire_names[] = {
-#define RIGD_ERR_WIRE_(name, wire, text) wire,
+#define RIGD_ERR_WIRE_(name, status, wire, text) wire,
 	RIGD_ERRORS(RIGD_ERR_WIRE_)
 #undef RIGD_ERR_WIRE_
 };
 
+static const short http_statuses[] = {
+#define RIGD_ERR_STATUS_(name, status, wire, text) status,
+	RIGD_ERRORS(RIGD_ERR_STATUS_)
+#undef RIGD_ERR_STATUS_
+};
+
 static const char *const texts[] = {
-#define RIGD_ERR_TEXT_(name, wire, text) text,
+#define RIGD_ERR_TEXT_(name, status, wire, text) text,
 	RIGD_ERRORS(RIGD_ERR_TEXT_)
 #undef RIGD_ERR_TEXT_
 };
@@ -43,6 +49,15 @@ const char *err_str(int err)
 	if (err == RIGD_OK)
 		return "success";
 	return i < 0 ? "internal error" : texts[i];
+}
+
+int err_http_status(int err)
+{
+	int i = slot_of(err);
+
+	if (err == RIGD_OK)
+		return 200;
+	return i < 0 ? 500 : http_statuses[i];
 }
 
 int err_from_code(const char *code)

@@ -67,8 +67,8 @@
 #ifndef RIGD_GLTF_H
 #define RIGD_GLTF_H
 
-#include "edit.h"
-#include "scene.h"
+#include "core/edit.h"
+#include "core/scene.h"
 
 #include <stdbool.h>
 #include <stddef.h>

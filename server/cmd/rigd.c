@@ -7,12 +7,10 @@
  * flags. This file only parses arguments and moves bytes between files and
  * the engine; it never includes sqlite3.h, cJSON.h or libwebsockets.h.
  */
-#include "engine.h"
-#include "err.h"
-#include "proto.h"
-#ifdef RIGD_HAVE_SERVE
-#include "serve.h"
-#endif
+#include "codec/proto.h"
+#include "core/err.h"
+#include "engine/engine.h"
+#include "serve/serve.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -486,19 +484,7 @@ int main(int argc, char **argv)
 			return EXIT_SUCCESS;
 		}
 	}
-#ifdef RIGD_HAVE_SERVE
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
 		fputs(overview, stdout);
 	return serve_main(argc, argv);
-#else
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs(overview, stdout);
-		return EXIT_SUCCESS;
-	}
-	fputs("rigd: this build has no server (serve.c is not linked); the offline commands\n"
-	      "log, apply and check work.\n\n",
-	      stderr);
-	fputs(overview, stderr);
-	return EXIT_USAGE;
-#endif
 }

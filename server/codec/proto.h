@@ -14,8 +14,8 @@
 #ifndef RIGD_PROTO_H
 #define RIGD_PROTO_H
 
-#include "edit.h"
-#include "scene.h"
+#include "core/edit.h"
+#include "core/scene.h"
 
 #include <stdbool.h>
 #include <stddef.h>

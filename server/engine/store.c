@@ -7,7 +7,7 @@
  */
 #include "store.h"
 
-#include "err.h"
+#include "core/err.h"
 
 #include <sqlite3.h>
 

@@ -41,7 +41,7 @@
  */
 #include "proto.h"
 
-#include "err.h"
+#include "core/err.h"
 
 #include <cjson/cJSON.h>
 

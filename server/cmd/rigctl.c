@@ -25,9 +25,9 @@
  * server answers a connection's requests in order, and rigctl prints the
  * answers in input order.
  */
-#include "edit.h"
-#include "err.h"
-#include "proto.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/err.h"
 
 #include <libwebsockets.h>
 

@@ -39,9 +39,9 @@
 #ifndef RIGD_ENGINE_H
 #define RIGD_ENGINE_H
 
-#include "edit.h"
-#include "proto.h"
-#include "scene.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/scene.h"
 #include "store.h"
 
 #include <stdbool.h>

@@ -1,0 +1,134 @@
+/*
+ * The layering of server/ (docs/architecture.md): every folder is one layer,
+ * a file includes headers of its own folder and of the layers below it only,
+ * and each outside library's header is included in exactly one folder. The
+ * linker catches a reach up the layers only when the symbol is used; this
+ * catches the include itself.
+ *
+ * `node tests/layering.test.mjs` checks the tree; the second test feeds the
+ * checker a made-up tree with each kind of violation, so it cannot pass by
+ * finding nothing.
+ */
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'server');
+
+/* Each layer and the layers it may include (besides itself). */
+export const LAYERS = {
+  core: [],
+  codec: ['core'],
+  engine: ['core', 'codec'],
+  net: ['core'],
+  serve: ['core', 'codec', 'engine', 'net'],
+  cmd: ['core', 'codec', 'engine', 'net', 'serve'],
+};
+
+/* Outside libraries: a header (or header folder) and the one layer that may include it. */
+export const OWNERS = [
+  { header: /^cjson\//, layer: 'codec', what: 'cJSON' },
+  { header: /^sqlite3\.h$/, layer: 'engine', what: 'SQLite' },
+  { header: /^libwebsockets\.h$|^lws_/, layer: 'net', what: 'libwebsockets' },
+  { header: /^hiredis\//, layer: 'serve', what: 'hiredis' },
+  { header: /^libxml\//, layer: 'codec', what: 'libxml2' },
+];
+
+/*
+ * Returns the violations in 'files', a map from a path relative to server/
+ * ("core/scene.c") to its text, as strings naming the file, line and rule.
+ */
+export function violations(files) {
+  const out = [];
+  for (const [rel, text] of Object.entries(files)) {
+    const parts = rel.split('/');
+    const layer = parts[0];
+    if (parts.length < 2 || !(layer in LAYERS)) {
+      if (/\.[ch]$/.test(rel))
+        out.push(`${rel}: a source outside the layer folders (${Object.keys(LAYERS).join(', ')})`);
+      continue;
+    }
+    const lines = text.split('\n');
+    lines.forEach((line, i) => {
+      const at = `${rel}:${i + 1}`;
+      let m = /^\s*#\s*include\s+"([^"]+)"/.exec(line);
+      if (m) {
+        const inc = m[1];
+        const slash = inc.indexOf('/');
+        if (slash < 0) {
+          const sibling = path.posix.join(path.posix.dirname(rel), inc);
+          if (!(sibling in files))
+            out.push(`${at}: "${inc}" is not in ${path.posix.dirname(rel)}/; name its layer ("core/${inc}")`);
+          return;
+        }
+        const target = inc.slice(0, slash);
+        if (inc.startsWith('../'))
+          out.push(`${at}: "${inc}" climbs out of its folder; name the layer instead`);
+        else if (!(target in LAYERS))
+          out.push(`${at}: "${inc}" names no layer`);
+        else if (target !== layer && !LAYERS[layer].includes(target))
+          out.push(`${at}: ${layer}/ may not include "${inc}" (${target} is not below ${layer})`);
+        else if (!(inc in files))
+          out.push(`${at}: "${inc}" does not exist`);
+        return;
+      }
+      m = /^\s*#\s*include\s+<([^>]+)>/.exec(line);
+      if (m) {
+        for (const o of OWNERS) {
+          if (o.header.test(m[1]) && o.layer !== layer)
+            out.push(`${at}: <${m[1]}> (${o.what}) belongs to ${o.layer}/ alone, not ${layer}/`);
+        }
+      }
+    });
+  }
+  return out;
+}
+
+/* Every file under 'dir', as a map from its path relative to 'dir' to its text. */
+export function readTree(dir) {
+  const files = {};
+  const walk = (sub) => {
+    for (const e of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      const rel = sub ? `${sub}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(rel);
+      else if (/\.[ch]$/.test(e.name)) files[rel] = fs.readFileSync(path.join(dir, rel), 'utf8');
+    }
+  };
+  walk('');
+  return files;
+}
+
+test('server/ keeps its layering', () => {
+  const files = readTree(SERVER);
+  assert.ok(Object.keys(files).length > 10, 'the sources are found');
+  for (const layer of Object.keys(LAYERS))
+    assert.ok(Object.keys(files).some((f) => f.startsWith(`${layer}/`)), `server/${layer}/ has sources`);
+  const v = violations(files);
+  assert.deepEqual(v, [], `layering violations:\n  ${v.join('\n  ')}`);
+});
+
+test('the checker finds each kind of violation', () => {
+  const files = {
+    'core/scene.h': '',
+    'core/scene.c': '#include "scene.h"\n#include "engine/store.h"\n#include <sqlite3.h>\n',
+    'codec/proto.c': '#include "core/scene.h"\n#include <cjson/cJSON.h>\n#include "proto.h"\n',
+    'engine/store.h': '#include "core/nothing.h"\n',
+    'net/net.c': '#include <libwebsockets.h>\n#include "serve/x.h"\n',
+    'serve/x.h': '#include <cjson/cJSON.h>\n#include "../core/scene.h"\n#include "lib/x.h"\n',
+    'loose.c': '',
+  };
+  const v = violations(files);
+  const has = (re) => assert.ok(v.some((s) => re.test(s)), `expected a violation like ${re}: ${v.join('; ')}`);
+  has(/^core\/scene\.c:2: core\/ may not include "engine\/store\.h"/);
+  has(/^core\/scene\.c:3: <sqlite3\.h> \(SQLite\) belongs to engine\//);
+  has(/^codec\/proto\.c:3: "proto\.h" is not in codec\//);
+  has(/^engine\/store\.h:1: "core\/nothing\.h" does not exist/);
+  has(/^net\/net\.c:2: net\/ may not include "serve\/x\.h"/);
+  has(/^serve\/x\.h:1: <cjson\/cJSON\.h> \(cJSON\) belongs to codec\//);
+  has(/^serve\/x\.h:2: ".*" climbs out/);
+  has(/^serve\/x\.h:3: "lib\/x\.h" names no layer/);
+  has(/^loose\.c: a source outside the layer folders/);
+  assert.equal(v.length, 9, v.join('\n'));
+});
