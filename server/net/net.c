@@ -17,6 +17,7 @@
 #include "net.h"
 
 #include "core/err.h"
+#include "core/sha256.h"
 
 #include <libwebsockets.h>
 
@@ -963,108 +964,6 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	}
 }
 
-/* ---- SHA-256 ----
- *
- * FIPS 180-4. Debian's libwebsockets is built without LWS_WITH_GENCRYPTO, so
- * lws_genhash is not there, and calling its OpenSSL directly would add a
- * library to the build for forty lines; tests/e2e/auth.js checks this one
- * against node's crypto (rigd --hash-token) around the padding boundaries.
- */
-
-struct sha256 {
-	uint32_t h[8];
-	uint64_t bytes;
-	unsigned char block[64];
-	size_t used;
-};
-
-static const uint32_t sha256_k[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-	0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-	0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-	0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-	0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-	0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-	0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-	0xc67178f2,
-};
-
-static uint32_t ror32(uint32_t x, int r)
-{
-	return (x >> r) | (x << (32 - r));
-}
-
-static void sha256_block(struct sha256 *s, const unsigned char *p)
-{
-	uint32_t w[64], a, b, c, d, e, f, g, h;
-
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-	for (int i = 16; i < 64; i++) {
-		uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
-
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-	}
-	a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
-	e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
-	for (int i = 0; i < 64; i++) {
-		uint32_t t1 = h + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) + ((e & f) ^ (~e & g)) +
-			      sha256_k[i] + w[i];
-		uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) +
-			      ((a & b) ^ (a & c) ^ (b & c));
-
-		h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
-	}
-	s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d;
-	s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
-}
-
-static void sha256_add(struct sha256 *s, const unsigned char *p, size_t len)
-{
-	s->bytes += len;
-	while (len > 0) {
-		size_t take = 64 - s->used < len ? 64 - s->used : len;
-
-		memcpy(s->block + s->used, p, take);
-		s->used += take;
-		p += take;
-		len -= take;
-		if (s->used == 64) {
-			sha256_block(s, s->block);
-			s->used = 0;
-		}
-	}
-}
-
-void net_sha256(const void *data, size_t len, unsigned char out[NET_SHA256_LEN])
-{
-	static const uint32_t init[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-					 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-	struct sha256 s;
-	unsigned char pad[72] = {0x80};
-	uint64_t bits;
-	size_t padlen;
-
-	memset(&s, 0, sizeof(s));
-	memcpy(s.h, init, sizeof(init));
-	sha256_add(&s, data, len);
-	bits = s.bytes * 8;
-	padlen = (s.used < 56 ? 56 : 120) - s.used;
-	for (int i = 0; i < 8; i++)
-		pad[padlen + (size_t)i] = (unsigned char)(bits >> (56 - 8 * i));
-	sha256_add(&s, pad, padlen + 8);
-	for (int i = 0; i < 8; i++) {
-		out[4 * i] = (unsigned char)(s.h[i] >> 24);
-		out[4 * i + 1] = (unsigned char)(s.h[i] >> 16);
-		out[4 * i + 2] = (unsigned char)(s.h[i] >> 8);
-		out[4 * i + 3] = (unsigned char)s.h[i];
-	}
-}
-
 /* ---- Content-Security-Policy ----
  *
  * The viewer's only inline script is its import map (an import map cannot
@@ -1115,7 +1014,7 @@ static char *build_csp(const char *web_root)
 	used = (size_t)snprintf(csp, cap, "%s", head);
 	for (const char *p = html; p && (p = strstr(p, "<script")) != NULL;) {
 		const char *gt = strchr(p, '>'), *end;
-		unsigned char digest[NET_SHA256_LEN];
+		unsigned char digest[SHA256_LEN];
 		char b64[64];
 
 		if (!gt)
@@ -1126,8 +1025,8 @@ static char *build_csp(const char *web_root)
 		/* A script with a src attribute is 'self'; its inline text is
 		 * ignored by the browser. */
 		if (!tag_has_src(p, gt) && end > gt + 1) {
-			net_sha256(gt + 1, (size_t)(end - gt - 1), digest);
-			if (lws_b64_encode_string((const char *)digest, NET_SHA256_LEN, b64,
+			sha256_digest(gt + 1, (size_t)(end - gt - 1), digest);
+			if (lws_b64_encode_string((const char *)digest, SHA256_LEN, b64,
 						  sizeof(b64)) > 0)
 				used += (size_t)snprintf(csp + used, cap - used, " 'sha256-%s'", b64);
 		}

@@ -13,7 +13,7 @@
  * pointer: an id of a connection that has gone is simply ignored, so the
  * layer above may answer a request after its client has left.
  *
- * Every function here but net_sha256 must be called on the thread that runs
+ * Every function here must be called on the thread that runs
  * net_run().
  *
  * Every HTTP answer carries the security headers (Content-Security-Policy
@@ -171,11 +171,6 @@ bool net_tls(const net *n);
  * connection has gone. Borrowed: valid until the connection closes.
  */
 const char *net_ws_authorization(const net *n, uint64_t conn);
-
-#define NET_SHA256_LEN 32
-
-/* The SHA-256 digest of 'len' bytes of 'data' (FIPS 180-4) into 'out'. */
-void net_sha256(const void *data, size_t len, unsigned char out[NET_SHA256_LEN]);
 
 /*
  * Serves until net_stop is called; returns 0, or a negative RIGD_E_IO when

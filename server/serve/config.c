@@ -6,6 +6,7 @@
 #include "codec/proto.h"
 #include "core/edit.h"
 #include "core/scene.h"
+#include "core/sha256.h"
 #include "net/net.h"
 
 #include <errno.h>
@@ -237,12 +238,12 @@ int config_parse(int argc, char **argv, struct config *o)
 			NEED_VALUE();
 			o->tokens_file = v;
 		} else if (strcmp(a, "--hash-token") == 0) {
-			unsigned char h[NET_SHA256_LEN];
+			unsigned char h[SHA256_LEN];
 
 			NEED_VALUE();
-			net_sha256(v, strlen(v), h);
+			sha256_digest(v, strlen(v), h);
 			printf("sha256:");
-			for (int k = 0; k < NET_SHA256_LEN; k++)
+			for (int k = 0; k < SHA256_LEN; k++)
 				printf("%02x", h[k]);
 			printf("\n");
 			exit(0);

@@ -45,6 +45,7 @@
 #include "core/edit.h"
 #include "core/err.h"
 #include "core/scene.h"
+#include "core/sha256.h"
 #include "engine/engine.h"
 #include "net/net.h"
 
@@ -101,7 +102,7 @@ struct client {
 	bool wake_after_turn;        /* was writable while a turn was open */
 	/* access control (docs/security.md) */
 	bool authed;                 /* 'tok' holds the hash of a known token */
-	unsigned char tok[NET_SHA256_LEN];
+	unsigned char tok[SHA256_LEN];
 	int principal;               /* the token entry whose bucket it shares */
 	double bucket, bucket_t;     /* messages it may send now; when refilled */
 };
@@ -116,7 +117,7 @@ enum role { ROLE_NONE, ROLE_VIEWER, ROLE_EDITOR, ROLE_ADMIN };
  * principal, holds the rate bucket all its connections share.
  */
 struct token {
-	unsigned char hash[NET_SHA256_LEN];
+	unsigned char hash[SHA256_LEN];
 	int role;
 	char scene[SCENE_ID_MAX + 1];
 	int principal;
@@ -201,7 +202,7 @@ struct deferred {
 	char *body;
 	size_t body_len;
 	bool authed;                 /* D_HTTP with tokens: the caller's token */
-	unsigned char tok[NET_SHA256_LEN];
+	unsigned char tok[SHA256_LEN];
 };
 
 /* Prometheus histogram of commit latency. */
@@ -366,11 +367,11 @@ static int token_add(struct server *S, int role, const char *scene_name, const c
 
 	memset(&t, 0, sizeof(t));
 	if (strncmp(secret, "sha256:", 7) == 0) {
-		if (len != 7 + 2 * NET_SHA256_LEN) {
+		if (len != 7 + 2 * SHA256_LEN) {
 			snprintf(why, cap, "sha256: needs 64 hex digits");
 			return -1;
 		}
-		for (int i = 0; i < NET_SHA256_LEN; i++) {
+		for (int i = 0; i < SHA256_LEN; i++) {
 			int hi = hex_digit(secret[7 + 2 * i]), lo = hex_digit(secret[8 + 2 * i]);
 
 			if (hi < 0 || lo < 0) {
@@ -389,7 +390,7 @@ static int token_add(struct server *S, int role, const char *scene_name, const c
 				snprintf(why, cap, "a token is visible ASCII characters, no spaces");
 				return -1;
 			}
-		net_sha256(secret, len, t.hash);
+		sha256_digest(secret, len, t.hash);
 	}
 	if ((strcmp(scene_name, "*") != 0 && !scene_id_valid(scene_name)) ||
 	    strlen(scene_name) >= sizeof(t.scene)) {
@@ -400,7 +401,7 @@ static int token_add(struct server *S, int role, const char *scene_name, const c
 	t.role = role;
 	t.principal = S->n_tokens;
 	for (int i = 0; i < S->n_tokens; i++)
-		if (memcmp(S->tokens[i].hash, t.hash, NET_SHA256_LEN) == 0) {
+		if (memcmp(S->tokens[i].hash, t.hash, SHA256_LEN) == 0) {
 			t.principal = S->tokens[i].principal;
 			break;
 		}
@@ -496,7 +497,7 @@ static int role_for(const struct server *S, const unsigned char *hash, const cha
 		unsigned diff = 0;
 		int r = ROLE_NONE;
 
-		for (int k = 0; k < NET_SHA256_LEN; k++)
+		for (int k = 0; k < SHA256_LEN; k++)
 			diff |= (unsigned)(t->hash[k] ^ hash[k]);
 		if (diff)
 			continue;
@@ -513,7 +514,7 @@ static int role_for(const struct server *S, const unsigned char *hash, const cha
 
 /* The token of an "Authorization: Bearer TOKEN" header, hashed into 'hash'.
  * False when there is no such header. */
-static bool bearer_hash(const char *header, unsigned char hash[NET_SHA256_LEN])
+static bool bearer_hash(const char *header, unsigned char hash[SHA256_LEN])
 {
 	size_t len;
 
@@ -527,7 +528,7 @@ static bool bearer_hash(const char *header, unsigned char hash[NET_SHA256_LEN])
 		len--;
 	if (len == 0 || len > TOKEN_MAX)
 		return false;
-	net_sha256(header, len, hash);
+	sha256_digest(header, len, hash);
 	return true;
 }
 
@@ -1526,14 +1527,14 @@ static void on_presence(struct server *S, struct client *c, proto_msg *msg)
  */
 static void on_auth(struct server *S, struct client *c, const proto_msg *msg)
 {
-	unsigned char hash[NET_SHA256_LEN];
+	unsigned char hash[SHA256_LEN];
 	int principal = 0;
 	proto_buf b;
 	size_t len;
 	char *f;
 
 	if (S->n_tokens > 0) {
-		net_sha256(msg->token, strlen(msg->token), hash);
+		sha256_digest(msg->token, strlen(msg->token), hash);
 		if (role_for(S, hash, NULL, &principal) < 0) {
 			S->m.unauthorized++;
 			logf_(LOG_INFO, "client %s: auth with an unknown token", c->id);
@@ -2398,7 +2399,7 @@ static bool cb_http(void *ctx, const net_request *req)
 	char name[SCENE_ID_MAX + 2];
 	const char *rest;
 	struct deferred *d;
-	unsigned char tok[NET_SHA256_LEN];
+	unsigned char tok[SHA256_LEN];
 
 	if (strcmp(req->path, "/healthz") == 0) {
 		static const char ok[] = "{\"status\":\"ok\"}\n";
