@@ -58,6 +58,9 @@ const char *proto_buf_str(const proto_buf *b);
 char *proto_buf_take(proto_buf *b);
 /* Appends raw bytes. 0 or RIGD_E_NOMEM (b unchanged). */
 int proto_buf_append(proto_buf *b, const char *bytes, size_t n);
+/* Appends the string literal 'lit', its length counted by the compiler (a
+ * non-literal does not compile). 0 or RIGD_E_NOMEM (b unchanged). */
+#define PROTO_BUF_LIT(b, lit) proto_buf_append((b), "" lit, sizeof(lit) - 1)
 /* Appends 'str' as a JSON string literal (quotes, escapes). */
 int proto_buf_json_string(proto_buf *b, const char *str);
 /* Appends 'v' as the shortest JSON number that parses back to the same
