@@ -1,0 +1,180 @@
+/*
+ * clients.c: the client table and reply queues (see clients.h).
+ *
+ * A queue's accounting ('queued' entries, 'queued_bytes' of frames) is kept
+ * exact at every step: the asserts below state it.
+ */
+#include "clients.h"
+#include "log.h"
+#include "turn.h"
+#include "util.h"
+
+#include "core/err.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- clients ---- */
+
+struct client *clients_get(struct server *S, uint64_t conn)
+{
+	uint32_t slot = (uint32_t)(conn & 0xffffffffu);
+
+	if (slot >= (uint32_t)S->cap_clients || !S->clients[slot] || S->clients[slot]->conn != conn)
+		return NULL;
+	return S->clients[slot];
+}
+
+static void reply_free(struct reply *r)
+{
+	if (r) {
+		free(r->frame);
+		free(r);
+	}
+}
+
+void clients_queue_free(struct client *c)
+{
+	while (c->head) {
+		struct reply *r = c->head;
+
+		c->head = r->next;
+		reply_free(r);
+	}
+	c->tail = NULL;
+	c->queued = 0;
+	c->queued_bytes = 0;
+}
+
+/* Closes a client whose queue overflowed: it did not read its replies. */
+void clients_drop(struct server *S, struct client *c)
+{
+	if (c->dropped)
+		return;
+	serve_log(LOG_WARN, "client %s: reply queue over %zu bytes; closing it (1008)", c->id,
+	      S->o.reply_queue);
+	c->dropped = true;
+	S->m.clients_dropped_total++;
+	turn_forget_client(S, c);
+	clients_queue_free(c);
+	net_ws_close(S->n, c->conn, NET_CLOSE_POLICY, "reply queue overflow");
+}
+
+/*
+ * Appends a reply to the client's queue: 'frame' (may be NULL for a
+ * placeholder) is owned by the queue from here on. Returns the entry, or
+ * NULL when the client was dropped for overflow or memory ran out (the frame
+ * is freed then).
+ */
+struct reply *clients_enqueue(struct server *S, struct client *c, char *frame, size_t len,
+			     bool pending)
+{
+	struct reply *r;
+
+	if (c->dropped) {
+		free(frame);
+		return NULL;
+	}
+	if (c->queued_bytes + len > S->o.reply_queue || c->queued >= REPLY_QUEUE_MAX_COUNT) {
+		free(frame);
+		clients_drop(S, c);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		free(frame);
+		clients_drop(S, c);
+		return NULL;
+	}
+	r->frame = frame;
+	r->len = len;
+	r->pending = pending;
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	c->queued++;
+	c->queued_bytes += len;
+	if (!pending && frame)
+		net_ws_wake(S->n, c->conn);
+	return r;
+}
+
+/* Fills a placeholder (taking ownership of 'frame'). */
+void clients_fill(struct server *S, struct client *c, struct reply *r, char *frame, size_t len)
+{
+	r->frame = frame;
+	r->len = len;
+	r->pending = false;
+	c->queued_bytes += len;
+	if (c->queued_bytes > S->o.reply_queue) {
+		clients_drop(S, c);
+		return;
+	}
+	net_ws_wake(S->n, c->conn);
+}
+
+/* An error frame for 'req' (may be NULL). NULL when out of memory. */
+char *clients_error_frame(struct server *S, const proto_req *req, const edit_error *err,
+			 size_t *len)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, S->head);
+	if (proto_encode_error(&b, req, err)) {
+		proto_buf_release(&b);
+		return NULL;
+	}
+	return serve_take_frame(&b, len);
+}
+
+void clients_reply_error(struct server *S, struct client *c, const proto_req *req,
+			const edit_error *err)
+{
+	size_t len;
+	char *f = clients_error_frame(S, req, err, &len);
+
+	if (f)
+		clients_enqueue(S, c, f, len, false);
+}
+
+void clients_reply_code(struct server *S, struct client *c, const proto_req *req, int code,
+			     const char *field, const char *fmt, ...)
+{
+	edit_error err;
+	char msg[EDIT_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	edit_error_set(&err, code, -1, field, "%s", msg);
+	clients_reply_error(S, c, req, &err);
+}
+
+
+char *clients_next_reply(struct client *c, size_t *len)
+{
+	while (c->head && !c->head->pending) {
+		struct reply *r = c->head;
+		char *frame = r->frame;
+
+		c->head = r->next;
+		if (!c->head)
+			c->tail = NULL;
+		assert(c->queued > 0 && c->queued_bytes >= r->len);
+		c->queued--;
+		c->queued_bytes -= r->len;
+		assert(c->head || (c->queued == 0 && c->queued_bytes == 0));
+		*len = r->len;
+		r->frame = NULL;
+		reply_free(r);
+		if (frame)
+			return frame;
+	}
+	return NULL;
+}

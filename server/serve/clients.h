@@ -1,0 +1,59 @@
+/*
+ * clients.h: the table of websocket clients (by connection slot) and each
+ * client's reply queue: acks, errors, presence and join/leave notices,
+ * queued up to a byte cap. A client that lets its queue overflow is closed
+ * with 1008, so memory per client stays bounded however slowly it reads.
+ *
+ * Never builds a frame from a scene (fanout.c does, when a socket can
+ * take it) and never writes to a socket: net asks for frames.
+ */
+#ifndef RIGD_SERVE_CLIENTS_H
+#define RIGD_SERVE_CLIENTS_H
+
+#include "server.h"
+
+/* The client of connection 'conn', or NULL when it has gone. */
+struct client *clients_get(struct server *S, uint64_t conn);
+
+/* Frees every reply queued for 'c' and zeroes the queue's accounting. */
+void clients_queue_free(struct client *c);
+
+/* Closes 'c' (1008) because its queue overflowed; its queue is freed and
+ * its pending answers forgotten. Does nothing for a client already dropped. */
+void clients_drop(struct server *S, struct client *c);
+
+/*
+ * Appends a reply to the client's queue: takes ownership of 'frame' (NULL
+ * with 'pending' for a placeholder the turn fills). Returns the entry, or
+ * NULL when the client was dropped for overflow or memory ran out (the
+ * frame is freed then).
+ */
+struct reply *clients_enqueue(struct server *S, struct client *c, char *frame, size_t len,
+			      bool pending);
+
+/*
+ * Takes the next reply that is ready off the queue of 'c': its frame
+ * (owned by the caller) and length in *len, or NULL when the queue is empty
+ * or starts with a placeholder still waiting for the turn. Placeholders
+ * filled with nothing (a subscribe answered by its snapshot) are skipped.
+ */
+char *clients_next_reply(struct client *c, size_t *len);
+
+/* Fills placeholder 'r' of 'c' with 'frame' (owned from here; NULL: the
+ * placeholder answers nothing) and wakes the client. May drop the client. */
+void clients_fill(struct server *S, struct client *c, struct reply *r, char *frame, size_t len);
+
+/* An error frame for 'req' (may be NULL), owned by the caller; NULL when
+ * out of memory. */
+char *clients_error_frame(struct server *S, const proto_req *req, const edit_error *err,
+			  size_t *len);
+
+/* Queues an error reply for 'req' (may be NULL) to 'c'. */
+void clients_reply_error(struct server *S, struct client *c, const proto_req *req,
+			 const edit_error *err);
+
+/* Queues an error reply with 'code', 'field' and a formatted message. */
+void clients_reply_code(struct server *S, struct client *c, const proto_req *req, int code,
+			const char *field, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+#endif

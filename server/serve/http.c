@@ -1,0 +1,219 @@
+/*
+ * http.c: HTTP requests through the route table, and the answers (see
+ * http.h). Which role a request needs and when it runs come from its
+ * route's row (routes.c), never from matching strings here.
+ */
+#include "http.h"
+#include "auth.h"
+#include "routes.h"
+#include "turn.h"
+#include "util.h"
+
+#include "core/err.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void http_respond_buf(struct server *S, uint64_t conn, int status, const char *type,
+			proto_buf *b)
+{
+	size_t len = b->len;
+	char *body = proto_buf_take(b);
+
+	net_http_respond(S->n, conn, status, type, body, body ? len : 0);
+}
+
+void http_respond_error(struct server *S, uint64_t conn, const edit_error *err)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, 0);
+	if (proto_encode_http_error(&b, err) || proto_buf_append(&b, "\n", 1)) {
+		proto_buf_release(&b);
+		net_http_respond(S->n, conn, 500, "application/json", NULL, 0);
+		return;
+	}
+	http_respond_buf(S, conn, err_http_status(err->code), "application/json", &b);
+}
+
+void http_respond_code(struct server *S, uint64_t conn, int code, const char *field,
+			 const char *fmt, ...)
+{
+	edit_error err;
+	char msg[EDIT_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	edit_error_set(&err, code, -1, field, "%s", msg);
+	http_respond_error(S, conn, &err);
+}
+
+void http_respond_json(struct server *S, uint64_t conn, int status, proto_buf *b)
+{
+	if (proto_buf_append(b, "\n", 1)) {
+		proto_buf_release(b);
+		http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	http_respond_buf(S, conn, status, "application/json", b);
+}
+
+/* Answers an engine error about scene 'name'. */
+void http_respond_engine(struct server *S, uint64_t conn, int rc, const char *name)
+{
+	if (rc == RIGD_E_UNKNOWN_SCENE)
+		http_respond_code(S, conn, rc, "", "no scene '%s'", name);
+	else if (rc == RIGD_E_STORAGE)
+		http_respond_code(S, conn, rc, "", "%s: %s", err_str(rc), engine_errmsg(S->e));
+	else
+		http_respond_code(S, conn, rc, "", "%s", err_str(rc));
+}
+
+/* The value of query argument 'name' ("name=value"), or NULL. */
+const char *http_arg(char *const *args, int n_args, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < n_args; i++)
+		if (strncmp(args[i], name, len) == 0 && args[i][len] == '=')
+			return args[i] + len + 1;
+	return NULL;
+}
+
+
+/* Copies an after-commit request into a deferred item. NULL when out of
+ * memory. */
+static struct deferred *defer_copy(const net_request *req, int route, const char *name,
+				   const unsigned char *tok)
+{
+	struct deferred *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->kind = D_HTTP;
+	d->conn = req->conn;
+	d->method = req->method;
+	d->route = route;
+	/* A valid scene name (checked before) fits. */
+	assert(strlen(name) < sizeof(d->scene));
+	memcpy(d->scene, name, strlen(name) + 1);
+	if (tok) {
+		d->authed = true;
+		memcpy(d->tok, tok, sizeof(d->tok));
+	}
+	if (!(d->path = strdup(req->path)) || !(d->body = malloc(req->body_len + 1))) {
+		turn_deferred_free(d);
+		return NULL;
+	}
+	memcpy(d->body, req->body, req->body_len);
+	d->body[req->body_len] = '\0';
+	d->body_len = req->body_len;
+	for (int i = 0; i < req->n_args; i++) {
+		if (!(d->args[i] = strdup(req->args[i]))) {
+			turn_deferred_free(d);
+			return NULL;
+		}
+		d->n_args++;
+	}
+	return d;
+}
+
+/*
+ * With tokens configured: 0 when the request's Bearer token has role
+ * 'need' on 'scene_name' (NULL: on some scene) within its token's rate,
+ * with the token's digest in 'tok'; otherwise answers 401, 403 or 429 and
+ * returns the error. Always 0 for a public route or without tokens.
+ */
+static int authorise(struct server *S, const net_request *req, int need,
+		     const char *scene_name, unsigned char tok[SHA256_LEN])
+{
+	char msg[160];
+	int rc;
+
+	if (need == ROLE_NONE || S->n_tokens == 0)
+		return 0;
+	rc = auth_http(S, need, scene_name, req->authorization, serve_now_s(), tok, msg,
+		       sizeof(msg));
+	if (rc)
+		http_respond_code(S, req->conn, rc, "", "%s", msg);
+	return rc;
+}
+
+/* The body limit of route 'route' (a row index, or a refusal's code). */
+static size_t body_limit(const struct server *S, int route)
+{
+	int kind = route >= 0 ? routes[route].max_body : ROUTE_BODY_API;
+
+	return kind == ROUTE_BODY_ANY ? SIZE_MAX
+	       : kind == ROUTE_BODY_GLTF ? S->o.max_gltf : S->o.max_body;
+}
+
+bool http_request(void *ctx, const net_request *req)
+{
+	struct server *S = ctx;
+	char name[SCENE_ID_MAX + 2], allowed[64];
+	unsigned char tok[SHA256_LEN];
+	struct http_call call;
+	struct deferred *d;
+	int route;
+
+	if (!routes_covers(req->path))
+		return false;  /* files are public: the viewer loads to ask for a token */
+	route = routes_match(req->path, req->method, name, sizeof(name));
+	/* A request no row answers needs a valid token (of any role) before it
+	 * learns that: the refusal is the same for every caller with one. */
+	if (authorise(S, req, route >= 0 ? routes[route].role : ROLE_VIEWER,
+		      route >= 0 && name[0] ? name : NULL, tok))
+		return true;
+	if (req->body_len > body_limit(S, route)) {
+		http_respond_code(S, req->conn, RIGD_E_TOO_LARGE, "", "the body exceeds %zu bytes",
+			     S->o.max_body);
+		return true;
+	}
+	if (route == RIGD_E_NOT_FOUND) {
+		http_respond_code(S, req->conn, RIGD_E_NOT_FOUND, "", "no route %s", req->path);
+		return true;
+	}
+	if (route == RIGD_E_BAD_METHOD) {
+		routes_methods(req->path, allowed, sizeof(allowed));
+		http_respond_code(S, req->conn, RIGD_E_BAD_METHOD, "", "use %s", allowed);
+		return true;
+	}
+	assert(route >= 0 && route < routes_count);
+	if (name[0] && !scene_id_valid(name)) {
+		http_respond_code(S, req->conn, RIGD_E_BAD_ID, "scene", "bad scene name");
+		return true;
+	}
+	if (routes[route].when == ROUTE_NOW) {
+		call = (struct http_call){.conn = req->conn, .method = req->method,
+			.path = req->path, .name = name, .args = (char *const *)req->args,
+			.n_args = req->n_args, .body = req->body, .body_len = req->body_len,
+			.tok = S->n_tokens > 0 ? tok : NULL};
+		routes[route].handler(S, &call);
+		return true;
+	}
+	d = defer_copy(req, route, name, S->n_tokens > 0 ? tok : NULL);
+	if (!d) {
+		http_respond_code(S, req->conn, RIGD_E_NOMEM, "", "out of memory");
+		return true;
+	}
+	turn_defer(S, d);
+	return true;
+}
+
+void http_run_deferred(struct server *S, struct deferred *d)
+{
+	struct http_call call = {.conn = d->conn, .method = d->method, .path = d->path,
+		.name = d->scene, .args = d->args, .n_args = d->n_args, .body = d->body,
+		.body_len = d->body_len, .tok = d->authed ? d->tok : NULL};
+
+	assert(d->kind == D_HTTP && d->route >= 0 && d->route < routes_count);
+	assert(routes[d->route].when == ROUTE_AFTER_COMMIT);
+	routes[d->route].handler(S, &call);
+}

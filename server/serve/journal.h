@@ -1,0 +1,68 @@
+/*
+ * journal.h: the per-scene turn journal. Each committed turn that touched a
+ * scene leaves one entry: which subtrees had their world matrices
+ * recomputed and which nodes were created, changed or removed. An update
+ * for a client at any cursor the journal still covers is built from it, so
+ * a slow client gets the latest state of everything that changed since its
+ * cursor in one frame; a cursor older than the journal gets a snapshot.
+ *
+ * The journal is a ring of room->ring_cap entries, oldest at 'head', with
+ * entries in seq order and at most JOURNAL_MAX_IDS ids in all. It never
+ * holds matrices or frames: those are read from the scene when sent.
+ */
+#ifndef RIGD_SERVE_JOURNAL_H
+#define RIGD_SERVE_JOURNAL_H
+
+#include "server.h"
+
+#define JOURNAL_TURN_MAX_IDS 8192        /* a bigger turn restarts the journal */
+#define JOURNAL_MAX_IDS 131072           /* ids kept per scene (about 8 MB) */
+
+/* Forgets every entry (and the cached update): deltas are possible again
+ * from cursor 'epoch' on. */
+void journal_clear(struct room *st, int64_t epoch);
+
+/* Drops the oldest entry; clients older than the new epoch get snapshots.
+ * The journal must not be empty. */
+void journal_drop_oldest(struct room *st);
+
+/*
+ * Records what an accepted batch changed in the scene's lists of this turn
+ * (the first batch of a turn sets the turn's start, 'seq_before'). Returns
+ * 0, or RIGD_E_NOMEM after marking the turn lost (its end then restarts
+ * the journal, so every subscriber gets a snapshot).
+ */
+int journal_note(struct room *st, const edit_result *r, int64_t seq_before);
+
+/* engine_update's range callback ('ctx' a struct journal_roots): notes the
+ * roots of the recomputed subtrees in the turn's root list. */
+struct journal_roots {
+	const scene *s;
+	struct idlist *roots;
+	int rc;                      /* RIGD_E_NOMEM when a root was lost */
+};
+void journal_collect_roots(void *ctx, int first_pos, int end_pos);
+
+/*
+ * Ends the turn of a touched scene now at seq 'to': its lists become one
+ * entry (dropping the oldest to stay within bounds), or, for a turn bigger
+ * than JOURNAL_TURN_MAX_IDS, the journal restarts at 'to'. The turn's lists
+ * are empty afterwards either way.
+ */
+void journal_add(struct room *st, int64_t to);
+
+/* Frees the turn's lists without recording them (a failed commit, or a
+ * turn that did not move the seq). */
+void journal_turn_drop(struct room *st);
+
+/*
+ * Appends to 'b' the update that takes a client from 'cursor' to 'seq' of
+ * scene 's', built from the journal. Returns 0 with *n_entries set to the
+ * turns it covers; RIGD_E_BAD_SEQ when the journal cannot (a cursor older
+ * than it, newer than 'seq', or not on a turn boundary: the caller sends a
+ * snapshot); RIGD_E_NOMEM. On error 'b' may hold a partial frame.
+ */
+int journal_build_update(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+			 proto_buf *b, int *n_entries);
+
+#endif

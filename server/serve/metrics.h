@@ -1,0 +1,99 @@
+/*
+ * metrics.h: the server's Prometheus metrics from one list. Each row names
+ * a metric (the field name with "rigd_" before it), its type and help
+ * text, the C type and format of its value, and where the value lives:
+ * OWN, a counter of the server's own in struct metrics; READ, a value read
+ * from net, the engine or the process when /metrics is scraped; HIST, the
+ * commit latency histogram. The list generates struct metrics' fields and
+ * the /metrics text, so the two cannot drift apart.
+ *
+ * Counting never allocates; rendering never changes a counter.
+ */
+#ifndef RIGD_SERVE_METRICS_H
+#define RIGD_SERVE_METRICS_H
+
+#include "codec/proto.h"
+
+#include <stdint.h>
+
+/* X(field, type, help, ctype, format, where), in /metrics order. */
+#define METRICS_LIST(X) \
+	X(clients, gauge, "Open websocket connections.", long, "%ld", READ) \
+	X(subscriptions, gauge, "Scene subscriptions of open websockets.", long, "%ld", READ) \
+	X(scenes, gauge, "Scenes in the database.", long, "%ld", READ) \
+	X(connections_total, counter, "Websocket connections accepted.", uint64_t, "%" PRIu64, READ) \
+	X(connections_rejected_total, counter, \
+	  "Websocket handshakes refused (path, Origin, client limit).", uint64_t, "%" PRIu64, READ) \
+	X(batches_total, counter, "Edit batches committed.", uint64_t, "%" PRIu64, OWN) \
+	X(batches_failed_total, counter, "Edit batches refused or not stored.", uint64_t, \
+	  "%" PRIu64, OWN) \
+	X(ops_total, counter, "Ops in committed batches.", uint64_t, "%" PRIu64, OWN) \
+	X(recomputed_matrices_total, counter, "World matrices recomputed.", uint64_t, "%" PRIu64, \
+	  OWN) \
+	X(commits_total, counter, "Group commits (one per turn with batches).", uint64_t, \
+	  "%" PRIu64, OWN) \
+	X(commit_failures_total, counter, "Group commits that failed.", uint64_t, "%" PRIu64, OWN) \
+	X(commit_seconds, histogram, "Latency of a group commit.", double, "%.9f", HIST) \
+	X(bytes_sent_total, counter, "Payload bytes written to sockets.", uint64_t, "%" PRIu64, \
+	  READ) \
+	X(bytes_received_total, counter, "Websocket and HTTP body bytes read.", uint64_t, \
+	  "%" PRIu64, READ) \
+	X(ws_messages_total, counter, "Websocket messages received.", uint64_t, "%" PRIu64, OWN) \
+	X(http_requests_total, counter, "HTTP requests (API and files).", uint64_t, "%" PRIu64, \
+	  READ) \
+	X(updates_sent_total, counter, "Update frames sent to subscribers.", uint64_t, "%" PRIu64, \
+	  OWN) \
+	X(snapshots_sent_total, counter, "Snapshot frames sent to subscribers.", uint64_t, \
+	  "%" PRIu64, OWN) \
+	X(updates_coalesced_total, counter, \
+	  "Turns folded into a later update for a client that was behind.", uint64_t, "%" PRIu64, \
+	  OWN) \
+	X(presence_coalesced_total, counter, \
+	  "Presence messages replaced by a newer one before they were sent.", uint64_t, \
+	  "%" PRIu64, OWN) \
+	X(replies_sent_total, counter, "Replies and notices sent.", uint64_t, "%" PRIu64, OWN) \
+	X(rate_limited_total, counter, "Messages and requests refused or delayed for their rate.", \
+	  uint64_t, "%" PRIu64, OWN) \
+	X(unauthorized_total, counter, "Requests and messages without a valid token.", uint64_t, \
+	  "%" PRIu64, OWN) \
+	X(forbidden_total, counter, "Requests and messages whose token lacks the role.", \
+	  uint64_t, "%" PRIu64, OWN) \
+	X(clients_dropped_total, counter, \
+	  "Clients closed (1008) because they did not read their replies.", uint64_t, "%" PRIu64, \
+	  OWN) \
+	X(ws_closed_too_big_total, counter, "Websockets closed (1009) for size.", uint64_t, \
+	  "%" PRIu64, READ) \
+	X(snapshots_written_total, counter, "Scene snapshots stored.", uint64_t, "%" PRIu64, READ) \
+	X(resident_memory_bytes, gauge, "Resident set size.", long, "%ld", READ) \
+	X(cpu_seconds_total, counter, "User and system CPU time.", double, "%.6f", READ) \
+	X(uptime_seconds, gauge, "Seconds since start.", double, "%.3f", READ)
+
+/* Upper bounds (seconds) of the commit latency histogram's buckets. */
+#define METRICS_COMMIT_BUCKETS(X) \
+	X(0.0001) X(0.00025) X(0.0005) X(0.001) X(0.0025) X(0.005) \
+	X(0.01) X(0.025) X(0.05) X(0.1) X(0.25) X(1.0)
+#define METRICS_COUNT_ONE_(le) +1
+#define METRICS_N_BUCKETS (0 METRICS_COMMIT_BUCKETS(METRICS_COUNT_ONE_))
+
+#define METRICS_FIELD_OWN(ctype, field) ctype field;
+#define METRICS_FIELD_READ(ctype, field)
+#define METRICS_FIELD_HIST(ctype, field)
+#define METRICS_FIELD_(field, type, help, ctype, fmt, where) METRICS_FIELD_##where(ctype, field)
+
+/* The server's own counters (the OWN rows), and the histogram's state. */
+struct metrics {
+	METRICS_LIST(METRICS_FIELD_)
+	uint64_t commit_bucket[METRICS_N_BUCKETS + 1];  /* the last: +Inf */
+	double commit_sum_s;
+};
+
+struct server;
+
+/* Counts one group commit that took 'seconds'. */
+void metrics_observe_commit(struct metrics *m, double seconds);
+
+/* Appends the /metrics text (Prometheus exposition format 0.0.4) to 'b'.
+ * 0, or RIGD_E_NOMEM with 'b' holding part of it. */
+int metrics_render(struct server *S, proto_buf *b);
+
+#endif

@@ -1,0 +1,370 @@
+/*
+ * rooms.c: subscribers and presence of each scene (see rooms.h).
+ */
+#include "rooms.h"
+#include "clients.h"
+#include "journal.h"
+#include "util.h"
+
+#include "core/err.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct room *rooms_find(struct server *S, const char *name)
+{
+	for (int i = 0; i < S->n_scenes; i++)
+		if (strcmp(S->scenes[i]->name, name) == 0)
+			return S->scenes[i];
+	return NULL;
+}
+
+/* The serving state of an existing scene, made on first use. */
+struct room *rooms_get(struct server *S, const char *name)
+{
+	struct room *st = rooms_find(S, name);
+	struct room **v;
+	int64_t seq;
+
+	if (st)
+		return st;
+	seq = engine_seq(S->e, name);
+	if (seq < 0)
+		return NULL;
+	v = serve_grow(S->scenes, &S->cap_scenes, S->n_scenes + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	S->scenes = v;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->ring = calloc((size_t)S->o.journal, sizeof(struct jentry));
+	if (!st->ring) {
+		free(st);
+		return NULL;
+	}
+	st->ring_cap = S->o.journal;
+	snprintf(st->name, sizeof(st->name), "%s", name);
+	st->epoch = seq;
+	S->scenes[S->n_scenes++] = st;
+	return st;
+}
+
+/* Forgets the presence of 'conn'; true when it had one. */
+static bool presence_remove(struct room *st, uint64_t conn)
+{
+	for (int i = 0; i < st->n_pres; i++)
+		if (st->pres[i].conn == conn) {
+			free(st->pres[i].selection);
+			st->pres[i] = st->pres[--st->n_pres];
+			return true;
+		}
+	return false;
+}
+
+void rooms_free(struct room *st)
+{
+	if (!st)
+		return;
+	journal_clear(st, 0);
+	free(st->cache);
+	free(st->ring);
+	free(st->subs);
+	for (int i = 0; i < st->n_pres; i++)
+		free(st->pres[i].selection);
+	free(st->pres);
+	idlist_free(&st->turn_changed);
+	idlist_free(&st->turn_removed);
+	idlist_free(&st->turn_roots);
+	free(st);
+}
+
+void rooms_remove(struct server *S, struct room *st)
+{
+	for (int i = 0; i < S->n_scenes; i++)
+		if (S->scenes[i] == st) {
+			S->scenes[i] = S->scenes[--S->n_scenes];
+			break;
+		}
+	rooms_free(st);
+}
+
+struct sub *rooms_sub_find(struct client *c, const char *scene_name)
+{
+	for (int i = 0; i < c->n_subs; i++)
+		if (strcmp(c->subs[i].scene, scene_name) == 0)
+			return &c->subs[i];
+	return NULL;
+}
+
+/* Sends 'frame' (owned; consumed) to every subscriber of 'st' but 'except'. */
+void rooms_broadcast(struct server *S, struct room *st, uint64_t except,
+			    const char *frame, size_t len, const char *presence_key)
+{
+	for (int i = 0; i < st->n_subs; i++) {
+		struct client *c = clients_get(S, st->subs[i]);
+		struct reply *r;
+		char *copy;
+
+		if (!c || c->conn == except || c->dropped)
+			continue;
+		if (presence_key) {
+			/* Coalesce: the peer's older presence, not yet sent, is
+			 * replaced in place. */
+			for (r = c->head; r; r = r->next)
+				if (r->presence && !r->pending && strcmp(r->key, presence_key) == 0)
+					break;
+			if (r) {
+				char *nf = malloc(S->head + len + 1);
+
+				if (!nf)
+					continue;
+				memcpy(nf, frame, S->head + len + 1);
+				c->queued_bytes = c->queued_bytes - r->len + len;
+				free(r->frame);
+				r->frame = nf;
+				r->len = len;
+				S->m.presence_coalesced_total++;
+				continue;
+			}
+		}
+		copy = malloc(S->head + len + 1);
+		if (!copy)
+			continue;
+		memcpy(copy, frame, S->head + len + 1);
+		r = clients_enqueue(S, c, copy, len, false);
+		if (r && presence_key) {
+			r->presence = true;
+			snprintf(r->key, sizeof(r->key), "%s", presence_key);
+		}
+	}
+}
+
+static char *leave_frame(struct server *S, const char *scene_name, const char *client,
+			 size_t *len)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, S->head);
+	if (proto_encode_leave(&b, scene_name, client)) {
+		proto_buf_release(&b);
+		return NULL;
+	}
+	return serve_take_frame(&b, len);
+}
+
+/* Removes the subscription of 'c' to 'scene' and tells the others. */
+void rooms_unsubscribe(struct server *S, struct client *c, const char *scene_name)
+{
+	struct room *st = rooms_find(S, scene_name);
+	struct sub *sb = rooms_sub_find(c, scene_name);
+
+	if (sb)
+		*sb = c->subs[--c->n_subs];
+	if (!st)
+		return;
+	for (int i = 0; i < st->n_subs; i++)
+		if (st->subs[i] == c->conn) {
+			st->subs[i] = st->subs[--st->n_subs];
+			break;
+		}
+	/* Only a participant (a client that announced itself with presence)
+	 * has joined, so only a participant leaves. */
+	if (presence_remove(st, c->conn)) {
+		size_t len;
+		char *f = leave_frame(S, scene_name, c->id, &len);
+
+		if (f) {
+			rooms_broadcast(S, st, c->conn, f, len, NULL);
+			free(f);
+		}
+	}
+}
+/* After a snapshot: a join notice and the last presence of every other
+ * participant. */
+void rooms_send_peers(struct server *S, struct client *c, struct room *st)
+{
+	for (int k = 0; k < st->n_pres; k++) {
+		struct client *p = clients_get(S, st->pres[k].conn);
+		proto_buf b;
+		size_t len;
+		char *f;
+
+		if (!p || p == c)
+			continue;
+		proto_buf_init(&b, S->head);
+		if (proto_encode_join(&b, st->name, p->id, p->name) == 0 &&
+		    (f = serve_take_frame(&b, &len)) != NULL)
+			clients_enqueue(S, c, f, len, false);
+		proto_buf_release(&b);
+		proto_buf_init(&b, S->head);
+		if (proto_encode_presence(&b, st->name, p->id, p->name, st->pres[k].selection,
+					  st->pres[k].n_selection) == 0 &&
+		    (f = serve_take_frame(&b, &len)) != NULL)
+			clients_enqueue(S, c, f, len, false);
+		proto_buf_release(&b);
+	}
+}
+void rooms_presence(struct server *S, struct client *c, proto_msg *msg)
+{
+	struct room *st;
+	struct presence *pr = NULL;
+	proto_buf b;
+	char key[sizeof(((struct reply *)0)->key)];
+	size_t len;
+	char *f;
+
+	if (!rooms_sub_find(c, msg->scene) || !(st = rooms_find(S, msg->scene))) {
+		clients_reply_code(S, c, NULL, RIGD_E_NOT_SUBSCRIBED, "scene",
+				 "not subscribed to scene '%s'", msg->scene);
+		return;
+	}
+	if (msg->name) {
+		free(c->name);
+		c->name = msg->name;
+		msg->name = NULL;
+	}
+	for (int i = 0; i < st->n_pres; i++)
+		if (st->pres[i].conn == c->conn)
+			pr = &st->pres[i];
+	if (!pr) {
+		struct presence *v = serve_grow(st->pres, &st->cap_pres, st->n_pres + 1,
+						    sizeof(*v));
+		if (!v)
+			return;
+		st->pres = v;
+		pr = &st->pres[st->n_pres++];
+		memset(pr, 0, sizeof(*pr));
+		pr->conn = c->conn;
+		/* Its first presence makes it a participant: the others hear it
+		 * join, then what it selected. */
+		proto_buf_init(&b, S->head);
+		if (proto_encode_join(&b, st->name, c->id, c->name) == 0 &&
+		    (f = serve_take_frame(&b, &len)) != NULL) {
+			rooms_broadcast(S, st, c->conn, f, len, NULL);
+			free(f);
+		}
+		proto_buf_release(&b);
+	}
+	free(pr->selection);
+	pr->selection = msg->selection;
+	pr->n_selection = msg->n_selection;
+	msg->selection = NULL;
+	msg->n_selection = 0;
+
+	proto_buf_init(&b, S->head);
+	if (proto_encode_presence(&b, st->name, c->id, c->name, pr->selection, pr->n_selection) ||
+	    !(f = serve_take_frame(&b, &len))) {
+		proto_buf_release(&b);
+		return;
+	}
+	snprintf(key, sizeof(key), "%s/%s", st->name, c->id);
+	rooms_broadcast(S, st, c->conn, f, len, key);
+	free(f);
+}
+/* Every subscriber of a scene that is gone hears of it, once. */
+void rooms_scene_gone(struct server *S, const char *name)
+{
+	struct room *st = rooms_find(S, name);
+
+	if (!st)
+		return;
+	while (st->n_subs > 0) {
+		struct client *c = clients_get(S, st->subs[st->n_subs - 1]);
+		struct sub *sb;
+
+		st->n_subs--;
+		if (!c)
+			continue;
+		if ((sb = rooms_sub_find(c, name)))
+			*sb = c->subs[--c->n_subs];
+		clients_reply_code(S, c, NULL, RIGD_E_UNKNOWN_SCENE, "scene",
+				 "scene '%s' was deleted", name);
+	}
+	rooms_remove(S, st);
+}
+void rooms_subscribe(struct server *S, struct deferred *d)
+{
+	struct client *c = clients_get(S, d->conn);
+	struct room *st;
+	struct sub *v;
+	char *f;
+	size_t len;
+	proto_buf b;
+
+	if (!c)
+		return;
+	if (d->kind == D_UNSUBSCRIBE) {
+		if (!rooms_sub_find(c, d->scene)) {
+			edit_error err;
+
+			edit_error_set(&err, RIGD_E_NOT_SUBSCRIBED, -1, "scene",
+				       "not subscribed to scene '%s'", d->scene);
+			if (d->reply && (f = clients_error_frame(S, &d->req, &err, &len)))
+				clients_fill(S, c, d->reply, f, len);
+			return;
+		}
+		rooms_unsubscribe(S, c, d->scene);
+		if (d->reply && d->req.present) {
+			proto_buf_init(&b, S->head);
+			if (proto_encode_ack(&b, &d->req, (uint64_t)engine_seq(S->e, d->scene), 0) == 0 &&
+			    (f = serve_take_frame(&b, &len)))
+				clients_fill(S, c, d->reply, f, len);
+			proto_buf_release(&b);
+		} else if (d->reply) {
+			clients_fill(S, c, d->reply, NULL, 0);
+		}
+		return;
+	}
+	if (!engine_scene(S->e, d->scene)) {
+		edit_error err;
+
+		edit_error_set(&err, RIGD_E_UNKNOWN_SCENE, -1, "scene", "no scene '%s'", d->scene);
+		if (d->reply && (f = clients_error_frame(S, &d->req, &err, &len)))
+			clients_fill(S, c, d->reply, f, len);
+		return;
+	}
+	if (d->reply)
+		clients_fill(S, c, d->reply, NULL, 0);  /* the snapshot answers */
+	if (rooms_sub_find(c, d->scene)) {
+		rooms_sub_find(c, d->scene)->cursor = -1;  /* again: a fresh snapshot */
+		net_ws_wake(S->n, c->conn);
+		return;
+	}
+	if (c->n_subs >= S->o.max_subs) {
+		clients_reply_code(S, c, &d->req, RIGD_E_LIMIT, "scene",
+				 "a connection may subscribe to %d scenes (--max-subs)", S->o.max_subs);
+		return;
+	}
+	st = rooms_get(S, d->scene);
+	v = serve_grow(c->subs, &c->cap_subs, c->n_subs + 1, sizeof(*v));
+	if (!st || !v) {
+		if (v)
+			c->subs = v;
+		clients_reply_code(S, c, &d->req, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	c->subs = v;
+	{
+		uint64_t *sv = st->subs;
+		int cap = st->cap_subs;
+
+		sv = serve_grow(sv, &cap, st->n_subs + 1, sizeof(*sv));
+		if (!sv) {
+			clients_reply_code(S, c, &d->req, RIGD_E_NOMEM, "", "out of memory");
+			return;
+		}
+		st->subs = sv;
+		st->cap_subs = cap;
+	}
+	memset(&c->subs[c->n_subs], 0, sizeof(c->subs[0]));
+	snprintf(c->subs[c->n_subs].scene, sizeof(c->subs[0].scene), "%s", d->scene);
+	c->subs[c->n_subs].cursor = -1;
+	c->subs[c->n_subs].peers_pending = true;
+	c->n_subs++;
+	/* A watcher is not announced: it joins with its first presence. */
+	st->subs[st->n_subs++] = c->conn;
+	net_ws_wake(S->n, c->conn);
+}

@@ -1,0 +1,589 @@
+/*
+ * routes.c: the HTTP API's route table and its handlers (see routes.h).
+ *
+ * A handler is reached only through its row, after the row's role was
+ * checked and the scene name in the path was found valid; it answers its
+ * request exactly once.
+ */
+#include "routes.h"
+#include "auth.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "rooms.h"
+#include "journal.h"
+#include "turn.h"
+#include "util.h"
+
+#include "codec/gltf.h"
+#include "core/err.h"
+#include "core/num.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends the decimal digits of 'v'. 0 or RIGD_E_NOMEM. */
+static int append_i64(proto_buf *b, int64_t v)
+{
+	char num[24];
+	int len = snprintf(num, sizeof(num), "%" PRId64, v);
+
+	return proto_buf_append(b, num, (size_t)len);
+}
+
+/* GET /api/scenes: every scene, or with 'tok' (a caller's token digest)
+ * those it may read. */
+static void http_scene_list(struct server *S, uint64_t conn, const unsigned char *tok)
+{
+	int n = engine_scenes(S->e, NULL, 0);
+	proto_scene_info *v = n > 0 ? calloc((size_t)n, sizeof(*v)) : NULL;
+	proto_buf b;
+
+	if (n > 0 && !v) {
+		http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	n = engine_scenes(S->e, v, n);
+	if (tok) {
+		int w = 0;
+
+		for (int i = 0; i < n; i++)
+			if (auth_role_for(S, tok, v[i].name, NULL) >= ROLE_VIEWER)
+				v[w++] = v[i];
+		n = w;
+	}
+	proto_buf_init(&b, 0);
+	if (proto_encode_scene_list(&b, v, n)) {
+		free(v);
+		proto_buf_release(&b);
+		http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	free(v);
+	http_respond_json(S, conn, 200, &b);
+}
+
+
+static void http_scene_info(struct server *S, uint64_t conn, int status, const char *name)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, 0);
+	if (PROTO_BUF_LIT(&b, "{\"name\":") || proto_buf_json_string(&b, name) ||
+	    PROTO_BUF_LIT(&b, ",\"seq\":0,\"nodes\":0}")) {
+		proto_buf_release(&b);
+		http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	http_respond_json(S, conn, status, &b);
+}
+
+static int log_line(void *ctx, const char *line, size_t len)
+{
+	return proto_buf_append(ctx, line, len);
+}
+
+static void http_log_get(struct server *S, uint64_t conn, const char *name, char *const *args,
+			 int n_args)
+{
+	const char *from_s = http_arg(args, n_args, "from"), *to_s = http_arg(args, n_args, "to");
+	int64_t from = 1, to = -1;
+	proto_buf b;
+	int rc;
+
+	bool from_ok = !from_s || num_parse_i64(from_s, 0, NUM_SEQ_MAX, &from);
+
+	if (!from_ok || (to_s && !num_parse_i64(to_s, 0, NUM_SEQ_MAX, &to))) {
+		http_respond_code(S, conn, RIGD_E_BAD_SEQ, from_ok ? "to" : "from",
+				  "from and to must be seqs 0..2^53");
+		return;
+	}
+	proto_buf_init(&b, 0);
+	rc = engine_log(S->e, name, from, to, log_line, &b);
+	if (rc) {
+		proto_buf_release(&b);
+		http_respond_engine(S, conn, rc, name);
+		return;
+	}
+	http_respond_buf(S, conn, 200, "application/x-ndjson", &b);
+}
+
+static void http_log_import(struct server *S, uint64_t conn, const char *name, const char *body,
+			    size_t len)
+{
+	int64_t n = 0;
+	int bad_line = 0, rc;
+	edit_error err;
+	proto_buf b;
+
+	edit_error_clear(&err);
+	rc = engine_import(S->e, name, body, len, &n, &bad_line, &err);
+	if (rc) {
+		if (!err.code)
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		/* The engine's message names the bad line ("line N: ..."). */
+		http_respond_error(S, conn, &err);
+		return;
+	}
+	{
+		struct room *st = rooms_find(S, name);
+		int64_t seq = engine_seq(S->e, name);
+
+		engine_update(S->e, name, NULL, NULL);
+		if (st) {
+			/* Subscribers get a snapshot of the imported scene. */
+			journal_clear(st, seq);
+			for (int i = 0; i < st->n_subs; i++)
+				net_ws_wake(S->n, st->subs[i]);
+		}
+		proto_buf_init(&b, 0);
+		if (PROTO_BUF_LIT(&b, "{\"scene\":") || proto_buf_json_string(&b, name) ||
+		    PROTO_BUF_LIT(&b, ",\"batches\":") || append_i64(&b, n) ||
+		    PROTO_BUF_LIT(&b, ",\"seq\":") || append_i64(&b, seq) || PROTO_BUF_LIT(&b, "}")) {
+			proto_buf_release(&b);
+			http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
+			return;
+		}
+		http_respond_json(S, conn, 200, &b);
+	}
+}
+
+
+/* ---- glTF in and out ---- */
+
+
+/*
+ * The scene 'name' now (at NULL) or right after seq 'at': *out points at the
+ * live scene, or at *past (a copy the caller frees with scene_free), with
+ * its seq in *seq. On error answers the request and returns false.
+ */
+static bool read_scene_at(struct server *S, uint64_t conn, const char *name, const char *at,
+			  const scene **out, scene **past, int64_t *seq)
+{
+	int rc;
+
+	*past = NULL;
+	if (!at) {
+		*out = engine_scene(S->e, name);
+		if (!*out) {
+			http_respond_code(S, conn, RIGD_E_UNKNOWN_SCENE, "", "no scene '%s'", name);
+			return false;
+		}
+		*seq = engine_seq(S->e, name);
+		return true;
+	}
+	if (!num_parse_i64(at, 0, NUM_SEQ_MAX, seq)) {
+		http_respond_code(S, conn, RIGD_E_BAD_SEQ, "at", "at must be a seq 0..2^53");
+		return false;
+	}
+	/* Seq 0 is the empty scene by definition: no history to read. */
+	if (*seq == 0 && engine_seq(S->e, name) >= 0)
+		rc = (*past = scene_new()) ? 0 : RIGD_E_NOMEM;
+	else
+		rc = engine_at(S->e, name, *seq, past);
+	if (rc == RIGD_E_BAD_SEQ) {
+		http_respond_code(S, conn, rc, "at", "scene '%s' has no seq %" PRId64, name, *seq);
+		return false;
+	}
+	if (rc) {
+		http_respond_engine(S, conn, rc, name);
+		return false;
+	}
+	*out = *past;
+	return true;
+}
+
+/* GET /api/scenes/{name}/gltf[?at=SEQ]: the scene as glTF 2.0 JSON. */
+static void http_gltf_export(struct server *S, uint64_t conn, const char *name, const char *at)
+{
+	const scene *s;
+	scene *past;
+	int64_t seq;
+	gltf_export_opts eo = {.scene_name = name, .generator = "rigd"};
+	char *json = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!read_scene_at(S, conn, name, at, &s, &past, &seq))
+		return;
+	rc = gltf_export(s, &eo, &json, &len);
+	scene_free(past);
+	if (rc) {
+		http_respond_code(S, conn, rc, "", "cannot export scene '%s': %s", name, err_str(rc));
+		return;
+	}
+	net_http_respond(S->n, conn, 200, "model/gltf+json", json, len);
+}
+
+/* A query flag: absent, "0" or "false" is false; "", "1" or "true" true. */
+static bool parse_flag(const char *v, bool *out)
+{
+	if (!v) {
+		*out = false;
+		return true;
+	}
+	if (!*v || strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
+		*out = true;
+	else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0)
+		*out = false;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * POST /api/scenes/{name}/gltf: imports a .gltf or .glb body as ONE batch
+ * of creates, into a new scene (created here) or an empty one, or under
+ * node ?parent= of an existing scene. Runs between turns (nothing else is
+ * pending): a file that does not import creates nothing; one that does is
+ * submitted like an edit and answered after its commit, with the report.
+ */
+static void route_gltf_import(struct server *S, const struct http_call *d)
+{
+	const char *name = d->name;
+	const char *scene_s = http_arg(d->args, d->n_args, "scene");
+	const char *scene_name = http_arg(d->args, d->n_args, "scene_name");
+	const char *parent = http_arg(d->args, d->n_args, "parent");
+	const char *client = http_arg(d->args, d->n_args, "client");
+	const scene *existing = engine_scene(S->e, name);
+	gltf_import_opts opts = gltf_import_opts_default();
+	gltf_report report;
+	edit_batch batch;
+	edit_limits lim = S->lim.edit;
+	edit_error err;
+	char *report_json = NULL;
+	bool created = false;
+	int64_t idx = -1;
+	int rc;
+
+	if (parent && !*parent)
+		parent = NULL;
+	if (scene_s && !num_parse_i64(scene_s, 0, INT_MAX, &idx)) {
+		http_respond_code(S, d->conn, RIGD_E_BAD_FIELD, "scene",
+			     "scene must be the index of a scene of the file");
+		return;
+	}
+	if (!parse_flag(http_arg(d->args, d->n_args, "nearest"), &opts.nearest_trs)) {
+		http_respond_code(S, d->conn, RIGD_E_BAD_FIELD, "nearest", "nearest must be 0 or 1");
+		return;
+	}
+	if (client && !scene_id_valid(client)) {
+		http_respond_code(S, d->conn, RIGD_E_BAD_ID, "client", "bad client id");
+		return;
+	}
+	if (!existing && parent) {
+		http_respond_code(S, d->conn, RIGD_E_UNKNOWN_SCENE, "scene",
+			     "no scene '%s' to import under node '%s'", name, parent);
+		return;
+	}
+	if (existing && !parent && scene_count(existing) > 0) {
+		http_respond_code(S, d->conn, RIGD_E_SCENE_NOT_EMPTY, "scene",
+			     "scene '%s' has %d nodes: import into a new scene, or under a node "
+			     "with ?parent=", name, scene_count(existing));
+		return;
+	}
+	opts.scene_index = scene_s ? (int)idx : -1;
+	opts.scene_name = scene_name;
+	opts.parent = parent;
+	opts.existing = existing;
+	edit_error_clear(&err);
+	rc = gltf_import(d->body, d->body_len, &opts, &batch, &report, &err);
+	if (rc) {
+		if (!err.code)
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		http_respond_error(S, d->conn, &err);
+		gltf_report_release(&report);
+		return;
+	}
+	if (client)
+		snprintf(batch.client, sizeof(batch.client), "%s", client);
+	if ((rc = gltf_report_json(&report, &report_json, NULL)) != 0) {
+		http_respond_code(S, d->conn, rc, "", "out of memory");
+		goto out;
+	}
+	if (!existing && engine_scenes(S->e, NULL, 0) >= S->o.max_scenes) {
+		http_respond_code(S, d->conn, RIGD_E_LIMIT, "", "there are %d scenes already (--max-scenes)",
+			     S->o.max_scenes);
+		goto out;
+	}
+	if (!existing) {
+		rc = engine_scene_create(S->e, name);
+		if (rc) {
+			http_respond_engine(S, d->conn, rc, name);
+			goto out;
+		}
+		created = true;
+	}
+	/* The import is one batch, as large as the file: gltf_import's own
+	 * node limit bounds it, not the ops limit of a client's batch. */
+	if (lim.max_ops < batch.n_ops)
+		lim.max_ops = batch.n_ops;
+	edit_error_clear(&err);
+	rc = turn_submit_limits(S, PROTO_EDIT, name, &batch, &lim, batch.client, NULL, d->conn, NULL,
+			   &err);
+	if (rc) {
+		http_respond_error(S, d->conn, &err);
+		if (created && engine_scene_delete(S->e, name) != 0)
+			serve_log(LOG_WARN, "cannot delete scene %s after a failed import: %s", name,
+			      engine_errmsg(S->e));
+		goto out;
+	}
+	S->pend[S->n_pend - 1].report = report_json;
+	report_json = NULL;
+	if (created)  /* 'name' is a valid scene name: it fits */
+		memcpy(S->pend[S->n_pend - 1].created, name, strlen(name) + 1);
+	serve_log(LOG_INFO, "glTF import into %s: %d nodes", name, report.n_created);
+out:
+	free(report_json);
+	edit_batch_release(&batch);
+	gltf_report_release(&report);
+}
+
+/* The answer to a committed glTF import: {"seq","recomputed","report"}. */
+void routes_respond_import(struct server *S, const struct pending *p)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, 0);
+	if (PROTO_BUF_LIT(&b, "{\"seq\":") || append_i64(&b, p->seq) ||
+	    PROTO_BUF_LIT(&b, ",\"recomputed\":") || append_i64(&b, p->recomputed) ||
+	    PROTO_BUF_LIT(&b, ",\"report\":") ||
+	    proto_buf_append(&b, p->report, strlen(p->report)) || PROTO_BUF_LIT(&b, "}")) {
+		proto_buf_release(&b);
+		http_respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	http_respond_json(S, p->conn, 200, &b);
+}
+
+static void route_edits(struct server *S, const struct http_call *call)
+{
+	edit_batch batch;
+	edit_error err;
+	int rc;
+
+	rc = proto_decode_batch(call->body, call->body_len, &S->lim, &batch, &err);
+	if (rc) {
+		if (!err.code)
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		http_respond_error(S, call->conn, &err);
+		S->m.batches_failed_total++;
+		return;
+	}
+	edit_error_clear(&err);
+	if (turn_submit(S, PROTO_EDIT, call->name, &batch, batch.client, NULL, call->conn, NULL,
+			&err))
+		http_respond_error(S, call->conn, &err);
+	edit_batch_release(&batch);
+}
+
+/* GET /api/scenes/{name}[?at=SEQ]: the scene's tree, now or at a seq. */
+static void route_tree(struct server *S, const struct http_call *call)
+{
+	const scene *s;
+	scene *past;
+	int64_t seq;
+	proto_buf b;
+	int rc;
+
+	if (!read_scene_at(S, call->conn, call->name, http_arg(call->args, call->n_args, "at"), &s,
+			   &past, &seq))
+		return;
+	proto_buf_init(&b, 0);
+	rc = proto_encode_tree(&b, call->name, (uint64_t)seq, s);
+	scene_free(past);
+	if (rc) {
+		proto_buf_release(&b);
+		http_respond_code(S, call->conn, rc, "", "out of memory");
+		return;
+	}
+	http_respond_json(S, call->conn, 200, &b);
+}
+
+static void route_healthz(struct server *S, const struct http_call *call)
+{
+	static const char ok[] = "{\"status\":\"ok\"}\n";
+	char *body = strdup(ok);
+
+	net_http_respond(S->n, call->conn, 200, "application/json", body, body ? strlen(ok) : 0);
+}
+
+static void route_metrics(struct server *S, const struct http_call *call)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, 0);
+	if (metrics_render(S, &b)) {
+		proto_buf_release(&b);
+		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	http_respond_buf(S, call->conn, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
+}
+
+static void route_scene_list(struct server *S, const struct http_call *call)
+{
+	http_scene_list(S, call->conn, call->tok);
+}
+
+/* POST /api/scenes {"name"}: a new, empty scene. */
+static void route_scene_create(struct server *S, const struct http_call *call)
+{
+	char name[SCENE_ID_MAX + 2];
+	edit_error err;
+	int rc;
+
+	rc = proto_decode_scene_create(call->body, call->body_len, name, &err);
+	if (rc == 0 && engine_seq(S->e, name) < 0 &&
+	    engine_scenes(S->e, NULL, 0) >= S->o.max_scenes) {
+		rc = RIGD_E_LIMIT;
+		edit_error_set(&err, rc, -1, "name", "there are %d scenes already (--max-scenes)",
+			       S->o.max_scenes);
+	} else if (rc == 0 && (rc = engine_scene_create(S->e, name)) != 0) {
+		edit_error_set(&err, rc, -1, "name", "%s '%s'",
+			       rc == RIGD_E_SCENE_EXISTS ? "there is already a scene" : err_str(rc),
+			       name);
+	}
+	if (rc) {
+		http_respond_error(S, call->conn, &err);
+		return;
+	}
+	serve_log(LOG_INFO, "scene %s created", name);
+	http_scene_info(S, call->conn, 201, name);
+}
+
+/* DELETE /api/scenes/{name}: the scene and its log go; subscribers hear. */
+static void route_scene_delete(struct server *S, const struct http_call *call)
+{
+	proto_buf b;
+	int rc = engine_scene_delete(S->e, call->name);
+
+	if (rc) {
+		http_respond_engine(S, call->conn, rc, call->name);
+		return;
+	}
+	serve_log(LOG_INFO, "scene %s deleted", call->name);
+	rooms_scene_gone(S, call->name);
+	proto_buf_init(&b, 0);
+	if (PROTO_BUF_LIT(&b, "{\"deleted\":") || proto_buf_json_string(&b, call->name) ||
+	    PROTO_BUF_LIT(&b, "}")) {
+		proto_buf_release(&b);
+		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	http_respond_json(S, call->conn, 200, &b);
+}
+
+static void route_log_get(struct server *S, const struct http_call *call)
+{
+	http_log_get(S, call->conn, call->name, call->args, call->n_args);
+}
+
+static void route_log_import(struct server *S, const struct http_call *call)
+{
+	http_log_import(S, call->conn, call->name, call->body, call->body_len);
+}
+
+static void route_gltf_export(struct server *S, const struct http_call *call)
+{
+	http_gltf_export(S, call->conn, call->name, http_arg(call->args, call->n_args, "at"));
+}
+
+#define NOW ROUTE_NOW
+#define AFTER ROUTE_AFTER_COMMIT
+#define ANY ROUTE_ANY_METHOD
+
+/* Rows with the same pattern are adjacent; their methods, in order, make a
+ * 405's "use GET or POST". */
+const struct route routes[] = {
+	/* method     pattern                     role         when   body             handler */
+	{ANY,        "/healthz",                 ROLE_NONE,   NOW,   ROUTE_BODY_ANY,  route_healthz},
+	{ANY,        "/metrics",                 ROLE_ADMIN,  NOW,   ROUTE_BODY_ANY,  route_metrics},
+	{NET_GET,    "/api/scenes",              ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_scene_list},
+	{NET_POST,   "/api/scenes",              ROLE_ADMIN,  AFTER, ROUTE_BODY_API,  route_scene_create},
+	{NET_GET,    "/api/scenes/{name}",       ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_tree},
+	{NET_DELETE, "/api/scenes/{name}",       ROLE_ADMIN,  AFTER, ROUTE_BODY_API,  route_scene_delete},
+	{NET_POST,   "/api/scenes/{name}/edits", ROLE_EDITOR, NOW,   ROUTE_BODY_API,  route_edits},
+	{NET_GET,    "/api/scenes/{name}/log",   ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_log_get},
+	{NET_POST,   "/api/scenes/{name}/log",   ROLE_EDITOR, AFTER, ROUTE_BODY_API,  route_log_import},
+	{NET_GET,    "/api/scenes/{name}/gltf",  ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_gltf_export},
+	{NET_POST,   "/api/scenes/{name}/gltf",  ROLE_EDITOR, AFTER, ROUTE_BODY_GLTF, route_gltf_import},
+};
+const int routes_count = (int)(sizeof(routes) / sizeof(routes[0]));
+
+#undef NOW
+#undef AFTER
+#undef ANY
+
+bool routes_covers(const char *path)
+{
+	if (strncmp(path, "/api/", 5) == 0)
+		return true;
+	for (int i = 0; i < routes_count; i++)
+		if (strcmp(routes[i].pattern, path) == 0)
+			return true;
+	return false;
+}
+
+/* True when 'path' fits 'pattern'; its "{name}" segment goes to 'name'. */
+static bool pattern_fits(const char *pattern, const char *path, char *name, size_t cap)
+{
+	const char *var = strstr(pattern, "{name}");
+	size_t lit = var ? (size_t)(var - pattern) : strlen(pattern), len;
+
+	if (strncmp(pattern, path, lit) != 0)
+		return false;
+	if (!var)
+		return path[lit] == '\0';
+	path += lit;
+	len = strcspn(path, "/");
+	if (len == 0 || len >= cap)
+		return false;
+	if (strcmp(var + strlen("{name}"), path + len) != 0)
+		return false;
+	memcpy(name, path, len);
+	name[len] = '\0';
+	return true;
+}
+
+int routes_match(const char *path, int method, char *name, size_t cap)
+{
+	bool path_known = false;
+
+	assert(cap > 0);
+	for (int i = 0; i < routes_count; i++) {
+		name[0] = '\0';
+		if (!pattern_fits(routes[i].pattern, path, name, cap))
+			continue;
+		path_known = true;
+		if (routes[i].method == ROUTE_ANY_METHOD || routes[i].method == method)
+			return i;
+	}
+	name[0] = '\0';
+	return path_known ? RIGD_E_BAD_METHOD : RIGD_E_NOT_FOUND;
+}
+
+void routes_methods(const char *path, char *out, size_t cap)
+{
+	static const char *const names[] = {"GET", "HEAD", "POST", "PUT", "DELETE"};
+	char name[SCENE_ID_MAX + 2];
+	size_t used = 0;
+
+	assert(cap > 0);
+	out[0] = '\0';
+	for (int i = 0; i < routes_count; i++) {
+		int m = routes[i].method;
+
+		if (m < 0 || m >= (int)(sizeof(names) / sizeof(names[0])) ||
+		    !pattern_fits(routes[i].pattern, path, name, sizeof(name)))
+			continue;
+		used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s",
+					 used ? " or " : "", names[m]);
+		if (used >= cap)
+			break;
+	}
+}

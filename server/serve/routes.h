@@ -1,0 +1,63 @@
+/*
+ * routes.h: the HTTP API as one table. Each row says which method and path
+ * pattern it answers, the role a caller's token needs (auth.h), whether it
+ * is answered now or after the turn's commit (anything that reads or
+ * changes whole scenes waits, so nobody reads a batch that might still be
+ * rolled back), the body size it accepts, and its handler. The same row
+ * drives dispatch and authorisation, so they cannot disagree; a request
+ * that matches no row is refused (default deny).
+ *
+ * A pattern is literal text and at most one "{name}" segment: a scene name
+ * of 1..SCENE_ID_MAX+1 characters without '/' (validity is checked after
+ * authorisation, so a bad name is a 400, not a 404).
+ */
+#ifndef RIGD_SERVE_ROUTES_H
+#define RIGD_SERVE_ROUTES_H
+
+#include "server.h"
+
+#define ROUTE_ANY_METHOD (-1)
+
+enum route_when { ROUTE_NOW, ROUTE_AFTER_COMMIT };
+
+/* The largest body a route accepts. */
+enum route_body {
+	ROUTE_BODY_ANY,              /* whatever net read (not an API route) */
+	ROUTE_BODY_API,              /* --max-body */
+	ROUTE_BODY_GLTF,             /* --max-gltf */
+};
+
+typedef void route_handler(struct server *S, const struct http_call *call);
+
+struct route {
+	int method;                  /* enum net_method, or ROUTE_ANY_METHOD */
+	const char *pattern;
+	int role;                    /* enum role the token needs; ROLE_NONE: public */
+	int when;                    /* enum route_when */
+	int max_body;                /* enum route_body */
+	route_handler *handler;
+};
+
+/* The table, in the order methods are listed in a 405's message. */
+extern const struct route routes[];
+extern const int routes_count;
+
+/* True when 'path' is for the table (the API, /metrics, /healthz); any
+ * other path is a static file. */
+bool routes_covers(const char *path);
+
+/*
+ * The row answering 'method' on 'path' (an index into routes[]), with the
+ * scene name the path holds copied to 'name' (cap bytes; "" for none).
+ * RIGD_E_BAD_METHOD when a row has the path but not the method,
+ * RIGD_E_NOT_FOUND when none has the path ('name' then undefined).
+ */
+int routes_match(const char *path, int method, char *name, size_t cap);
+
+/* "GET or POST": the methods of the rows matching 'path', in 'out'. */
+void routes_methods(const char *path, char *out, size_t cap);
+
+/* The answer to a committed glTF import: {"seq","recomputed","report"}. */
+void routes_respond_import(struct server *S, const struct pending *p);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * server.h: the one struct server every module of serve works on, and the
+ * records it holds (clients and their reply queues, tokens, the serving
+ * state of each scene, the turn's pending answers and deferred work).
+ *
+ * Like Redis's server.h, this is the shared vocabulary of the folder: the
+ * modules (auth, clients, ws, turn, journal, rooms, fanout, http, routes,
+ * metrics) each act on a part of it. It declares data only, no behaviour,
+ * and never includes libwebsockets.h, cJSON.h or sqlite3.h.
+ */
+#ifndef RIGD_SERVE_SERVER_H
+#define RIGD_SERVE_SERVER_H
+
+#include "config.h"
+#include "metrics.h"
+
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/scene.h"
+#include "core/sha256.h"
+#include "engine/engine.h"
+#include "net/net.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define REPLY_QUEUE_MAX_COUNT 65536      /* replies queued per client */
+#define CLIENT_ID_MAX 32
+
+/* One queued frame for one client. */
+struct reply {
+	struct reply *next;
+	char *frame;                 /* net_frame_head() + len bytes; NULL: none */
+	size_t len;                  /* bytes of payload */
+	bool pending;                /* waits for this turn to fill it */
+	bool presence;               /* coalescible: a newer presence replaces it */
+	char key[SCENE_ID_MAX + CLIENT_ID_MAX + 2]; /* presence: scene '/' client */
+};
+
+/* One subscription of a client: where it is in one scene. */
+struct sub {
+	char scene[SCENE_ID_MAX + 1];
+	int64_t cursor;              /* the seq the client has; -1: owes a snapshot */
+	bool peers_pending;          /* after the snapshot: who else is here */
+};
+
+struct client {
+	uint64_t conn;
+	char id[CLIENT_ID_MAX];      /* "c" + boot id + "-" + counter */
+	char *name;                  /* display name from its last presence */
+	struct sub *subs;
+	int n_subs, cap_subs;
+	int next_sub;                /* round robin over subscriptions */
+	struct reply *head, *tail;
+	size_t queued_bytes;         /* sum of 'len' over the queue */
+	int queued;                  /* entries in the queue */
+	bool dropped;                /* closed for overflow; ignore its input */
+	bool wake_after_turn;        /* was writable while a turn was open */
+	/* access control (docs/security.md) */
+	bool authed;                 /* 'tok' holds the hash of a known token */
+	unsigned char tok[SHA256_LEN];
+	int principal;               /* the token entry whose bucket it shares */
+	double bucket, bucket_t;     /* messages it may send now; when refilled (s) */
+};
+
+/* Roles, each allowing what the one before it does. */
+enum role { ROLE_NONE, ROLE_VIEWER, ROLE_EDITOR, ROLE_ADMIN };
+
+/*
+ * One configured token: the SHA-256 of the secret (never the secret), its
+ * role and scene ("*": all). The same secret may appear several times (an
+ * editor of one scene and a viewer of another); its first entry, the
+ * principal, holds the rate bucket all its connections share.
+ */
+struct token {
+	unsigned char hash[SHA256_LEN];
+	int role;
+	char scene[SCENE_ID_MAX + 1];
+	int principal;
+	double bucket, bucket_t;     /* requests it may make now; when refilled (s) */
+};
+
+/* A growable list of node ids. */
+struct idlist {
+	edit_id *v;
+	int n, cap;
+};
+
+/* What one turn did to a scene, for the updates of lagging clients. */
+struct jentry {
+	int64_t from, to;            /* seqs (from, to] */
+	edit_id *roots;              /* subtrees whose matrices were recomputed */
+	int n_roots;
+	edit_id *changed;            /* created or changed nodes */
+	int n_changed;
+	edit_id *removed;
+	int n_removed;
+};
+
+/* The selection a participant last announced in a room. */
+struct presence {
+	uint64_t conn;
+	edit_id *selection;
+	int n_selection;
+};
+
+/* The serving state of one scene: its journal, subscribers and presence. */
+struct room {
+	char name[SCENE_ID_MAX + 1];
+	struct jentry *ring;         /* journal, oldest at 'head' */
+	int ring_cap;                /* entries 'ring' holds (--journal) */
+	int head, n;
+	int64_t epoch;               /* deltas are possible from cursors >= epoch */
+	long journal_ids;            /* ids held by the journal's entries */
+	uint64_t *subs;              /* subscribed connections */
+	int n_subs, cap_subs;
+	struct presence *pres;
+	int n_pres, cap_pres;
+	/* The last update built, shared by every client at the same cursor
+	 * (with net's head room). */
+	char *cache;
+	size_t cache_len;
+	int64_t cache_from, cache_to;
+	int cache_covered;
+	/* this turn */
+	bool touched;
+	int64_t turn_from;
+	struct idlist turn_changed, turn_removed;
+	struct idlist turn_roots;
+	bool turn_lost;              /* a change could not be noted: snapshots */
+};
+
+/* A batch submitted this turn, answered when the turn commits. */
+struct pending {
+	uint64_t conn;
+	bool http;
+	struct reply *reply;         /* ws: its placeholder (NULL once gone) */
+	proto_req req;
+	int64_t seq;
+	long recomputed;
+	/* A glTF import: its report (JSON, owned), answered with the ack, and
+	 * the scene the import created, deleted again if the commit fails. */
+	char *report;
+	char created[SCENE_ID_MAX + 1];
+};
+
+/*
+ * An HTTP request as a route's handler sees it: the request's own fields
+ * (answered now) or the deferred copy of them (answered after the commit).
+ * 'name' is the scene the path names ("" for none), already checked valid.
+ */
+struct http_call {
+	uint64_t conn;
+	int method;                  /* enum net_method */
+	const char *path;
+	const char *name;
+	char *const *args;           /* "name=value" */
+	int n_args;
+	const char *body;            /* NUL-terminated */
+	size_t body_len;             /* bytes */
+	const unsigned char *tok;    /* with tokens: the caller's digest; else NULL */
+};
+
+enum deferred_kind { D_SUBSCRIBE, D_UNSUBSCRIBE, D_HTTP };
+
+/* Work that reads or changes scenes outside a batch: done after the commit. */
+struct deferred {
+	struct deferred *next;
+	int kind;
+	uint64_t conn;
+	struct reply *reply;
+	proto_req req;
+	char scene[SCENE_ID_MAX + 1];
+	/* D_HTTP: the route and a copy of the request */
+	int route;                   /* index into the route table */
+	int method;
+	char *path;
+	char *args[NET_MAX_ARGS];
+	int n_args;
+	char *body;
+	size_t body_len;
+	bool authed;                 /* with tokens: 'tok' is the caller's token */
+	unsigned char tok[SHA256_LEN];
+};
+
+struct server {
+	struct config o;
+	engine *e;
+	net *n;
+	proto_limits lim;
+	struct client **clients;     /* by connection slot */
+	int cap_clients;
+	long n_clients;
+	uint64_t next_client;
+	uint32_t boot_id;
+	struct room **scenes;
+	int n_scenes, cap_scenes;
+	struct pending *pend;
+	int n_pend, cap_pend;
+	struct deferred *dhead, *dtail;
+	uint64_t *wake;              /* clients to wake when the turn ends */
+	int n_wake, cap_wake;
+	struct metrics m;
+	size_t head;                 /* net_frame_head() */
+	double started;              /* serve_now_s() at start */
+	struct token *tokens;        /* none: access control is off (loopback) */
+	int n_tokens, cap_tokens;
+};
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * turn.c: the loop turn as the unit of group commit (see turn.h).
+ *
+ * A turn goes: batches are submitted to the engine as they arrive (applied
+ * in memory, each with a pending answer); then turn_run commits them all at
+ * once, answers them (acks, or "storage" errors), brings world matrices up
+ * to date once per touched scene and records one journal entry per touched
+ * scene; then the work that waited for the commit runs (subscribes, scene
+ * reads, creates, deletes, imports). No frame is built from a scene while
+ * a batch awaits its commit.
+ */
+#include "turn.h"
+#include "clients.h"
+#include "http.h"
+#include "journal.h"
+#include "log.h"
+#include "metrics.h"
+#include "rooms.h"
+#include "routes.h"
+#include "util.h"
+
+#include "core/err.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+void turn_forget_client(struct server *S, struct client *c)
+{
+	for (int i = 0; i < S->n_pend; i++)
+		if (!S->pend[i].http && S->pend[i].conn == c->conn)
+			S->pend[i].reply = NULL;
+	for (struct deferred *d = S->dhead; d; d = d->next)
+		if (d->kind != D_HTTP && d->conn == c->conn)
+			d->reply = NULL;
+}
+
+/* Makes room for one more pending answer. 0 or RIGD_E_NOMEM. */
+static int add_pending_room(struct server *S)
+{
+	struct pending *v = serve_grow(S->pend, &S->cap_pend, S->n_pend + 1, sizeof(*v));
+
+	if (!v)
+		return RIGD_E_NOMEM;
+	S->pend = v;
+	return 0;
+}
+
+int turn_submit(struct server *S, int type, const char *scene_name, const edit_batch *batch,
+		  const char *client, struct client *c, uint64_t http_conn, const proto_req *req,
+		  edit_error *err)
+{
+	return turn_submit_limits(S, type, scene_name, batch, &S->lim.edit, client, c, http_conn, req,
+			     err);
+}
+
+int turn_submit_limits(struct server *S, int type, const char *scene_name,
+			 const edit_batch *batch, const edit_limits *lim, const char *client,
+			 struct client *c, uint64_t http_conn, const proto_req *req, edit_error *err)
+{
+	engine_ack ack;
+	struct pending p;
+	int64_t before = engine_seq(S->e, scene_name);
+	int rc;
+
+	/* Room for the answer first: once submitted, a batch must be answered. */
+	if (add_pending_room(S)) {
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		return RIGD_E_NOMEM;
+	}
+	engine_ack_init(&ack);
+	if (type == PROTO_EDIT)
+		rc = engine_submit_limits(S->e, scene_name, batch, lim, &ack, err);
+	else if (type == PROTO_UNDO)
+		rc = engine_undo(S->e, scene_name, client, false, 0, &ack, err);
+	else
+		rc = engine_redo(S->e, scene_name, client, false, 0, &ack, err);
+	if (rc) {
+		if (!err->code)
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		engine_ack_release(&ack);
+		S->m.batches_failed_total++;
+		return rc;
+	}
+	memset(&p, 0, sizeof(p));
+	p.http = c == NULL;
+	p.conn = c ? c->conn : http_conn;
+	if (req)
+		p.req = *req;
+	p.seq = ack.seq;
+	p.recomputed = ack.recomputed;
+	if (!ack.duplicate) {
+		/* Ops are counted from what the engine reports at commit. */
+		struct room *st = rooms_get(S, scene_name);
+
+		if (!st || journal_note(st, &ack.changes, before))
+			serve_log(LOG_WARN, "out of memory noting changes of %s", scene_name);
+	}
+	engine_ack_release(&ack);
+	if (c)
+		p.reply = clients_enqueue(S, c, NULL, 0, true);
+	S->pend[S->n_pend++] = p;  /* room reserved above */
+	net_schedule_turn(S->n);
+	return 0;
+}
+
+void turn_defer(struct server *S, struct deferred *d)
+{
+	if (S->dtail)
+		S->dtail->next = d;
+	else
+		S->dhead = d;
+	S->dtail = d;
+	net_schedule_turn(S->n);
+}
+
+void turn_deferred_free(struct deferred *d)
+{
+	free(d->path);
+	for (int i = 0; i < d->n_args; i++)
+		free(d->args[i]);
+	free(d->body);
+	free(d);
+}
+
+/* Answers every batch of the turn: acks after a commit, else "storage". */
+static void answer_pending(struct server *S, int commit_rc)
+{
+	for (int i = 0; i < S->n_pend; i++) {
+		struct pending *p = &S->pend[i];
+		proto_buf b;
+		edit_error err;
+		size_t len;
+		char *f;
+
+		if (commit_rc)
+			edit_error_set(&err, RIGD_E_STORAGE, -1, "", "the edit could not be stored: %s",
+				       engine_errmsg(S->e));
+		if (p->report) {
+			/* A glTF import: the scene it created goes again when
+			 * the import could not be stored. */
+			if (commit_rc)
+				http_respond_error(S, p->conn, &err);
+			else
+				routes_respond_import(S, p);
+			if (commit_rc && p->created[0]) {
+				if (engine_scene_delete(S->e, p->created) == 0)
+					rooms_scene_gone(S, p->created);
+				else
+					serve_log(LOG_WARN, "cannot delete scene %s after a failed import",
+					      p->created);
+			}
+			free(p->report);
+			p->report = NULL;
+			continue;
+		}
+		if (p->http) {
+			proto_buf_init(&b, 0);
+			if (commit_rc) {
+				http_respond_error(S, p->conn, &err);
+			} else if (proto_encode_http_ack(&b, (uint64_t)p->seq, p->recomputed) == 0) {
+				http_respond_json(S, p->conn, 200, &b);
+				continue;
+			} else {
+				http_respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
+			}
+			proto_buf_release(&b);
+			continue;
+		}
+		if (!p->reply)
+			continue;  /* the client has gone */
+		{
+			struct client *c = clients_get(S, p->conn);
+
+			if (!c)
+				continue;
+			proto_buf_init(&b, S->head);
+			if (commit_rc ? proto_encode_error(&b, &p->req, &err)
+				      : proto_encode_ack(&b, &p->req, (uint64_t)p->seq, p->recomputed)) {
+				proto_buf_release(&b);
+				f = NULL;
+				len = 0;
+			} else {
+				f = serve_take_frame(&b, &len);
+			}
+			clients_fill(S, c, p->reply, f, len);
+		}
+	}
+	S->n_pend = 0;
+}
+
+/* Commits the turn's batches, answers them, and counts the commit. */
+static int commit_turn(struct server *S)
+{
+	engine_stats before, after;
+	double t0 = serve_now_s();
+	int rc;
+
+	engine_get_stats(S->e, &before);
+	rc = engine_commit(S->e);
+	metrics_observe_commit(&S->m, serve_now_s() - t0);
+	engine_get_stats(S->e, &after);
+	if (rc) {
+		S->m.commit_failures_total++;
+		S->m.batches_failed_total += (uint64_t)S->n_pend;
+		serve_log(LOG_ERROR, "commit failed: %s", engine_errmsg(S->e));
+	} else {
+		S->m.commits_total++;
+		S->m.batches_total += after.batches - before.batches;
+		S->m.ops_total += after.ops - before.ops;
+	}
+	answer_pending(S, rc);
+	return rc;
+}
+
+/* The end of the turn for one touched scene: world matrices brought up to
+ * date, one journal entry, and its subscribers woken. */
+static void end_scene_turn(struct server *S, struct room *st, int commit_rc)
+{
+	struct journal_roots roots;
+	int64_t seq;
+	long n;
+
+	st->touched = false;
+	if (commit_rc) {
+		journal_turn_drop(st);
+		return;
+	}
+	roots.s = engine_scene(S->e, st->name);
+	roots.roots = &st->turn_roots;
+	roots.rc = 0;
+	n = roots.s ? engine_update(S->e, st->name, journal_collect_roots, &roots) : 0;
+	if (n > 0)
+		S->m.recomputed_matrices_total += (uint64_t)n;
+	seq = engine_seq(S->e, st->name);
+	if (roots.rc || st->turn_lost) {
+		/* Without the roots or the changes no delta is exact: snapshots. */
+		journal_turn_drop(st);
+		journal_clear(st, seq);
+	} else if (seq > st->turn_from) {
+		journal_add(st, seq);
+	} else {
+		journal_turn_drop(st);
+	}
+	for (int k = 0; k < st->n_subs; k++)
+		net_ws_wake(S->n, st->subs[k]);
+}
+
+/* Runs what waited for the commit, in arrival order. */
+static void run_deferred(struct server *S)
+{
+	while (S->dhead) {
+		struct deferred *d = S->dhead;
+
+		S->dhead = d->next;
+		if (!S->dhead)
+			S->dtail = NULL;
+		if (d->kind == D_HTTP)
+			http_run_deferred(S, d);
+		else
+			rooms_subscribe(S, d);
+		turn_deferred_free(d);
+		/* A glTF import submits a batch: what comes after it waits for
+		 * its commit, in the next turn (submit scheduled one), so that
+		 * nothing reads a scene with a batch awaiting its commit. */
+		if (engine_pending(S->e) > 0)
+			break;
+	}
+}
+
+void turn_run(void *ctx)
+{
+	struct server *S = ctx;
+
+	if (S->n_pend > 0 || engine_pending(S->e) > 0) {
+		int rc = commit_turn(S);
+
+		for (int i = 0; i < S->n_scenes; i++)
+			if (S->scenes[i]->touched)
+				end_scene_turn(S, S->scenes[i], rc);
+	}
+	/* Clients that could not be served while the turn was open. */
+	for (int i = 0; i < S->n_wake; i++) {
+		struct client *c = clients_get(S, S->wake[i]);
+
+		if (c) {
+			c->wake_after_turn = false;
+			net_ws_wake(S->n, c->conn);
+		}
+	}
+	S->n_wake = 0;
+	run_deferred(S);
+}

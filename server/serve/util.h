@@ -1,0 +1,33 @@
+/*
+ * util.h: small helpers every serve module uses: the monotonic clock,
+ * growing arrays, lists of node ids, and taking a frame out of a buffer.
+ * No state of their own.
+ */
+#ifndef RIGD_SERVE_UTIL_H
+#define RIGD_SERVE_UTIL_H
+
+#include "server.h"
+
+/* Seconds on the monotonic clock. */
+double serve_now_s(void);
+
+/*
+ * Grows array 'p' of elements of 'size' bytes so it holds at least 'need'
+ * (doubling from 8). Returns the array (maybe moved) with *cap updated, or
+ * NULL when memory ran out (then 'p' and *cap are unchanged and 'p' is
+ * still owned by the caller).
+ */
+void *serve_grow(void *p, int *cap, int need, size_t size);
+
+/* Appends a copy of 'id'. 0, or RIGD_E_NOMEM with the list unchanged. */
+int idlist_add(struct idlist *l, const char *id);
+/* Frees the ids and empties the list. */
+void idlist_free(struct idlist *l);
+/* Sorts the list and removes duplicates. */
+void idlist_unique(struct idlist *l);
+
+/* A frame (with net's head room) from a proto_buf, its length in *len;
+ * the buffer is emptied and the caller owns the frame. NULL when empty. */
+char *serve_take_frame(proto_buf *b, size_t *len);
+
+#endif
