@@ -99,6 +99,7 @@ struct reply *clients_enqueue(struct server *S, struct client *c, char *frame, s
 	c->tail = r;
 	c->queued++;
 	c->queued_bytes += len;
+	assert(c->head && !r->next && c->queued <= REPLY_QUEUE_MAX_COUNT);
 	if (!pending && frame)
 		net_ws_wake(S->n, c->conn);
 	return r;
@@ -107,6 +108,8 @@ struct reply *clients_enqueue(struct server *S, struct client *c, char *frame, s
 /* Fills a placeholder (taking ownership of 'frame'). */
 void clients_fill(struct server *S, struct client *c, struct reply *r, char *frame, size_t len)
 {
+	/* Only a placeholder is filled, once: its bytes were not counted yet. */
+	assert(r->pending && !r->frame && r->len == 0 && !c->dropped);
 	r->frame = frame;
 	r->len = len;
 	r->pending = false;

@@ -46,6 +46,9 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 
 	if (!s || seq < 0 || !st)
 		return NULL;
+	/* Cursors only move to a committed seq, and a scene's seq never goes
+	 * back while it has subscribers (a deleted scene loses them). */
+	assert(sb->cursor <= seq);
 	if (sb->cursor >= 0 && st->cache && st->cache_from == sb->cursor && st->cache_to == seq) {
 		/* Most clients keep up and share one cursor: encode once. */
 		f = malloc(S->head + st->cache_len + 1);

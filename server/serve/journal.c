@@ -22,6 +22,7 @@ static void jentry_free(struct jentry *j)
 
 void journal_clear(struct room *st, int64_t epoch)
 {
+	assert(st->n >= 0 && st->n <= st->ring_cap);
 	free(st->cache);
 	st->cache = NULL;
 	for (int i = 0; i < st->n; i++)
@@ -37,13 +38,15 @@ void journal_drop_oldest(struct room *st)
 {
 	struct jentry *j = &st->ring[st->head];
 
+	assert(st->n > 0 && st->n <= st->ring_cap);
+	assert(j->to >= st->epoch);
 	st->epoch = j->to;
 	st->journal_ids -= j->n_roots + j->n_changed + j->n_removed;
 	jentry_free(j);
 	st->head = (st->head + 1) % st->ring_cap;
 	st->n--;
+	assert(st->journal_ids >= 0 && (st->n > 0 || st->journal_ids == 0));
 }
-/* ---- journal and updates ---- */
 
 /* engine_update's range callback: a recomputed range [first, end) of
  * preorder positions is a run of whole subtrees; remember their roots. */
@@ -81,6 +84,9 @@ void journal_add(struct room *st, int64_t to)
 	}
 	while (st->n > 0 && (st->n == st->ring_cap || st->journal_ids + ids > JOURNAL_MAX_IDS))
 		journal_drop_oldest(st);
+	assert(st->n < st->ring_cap && st->turn_from < to);
+	/* Entries follow each other in seq order. */
+	assert(st->n == 0 || st->ring[(st->head + st->n - 1) % st->ring_cap].to <= st->turn_from);
 	slot = (st->head + st->n) % st->ring_cap;
 	j = &st->ring[slot];
 	j->from = st->turn_from;
@@ -118,123 +124,161 @@ static int cmp_range(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-/*
- * Builds the update that takes a client from 'cursor' to the scene's seq,
- * or returns RIGD_E_BAD_SEQ when the journal cannot (then the caller sends a
- * snapshot). *n_entries gets how many turns the update covers.
- */
-int journal_build_update(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
-			 proto_buf *b, int *n_entries)
-{
-	struct idlist changed = {0}, removed = {0};
-	struct range *ranges = NULL;
-	int n_ranges = 0, cap_ranges = 0;
-	int *world = NULL, *nodes = NULL;
-	int n_world = 0, n_nodes = 0, cap_world = 0;
-	edit_id *gone = NULL;
-	int n_gone = 0;
-	int rc = 0, covered = 0;
+/* What an update is made of, gathered from the journal. */
+struct parts {
+	struct idlist changed, removed;
+	struct range *ranges;        /* preorder ranges of the recorded roots */
+	int n_ranges, cap_ranges;
+	int *world;                  /* nodes whose world matrix is sent */
+	int n_world, cap_world;
+	int *nodes;                  /* nodes sent whole, parents first */
+	int n_nodes;
+	edit_id *gone;               /* removed and not created again */
+	int n_gone;
+};
 
-	if (cursor < st->epoch || cursor > seq)
-		return RIGD_E_BAD_SEQ;
-	for (int i = 0; i < st->n; i++) {
+static void parts_free(struct parts *p)
+{
+	idlist_free(&p->changed);
+	idlist_free(&p->removed);
+	free(p->ranges);
+	free(p->world);
+	free(p->nodes);
+	free(p->gone);
+}
+
+/* Adds the subtree of root 'id' (if it still exists) to the ranges. */
+static int add_range(struct parts *p, const scene *s, const char *id)
+{
+	int node = scene_find(s, id);
+	struct range *r;
+
+	if (node < 0)
+		return 0;
+	r = serve_grow(p->ranges, &p->cap_ranges, p->n_ranges + 1, sizeof(*r));
+	if (!r)
+		return RIGD_E_NOMEM;
+	p->ranges = r;
+	r[p->n_ranges].first = scene_pos(s, node);
+	r[p->n_ranges].end = r[p->n_ranges].first + scene_subtree_size(s, node);
+	p->n_ranges++;
+	return 0;
+}
+
+/*
+ * Gathers the entries after 'cursor': their changed and removed ids and
+ * the ranges of their roots. *covered gets how many. RIGD_E_BAD_SEQ when
+ * 'cursor' falls inside an entry, RIGD_E_NOMEM.
+ */
+static int gather(const struct room *st, const scene *s, int64_t cursor, struct parts *p,
+		  int *covered)
+{
+	int rc = 0;
+
+	*covered = 0;
+	for (int i = 0; i < st->n && rc == 0; i++) {
 		const struct jentry *j = &st->ring[(st->head + i) % st->ring_cap];
 
+		assert(j->from < j->to);
+		assert(i == 0 || st->ring[(st->head + i - 1) % st->ring_cap].to <= j->from);
 		if (j->to <= cursor)
 			continue;
 		if (j->from < cursor)
 			return RIGD_E_BAD_SEQ;  /* not on a turn boundary */
-		covered++;
-		for (int k = 0; k < j->n_changed; k++)
-			if ((rc = idlist_add(&changed, j->changed[k].s)))
-				goto out;
-		for (int k = 0; k < j->n_removed; k++)
-			if ((rc = idlist_add(&removed, j->removed[k].s)))
-				goto out;
-		for (int k = 0; k < j->n_roots; k++) {
-			int node = scene_find(s, j->roots[k].s);
-			struct range *r;
-
-			if (node < 0)
-				continue;
-			r = serve_grow(ranges, &cap_ranges, n_ranges + 1, sizeof(*r));
-			if (!r) {
-				rc = RIGD_E_NOMEM;
-				goto out;
-			}
-			ranges = r;
-			ranges[n_ranges].first = scene_pos(s, node);
-			ranges[n_ranges].end = ranges[n_ranges].first + scene_subtree_size(s, node);
-			n_ranges++;
-		}
+		(*covered)++;
+		for (int k = 0; k < j->n_changed && rc == 0; k++)
+			rc = idlist_add(&p->changed, j->changed[k].s);
+		for (int k = 0; k < j->n_removed && rc == 0; k++)
+			rc = idlist_add(&p->removed, j->removed[k].s);
+		for (int k = 0; k < j->n_roots && rc == 0; k++)
+			rc = add_range(p, s, j->roots[k].s);
 	}
-	if (covered == 0 && cursor != seq) {
-		rc = RIGD_E_BAD_SEQ;
-		goto out;
-	}
-	/* Every node recomputed since the cursor lies in the current subtree of
-	 * a recorded root (a node moved out of one is recomputed, and recorded,
-	 * by the move), and its stamp says whether it changed since. */
-	if (n_ranges > 1)
-		qsort(ranges, (size_t)n_ranges, sizeof(*ranges), cmp_range);
-	for (int i = 0, reach = 0; i < n_ranges; i++) {
-		int from = ranges[i].first > reach ? ranges[i].first : reach;
-
-		for (int pos = from; pos < ranges[i].end; pos++) {
-			int node = scene_at(s, pos);
-
-			if (scene_world_stamp(s, node) > (uint64_t)cursor) {
-				int *w = serve_grow(world, &cap_world, n_world + 1, sizeof(int));
-
-				if (!w) {
-					rc = RIGD_E_NOMEM;
-					goto out;
-				}
-				world = w;
-				world[n_world++] = node;
-			}
-		}
-		if (ranges[i].end > reach)
-			reach = ranges[i].end;
-	}
-	idlist_unique(&changed);
-	idlist_unique(&removed);
-	if (changed.n && !(nodes = malloc((size_t)changed.n * sizeof(int)))) {
-		rc = RIGD_E_NOMEM;
-		goto out;
-	}
-	for (int i = 0; i < changed.n; i++) {
-		int node = scene_find(s, changed.v[i].s);
-
-		if (node >= 0)
-			nodes[n_nodes++] = node;
-	}
-	/* Parents before children: a client can build new nodes in order. */
-	for (int i = 0; i < n_nodes; i++)
-		nodes[i] = scene_pos(s, nodes[i]);
-	if (n_nodes > 1)
-		qsort(nodes, (size_t)n_nodes, sizeof(int), cmp_int);
-	for (int i = 0; i < n_nodes; i++)
-		nodes[i] = scene_at(s, nodes[i]);
-	if (removed.n && !(gone = malloc((size_t)removed.n * sizeof(edit_id)))) {
-		rc = RIGD_E_NOMEM;
-		goto out;
-	}
-	for (int i = 0; i < removed.n; i++)
-		if (scene_find(s, removed.v[i].s) < 0)
-			gone[n_gone++] = removed.v[i];
-	rc = proto_encode_update(b, st->name, (uint64_t)seq, s, world, n_world, nodes, n_nodes,
-				 gone, n_gone);
-	*n_entries = covered;
-out:
-	idlist_free(&changed);
-	idlist_free(&removed);
-	free(ranges);
-	free(world);
-	free(nodes);
-	free(gone);
 	return rc;
 }
+
+/*
+ * The nodes whose world matrix changed after 'cursor'. Every node
+ * recomputed since the cursor lies in the current subtree of a recorded
+ * root (a node moved out of one is recomputed, and recorded, by the move),
+ * and its stamp says whether it changed since.
+ */
+static int world_nodes(const scene *s, int64_t cursor, struct parts *p)
+{
+	if (p->n_ranges > 1)
+		qsort(p->ranges, (size_t)p->n_ranges, sizeof(*p->ranges), cmp_range);
+	for (int i = 0, reach = 0; i < p->n_ranges; i++) {
+		int from = p->ranges[i].first > reach ? p->ranges[i].first : reach;
+
+		for (int pos = from; pos < p->ranges[i].end; pos++) {
+			int node = scene_at(s, pos);
+			int *w;
+
+			if (scene_world_stamp(s, node) <= (uint64_t)cursor)
+				continue;
+			w = serve_grow(p->world, &p->cap_world, p->n_world + 1, sizeof(int));
+			if (!w)
+				return RIGD_E_NOMEM;
+			p->world = w;
+			p->world[p->n_world++] = node;
+		}
+		if (p->ranges[i].end > reach)
+			reach = p->ranges[i].end;
+	}
+	return 0;
+}
+
+/* The changed nodes that still exist, parents before children (so that a
+ * client can build new nodes in order), and the removed ids that are gone. */
+static int changed_nodes(const scene *s, struct parts *p)
+{
+	idlist_unique(&p->changed);
+	idlist_unique(&p->removed);
+	if (p->changed.n && !(p->nodes = malloc((size_t)p->changed.n * sizeof(int))))
+		return RIGD_E_NOMEM;
+	for (int i = 0; i < p->changed.n; i++) {
+		int node = scene_find(s, p->changed.v[i].s);
+
+		if (node >= 0)
+			p->nodes[p->n_nodes++] = scene_pos(s, node);
+	}
+	if (p->n_nodes > 1)
+		qsort(p->nodes, (size_t)p->n_nodes, sizeof(int), cmp_int);
+	for (int i = 0; i < p->n_nodes; i++)
+		p->nodes[i] = scene_at(s, p->nodes[i]);
+	if (p->removed.n && !(p->gone = malloc((size_t)p->removed.n * sizeof(edit_id))))
+		return RIGD_E_NOMEM;
+	for (int i = 0; i < p->removed.n; i++)
+		if (scene_find(s, p->removed.v[i].s) < 0)
+			p->gone[p->n_gone++] = p->removed.v[i];
+	return 0;
+}
+
+int journal_build_update(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+			 proto_buf *b, int *n_entries)
+{
+	struct parts p;
+	int rc, covered = 0;
+
+	assert(st->n >= 0 && st->n <= st->ring_cap);
+	if (cursor < st->epoch || cursor > seq)
+		return RIGD_E_BAD_SEQ;
+	memset(&p, 0, sizeof(p));
+	rc = gather(st, s, cursor, &p, &covered);
+	if (rc == 0 && covered == 0 && cursor != seq)
+		rc = RIGD_E_BAD_SEQ;
+	if (rc == 0)
+		rc = world_nodes(s, cursor, &p);
+	if (rc == 0)
+		rc = changed_nodes(s, &p);
+	if (rc == 0)
+		rc = proto_encode_update(b, st->name, (uint64_t)seq, s, p.world, p.n_world, p.nodes,
+					 p.n_nodes, p.gone, p.n_gone);
+	if (rc == 0)
+		*n_entries = covered;
+	parts_free(&p);
+	return rc;
+}
+
 /* Records what an accepted batch changed in its scene's turn lists. */
 int journal_note(struct room *st, const edit_result *r, int64_t seq_before)
 {

@@ -163,6 +163,7 @@ void rooms_unsubscribe(struct server *S, struct client *c, const char *scene_nam
 
 	if (sb)
 		*sb = c->subs[--c->n_subs];
+	assert(c->n_subs >= 0 && (!sb || st));  /* a subscription has a room */
 	if (!st)
 		return;
 	for (int i = 0; i < st->n_subs; i++)
@@ -285,6 +286,35 @@ void rooms_scene_gone(struct server *S, const char *name)
 	}
 	rooms_remove(S, st);
 }
+/* A deferred unsubscribe: acked with the scene's seq when it carried an
+ * id, refused when there was no such subscription. */
+static void deferred_unsubscribe(struct server *S, struct client *c, const struct deferred *d)
+{
+	proto_buf b;
+	size_t len;
+	char *f;
+
+	if (!rooms_sub_find(c, d->scene)) {
+		edit_error err;
+
+		edit_error_set(&err, RIGD_E_NOT_SUBSCRIBED, -1, "scene",
+			       "not subscribed to scene '%s'", d->scene);
+		if (d->reply && (f = clients_error_frame(S, &d->req, &err, &len)))
+			clients_fill(S, c, d->reply, f, len);
+		return;
+	}
+	rooms_unsubscribe(S, c, d->scene);
+	if (d->reply && d->req.present) {
+		proto_buf_init(&b, S->head);
+		if (proto_encode_ack(&b, &d->req, (uint64_t)engine_seq(S->e, d->scene), 0) == 0 &&
+		    (f = serve_take_frame(&b, &len)))
+			clients_fill(S, c, d->reply, f, len);
+		proto_buf_release(&b);
+	} else if (d->reply) {
+		clients_fill(S, c, d->reply, NULL, 0);
+	}
+}
+
 void rooms_subscribe(struct server *S, struct deferred *d)
 {
 	struct client *c = clients_get(S, d->conn);
@@ -292,30 +322,11 @@ void rooms_subscribe(struct server *S, struct deferred *d)
 	struct sub *v;
 	char *f;
 	size_t len;
-	proto_buf b;
 
 	if (!c)
 		return;
 	if (d->kind == D_UNSUBSCRIBE) {
-		if (!rooms_sub_find(c, d->scene)) {
-			edit_error err;
-
-			edit_error_set(&err, RIGD_E_NOT_SUBSCRIBED, -1, "scene",
-				       "not subscribed to scene '%s'", d->scene);
-			if (d->reply && (f = clients_error_frame(S, &d->req, &err, &len)))
-				clients_fill(S, c, d->reply, f, len);
-			return;
-		}
-		rooms_unsubscribe(S, c, d->scene);
-		if (d->reply && d->req.present) {
-			proto_buf_init(&b, S->head);
-			if (proto_encode_ack(&b, &d->req, (uint64_t)engine_seq(S->e, d->scene), 0) == 0 &&
-			    (f = serve_take_frame(&b, &len)))
-				clients_fill(S, c, d->reply, f, len);
-			proto_buf_release(&b);
-		} else if (d->reply) {
-			clients_fill(S, c, d->reply, NULL, 0);
-		}
+		deferred_unsubscribe(S, c, d);
 		return;
 	}
 	if (!engine_scene(S->e, d->scene)) {
@@ -364,6 +375,7 @@ void rooms_subscribe(struct server *S, struct deferred *d)
 	c->subs[c->n_subs].cursor = -1;
 	c->subs[c->n_subs].peers_pending = true;
 	c->n_subs++;
+	assert(c->n_subs <= S->o.max_subs && st->n_subs < st->cap_subs);
 	/* A watcher is not announced: it joins with its first presence. */
 	st->subs[st->n_subs++] = c->conn;
 	net_ws_wake(S->n, c->conn);

@@ -236,6 +236,54 @@ static bool parse_flag(const char *v, bool *out)
 }
 
 /*
+ * The import options of a POST .../gltf from its query: ?scene= (index of
+ * a scene of the file), ?scene_name=, ?parent= (a node of an existing
+ * scene), ?nearest=, ?client=. False after answering when one is wrong or
+ * does not fit the scene ('existing', NULL when it is new).
+ */
+static bool import_opts(struct server *S, const struct http_call *d, const scene *existing,
+			gltf_import_opts *opts)
+{
+	const char *name = d->name;
+	const char *scene_s = http_arg(d->args, d->n_args, "scene");
+	const char *parent = http_arg(d->args, d->n_args, "parent");
+	const char *client = http_arg(d->args, d->n_args, "client");
+	int64_t idx = -1;
+
+	if (parent && !*parent)
+		parent = NULL;
+	if (scene_s && !num_parse_i64(scene_s, 0, INT_MAX, &idx)) {
+		http_respond_code(S, d->conn, RIGD_E_BAD_FIELD, "scene",
+			     "scene must be the index of a scene of the file");
+		return false;
+	}
+	if (!parse_flag(http_arg(d->args, d->n_args, "nearest"), &opts->nearest_trs)) {
+		http_respond_code(S, d->conn, RIGD_E_BAD_FIELD, "nearest", "nearest must be 0 or 1");
+		return false;
+	}
+	if (client && !scene_id_valid(client)) {
+		http_respond_code(S, d->conn, RIGD_E_BAD_ID, "client", "bad client id");
+		return false;
+	}
+	if (!existing && parent) {
+		http_respond_code(S, d->conn, RIGD_E_UNKNOWN_SCENE, "scene",
+			     "no scene '%s' to import under node '%s'", name, parent);
+		return false;
+	}
+	if (existing && !parent && scene_count(existing) > 0) {
+		http_respond_code(S, d->conn, RIGD_E_SCENE_NOT_EMPTY, "scene",
+			     "scene '%s' has %d nodes: import into a new scene, or under a node "
+			     "with ?parent=", name, scene_count(existing));
+		return false;
+	}
+	opts->scene_index = scene_s ? (int)idx : -1;
+	opts->scene_name = http_arg(d->args, d->n_args, "scene_name");
+	opts->parent = parent;
+	opts->existing = existing;
+	return true;
+}
+
+/*
  * POST /api/scenes/{name}/gltf: imports a .gltf or .glb body as ONE batch
  * of creates, into a new scene (created here) or an empty one, or under
  * node ?parent= of an existing scene. Runs between turns (nothing else is
@@ -245,9 +293,6 @@ static bool parse_flag(const char *v, bool *out)
 static void route_gltf_import(struct server *S, const struct http_call *d)
 {
 	const char *name = d->name;
-	const char *scene_s = http_arg(d->args, d->n_args, "scene");
-	const char *scene_name = http_arg(d->args, d->n_args, "scene_name");
-	const char *parent = http_arg(d->args, d->n_args, "parent");
 	const char *client = http_arg(d->args, d->n_args, "client");
 	const scene *existing = engine_scene(S->e, name);
 	gltf_import_opts opts = gltf_import_opts_default();
@@ -257,39 +302,10 @@ static void route_gltf_import(struct server *S, const struct http_call *d)
 	edit_error err;
 	char *report_json = NULL;
 	bool created = false;
-	int64_t idx = -1;
 	int rc;
 
-	if (parent && !*parent)
-		parent = NULL;
-	if (scene_s && !num_parse_i64(scene_s, 0, INT_MAX, &idx)) {
-		http_respond_code(S, d->conn, RIGD_E_BAD_FIELD, "scene",
-			     "scene must be the index of a scene of the file");
+	if (!import_opts(S, d, existing, &opts))
 		return;
-	}
-	if (!parse_flag(http_arg(d->args, d->n_args, "nearest"), &opts.nearest_trs)) {
-		http_respond_code(S, d->conn, RIGD_E_BAD_FIELD, "nearest", "nearest must be 0 or 1");
-		return;
-	}
-	if (client && !scene_id_valid(client)) {
-		http_respond_code(S, d->conn, RIGD_E_BAD_ID, "client", "bad client id");
-		return;
-	}
-	if (!existing && parent) {
-		http_respond_code(S, d->conn, RIGD_E_UNKNOWN_SCENE, "scene",
-			     "no scene '%s' to import under node '%s'", name, parent);
-		return;
-	}
-	if (existing && !parent && scene_count(existing) > 0) {
-		http_respond_code(S, d->conn, RIGD_E_SCENE_NOT_EMPTY, "scene",
-			     "scene '%s' has %d nodes: import into a new scene, or under a node "
-			     "with ?parent=", name, scene_count(existing));
-		return;
-	}
-	opts.scene_index = scene_s ? (int)idx : -1;
-	opts.scene_name = scene_name;
-	opts.parent = parent;
-	opts.existing = existing;
 	edit_error_clear(&err);
 	rc = gltf_import(d->body, d->body_len, &opts, &batch, &report, &err);
 	if (rc) {

@@ -99,6 +99,7 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 	engine_ack_release(&ack);
 	if (c)
 		p.reply = clients_enqueue(S, c, NULL, 0, true);
+	assert(S->n_pend < S->cap_pend);
 	S->pend[S->n_pend++] = p;  /* room reserved above */
 	net_schedule_turn(S->n);
 	return 0;
@@ -106,6 +107,7 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 
 void turn_defer(struct server *S, struct deferred *d)
 {
+	assert(!d->next && (S->dhead == NULL) == (S->dtail == NULL));
 	if (S->dtail)
 		S->dtail->next = d;
 	else
@@ -252,6 +254,7 @@ static void run_deferred(struct server *S)
 	while (S->dhead) {
 		struct deferred *d = S->dhead;
 
+		assert(S->dtail && !S->dtail->next);
 		S->dhead = d->next;
 		if (!S->dhead)
 			S->dtail = NULL;

@@ -133,6 +133,44 @@ static void on_auth(struct server *S, struct client *c, const proto_msg *msg)
 	proto_buf_release(&b);
 }
 
+/* Whether 'msg' of 'c' may do what it asks (subscribe and presence read
+ * a scene; edits, undos and redos change it); answers it when not. */
+static bool message_allowed(struct server *S, struct client *c, const proto_msg *msg)
+{
+	int need = msg->type == PROTO_SUBSCRIBE || msg->type == PROTO_PRESENCE ? ROLE_VIEWER
+										  : ROLE_EDITOR;
+	int rc = auth_ws_allowed(S, c, need, msg->scene);
+
+	if (rc == RIGD_E_UNAUTHORIZED) {
+		S->m.unauthorized_total++;
+		clients_reply_code(S, c, &msg->req, rc, "", "a valid token is required "
+				   "(auth message or Authorization header)");
+	} else if (rc) {
+		S->m.forbidden_total++;
+		clients_reply_code(S, c, &msg->req, rc, "scene", "this token may not %s scene '%s'",
+				   need == ROLE_VIEWER ? "read" : "edit", msg->scene);
+	}
+	return rc == 0;
+}
+
+/* A subscribe or unsubscribe waits for the commit, with a placeholder
+ * keeping its answer in request order. */
+static void defer_subscribe(struct server *S, struct client *c, const proto_msg *msg)
+{
+	struct deferred *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		clients_reply_code(S, c, &msg->req, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	d->kind = msg->type == PROTO_SUBSCRIBE ? D_SUBSCRIBE : D_UNSUBSCRIBE;
+	d->conn = c->conn;
+	d->req = msg->req;
+	snprintf(d->scene, sizeof(d->scene), "%s", msg->scene);
+	d->reply = clients_enqueue(S, c, NULL, 0, true);
+	turn_defer(S, d);
+}
+
 void ws_message(void *ctx, uint64_t conn, const char *data, size_t len, bool binary)
 {
 	struct server *S = ctx;
@@ -173,44 +211,15 @@ void ws_message(void *ctx, uint64_t conn, const char *data, size_t len, bool bin
 		return;
 	}
 	/* Every message is authorised, not just the connection. */
-	if (msg.type != PROTO_UNSUBSCRIBE) {
-		int need = msg.type == PROTO_SUBSCRIBE || msg.type == PROTO_PRESENCE ? ROLE_VIEWER
-											: ROLE_EDITOR;
-
-		rc = auth_ws_allowed(S, c, need, msg.scene);
-		if (rc) {
-			if (rc == RIGD_E_UNAUTHORIZED)
-				S->m.unauthorized_total++;
-			else
-				S->m.forbidden_total++;
-			if (rc == RIGD_E_UNAUTHORIZED)
-				clients_reply_code(S, c, &msg.req, rc, "", "a valid token is required "
-						 "(auth message or Authorization header)");
-			else
-				clients_reply_code(S, c, &msg.req, rc, "scene",
-						 "this token may not %s scene '%s'",
-						 need == ROLE_VIEWER ? "read" : "edit", msg.scene);
-			proto_msg_release(&msg);
-			return;
-		}
+	if (msg.type != PROTO_UNSUBSCRIBE && !message_allowed(S, c, &msg)) {
+		proto_msg_release(&msg);
+		return;
 	}
 	switch (msg.type) {
 	case PROTO_SUBSCRIBE:
-	case PROTO_UNSUBSCRIBE: {
-		struct deferred *d = calloc(1, sizeof(*d));
-
-		if (!d) {
-			clients_reply_code(S, c, &msg.req, RIGD_E_NOMEM, "", "out of memory");
-			break;
-		}
-		d->kind = msg.type == PROTO_SUBSCRIBE ? D_SUBSCRIBE : D_UNSUBSCRIBE;
-		d->conn = conn;
-		d->req = msg.req;
-		snprintf(d->scene, sizeof(d->scene), "%s", msg.scene);
-		d->reply = clients_enqueue(S, c, NULL, 0, true);
-		turn_defer(S, d);
+	case PROTO_UNSUBSCRIBE:
+		defer_subscribe(S, c, &msg);
 		break;
-	}
 	case PROTO_EDIT:
 	case PROTO_UNDO:
 	case PROTO_REDO: {
