@@ -12,12 +12,12 @@
 #include "core/err.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- clients ---- */
 
 struct client *clients_get(struct server *S, uint64_t conn)
 {
@@ -180,4 +180,45 @@ char *clients_next_reply(struct client *c, size_t *len)
 			return frame;
 	}
 	return NULL;
+}
+
+struct client *clients_add(struct server *S, uint64_t conn)
+{
+	uint32_t slot = (uint32_t)(conn & 0xffffffffu);
+	struct client *c;
+
+	if ((int)slot >= S->cap_clients) {
+		int cap = S->cap_clients;
+		struct client **v = serve_grow(S->clients, &cap, (int)slot + 1, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + S->cap_clients, 0, (size_t)(cap - S->cap_clients) * sizeof(*v));
+		S->clients = v;
+		S->cap_clients = cap;
+	}
+	assert(!S->clients[slot]);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->conn = conn;
+	/* Unique across restarts too, so that a (client, client_seq) of an old
+	 * run never passes for a resend. */
+	snprintf(c->id, sizeof(c->id), "c%08" PRIx32 "-%" PRIu64, S->boot_id, ++S->next_client);
+	S->clients[slot] = c;
+	S->n_clients++;
+	return c;
+}
+
+void clients_remove(struct server *S, struct client *c)
+{
+	uint32_t slot = (uint32_t)(c->conn & 0xffffffffu);
+
+	assert(slot < (uint32_t)S->cap_clients && S->clients[slot] == c && S->n_clients > 0);
+	clients_queue_free(c);
+	S->clients[slot] = NULL;
+	S->n_clients--;
+	free(c->subs);
+	free(c->name);
+	free(c);
 }

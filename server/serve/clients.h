@@ -15,6 +15,17 @@
 /* The client of connection 'conn', or NULL when it has gone. */
 struct client *clients_get(struct server *S, uint64_t conn);
 
+/*
+ * Adds a client for websocket connection 'conn' (whose low 32 bits are its
+ * slot) with a fresh id. Returns it, or NULL when memory ran out (nothing
+ * added).
+ */
+struct client *clients_add(struct server *S, uint64_t conn);
+
+/* Takes 'c' out of the table and frees it with its queue. Its rooms and
+ * pending answers forget it first (ws_closed), or go too (at shutdown). */
+void clients_remove(struct server *S, struct client *c);
+
 /* Frees every reply queued for 'c' and zeroes the queue's accounting. */
 void clients_queue_free(struct client *c);
 

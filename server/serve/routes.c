@@ -35,10 +35,10 @@ static int append_i64(proto_buf *b, int64_t v)
 	return proto_buf_append(b, num, (size_t)len);
 }
 
-/* GET /api/scenes: every scene, or with 'tok' (a caller's token digest)
- * those it may read. */
-static void http_scene_list(struct server *S, uint64_t conn, const unsigned char *tok)
+/* GET /api/scenes: every scene, or with tokens those the caller may read. */
+static void route_scene_list(struct server *S, const struct http_call *call)
 {
+	uint64_t conn = call->conn;
 	int n = engine_scenes(S->e, NULL, 0);
 	proto_scene_info *v = n > 0 ? calloc((size_t)n, sizeof(*v)) : NULL;
 	proto_buf b;
@@ -48,11 +48,11 @@ static void http_scene_list(struct server *S, uint64_t conn, const unsigned char
 		return;
 	}
 	n = engine_scenes(S->e, v, n);
-	if (tok) {
+	if (call->tok) {
 		int w = 0;
 
 		for (int i = 0; i < n; i++)
-			if (auth_role_for(S, tok, v[i].name, NULL) >= ROLE_VIEWER)
+			if (auth_role_for(S, call->tok, v[i].name, NULL) >= ROLE_VIEWER)
 				v[w++] = v[i];
 		n = w;
 	}
@@ -67,7 +67,7 @@ static void http_scene_list(struct server *S, uint64_t conn, const unsigned char
 	http_respond_json(S, conn, 200, &b);
 }
 
-
+/* {"name","seq":0,"nodes":0}: a scene just created. */
 static void http_scene_info(struct server *S, uint64_t conn, int status, const char *name)
 {
 	proto_buf b;
@@ -87,15 +87,17 @@ static int log_line(void *ctx, const char *line, size_t len)
 	return proto_buf_append(ctx, line, len);
 }
 
-static void http_log_get(struct server *S, uint64_t conn, const char *name, char *const *args,
-			 int n_args)
+/* GET /api/scenes/{name}/log[?from=SEQ&to=SEQ]: the log as NDJSON. */
+static void route_log_get(struct server *S, const struct http_call *call)
 {
-	const char *from_s = http_arg(args, n_args, "from"), *to_s = http_arg(args, n_args, "to");
+	uint64_t conn = call->conn;
+	const char *name = call->name;
+	const char *from_s = http_arg(call->args, call->n_args, "from");
+	const char *to_s = http_arg(call->args, call->n_args, "to");
 	int64_t from = 1, to = -1;
+	bool from_ok = !from_s || num_parse_i64(from_s, 0, NUM_SEQ_MAX, &from);
 	proto_buf b;
 	int rc;
-
-	bool from_ok = !from_s || num_parse_i64(from_s, 0, NUM_SEQ_MAX, &from);
 
 	if (!from_ok || (to_s && !num_parse_i64(to_s, 0, NUM_SEQ_MAX, &to))) {
 		http_respond_code(S, conn, RIGD_E_BAD_SEQ, from_ok ? "to" : "from",
@@ -112,16 +114,21 @@ static void http_log_get(struct server *S, uint64_t conn, const char *name, char
 	http_respond_buf(S, conn, 200, "application/x-ndjson", &b);
 }
 
-static void http_log_import(struct server *S, uint64_t conn, const char *name, const char *body,
-			    size_t len)
+/*
+ * POST /api/scenes/{name}/log: replays an exported log (NDJSON) into an
+ * empty scene; its subscribers then get a snapshot.
+ */
+static void route_log_import(struct server *S, const struct http_call *call)
 {
+	uint64_t conn = call->conn;
+	const char *name = call->name;
 	int64_t n = 0;
 	int bad_line = 0, rc;
 	edit_error err;
 	proto_buf b;
 
 	edit_error_clear(&err);
-	rc = engine_import(S->e, name, body, len, &n, &bad_line, &err);
+	rc = engine_import(S->e, name, call->body, call->body_len, &n, &bad_line, &err);
 	if (rc) {
 		if (!err.code)
 			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
@@ -152,9 +159,7 @@ static void http_log_import(struct server *S, uint64_t conn, const char *name, c
 	}
 }
 
-
 /* ---- glTF in and out ---- */
-
 
 /*
  * The scene 'name' now (at NULL) or right after seq 'at': *out points at the
@@ -198,8 +203,10 @@ static bool read_scene_at(struct server *S, uint64_t conn, const char *name, con
 }
 
 /* GET /api/scenes/{name}/gltf[?at=SEQ]: the scene as glTF 2.0 JSON. */
-static void http_gltf_export(struct server *S, uint64_t conn, const char *name, const char *at)
+static void route_gltf_export(struct server *S, const struct http_call *call)
 {
+	uint64_t conn = call->conn;
+	const char *name = call->name, *at = http_arg(call->args, call->n_args, "at");
 	const scene *s;
 	scene *past;
 	int64_t seq;
@@ -441,11 +448,6 @@ static void route_metrics(struct server *S, const struct http_call *call)
 	http_respond_buf(S, call->conn, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
 }
 
-static void route_scene_list(struct server *S, const struct http_call *call)
-{
-	http_scene_list(S, call->conn, call->tok);
-}
-
 /* POST /api/scenes {"name"}: a new, empty scene. */
 static void route_scene_create(struct server *S, const struct http_call *call)
 {
@@ -492,21 +494,6 @@ static void route_scene_delete(struct server *S, const struct http_call *call)
 		return;
 	}
 	http_respond_json(S, call->conn, 200, &b);
-}
-
-static void route_log_get(struct server *S, const struct http_call *call)
-{
-	http_log_get(S, call->conn, call->name, call->args, call->n_args);
-}
-
-static void route_log_import(struct server *S, const struct http_call *call)
-{
-	http_log_import(S, call->conn, call->name, call->body, call->body_len);
-}
-
-static void route_gltf_export(struct server *S, const struct http_call *call)
-{
-	http_gltf_export(S, call->conn, call->name, http_arg(call->args, call->n_args, "at"));
 }
 
 #define NOW ROUTE_NOW

@@ -99,12 +99,8 @@ static uint32_t boot_id(void)
 static void server_free(struct server *S)
 {
 	for (int i = 0; i < S->cap_clients; i++)
-		if (S->clients[i]) {
-			clients_queue_free(S->clients[i]);
-			free(S->clients[i]->subs);
-			free(S->clients[i]->name);
-			free(S->clients[i]);
-		}
+		if (S->clients[i])
+			clients_remove(S, S->clients[i]);
 	free(S->clients);
 	for (int i = 0; i < S->n_scenes; i++)
 		rooms_free(S->scenes[i]);

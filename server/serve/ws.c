@@ -20,32 +20,12 @@
 void ws_open(void *ctx, uint64_t conn)
 {
 	struct server *S = ctx;
-	uint32_t slot = (uint32_t)(conn & 0xffffffffu);
-	struct client *c;
+	struct client *c = clients_add(S, conn);
 
-	if ((int)slot >= S->cap_clients) {
-		int cap = S->cap_clients;
-		struct client **v = serve_grow(S->clients, &cap, (int)slot + 1, sizeof(*v));
-
-		if (!v) {
-			net_ws_close(S->n, conn, NET_CLOSE_INTERNAL, "out of memory");
-			return;
-		}
-		memset(v + S->cap_clients, 0, (size_t)(cap - S->cap_clients) * sizeof(*v));
-		S->clients = v;
-		S->cap_clients = cap;
-	}
-	c = calloc(1, sizeof(*c));
 	if (!c) {
 		net_ws_close(S->n, conn, NET_CLOSE_INTERNAL, "out of memory");
 		return;
 	}
-	c->conn = conn;
-	/* Unique across restarts too, so that a (client, client_seq) of an old
-	 * run never passes for a resend. */
-	snprintf(c->id, sizeof(c->id), "c%08" PRIx32 "-%" PRIu64, S->boot_id, ++S->next_client);
-	S->clients[slot] = c;
-	S->n_clients++;
 	serve_log(LOG_INFO, "client %s connected", c->id);
 	/* A script may bring its token in the handshake's Authorization. */
 	if (S->n_tokens > 0 && net_ws_authorization(S->n, conn)) {
@@ -84,11 +64,7 @@ void ws_closed(void *ctx, uint64_t conn)
 	turn_forget_client(S, c);
 	clients_queue_free(c);
 	serve_log(LOG_INFO, "client %s disconnected", c->id);
-	S->clients[conn & 0xffffffffu] = NULL;
-	S->n_clients--;
-	free(c->subs);
-	free(c->name);
-	free(c);
+	clients_remove(S, c);
 }
 
 
