@@ -12,7 +12,6 @@
 #include "core/err.h"
 
 #include <assert.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +65,6 @@ void ws_closed(void *ctx, uint64_t conn)
 	serve_log(LOG_INFO, "client %s disconnected", c->id);
 	clients_remove(S, c);
 }
-
 
 /*
  * {"type":"auth","token"}: the token replaces the connection's principal
