@@ -112,12 +112,14 @@ static void run(struct rigctl *r)
 	while (!r->done ||
 	       (net_client_ws_connected(r->net) && net_client_ws_queued(r->net) > 0 &&
 		!r->interrupted)) {
-		if (net_client_service(r->net) < 0)
-			break;
+		int rc = net_client_service(r->net);
+
 		if (signalled && !r->interrupted) {
 			r->interrupted = true;
 			r->done = true;
 		}
+		if (rc < 0)
+			break;
 	}
 	if (!r->interrupted)
 		net_client_ws_finish(r->net, CLOSE_WAIT_S);

@@ -251,10 +251,12 @@ static void take_line(struct rigctl *r, char *line, size_t len)
 	a->req = r->line_no;
 	msg = line_message(r, line, len, &mlen, &t, &err);
 	if (!msg) {
+		/* Refused here: its answer is known before anything is sent. */
 		a->failed = true;
-		if (!err.code || !(a->text = local_error(&err, r->line_no))) {
-			a->text = strdup("");
+		a->text = err.code ? local_error(&err, r->line_no) : NULL;
+		if (!a->text) {
 			rigctl_fail(r, "out of memory");
+			return;
 		}
 		answers_flush(r);
 		return;

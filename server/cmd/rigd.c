@@ -317,136 +317,170 @@ static int flush_group(apply_state *s)
 	return 0;
 }
 
+/* The input of rigd apply as it is read: what has arrived and where it
+ * stands in the lines. */
+typedef struct apply_input {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	long line_no;
+	bool eof;
+	bool skipping;               /* dropping the rest of an over-long line */
+} apply_input;
+
+/* Reads what has arrived into in->buf. 0, or -1 after saying why. */
+static int read_more(apply_input *in)
+{
+	ssize_t n;
+
+	if (in->cap - in->len < 65536) {
+		size_t ncap = in->cap ? in->cap * 2 : 131072;
+		char *p = realloc(in->buf, ncap);
+
+		if (!p) {
+			fprintf(stderr, "rigd apply: out of memory (nomem)\n");
+			return -1;
+		}
+		in->buf = p;
+		in->cap = ncap;
+	}
+	do
+		n = read(in->fd, in->buf + in->len, in->cap - in->len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		fprintf(stderr, "rigd apply: cannot read: %s (io)\n", strerror(errno));
+		return -1;
+	}
+	if (n == 0)
+		in->eof = true;
+	in->len += (size_t)n;
+	return 0;
+}
+
+/* Adds the complete lines read (all of them at the end of the input) to
+ * the group, committing whenever it is full. 0, or 1 when a commit failed. */
+static int take_lines(apply_state *s, apply_input *in)
+{
+	size_t start = 0;
+
+	while (start < in->len) {
+		char *nl = memchr(in->buf + start, '\n', in->len - start);
+		size_t n, k = 0;
+		const char *line;
+
+		if (!nl && !in->eof)
+			break;
+		n = nl ? (size_t)(nl - (in->buf + start)) : in->len - start;
+		line = in->buf + start;
+		start += n + (nl ? 1 : 0);
+		if (in->skipping) {
+			in->skipping = false; /* the rest of an over-long line */
+			continue;
+		}
+		in->line_no++;
+		while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+			k++;
+		if (k == n)
+			continue;
+		add_line(s, line, n, in->line_no);
+		if (s->n_group == APPLY_GROUP_MAX && flush_group(s))
+			return 1;
+	}
+	memmove(in->buf, in->buf + start, in->len - start);
+	in->len -= start;
+	return 0;
+}
+
+/* An over-long line: refused now as too_large, dropped until its end. */
+static void refuse_long_line(apply_state *s, apply_input *in, size_t max_line)
+{
+	outcome *o = &s->group[s->n_group++];
+
+	in->line_no++;
+	memset(o, 0, sizeof(*o));
+	o->line = in->line_no;
+	engine_ack_init(&o->ack);
+	edit_error_set(&o->err, RIGD_E_TOO_LARGE, -1, "", "line %ld is longer than %zu bytes",
+		       in->line_no, max_line);
+	in->skipping = true;
+	in->len = 0;
+}
+
+/*
+ * Every read() hands over what has arrived; the complete lines in it form
+ * one group (up to APPLY_GROUP_MAX), committed together. A line longer than
+ * the message limit is refused as too_large and skipped. Returns the exit
+ * status.
+ */
+static int apply_stream(apply_state *s, apply_input *in)
+{
+	size_t max_line = s->lim.max_bytes;
+
+	while (!in->eof || in->len) {
+		if (!in->eof && read_more(in) != 0)
+			return EXIT_FAILURE;
+		if (take_lines(s, in))
+			return EXIT_FAILURE;
+		if (!in->skipping && in->len > max_line)
+			refuse_long_line(s, in, max_line);
+		else if (in->skipping)
+			in->len = 0;
+		if (flush_group(s))
+			return EXIT_FAILURE;
+		if (in->eof && in->len == 0)
+			break;
+	}
+	return s->any_failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static int cmd_apply(int argc, char **argv)
 {
 	cmd_args a;
 	int rc = parse_args(&apply_table, argc, argv, &a);
+	apply_input in = {.fd = 0};
+	apply_state s;
+	int status = EXIT_FAILURE;
+
 	if (rc >= 0)
 		return rc;
-	int fd = 0;
 	if (a.input && strcmp(a.input, "-") != 0) {
-		fd = open(a.input, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
+		in.fd = open(a.input, O_RDONLY | O_CLOEXEC);
+		if (in.fd < 0) {
 			fprintf(stderr, "rigd apply: cannot open '%s': %s (io)\n", a.input,
 				strerror(errno));
 			return EXIT_FAILURE;
 		}
 	}
-	engine *e = open_engine("apply", &a, false);
-	if (!e) {
-		if (fd > 0)
-			close(fd);
-		return EXIT_FAILURE;
-	}
-	int status = EXIT_SUCCESS;
-	apply_state s = { .e = e, .scene = a.scene, .lim = proto_limits_default() };
+	memset(&s, 0, sizeof(s));
+	s.scene = a.scene;
+	s.lim = proto_limits_default();
 	proto_buf_init(&s.out, 0);
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	if (!engine_scene(e, a.scene)) {
-		int err = engine_scene_create(e, a.scene);
+	s.e = open_engine("apply", &a, false);
+	if (!s.e)
+		goto out;
+	if (!engine_scene(s.e, a.scene)) {
+		int err = engine_scene_create(s.e, a.scene);
+
 		if (err) {
 			fprintf(stderr, "rigd apply: cannot create scene '%s': %s (%s)\n", a.scene,
-				err == RIGD_E_STORAGE ? engine_errmsg(e) : err_str(err), err_code(err));
-			status = EXIT_FAILURE;
+				err == RIGD_E_STORAGE ? engine_errmsg(s.e) : err_str(err),
+				err_code(err));
 			goto out;
 		}
 	}
 	s.group = malloc(sizeof(*s.group) * APPLY_GROUP_MAX);
 	if (!s.group) {
 		fprintf(stderr, "rigd apply: out of memory (nomem)\n");
-		status = EXIT_FAILURE;
 		goto out;
 	}
-	/*
-	 * Every read() hands over what has arrived; the complete lines in it
-	 * form one group (up to APPLY_GROUP_MAX), committed together. A line
-	 * longer than the message limit is refused as too_large and skipped.
-	 */
-	long line_no = 0;
-	bool eof = false, skipping = false;
-	size_t max_line = s.lim.max_bytes;
-	while (!eof || len) {
-		if (!eof) {
-			if (cap - len < 65536) {
-				size_t ncap = cap ? cap * 2 : 131072;
-				char *p = realloc(buf, ncap);
-				if (!p) {
-					fprintf(stderr, "rigd apply: out of memory (nomem)\n");
-					status = EXIT_FAILURE;
-					goto out;
-				}
-				buf = p;
-				cap = ncap;
-			}
-			ssize_t n = read(fd, buf + len, cap - len);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				fprintf(stderr, "rigd apply: cannot read: %s (io)\n", strerror(errno));
-				status = EXIT_FAILURE;
-				break;
-			}
-			if (n == 0)
-				eof = true;
-			len += (size_t)n;
-		}
-		size_t start = 0;
-		while (start < len) {
-			char *nl = memchr(buf + start, '\n', len - start);
-			if (!nl && !eof)
-				break;
-			size_t n = nl ? (size_t)(nl - (buf + start)) : len - start;
-			const char *line = buf + start;
-			start += n + (nl ? 1 : 0);
-			if (skipping) {
-				skipping = false; /* the rest of an over-long line */
-				continue;
-			}
-			line_no++;
-			size_t k = 0;
-			while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
-				k++;
-			if (k == n)
-				continue;
-			add_line(&s, line, n, line_no);
-			if (s.n_group == APPLY_GROUP_MAX && flush_group(&s)) {
-				status = EXIT_FAILURE;
-				goto out;
-			}
-		}
-		memmove(buf, buf + start, len - start);
-		len -= start;
-		if (!skipping && len > max_line) {
-			/* An over-long line: refuse it now, drop it until its end. */
-			line_no++;
-			outcome *o = &s.group[s.n_group++];
-			memset(o, 0, sizeof(*o));
-			o->line = line_no;
-			engine_ack_init(&o->ack);
-			edit_error_set(&o->err, RIGD_E_TOO_LARGE, -1, "",
-				       "line %ld is longer than %zu bytes", line_no, max_line);
-			skipping = true;
-			len = 0;
-		} else if (skipping) {
-			len = 0;
-		}
-		if (flush_group(&s)) {
-			status = EXIT_FAILURE;
-			goto out;
-		}
-		if (eof && len == 0)
-			break;
-	}
-	if (s.any_failed)
-		status = EXIT_FAILURE;
+	status = apply_stream(&s, &in);
 out:
-	free(buf);
+	free(in.buf);
 	free(s.group);
 	proto_buf_release(&s.out);
-	engine_close(e);
-	if (fd > 0)
-		close(fd);
+	engine_close(s.e);
+	if (in.fd > 0)
+		close(in.fd);
 	return status;
 }
 
