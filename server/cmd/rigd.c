@@ -1,27 +1,31 @@
 /*
- * main.c: the rigd binary's entry point.
+ * rigd.c: the rigd binary's entry point.
  *
  * `rigd log|apply|check ...` are offline commands that work on a database
  * file through the engine, without a server (and refuse a database a server
  * holds). Anything else is the server: serve_main() (serve.h) parses its
- * flags. This file only parses arguments and moves bytes between files and
- * the engine; it never includes sqlite3.h, cJSON.h or libwebsockets.h.
+ * flags. Both read their flags with the one table-driven parser of
+ * serve/config.h, so every flag of the binary is spelled, checked and
+ * documented the same way. This file only parses arguments and moves bytes
+ * between files and the engine; it never includes sqlite3.h, cJSON.h or
+ * libwebsockets.h.
  */
 #include "codec/proto.h"
 #include "core/err.h"
+#include "core/num.h"
 #include "engine/engine.h"
+#include "serve/config.h"
 #include "serve/serve.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define EXIT_USAGE 2
 #define APPLY_GROUP_MAX 256    /* batches per commit in rigd apply */
 
 static const char overview[] =
@@ -40,8 +44,9 @@ static const char log_usage[] =
 	"\n"
 	"Prints the edit log of scene S as NDJSON, one committed batch a line:\n"
 	"{\"seq\",\"time\" (microseconds since 1970),\"client\",\"client_seq\",\"ops\"}.\n"
-	"--from and --to bound the seqs printed (both inclusive; default all).\n"
-	"The output can be imported into an empty scene (POST /api/scenes/S/log).\n";
+	"--from and --to bound the seqs printed (both inclusive).\n"
+	"The output can be imported into an empty scene (POST /api/scenes/S/log).\n"
+	"\n";
 
 static const char apply_usage[] =
 	"usage: rigd apply --db FILE --scene S [options] [FILE|-]\n"
@@ -56,12 +61,9 @@ static const char apply_usage[] =
 	"batch resent with the same client and client_seq is acknowledged with its\n"
 	"original seq and not applied again.\n"
 	"\n"
-	"  --sync full|normal   durability of each commit (default full: an\n"
-	"                       acknowledged batch survives a power loss)\n"
-	"  --snapshot-ops N     logged ops between snapshots (default 10000)\n"
-	"\n"
 	"Exit status 1 if any batch was refused or a commit failed (the first\n"
-	"failed commit stops the command).\n";
+	"failed commit stops the command).\n"
+	"\n";
 
 static const char check_usage[] =
 	"usage: rigd check --db FILE\n"
@@ -71,116 +73,98 @@ static const char check_usage[] =
 	"seqs have no gaps, that every snapshot and every stored inverse equals\n"
 	"what the replay computes, and that the scene as loaded (latest snapshot\n"
 	"plus the log after it) equals the full replay. Prints one line per scene\n"
-	"and per problem; exit status 1 if anything does not hold.\n";
+	"and per problem; exit status 1 if anything does not hold.\n"
+	"\n";
 
-static bool parse_i64(const char *s, long long min, long long *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < min)
-		return false;
-	*out = v;
-	return true;
-}
-
+/* What the offline commands' flags fill. */
 typedef struct cmd_args {
 	const char *db;
 	const char *scene;
-	long long from, to;
+	int64_t from, to;             /* to: -1 for the last */
 	bool sync_normal;
-	long long snapshot_ops;
-	const char *input;
+	int64_t snapshot_ops;
+	const char *input;            /* apply: NULL or "-" for standard input */
 } cmd_args;
 
-enum { OPT_DB = 1, OPT_SCENE, OPT_FROM, OPT_TO, OPT_SYNC, OPT_SNAPSHOT_OPS, OPT_HELP };
+static int print_help(const config_flag *f, const char *v, void *dst, FILE *out, FILE *err)
+{
+	return CONFIG_DONE;  /* the caller prints the usage of its own table */
+}
+
+static const char *const sync_names[] = {"full", "normal", NULL};
+
+#define AT(member) offsetof(cmd_args, member)
+#define FLAG_DB {.name = "--db", .arg = "FILE", .kind = CONFIG_STRING, .offset = AT(db), \
+		 .def_text = "", .help = "the database file (required)"}
+#define FLAG_SCENE {.name = "--scene", .arg = "S", .kind = CONFIG_STRING, .offset = AT(scene), \
+		    .def_text = "", .help = "the scene (required)"}
+#define FLAG_HELP {.name = "--help", .alias = "-h", .kind = CONFIG_CUSTOM, .parse = print_help, \
+		   .help = "this text"}
+
+static const config_flag log_flags[] = {
+	FLAG_DB,
+	FLAG_SCENE,
+	{.name = "--from", .arg = "SEQ", .kind = CONFIG_I64, .offset = AT(from), .lo = 0,
+	 .hi = NUM_SEQ_MAX, .def = 1, .help = "the first seq printed"},
+	{.name = "--to", .arg = "SEQ", .kind = CONFIG_I64, .offset = AT(to), .lo = 0,
+	 .hi = NUM_SEQ_MAX, .def = -1, .def_text = "the last", .help = "the last seq printed"},
+	FLAG_HELP,
+};
+
+static const config_flag apply_flags[] = {
+	FLAG_DB,
+	FLAG_SCENE,
+	{.name = "--sync", .arg = "full|normal", .kind = CONFIG_BOOL_ENUM, .offset = AT(sync_normal),
+	 .names = sync_names, .def = 0,
+	 .help = "durability of each commit (full: an\nacknowledged batch survives a power loss)"},
+	{.name = "--snapshot-ops", .arg = "N", .kind = CONFIG_I64, .offset = AT(snapshot_ops),
+	 .lo = 1, .hi = 1000000000, .def = ENGINE_DEFAULT_SNAPSHOT_OPS,
+	 .help = "logged ops between snapshots"},
+	FLAG_HELP,
+};
+
+static const config_flag check_flags[] = {
+	FLAG_DB,
+	FLAG_HELP,
+};
+
+#define TABLE(prog_, usage_, flags_, max_args_)                                          \
+	{.prog = (prog_), .usage_head = (usage_), .flags = (flags_),                      \
+	 .n_flags = (int)(sizeof(flags_) / sizeof((flags_)[0])), .max_args = (max_args_)}
+
+static const config_table log_table = TABLE("rigd log", log_usage, log_flags, 0);
+static const config_table apply_table = TABLE("rigd apply", apply_usage, apply_flags, 1);
+static const config_table check_table = TABLE("rigd check", check_usage, check_flags, 0);
 
 /*
- * Parses the flags of subcommand 'cmd' (allowed: a mask of 1 << OPT_*).
- * Returns -1 to go on, or the exit status (help printed: 0; bad: 2).
+ * Parses the flags of an offline command (argv[0] is its name) with its
+ * table 't'. Returns -1 to go on, or the exit status (help printed: 0;
+ * bad: 2, after saying why).
  */
-static int parse_args(int argc, char **argv, const char *usage, unsigned allowed, bool takes_file,
-		      cmd_args *a)
+static int parse_args(const config_table *t, int argc, char **argv, cmd_args *a)
 {
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "scene", required_argument, NULL, OPT_SCENE },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "sync", required_argument, NULL, OPT_SYNC },
-		{ "snapshot-ops", required_argument, NULL, OPT_SNAPSHOT_OPS },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
+	int n_args = 0, rc;
+
 	memset(a, 0, sizeof(*a));
-	a->from = 1;
-	a->to = -1;
-	opterr = 0;
-	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == 'h')
-			c = OPT_HELP;
-		if (c == OPT_HELP) {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if (c == '?' || c == ':' || !(allowed & (1u << c))) {
-			const char *bad = argv[optind - 1];
-			fprintf(stderr, "rigd %s: unknown or incomplete option '%s'\n", argv[0], bad);
-			fputs(usage, stderr);
-			return EXIT_USAGE;
-		}
-		switch (c) {
-		case OPT_DB:
-			a->db = optarg;
-			break;
-		case OPT_SCENE:
-			a->scene = optarg;
-			break;
-		case OPT_FROM:
-		case OPT_TO:
-			if (!parse_i64(optarg, 0, c == OPT_FROM ? &a->from : &a->to)) {
-				fprintf(stderr, "rigd %s: --%s needs a seq (an integer >= 0), not '%s'\n",
-					argv[0], c == OPT_FROM ? "from" : "to", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_SYNC:
-			if (strcmp(optarg, "full") && strcmp(optarg, "normal")) {
-				fprintf(stderr, "rigd %s: --sync is full or normal, not '%s'\n", argv[0],
-					optarg);
-				return EXIT_USAGE;
-			}
-			a->sync_normal = strcmp(optarg, "normal") == 0;
-			break;
-		case OPT_SNAPSHOT_OPS:
-			if (!parse_i64(optarg, 1, &a->snapshot_ops) || a->snapshot_ops > 1000000000) {
-				fprintf(stderr, "rigd %s: --snapshot-ops needs an integer from 1, not '%s'\n",
-					argv[0], optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		}
+	config_table_defaults(t, a);
+	rc = config_table_parse(t, argc, argv, a, &a->input, &n_args, stdout, stderr);
+	if (rc == CONFIG_DONE) {
+		config_table_usage(t, stdout);
+		return EXIT_SUCCESS;
 	}
-	if (takes_file && optind < argc)
-		a->input = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "rigd %s: unexpected argument '%s'\n", argv[0], argv[optind]);
-		fputs(usage, stderr);
-		return EXIT_USAGE;
-	}
+	if (rc != 0)
+		return CONFIG_USAGE;
 	if (!a->db) {
-		fprintf(stderr, "rigd %s: --db FILE is required\n", argv[0]);
-		return EXIT_USAGE;
+		fprintf(stderr, "%s: --db FILE is required\n", t->prog);
+		return CONFIG_USAGE;
 	}
-	if ((allowed & (1u << OPT_SCENE)) && !a->scene) {
-		fprintf(stderr, "rigd %s: --scene S is required\n", argv[0]);
-		return EXIT_USAGE;
+	if (t != &check_table && !a->scene) {
+		fprintf(stderr, "%s: --scene S is required\n", t->prog);
+		return CONFIG_USAGE;
 	}
 	if (a->scene && !scene_id_valid(a->scene)) {
-		fprintf(stderr, "rigd %s: scene '%s': %s\n", argv[0], a->scene, err_str(RIGD_E_BAD_ID));
-		return EXIT_USAGE;
+		fprintf(stderr, "%s: --scene: '%s': %s\n", t->prog, a->scene, err_str(RIGD_E_BAD_ID));
+		return CONFIG_USAGE;
 	}
 	return -1;
 }
@@ -218,8 +202,7 @@ static int write_line(void *ctx, const char *line, size_t len)
 static int cmd_log(int argc, char **argv)
 {
 	cmd_args a;
-	int rc = parse_args(argc, argv, log_usage,
-			    1u << OPT_DB | 1u << OPT_SCENE | 1u << OPT_FROM | 1u << OPT_TO, false, &a);
+	int rc = parse_args(&log_table, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
 	engine *e = open_engine("log", &a, true);
@@ -250,7 +233,7 @@ static void print_report(void *ctx, const char *line)
 static int cmd_check(int argc, char **argv)
 {
 	cmd_args a;
-	int rc = parse_args(argc, argv, check_usage, 1u << OPT_DB, false, &a);
+	int rc = parse_args(&check_table, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
 	engine *e = open_engine("check", &a, true);
@@ -334,138 +317,170 @@ static int flush_group(apply_state *s)
 	return 0;
 }
 
+/* The input of rigd apply as it is read: what has arrived and where it
+ * stands in the lines. */
+typedef struct apply_input {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	long line_no;
+	bool eof;
+	bool skipping;               /* dropping the rest of an over-long line */
+} apply_input;
+
+/* Reads what has arrived into in->buf. 0, or -1 after saying why. */
+static int read_more(apply_input *in)
+{
+	ssize_t n;
+
+	if (in->cap - in->len < 65536) {
+		size_t ncap = in->cap ? in->cap * 2 : 131072;
+		char *p = realloc(in->buf, ncap);
+
+		if (!p) {
+			fprintf(stderr, "rigd apply: out of memory (nomem)\n");
+			return -1;
+		}
+		in->buf = p;
+		in->cap = ncap;
+	}
+	do
+		n = read(in->fd, in->buf + in->len, in->cap - in->len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		fprintf(stderr, "rigd apply: cannot read: %s (io)\n", strerror(errno));
+		return -1;
+	}
+	if (n == 0)
+		in->eof = true;
+	in->len += (size_t)n;
+	return 0;
+}
+
+/* Adds the complete lines read (all of them at the end of the input) to
+ * the group, committing whenever it is full. 0, or 1 when a commit failed. */
+static int take_lines(apply_state *s, apply_input *in)
+{
+	size_t start = 0;
+
+	while (start < in->len) {
+		char *nl = memchr(in->buf + start, '\n', in->len - start);
+		size_t n, k = 0;
+		const char *line;
+
+		if (!nl && !in->eof)
+			break;
+		n = nl ? (size_t)(nl - (in->buf + start)) : in->len - start;
+		line = in->buf + start;
+		start += n + (nl ? 1 : 0);
+		if (in->skipping) {
+			in->skipping = false; /* the rest of an over-long line */
+			continue;
+		}
+		in->line_no++;
+		while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+			k++;
+		if (k == n)
+			continue;
+		add_line(s, line, n, in->line_no);
+		if (s->n_group == APPLY_GROUP_MAX && flush_group(s))
+			return 1;
+	}
+	memmove(in->buf, in->buf + start, in->len - start);
+	in->len -= start;
+	return 0;
+}
+
+/* An over-long line: refused now as too_large, dropped until its end. */
+static void refuse_long_line(apply_state *s, apply_input *in, size_t max_line)
+{
+	outcome *o = &s->group[s->n_group++];
+
+	in->line_no++;
+	memset(o, 0, sizeof(*o));
+	o->line = in->line_no;
+	engine_ack_init(&o->ack);
+	edit_error_set(&o->err, RIGD_E_TOO_LARGE, -1, "", "line %ld is longer than %zu bytes",
+		       in->line_no, max_line);
+	in->skipping = true;
+	in->len = 0;
+}
+
+/*
+ * Every read() hands over what has arrived; the complete lines in it form
+ * one group (up to APPLY_GROUP_MAX), committed together. A line longer than
+ * the message limit is refused as too_large and skipped. Returns the exit
+ * status.
+ */
+static int apply_stream(apply_state *s, apply_input *in)
+{
+	size_t max_line = s->lim.max_bytes;
+
+	while (!in->eof || in->len) {
+		if (!in->eof && read_more(in) != 0)
+			return EXIT_FAILURE;
+		if (take_lines(s, in))
+			return EXIT_FAILURE;
+		if (!in->skipping && in->len > max_line)
+			refuse_long_line(s, in, max_line);
+		else if (in->skipping)
+			in->len = 0;
+		if (flush_group(s))
+			return EXIT_FAILURE;
+		if (in->eof && in->len == 0)
+			break;
+	}
+	return s->any_failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static int cmd_apply(int argc, char **argv)
 {
 	cmd_args a;
-	int rc = parse_args(argc, argv, apply_usage,
-			    1u << OPT_DB | 1u << OPT_SCENE | 1u << OPT_SYNC | 1u << OPT_SNAPSHOT_OPS,
-			    true, &a);
+	int rc = parse_args(&apply_table, argc, argv, &a);
+	apply_input in = {.fd = 0};
+	apply_state s;
+	int status = EXIT_FAILURE;
+
 	if (rc >= 0)
 		return rc;
-	int fd = 0;
 	if (a.input && strcmp(a.input, "-") != 0) {
-		fd = open(a.input, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
+		in.fd = open(a.input, O_RDONLY | O_CLOEXEC);
+		if (in.fd < 0) {
 			fprintf(stderr, "rigd apply: cannot open '%s': %s (io)\n", a.input,
 				strerror(errno));
 			return EXIT_FAILURE;
 		}
 	}
-	engine *e = open_engine("apply", &a, false);
-	if (!e) {
-		if (fd > 0)
-			close(fd);
-		return EXIT_FAILURE;
-	}
-	int status = EXIT_SUCCESS;
-	apply_state s = { .e = e, .scene = a.scene, .lim = proto_limits_default() };
+	memset(&s, 0, sizeof(s));
+	s.scene = a.scene;
+	s.lim = proto_limits_default();
 	proto_buf_init(&s.out, 0);
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	if (!engine_scene(e, a.scene)) {
-		int err = engine_scene_create(e, a.scene);
+	s.e = open_engine("apply", &a, false);
+	if (!s.e)
+		goto out;
+	if (!engine_scene(s.e, a.scene)) {
+		int err = engine_scene_create(s.e, a.scene);
+
 		if (err) {
 			fprintf(stderr, "rigd apply: cannot create scene '%s': %s (%s)\n", a.scene,
-				err == RIGD_E_STORAGE ? engine_errmsg(e) : err_str(err), err_code(err));
-			status = EXIT_FAILURE;
+				err == RIGD_E_STORAGE ? engine_errmsg(s.e) : err_str(err),
+				err_code(err));
 			goto out;
 		}
 	}
 	s.group = malloc(sizeof(*s.group) * APPLY_GROUP_MAX);
 	if (!s.group) {
 		fprintf(stderr, "rigd apply: out of memory (nomem)\n");
-		status = EXIT_FAILURE;
 		goto out;
 	}
-	/*
-	 * Every read() hands over what has arrived; the complete lines in it
-	 * form one group (up to APPLY_GROUP_MAX), committed together. A line
-	 * longer than the message limit is refused as too_large and skipped.
-	 */
-	long line_no = 0;
-	bool eof = false, skipping = false;
-	size_t max_line = s.lim.max_bytes;
-	while (!eof || len) {
-		if (!eof) {
-			if (cap - len < 65536) {
-				size_t ncap = cap ? cap * 2 : 131072;
-				char *p = realloc(buf, ncap);
-				if (!p) {
-					fprintf(stderr, "rigd apply: out of memory (nomem)\n");
-					status = EXIT_FAILURE;
-					goto out;
-				}
-				buf = p;
-				cap = ncap;
-			}
-			ssize_t n = read(fd, buf + len, cap - len);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				fprintf(stderr, "rigd apply: cannot read: %s (io)\n", strerror(errno));
-				status = EXIT_FAILURE;
-				break;
-			}
-			if (n == 0)
-				eof = true;
-			len += (size_t)n;
-		}
-		size_t start = 0;
-		while (start < len) {
-			char *nl = memchr(buf + start, '\n', len - start);
-			if (!nl && !eof)
-				break;
-			size_t n = nl ? (size_t)(nl - (buf + start)) : len - start;
-			const char *line = buf + start;
-			start += n + (nl ? 1 : 0);
-			if (skipping) {
-				skipping = false; /* the rest of an over-long line */
-				continue;
-			}
-			line_no++;
-			size_t k = 0;
-			while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
-				k++;
-			if (k == n)
-				continue;
-			add_line(&s, line, n, line_no);
-			if (s.n_group == APPLY_GROUP_MAX && flush_group(&s)) {
-				status = EXIT_FAILURE;
-				goto out;
-			}
-		}
-		memmove(buf, buf + start, len - start);
-		len -= start;
-		if (!skipping && len > max_line) {
-			/* An over-long line: refuse it now, drop it until its end. */
-			line_no++;
-			outcome *o = &s.group[s.n_group++];
-			memset(o, 0, sizeof(*o));
-			o->line = line_no;
-			engine_ack_init(&o->ack);
-			edit_error_set(&o->err, RIGD_E_TOO_LARGE, -1, "",
-				       "line %ld is longer than %zu bytes", line_no, max_line);
-			skipping = true;
-			len = 0;
-		} else if (skipping) {
-			len = 0;
-		}
-		if (flush_group(&s)) {
-			status = EXIT_FAILURE;
-			goto out;
-		}
-		if (eof && len == 0)
-			break;
-	}
-	if (s.any_failed)
-		status = EXIT_FAILURE;
+	status = apply_stream(&s, &in);
 out:
-	free(buf);
+	free(in.buf);
 	free(s.group);
 	proto_buf_release(&s.out);
-	engine_close(e);
-	if (fd > 0)
-		close(fd);
+	engine_close(s.e);
+	if (in.fd > 0)
+		close(in.fd);
 	return status;
 }
 
@@ -486,5 +501,7 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
 		fputs(overview, stdout);
-	return serve_main(argc, argv);
+	/* --help and --hash-token print and stop without running: not a failure. */
+	int rc = serve_main(argc, argv);
+	return rc == CONFIG_DONE ? EXIT_SUCCESS : rc;
 }

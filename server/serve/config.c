@@ -1,307 +1,494 @@
 /*
- * config.c: rigd's command-line flags (config.h).
+ * config.c: flag tables and the one parser that reads them (config.h), and
+ * the server's own table.
+ *
+ * Never exits, never keeps state between calls: what a parse produces is in
+ * the struct it fills (which owns only the --admin-token specs).
  */
 #include "config.h"
 
-#include "codec/proto.h"
 #include "core/edit.h"
+#include "core/num.h"
 #include "core/scene.h"
 #include "core/sha256.h"
-#include "net/net.h"
 
-#include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-void config_usage(FILE *f)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define USAGE_INDENT 25         /* column where a flag's help starts */
+#define USAGE_WIDTH 80          /* columns of the usage text */
+
+/* ---- the parser ---- */
+
+static void *field(void *dst, const config_flag *f)
 {
-	fprintf(f,
-		"usage: rigd [options]\n"
-		"\n"
-		"Serves articulated rigs over HTTP and websockets (docs/protocol.md).\n"
-		"\n"
-		"  --listen HOST:PORT     address to listen on (default 127.0.0.1:%d;\n"
-		"                         port 0 picks a free one; IPv6 as [::1]:8080)\n"
-		"  --db PATH              SQLite database (default %s; created with the\n"
-		"                         demo rig when it does not exist)\n"
-		"  --web DIR              directory served at / (default %s)\n"
-		"  --origin ORIGIN        allow websockets and API calls from this exact\n"
-		"                         Origin (repeatable; default: the server's own,\n"
-		"                         http://HOST:PORT, and localhost for loopback).\n"
-		"                         Clients that send no Origin (scripts) are allowed.\n"
-		"  --max-message BYTES    largest websocket message (default 1048576; 1009 beyond)\n"
-		"  --max-fragments N      most receive chunks in one message (default 4096)\n"
-		"  --max-body BYTES       largest HTTP request body (default 8388608; 413 beyond)\n"
-		"  --max-gltf BYTES       largest glTF file posted for import (default %u)\n"
-		"  --max-ops N            most ops in one batch (default %d)\n"
-		"  --max-nodes N          most nodes in one scene (default %d)\n"
-		"  --max-clients N        most open websockets (default 1024)\n"
-		"  --idle-timeout SECS    ping an idle websocket after half, close it after\n"
-		"                         all of it without an answer (default 60; 0: never)\n"
-		"  --reply-queue BYTES    replies queued for a client that does not read\n"
-		"                         before it is closed with 1008 (default %u)\n"
-		"  --journal N            turns remembered per scene for catching up\n"
-		"                         lagging clients with updates (default %d)\n"
-		"  --sync full|normal     SQLite synchronous mode (default full: no\n"
-		"                         acknowledged edit is lost on power loss)\n"
-		"  --log-level LEVEL      error, warn, info or debug (default warn)\n"
-		"\n"
-		"Access control, limits and TLS (docs/security.md):\n"
-		"  --token ROLE:SCENE:TOKEN  a token (%d to %d visible characters, or\n"
-		"                         sha256:HEX of one) with role viewer or editor on\n"
-		"                         SCENE (* for all); repeatable\n"
-		"  --admin-token TOKEN    a token that may do everything, including\n"
-		"                         creating and deleting scenes\n"
-		"  --tokens FILE          tokens, one ROLE:SCENE:TOKEN a line (# comments;\n"
-		"                         admin:*:TOKEN for admin)\n"
-		"  --hash-token TOKEN     print sha256:HEX of TOKEN for a tokens file, exit\n"
-		"  --insecure-allow-remote  serve a non-loopback address without tokens\n"
-		"                         (without tokens rigd refuses to)\n"
-		"  --max-rate N           messages a second per websocket (default %d;\n"
-		"                         beyond, rigd stops reading it for a while)\n"
-		"  --max-token-rate N     messages and API requests a second per token\n"
-		"                         (default %d; rate_limited beyond)\n"
-		"  --max-subs N           subscriptions per websocket (default %d)\n"
-		"  --max-scenes N         scenes in the database (default %d)\n"
-		"  --tls-cert FILE        serve https and wss with this PEM certificate...\n"
-		"  --tls-key FILE         ...and its PEM private key (both or neither)\n"
-		"  --help                 this text\n",
-		DEFAULT_PORT, DEFAULT_DB, DEFAULT_WEB, DEFAULT_MAX_GLTF, EDIT_DEFAULT_MAX_OPS,
-		SCENE_DEFAULT_MAX_NODES, DEFAULT_REPLY_QUEUE, DEFAULT_JOURNAL, TOKEN_MIN, TOKEN_MAX,
-		DEFAULT_MAX_RATE, DEFAULT_MAX_TOKEN_RATE, DEFAULT_MAX_SUBS, DEFAULT_MAX_SCENES);
+	return (char *)dst + f->offset;
 }
 
-bool config_parse_long(const char *s, long lo, long hi, long *out)
+static void set_number(const config_flag *f, void *dst, int64_t v)
 {
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
+	switch (f->kind) {
+	case CONFIG_INT:
+	case CONFIG_ENUM:
+		*(int *)field(dst, f) = (int)v;
+		break;
+	case CONFIG_SIZE:
+		*(size_t *)field(dst, f) = (size_t)v;
+		break;
+	case CONFIG_I64:
+		*(int64_t *)field(dst, f) = v;
+		break;
+	case CONFIG_BOOL_ENUM:
+		*(bool *)field(dst, f) = v != 0;
+		break;
+	}
 }
 
-static bool parse_listen(const char *s, struct config *o)
+void config_table_defaults(const config_table *t, void *dst)
 {
+	for (int i = 0; i < t->n_flags; i++) {
+		const config_flag *f = &t->flags[i];
+
+		switch (f->kind) {
+		case CONFIG_STRING:
+			*(const char **)field(dst, f) = f->def_str;
+			break;
+		case CONFIG_INT:
+		case CONFIG_SIZE:
+		case CONFIG_I64:
+		case CONFIG_ENUM:
+		case CONFIG_BOOL_ENUM:
+			set_number(f, dst, f->def);
+			break;
+		case CONFIG_BOOL:
+			*(bool *)field(dst, f) = false;
+			break;
+		case CONFIG_LIST:
+			*(int *)((char *)dst + f->count_offset) = 0;
+			break;
+		}
+	}
+}
+
+/* Prints the names of an enum as "a, b or c". */
+static void print_names(FILE *f, const char *const *names)
+{
+	for (int k = 0; names[k]; k++)
+		fprintf(f, "%s%s", k == 0 ? "" : names[k + 1] ? ", " : " or ", names[k]);
+}
+
+/* Stores 'v', the value of flag 'f'. 0, CONFIG_DONE or CONFIG_USAGE. */
+static int take_value(const config_table *t, const config_flag *f, const char *v, void *dst,
+		      FILE *out, FILE *err)
+{
+	int64_t num;
+
+	switch (f->kind) {
+	case CONFIG_STRING:
+		*(const char **)field(dst, f) = v;
+		return 0;
+	case CONFIG_INT:
+	case CONFIG_SIZE:
+	case CONFIG_I64:
+		if (!num_parse_i64(v, f->lo, f->hi, &num)) {
+			fprintf(err, "%s: %s: '%s' is not a number in %" PRId64 "..%" PRId64 "\n",
+				t->prog, f->name, v, f->lo, f->hi);
+			return CONFIG_USAGE;
+		}
+		set_number(f, dst, num);
+		return 0;
+	case CONFIG_ENUM:
+	case CONFIG_BOOL_ENUM:
+		for (int k = 0; f->names[k]; k++)
+			if (strcmp(v, f->names[k]) == 0) {
+				set_number(f, dst, k);
+				return 0;
+			}
+		fprintf(err, "%s: %s: '%s' is not ", t->prog, f->name, v);
+		print_names(err, f->names);
+		fputc('\n', err);
+		return CONFIG_USAGE;
+	case CONFIG_BOOL:
+		*(bool *)field(dst, f) = true;
+		return 0;
+	case CONFIG_LIST: {
+		int *n = (int *)((char *)dst + f->count_offset);
+
+		if (*n >= f->hi) {
+			fprintf(err, "%s: %s: more than %" PRId64 " of them\n", t->prog, f->name,
+				f->hi);
+			return CONFIG_USAGE;
+		}
+		((const char **)field(dst, f))[(*n)++] = v;
+		return 0;
+	}
+	case CONFIG_CUSTOM:
+		return f->parse(f, v, dst, out, err);
+	}
+	return CONFIG_USAGE;
+}
+
+/* The flag spelled 'a' (up to 'len' characters), or NULL. */
+static const config_flag *find_flag(const config_table *t, const char *a, size_t len)
+{
+	for (int i = 0; i < t->n_flags; i++) {
+		const config_flag *f = &t->flags[i];
+
+		if (f->kind == CONFIG_SECTION)
+			continue;
+		if ((strlen(f->name) == len && strncmp(f->name, a, len) == 0) ||
+		    (f->alias && strlen(f->alias) == len && strncmp(f->alias, a, len) == 0))
+			return f;
+	}
+	return NULL;
+}
+
+int config_table_parse(const config_table *t, int argc, char **argv, void *dst,
+		       const char **args, int *n_args, FILE *out, FILE *err)
+{
+	if (n_args)
+		*n_args = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *eq = strchr(a, '=');
+		size_t len = a[0] == '-' && a[1] == '-' && eq ? (size_t)(eq - a) : strlen(a);
+		const config_flag *f = a[0] == '-' && a[1] ? find_flag(t, a, len) : NULL;
+		const char *v = NULL;
+		int rc;
+
+		if (!f && (a[0] != '-' || !a[1]) && n_args && *n_args < t->max_args) {
+			args[(*n_args)++] = a;  /* "-" is an argument: standard input */
+			continue;
+		}
+		if (!f) {
+			fprintf(err, "%s: unknown argument '%s'\n\n", t->prog, a);
+			config_table_usage(t, err);
+			return CONFIG_USAGE;
+		}
+		if (f->arg) {
+			v = len < strlen(a) ? a + len + 1 : i + 1 < argc ? argv[++i] : NULL;
+			if (!v) {
+				fprintf(err, "%s: %s needs a value (%s)\n", t->prog, f->name, f->arg);
+				return CONFIG_USAGE;
+			}
+		} else if (len < strlen(a)) {
+			fprintf(err, "%s: %s takes no value\n", t->prog, f->name);
+			return CONFIG_USAGE;
+		}
+		if ((rc = take_value(t, f, v, dst, out, err)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The default of 'f' as the usage says it, into buf; "" for none. */
+static const char *default_text(const config_flag *f, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	if (f->def_text)
+		return f->def_text;
+	switch (f->kind) {
+	case CONFIG_STRING:
+		return f->def_str ? f->def_str : "";
+	case CONFIG_INT:
+	case CONFIG_SIZE:
+	case CONFIG_I64:
+		snprintf(buf, cap, "%" PRId64, f->def);
+		return buf;
+	case CONFIG_ENUM:
+	case CONFIG_BOOL_ENUM:
+		return f->names[f->def];
+	}
+	return "";
+}
+
+void config_table_usage(const config_table *t, FILE *f)
+{
+	fputs(t->usage_head, f);
+	for (int i = 0; i < t->n_flags; i++) {
+		const config_flag *fl = &t->flags[i];
+		const char *help = fl->help, *nl;
+		char buf[32];
+		const char *def;
+		int w;
+
+		if (fl->kind == CONFIG_SECTION) {
+			fprintf(f, "\n%s\n", help);
+			continue;
+		}
+		w = fprintf(f, "  %s%s%s", fl->name, fl->arg ? " " : "", fl->arg ? fl->arg : "");
+		fprintf(f, "%*s", w < USAGE_INDENT - 1 ? USAGE_INDENT - w : 2, "");
+		while ((nl = strchr(help, '\n'))) {
+			fprintf(f, "%.*s\n%*s", (int)(nl - help), help, USAGE_INDENT, "");
+			help = nl + 1;
+		}
+		def = default_text(fl, buf, sizeof(buf));
+		if (!*def) {
+			fprintf(f, "%s\n", help);
+			continue;
+		}
+		/* The default goes on a line of its own when the last one is full. */
+		if (USAGE_INDENT + strlen(help) + strlen(def) + 11 > USAGE_WIDTH)
+			fprintf(f, "%s\n%*s(default %s)\n", help, USAGE_INDENT, "", def);
+		else
+			fprintf(f, "%s (default %s)\n", help, def);
+	}
+}
+
+/* ---- the server's flags ---- */
+
+static int parse_help(const config_flag *f, const char *v, void *dst, FILE *out, FILE *err)
+{
+	config_usage(out);
+	return CONFIG_DONE;
+}
+
+/* --listen HOST:PORT, [V6]:PORT; localhost is 127.0.0.1. */
+static int parse_listen(const config_flag *f, const char *s, void *dst, FILE *out, FILE *err)
+{
+	struct config *o = dst;
+	char host[sizeof(o->host)];
 	const char *colon;
-	long port;
+	int64_t port;
 	size_t hlen;
 
 	if (s[0] == '[') {
 		const char *close = strchr(s, ']');
 
 		if (!close || close[1] != ':')
-			return false;
+			goto bad;
 		hlen = (size_t)(close - s - 1);
-		if (hlen == 0 || hlen >= sizeof(o->host))
-			return false;
-		memcpy(o->host, s + 1, hlen);
-		o->host[hlen] = '\0';
+		if (hlen == 0 || hlen >= sizeof(host))
+			goto bad;
+		memcpy(host, s + 1, hlen);
 		colon = close + 1;
 	} else {
 		colon = strrchr(s, ':');
 		if (!colon)
-			return false;
+			goto bad;
 		hlen = (size_t)(colon - s);
-		if (hlen == 0 || hlen >= sizeof(o->host) || memchr(s, ':', hlen))
-			return false;
-		memcpy(o->host, s, hlen);
-		o->host[hlen] = '\0';
+		if (hlen == 0 || hlen >= sizeof(host) || memchr(s, ':', hlen))
+			goto bad;
+		memcpy(host, s, hlen);
 	}
-	if (!config_parse_long(colon + 1, 0, 65535, &port))
-		return false;
-	if (strcmp(o->host, "localhost") == 0)
-		snprintf(o->host, sizeof(o->host), "127.0.0.1");
+	host[hlen] = '\0';
+	if (!num_parse_i64(colon + 1, 0, 65535, &port))
+		goto bad;
+	snprintf(o->host, sizeof(o->host), "%s", strcmp(host, "localhost") == 0 ? "127.0.0.1" : host);
 	o->port = (int)port;
+	return 0;
+bad:
+	fprintf(err, "rigd: %s: '%s' is not HOST:PORT\n", f->name, s);
+	return CONFIG_USAGE;
+}
+
+/* A token's secret: TOKEN_MIN..TOKEN_MAX characters, or sha256:HEX (whose
+ * digits the server checks). */
+static bool secret_length_ok(const char *secret)
+{
+	size_t len = strlen(secret);
+
+	return strncmp(secret, "sha256:", 7) == 0 || (len >= TOKEN_MIN && len <= TOKEN_MAX);
+}
+
+/* Adds one ROLE:SCENE:TOKEN; 'owned' (may be NULL) is the spec when the
+ * struct owns it. */
+static int add_token(const config_flag *f, struct config *o, const char *spec, char *owned,
+		     const char *secret, FILE *err)
+{
+	if (secret && !secret_length_ok(secret)) {
+		fprintf(err, "rigd: %s: a token is %d to %d characters\n", f->name, TOKEN_MIN,
+			TOKEN_MAX);
+		free(owned);
+		return CONFIG_USAGE;
+	}
+	if (o->n_token_args == TOKEN_ARGS_MAX) {
+		fprintf(err, "rigd: %s: too many tokens on the command line; use --tokens FILE\n",
+			f->name);
+		free(owned);
+		return CONFIG_USAGE;
+	}
+	o->owned_specs[o->n_token_args] = owned;
+	o->token_args[o->n_token_args++] = spec;
+	return 0;
+}
+
+/* --token ROLE:SCENE:TOKEN. The server checks the role and the scene; a
+ * spec without two colons is its to refuse too. */
+static int parse_token(const config_flag *f, const char *v, void *dst, FILE *out, FILE *err)
+{
+	const char *c1 = strchr(v, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+	return add_token(f, dst, v, NULL, c2 ? c2 + 1 : NULL, err);
+}
+
+/* --admin-token TOKEN, kept as its ROLE:SCENE:TOKEN spelling. */
+static int parse_admin_token(const config_flag *f, const char *v, void *dst, FILE *out,
+			     FILE *err)
+{
+	size_t n = strlen(v) + sizeof("admin:*:");
+	char *spec = malloc(n);
+
+	if (!spec) {
+		fprintf(err, "rigd: %s: out of memory\n", f->name);
+		return CONFIG_USAGE;
+	}
+	snprintf(spec, n, "admin:*:%s", v);
+	return add_token(f, dst, spec, spec, v, err);
+}
+
+/* --hash-token TOKEN: prints sha256:HEX for a tokens file. */
+static int parse_hash_token(const config_flag *f, const char *v, void *dst, FILE *out, FILE *err)
+{
+	unsigned char h[SHA256_LEN];
+
+	sha256_digest(v, strlen(v), h);
+	fputs("sha256:", out);
+	for (int k = 0; k < SHA256_LEN; k++)
+		fprintf(out, "%02x", h[k]);
+	fputc('\n', out);
+	return CONFIG_DONE;
+}
+
+static const char *const sync_names[] = {"full", "normal", NULL};
+static const char *const level_names[] = {"error", "warn", "info", "debug", NULL};
+
+#define AT(member) offsetof(struct config, member)
+#define NUMBER(kind_, member, lo_, hi_, def_) \
+	.kind = (kind_), .offset = AT(member), .lo = (lo_), .hi = (hi_), .def = (def_)
+
+/* Every server flag, in the order of the usage. */
+static const config_flag server_flags[] = {
+	{.name = "--listen", .arg = "HOST:PORT", .kind = CONFIG_CUSTOM, .parse = parse_listen,
+	 .def_text = "127.0.0.1:" STR(DEFAULT_PORT),
+	 .help = "address to listen on (port 0 picks a free one;\nIPv6 as [::1]:8080)"},
+	{.name = "--db", .arg = "PATH", .kind = CONFIG_STRING, .offset = AT(db),
+	 .def_str = DEFAULT_DB,
+	 .help = "SQLite database, created with the demo rig\nwhen it does not exist"},
+	{.name = "--web", .arg = "DIR", .kind = CONFIG_STRING, .offset = AT(web),
+	 .def_str = DEFAULT_WEB, .help = "directory served at /"},
+	{.name = "--origin", .arg = "ORIGIN", .kind = CONFIG_LIST, .offset = AT(origins),
+	 .hi = ORIGINS_MAX, .count_offset = AT(n_origins), .def_text = "",
+	 .help = "allow websockets and API calls from this exact\n"
+		 "Origin (repeatable; default: the server's own,\n"
+		 "http://HOST:PORT, and localhost for loopback).\n"
+		 "Clients that send no Origin (scripts) are allowed."},
+	{.name = "--max-message", .arg = "BYTES", NUMBER(CONFIG_SIZE, max_message, 1024, 1 << 30, 1 << 20),
+	 .help = "largest websocket message (1009 beyond)"},
+	{.name = "--max-fragments", .arg = "N", NUMBER(CONFIG_INT, max_fragments, 1, 1 << 20, 4096),
+	 .help = "most receive chunks in one message"},
+	{.name = "--max-body", .arg = "BYTES", NUMBER(CONFIG_SIZE, max_body, 1024, 1 << 30, 8 << 20),
+	 .help = "largest HTTP request body (413 beyond)"},
+	{.name = "--max-gltf", .arg = "BYTES",
+	 NUMBER(CONFIG_SIZE, max_gltf, 1024, 1 << 30, DEFAULT_MAX_GLTF),
+	 .help = "largest glTF file posted for import"},
+	{.name = "--max-ops", .arg = "N", NUMBER(CONFIG_INT, max_ops, 1, 10000000, EDIT_DEFAULT_MAX_OPS),
+	 .help = "most ops in one batch"},
+	{.name = "--max-nodes", .arg = "N",
+	 NUMBER(CONFIG_INT, max_nodes, 1, 100000000, SCENE_DEFAULT_MAX_NODES),
+	 .help = "most nodes in one scene"},
+	{.name = "--max-clients", .arg = "N", NUMBER(CONFIG_INT, max_clients, 1, 1000000, 1024),
+	 .help = "most open websockets"},
+	{.name = "--idle-timeout", .arg = "SECS", NUMBER(CONFIG_INT, idle_timeout_s, 0, 65535, 60),
+	 .help = "ping an idle websocket after half, close it after\n"
+		 "all of it without an answer (0: never)"},
+	{.name = "--reply-queue", .arg = "BYTES",
+	 NUMBER(CONFIG_SIZE, reply_queue, 4096, 1 << 30, DEFAULT_REPLY_QUEUE),
+	 .help = "replies queued for a client that does not read\nbefore it is closed with 1008"},
+	{.name = "--journal", .arg = "N", NUMBER(CONFIG_INT, journal, 1, 1000000, DEFAULT_JOURNAL),
+	 .help = "turns remembered per scene for catching up\nlagging clients with updates"},
+	{.name = "--sync", .arg = "full|normal", .kind = CONFIG_BOOL_ENUM, .offset = AT(sync_normal),
+	 .names = sync_names, .def = 0,
+	 .help = "SQLite synchronous mode (full: no acknowledged\nedit is lost on power loss)"},
+	{.name = "--log-level", .arg = "LEVEL", .kind = CONFIG_ENUM, .offset = AT(log_level),
+	 .names = level_names, .def = LOG_WARN, .help = "error, warn, info or debug"},
+	{.kind = CONFIG_SECTION, .help = "Access control, limits and TLS (docs/security.md):"},
+	{.name = "--token", .arg = "ROLE:SCENE:TOKEN", .kind = CONFIG_CUSTOM, .parse = parse_token,
+	 .help = "a token (" STR(TOKEN_MIN) " to " STR(TOKEN_MAX) " visible characters, or\n"
+		 "sha256:HEX of one) with role viewer or editor on\n"
+		 "SCENE (* for all); repeatable"},
+	{.name = "--admin-token", .arg = "TOKEN", .kind = CONFIG_CUSTOM, .parse = parse_admin_token,
+	 .help = "a token that may do everything, including\ncreating and deleting scenes"},
+	{.name = "--tokens", .arg = "FILE", .kind = CONFIG_STRING, .offset = AT(tokens_file),
+	 .help = "tokens, one ROLE:SCENE:TOKEN a line (# comments;\nadmin:*:TOKEN for admin)"},
+	{.name = "--hash-token", .arg = "TOKEN", .kind = CONFIG_CUSTOM, .parse = parse_hash_token,
+	 .help = "print sha256:HEX of TOKEN for a tokens file, exit"},
+	{.name = "--insecure-allow-remote", .kind = CONFIG_BOOL, .offset = AT(insecure_remote),
+	 .help = "serve a non-loopback address without tokens\n(without tokens rigd refuses to)"},
+	{.name = "--max-rate", .arg = "N", NUMBER(CONFIG_INT, max_rate, 1, 10000000, DEFAULT_MAX_RATE),
+	 .help = "messages a second per websocket (beyond, rigd\nstops reading it for a while)"},
+	{.name = "--max-token-rate", .arg = "N",
+	 NUMBER(CONFIG_INT, max_token_rate, 1, 10000000, DEFAULT_MAX_TOKEN_RATE),
+	 .help = "messages and API requests a second per token\n(rate_limited beyond)"},
+	{.name = "--max-subs", .arg = "N", NUMBER(CONFIG_INT, max_subs, 1, 1000000, DEFAULT_MAX_SUBS),
+	 .help = "subscriptions per websocket"},
+	{.name = "--max-scenes", .arg = "N",
+	 NUMBER(CONFIG_INT, max_scenes, 1, 100000000, DEFAULT_MAX_SCENES),
+	 .help = "scenes in the database"},
+	{.name = "--tls-cert", .arg = "FILE", .kind = CONFIG_STRING, .offset = AT(tls_cert),
+	 .help = "serve https and wss with this PEM certificate..."},
+	{.name = "--tls-key", .arg = "FILE", .kind = CONFIG_STRING, .offset = AT(tls_key),
+	 .help = "...and its PEM private key (both or neither)"},
+	{.name = "--help", .alias = "-h", .kind = CONFIG_CUSTOM, .parse = parse_help,
+	 .help = "this text"},
+};
+
+static const config_table server_table = {
+	.prog = "rigd",
+	.usage_head = "usage: rigd [options]\n"
+		      "\n"
+		      "Serves articulated rigs over HTTP and websockets (docs/protocol.md).\n"
+		      "\n",
+	.flags = server_flags,
+	.n_flags = (int)(sizeof(server_flags) / sizeof(server_flags[0])),
+};
+
+bool config_parse_long(const char *s, long lo, long hi, long *out)
+{
+	int64_t v;
+
+	if (!num_parse_i64(s, lo, hi, &v))
+		return false;
+	*out = (long)v;
 	return true;
+}
+
+void config_usage(FILE *f)
+{
+	config_table_usage(&server_table, f);
+}
+
+int config_parse_to(int argc, char **argv, struct config *o, FILE *out, FILE *err)
+{
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	config_table_defaults(&server_table, o);
+	snprintf(o->host, sizeof(o->host), "127.0.0.1");
+	o->port = DEFAULT_PORT;
+	if ((rc = config_table_parse(&server_table, argc, argv, o, NULL, NULL, out, err)) != 0)
+		return rc;
+	if (!o->tls_cert != !o->tls_key) {
+		fprintf(err, "rigd: --tls-cert and --tls-key go together\n");
+		return CONFIG_USAGE;
+	}
+	return 0;
 }
 
 int config_parse(int argc, char **argv, struct config *o)
 {
-	memset(o, 0, sizeof(*o));
-	snprintf(o->host, sizeof(o->host), "127.0.0.1");
-	o->port = DEFAULT_PORT;
-	o->db = DEFAULT_DB;
-	o->web = DEFAULT_WEB;
-	o->max_message = 1u << 20;
-	o->max_fragments = 4096;
-	o->max_body = 8u << 20;
-	o->max_gltf = DEFAULT_MAX_GLTF;
-	o->idle_timeout_s = 60;
-	o->max_clients = 1024;
-	o->max_ops = EDIT_DEFAULT_MAX_OPS;
-	o->max_nodes = SCENE_DEFAULT_MAX_NODES;
-	o->reply_queue = DEFAULT_REPLY_QUEUE;
-	o->journal = DEFAULT_JOURNAL;
-	o->log_level = LOG_WARN;
-	o->max_rate = DEFAULT_MAX_RATE;
-	o->max_token_rate = DEFAULT_MAX_TOKEN_RATE;
-	o->max_subs = DEFAULT_MAX_SUBS;
-	o->max_scenes = DEFAULT_MAX_SCENES;
+	return config_parse_to(argc, argv, o, stdout, stderr);
+}
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		long num;
-
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			config_usage(stdout);
-			exit(0);
-		}
-#define NEED_VALUE()                                                              \
-	do {                                                                      \
-		if (!v) {                                                         \
-			fprintf(stderr, "rigd: %s needs a value\n", a);           \
-			return 2;                                                 \
-		}                                                                 \
-		i++;                                                              \
-	} while (0)
-#define NUMBER(lo, hi)                                                                 \
-	do {                                                                           \
-		NEED_VALUE();                                                          \
-		if (!config_parse_long(v, lo, hi, &num)) {                                    \
-			fprintf(stderr, "rigd: %s: '%s' is not a number in %ld..%ld\n", \
-				a, v, (long)(lo), (long)(hi));                           \
-			return 2;                                                      \
-		}                                                                      \
-	} while (0)
-		if (strcmp(a, "--listen") == 0) {
-			NEED_VALUE();
-			if (!parse_listen(v, o)) {
-				fprintf(stderr, "rigd: --listen: '%s' is not HOST:PORT\n", v);
-				return 2;
-			}
-		} else if (strcmp(a, "--db") == 0) {
-			NEED_VALUE();
-			o->db = v;
-		} else if (strcmp(a, "--web") == 0) {
-			NEED_VALUE();
-			o->web = v;
-		} else if (strcmp(a, "--origin") == 0) {
-			NEED_VALUE();
-			if (o->n_origins == (int)(sizeof(o->origins) / sizeof(o->origins[0]))) {
-				fprintf(stderr, "rigd: too many --origin\n");
-				return 2;
-			}
-			o->origins[o->n_origins++] = v;
-		} else if (strcmp(a, "--max-message") == 0) {
-			NUMBER(1024, 1L << 30);
-			o->max_message = (size_t)num;
-		} else if (strcmp(a, "--max-fragments") == 0) {
-			NUMBER(1, 1L << 20);
-			o->max_fragments = (int)num;
-		} else if (strcmp(a, "--max-body") == 0) {
-			NUMBER(1024, 1L << 30);
-			o->max_body = (size_t)num;
-		} else if (strcmp(a, "--max-gltf") == 0) {
-			NUMBER(1024, 1L << 30);
-			o->max_gltf = (size_t)num;
-		} else if (strcmp(a, "--max-ops") == 0) {
-			NUMBER(1, 10000000);
-			o->max_ops = (int)num;
-		} else if (strcmp(a, "--max-nodes") == 0) {
-			NUMBER(1, 100000000);
-			o->max_nodes = (int)num;
-		} else if (strcmp(a, "--max-clients") == 0) {
-			NUMBER(1, 1000000);
-			o->max_clients = (int)num;
-		} else if (strcmp(a, "--idle-timeout") == 0) {
-			NUMBER(0, 65535);
-			o->idle_timeout_s = (int)num;
-		} else if (strcmp(a, "--reply-queue") == 0) {
-			NUMBER(4096, 1L << 30);
-			o->reply_queue = (size_t)num;
-		} else if (strcmp(a, "--journal") == 0) {
-			NUMBER(1, 1000000);
-			o->journal = (int)num;
-		} else if (strcmp(a, "--token") == 0 || strcmp(a, "--admin-token") == 0) {
-			NEED_VALUE();
-			if (o->n_token_args == TOKEN_ARGS_MAX) {
-				fprintf(stderr, "rigd: too many tokens on the command line; use --tokens FILE\n");
-				return 2;
-			}
-			/* The admin form is kept as its ROLE:SCENE:TOKEN spelling. */
-			o->token_args[o->n_token_args++] = a[2] == 'a' ? NULL : v;
-			if (a[2] == 'a') {
-				static char admin_specs[TOKEN_ARGS_MAX][TOKEN_MAX + 16];
-
-				snprintf(admin_specs[o->n_token_args - 1], sizeof(admin_specs[0]),
-					 "admin:*:%s", v);
-				o->token_args[o->n_token_args - 1] = admin_specs[o->n_token_args - 1];
-			}
-		} else if (strcmp(a, "--tokens") == 0) {
-			NEED_VALUE();
-			o->tokens_file = v;
-		} else if (strcmp(a, "--hash-token") == 0) {
-			unsigned char h[SHA256_LEN];
-
-			NEED_VALUE();
-			sha256_digest(v, strlen(v), h);
-			printf("sha256:");
-			for (int k = 0; k < SHA256_LEN; k++)
-				printf("%02x", h[k]);
-			printf("\n");
-			exit(0);
-		} else if (strcmp(a, "--insecure-allow-remote") == 0) {
-			o->insecure_remote = true;
-		} else if (strcmp(a, "--max-rate") == 0) {
-			NUMBER(1, 10000000);
-			o->max_rate = (int)num;
-		} else if (strcmp(a, "--max-token-rate") == 0) {
-			NUMBER(1, 10000000);
-			o->max_token_rate = (int)num;
-		} else if (strcmp(a, "--max-subs") == 0) {
-			NUMBER(1, 1000000);
-			o->max_subs = (int)num;
-		} else if (strcmp(a, "--max-scenes") == 0) {
-			NUMBER(1, 100000000);
-			o->max_scenes = (int)num;
-		} else if (strcmp(a, "--tls-cert") == 0) {
-			NEED_VALUE();
-			o->tls_cert = v;
-		} else if (strcmp(a, "--tls-key") == 0) {
-			NEED_VALUE();
-			o->tls_key = v;
-		} else if (strcmp(a, "--sync") == 0) {
-			NEED_VALUE();
-			if (strcmp(v, "full") == 0)
-				o->sync_normal = false;
-			else if (strcmp(v, "normal") == 0)
-				o->sync_normal = true;
-			else {
-				fprintf(stderr, "rigd: --sync: '%s' is not full or normal\n", v);
-				return 2;
-			}
-		} else if (strcmp(a, "--log-level") == 0) {
-			static const char *const names[] = {"error", "warn", "info", "debug"};
-			int lvl = -1;
-
-			NEED_VALUE();
-			for (int k = 0; k < 4; k++)
-				if (strcmp(v, names[k]) == 0)
-					lvl = k;
-			if (lvl < 0) {
-				fprintf(stderr, "rigd: --log-level: '%s' is not error, warn, info or debug\n",
-					v);
-				return 2;
-			}
-			o->log_level = lvl;
-		} else {
-			fprintf(stderr, "rigd: unknown argument '%s'\n", a);
-			config_usage(stderr);
-			return 2;
-		}
-#undef NUMBER
-#undef NEED_VALUE
-	}
-	if (!o->tls_cert != !o->tls_key) {
-		fprintf(stderr, "rigd: --tls-cert and --tls-key go together\n");
-		return 2;
-	}
-	return 0;
+void config_release(struct config *o)
+{
+	if (!o)
+		return;
+	for (int i = 0; i < o->n_token_args; i++)
+		free(o->owned_specs[i]);
+	memset(o->owned_specs, 0, sizeof(o->owned_specs));
+	memset(o->token_args, 0, sizeof(o->token_args));
+	o->n_token_args = 0;
 }

@@ -1,0 +1,503 @@
+/*
+ * rigctl_args.c: rigctl's command line (rigctl.h). Turns the arguments and
+ * the environment into a struct rigctl: the server's address, the mode, the
+ * path and body of an HTTP command. Never touches the network; prints only
+ * the usage and what was wrong with the arguments.
+ */
+#include "rigctl.h"
+
+#include "core/num.h"
+#include "core/scene.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TOKEN_ARG_MAX 256       /* characters of a --token */
+#define FILE_MAX (1u << 30)     /* bytes of a file to import */
+
+static const char usage_text[] =
+	"usage: rigctl [--url URL] [--token TOKEN] COMMAND ...\n"
+	"\n"
+	"  send SCENE [FILE|-]          send NDJSON edit batches {\"ops\":[...]} (one a line)\n"
+	"                               and print one ack or error line per batch\n"
+	"  replay SCENE LOG [--speed S] replay an NDJSON log (GET .../log) into SCENE with its\n"
+	"                               recorded timing (S = 1, or a factor) or as fast as\n"
+	"                               possible (S = max); a progress bar on a terminal\n"
+	"  watch SCENE [--count N] [--until-seq SEQ]\n"
+	"                               print the snapshot, then every update, presence,\n"
+	"                               join and leave as it arrives\n"
+	"  get SCENE [--at SEQ]         the scene's tree (at an earlier seq)\n"
+	"  log SCENE [--from N] [--to N] the edit log as NDJSON\n"
+	"  scenes                       list the scenes\n"
+	"  create SCENE | delete SCENE  create an empty scene, delete one\n"
+	"  import SCENE FILE [--nearest] [--scene-index N] [--scene-name NAME] [--parent ID]\n"
+	"                               import a .gltf or .glb file as one batch into a\n"
+	"                               new (or empty) scene, or under node ID; --nearest\n"
+	"                               keeps the nearest TRS of a sheared matrix instead\n"
+	"                               of refusing; prints the answer with its report\n"
+	"  export SCENE [--at SEQ] [-o FILE]\n"
+	"                               the scene (at an earlier seq) as glTF 2.0 JSON, on\n"
+	"                               stdout or into FILE\n"
+	"\n"
+	"URL defaults to $RIGD_URL or " RIGCTL_DEFAULT_URL ". Output is JSON lines on stdout.\n"
+	"--token TOKEN (default $RIGD_TOKEN) is sent as Authorization: Bearer with\n"
+	"every request and websocket handshake (docs/security.md).\n"
+	"Exit status: 0 all succeeded, 1 a batch or request failed or the server went\n"
+	"away, 2 bad arguments.\n";
+
+/* The arguments still to read: argv[i..argc). */
+struct argv_cursor {
+	int argc;
+	char **argv;
+	int i;
+};
+
+/* The argument after argv[i], or NULL at the end. */
+static const char *next_value(const struct argv_cursor *a)
+{
+	return a->i + 1 < a->argc ? a->argv[a->i + 1] : NULL;
+}
+
+/* Prints "rigctl: ", the message and the usage on stderr; returns the
+ * status for bad arguments. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rigctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n\n", stderr);
+	fputs(usage_text, stderr);
+	return RIGCTL_EXIT_USAGE;
+}
+
+/* Parses an http:// or ws:// URL's host and port into 'r'. */
+static bool parse_url(struct rigctl *r, const char *url)
+{
+	const char *p = url;
+	const char *host, *end;
+	int64_t port = 80;
+
+	if (strncmp(p, "http://", 7) == 0 || strncmp(p, "ws://", 5) == 0)
+		p = strchr(p, '/') + 2;
+	else if (strstr(p, "://"))
+		return false;  /* https and wss need TLS, which rigctl does not speak */
+	if (*p == '[') {
+		host = p + 1;
+		end = strchr(host, ']');
+		if (!end)
+			return false;
+		p = end + 1;
+	} else {
+		host = p;
+		end = p + strcspn(p, ":/");
+		p = end;
+	}
+	if (end == host || (size_t)(end - host) >= sizeof(r->host))
+		return false;
+	memcpy(r->host, host, (size_t)(end - host));
+	r->host[end - host] = '\0';
+	if (*p == ':') {
+		/* The port runs to the path, if any. */
+		char digits[8];
+		size_t n = strcspn(p + 1, "/");
+
+		if (n == 0 || n >= sizeof(digits))
+			return false;
+		memcpy(digits, p + 1, n);
+		digits[n] = '\0';
+		if (!num_parse_i64(digits, 1, 65535, &port))
+			return false;
+	}
+	r->port = (int)port;
+	return true;
+}
+
+/* A seq argument (0..NUM_SEQ_MAX) of 'flag'; false after printing why. */
+static bool seq_arg(const char *flag, const char *v, int64_t *out, int *status)
+{
+	if (!v) {
+		*status = usage_error("%s needs a value", flag);
+		return false;
+	}
+	if (!num_parse_i64(v, 0, NUM_SEQ_MAX, out)) {
+		*status = usage_error("%s: '%s' is not a seq", flag, v);
+		return false;
+	}
+	return true;
+}
+
+/* Appends "?name=" (or "&name=") and 'value' percent-encoded to r->path;
+ * false when it does not fit. */
+static bool path_arg(struct rigctl *r, const char *name, const char *value)
+{
+	size_t n = strlen(r->path);
+	int w = snprintf(r->path + n, sizeof(r->path) - n, "%c%s=", strchr(r->path, '?') ? '&' : '?',
+			 name);
+
+	if (w < 0 || (size_t)w >= sizeof(r->path) - n)
+		return false;
+	n += (size_t)w;
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+		if (n + 4 > sizeof(r->path))
+			return false;
+		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~", *p))
+			r->path[n++] = (char)*p;
+		else
+			n += (size_t)snprintf(r->path + n, 4, "%%%02X", *p);
+	}
+	r->path[n] = '\0';
+	return true;
+}
+
+/*
+ * Reads the whole file at 'path' into a malloc'd buffer (its size in *len).
+ * Returns NULL after printing why.
+ */
+static char *read_whole_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f) {
+		fprintf(stderr, "rigctl: cannot open %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		size_t got;
+
+		if (n == cap) {
+			char *v = cap > FILE_MAX ? NULL : realloc(buf, cap ? cap * 2 : 65536);
+
+			if (!v) {
+				fprintf(stderr, "rigctl: %s is too large\n", path);
+				goto fail;
+			}
+			buf = v;
+			cap = cap ? cap * 2 : 65536;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "rigctl: cannot read %s: %s\n", path, strerror(errno));
+		goto fail;
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+fail:
+	free(buf);
+	fclose(f);
+	return NULL;
+}
+
+/* ---- the commands' own arguments ---- */
+
+static int args_send(struct rigctl *r, struct argv_cursor *a)
+{
+	r->mode = RIGCTL_SEND;
+	if (a->i < a->argc && strcmp(a->argv[a->i], "-") != 0)
+		r->input_path = a->argv[a->i];
+	if (a->i < a->argc)
+		a->i++;
+	return 0;
+}
+
+static int args_replay(struct rigctl *r, struct argv_cursor *a)
+{
+	r->mode = RIGCTL_REPLAY;
+	r->speed = 1;
+	if (a->i >= a->argc)
+		return usage_error("replay needs a log file");
+	if (strcmp(a->argv[a->i], "-") != 0)
+		r->input_path = a->argv[a->i];
+	a->i++;
+	while (a->i < a->argc) {
+		const char *v = next_value(a);
+		char *end;
+
+		if (strcmp(a->argv[a->i], "--speed") != 0 || !v)
+			return usage_error("unknown replay argument '%s'", a->argv[a->i]);
+		if (strcmp(v, "max") == 0) {
+			r->speed = 0;
+		} else {
+			/* A factor, not an integer: num_parse_i64 does not apply. */
+			r->speed = strtod(v, &end);
+			if (*end || !(r->speed > 0) || r->speed > 1e9)
+				return usage_error("--speed: '%s' is not a positive factor or max", v);
+		}
+		a->i += 2;
+	}
+	return 0;
+}
+
+static int args_watch(struct rigctl *r, struct argv_cursor *a)
+{
+	int status = 0;
+
+	r->mode = RIGCTL_WATCH;
+	while (a->i < a->argc) {
+		const char *flag = a->argv[a->i];
+		int64_t v;
+
+		if (strcmp(flag, "--count") == 0) {
+			if (!seq_arg(flag, next_value(a), &v, &status))
+				return status;
+			r->count_limit = (long)v;
+		} else if (strcmp(flag, "--until-seq") == 0) {
+			if (!seq_arg(flag, next_value(a), &r->until_seq, &status))
+				return status;
+		} else {
+			return usage_error("unknown watch argument '%s'", flag);
+		}
+		a->i += 2;
+	}
+	return 0;
+}
+
+/* get SCENE [--at SEQ] and export SCENE [--at SEQ] [-o FILE]: 'what' is
+ * the path's tail after the scene ("" or "/gltf"). */
+static int args_get(struct rigctl *r, struct argv_cursor *a, const char *what, bool export)
+{
+	int status = 0;
+
+	r->mode = RIGCTL_HTTP;
+	r->method = "GET";
+	snprintf(r->path, sizeof(r->path), "/api/scenes/%s%s", r->scene, what);
+	while (a->i < a->argc) {
+		const char *flag = a->argv[a->i], *v = next_value(a);
+		int64_t at;
+
+		if (strcmp(flag, "--at") == 0) {
+			if (!seq_arg(flag, v, &at, &status))
+				return status;
+			snprintf(r->path, sizeof(r->path), "/api/scenes/%s%s?at=%" PRId64, r->scene,
+				 what, at);
+		} else if (export && (strcmp(flag, "-o") == 0 || strcmp(flag, "--output") == 0)) {
+			if (!v)
+				return usage_error("%s needs a file", flag);
+			r->out_path = strcmp(v, "-") == 0 ? NULL : v;
+		} else {
+			return usage_error("unknown %s argument '%s'", export ? "export" : "get", flag);
+		}
+		a->i += 2;
+	}
+	return 0;
+}
+
+static int args_log(struct rigctl *r, struct argv_cursor *a)
+{
+	int64_t from = -1, to = -1;
+	int status = 0;
+	int n;
+
+	r->mode = RIGCTL_HTTP;
+	r->method = "GET";
+	while (a->i < a->argc) {
+		const char *flag = a->argv[a->i];
+
+		if (strcmp(flag, "--from") == 0) {
+			if (!seq_arg(flag, next_value(a), &from, &status))
+				return status;
+		} else if (strcmp(flag, "--to") == 0) {
+			if (!seq_arg(flag, next_value(a), &to, &status))
+				return status;
+		} else {
+			return usage_error("unknown log argument '%s'", flag);
+		}
+		a->i += 2;
+	}
+	n = snprintf(r->path, sizeof(r->path), "/api/scenes/%s/log", r->scene);
+	if (from >= 0 || to >= 0) {
+		char q[96];
+
+		q[0] = '\0';
+		if (from >= 0)
+			snprintf(q, sizeof(q), "from=%" PRId64, from);
+		if (to >= 0)
+			snprintf(q + strlen(q), sizeof(q) - strlen(q), "%sto=%" PRId64,
+				 from >= 0 ? "&" : "", to);
+		snprintf(r->path + n, sizeof(r->path) - (size_t)n, "?%s", q);
+	}
+	return 0;
+}
+
+static int args_create(struct rigctl *r)
+{
+	size_t n = strlen(r->scene) + 16;
+
+	r->mode = RIGCTL_HTTP;
+	r->method = "POST";
+	snprintf(r->path, sizeof(r->path), "/api/scenes");
+	r->owned_body = malloc(n);
+	if (!r->owned_body) {
+		fprintf(stderr, "rigctl: out of memory\n");
+		return 1;
+	}
+	/* scene_id_valid: the name needs no escaping. */
+	snprintf(r->owned_body, n, "{\"name\":\"%s\"}", r->scene);
+	r->body = r->owned_body;
+	r->body_len = strlen(r->owned_body);
+	return 0;
+}
+
+/* import's options after the file: query arguments of the request. */
+static int import_options(struct rigctl *r, struct argv_cursor *a)
+{
+	int status = 0;
+	bool ok = true;
+
+	while (a->i < a->argc) {
+		const char *flag = a->argv[a->i], *v = next_value(a);
+
+		if (strcmp(flag, "--nearest") == 0) {
+			ok = ok && path_arg(r, "nearest", "1");
+			a->i++;
+			continue;
+		}
+		if (strcmp(flag, "--scene-index") == 0) {
+			char num[32];
+			int64_t index;
+
+			if (!seq_arg(flag, v, &index, &status))
+				return status;
+			snprintf(num, sizeof(num), "%" PRId64, index);
+			ok = ok && path_arg(r, "scene", num);
+		} else if (strcmp(flag, "--scene-name") == 0 || strcmp(flag, "--parent") == 0) {
+			if (!v)
+				return usage_error("%s needs a value", flag);
+			ok = ok && path_arg(r, strcmp(flag, "--parent") == 0 ? "parent" : "scene_name",
+					    v);
+		} else {
+			return usage_error("unknown import argument '%s'", flag);
+		}
+		a->i += 2;
+	}
+	return ok ? 0 : usage_error("import arguments too long");
+}
+
+static int args_import(struct rigctl *r, struct argv_cursor *a)
+{
+	const char *file;
+	int status;
+
+	r->mode = RIGCTL_HTTP;
+	r->method = "POST";
+	if (a->i >= a->argc)
+		return usage_error("import needs a .gltf or .glb file");
+	file = a->argv[a->i++];
+	snprintf(r->path, sizeof(r->path), "/api/scenes/%s/gltf", r->scene);
+	if ((status = import_options(r, a)) != 0)
+		return status;
+	r->owned_body = read_whole_file(file, &r->body_len);
+	if (!r->owned_body)
+		return 1;
+	/* A .glb starts with the magic "glTF". */
+	r->content_type = r->body_len >= 4 && memcmp(r->owned_body, "glTF", 4) == 0
+				  ? "model/gltf-binary"
+				  : "model/gltf+json";
+	r->body = r->owned_body;
+	return 0;
+}
+
+/* The command and what follows it. */
+static int args_command(struct rigctl *r, const char *cmd, struct argv_cursor *a)
+{
+	if (strcmp(cmd, "send") == 0)
+		return args_send(r, a);
+	if (strcmp(cmd, "replay") == 0)
+		return args_replay(r, a);
+	if (strcmp(cmd, "watch") == 0)
+		return args_watch(r, a);
+	if (strcmp(cmd, "get") == 0)
+		return args_get(r, a, "", false);
+	if (strcmp(cmd, "export") == 0)
+		return args_get(r, a, "/gltf", true);
+	if (strcmp(cmd, "log") == 0)
+		return args_log(r, a);
+	if (strcmp(cmd, "import") == 0)
+		return args_import(r, a);
+	if (strcmp(cmd, "create") == 0)
+		return args_create(r);
+	r->mode = RIGCTL_HTTP;
+	if (strcmp(cmd, "scenes") == 0) {
+		r->method = "GET";
+		snprintf(r->path, sizeof(r->path), "/api/scenes");
+		return 0;
+	}
+	if (strcmp(cmd, "delete") == 0) {
+		r->method = "DELETE";
+		snprintf(r->path, sizeof(r->path), "/api/scenes/%s", r->scene);
+		return 0;
+	}
+	return usage_error("unknown command '%s'", cmd);
+}
+
+/* The options before the command: --help, --url, --token. */
+static int args_global(struct rigctl *r, struct argv_cursor *a, const char **url)
+{
+	while (a->i < a->argc && a->argv[a->i][0] == '-' && a->argv[a->i][1] == '-') {
+		const char *flag = a->argv[a->i], *v = next_value(a);
+
+		if (strcmp(flag, "--help") == 0) {
+			fputs(usage_text, stdout);
+			return RIGCTL_EXIT_HELP;
+		}
+		if (strcmp(flag, "--url") == 0 && v) {
+			*url = v;
+		} else if (strcmp(flag, "--token") == 0 && v) {
+			if (strlen(v) > TOKEN_ARG_MAX)
+				return usage_error("a token is at most %d characters", TOKEN_ARG_MAX);
+			r->token = v;
+		} else {
+			return usage_error("unknown option '%s'", flag);
+		}
+		a->i += 2;
+	}
+	return 0;
+}
+
+int rigctl_args_parse(struct rigctl *r, int argc, char **argv)
+{
+	struct argv_cursor a = {argc, argv, 1};
+	const char *url = getenv("RIGD_URL") ? getenv("RIGD_URL") : RIGCTL_DEFAULT_URL;
+	const char *env_token = getenv("RIGD_TOKEN");
+	const char *cmd;
+	int status;
+
+	memset(r, 0, sizeof(*r));
+	r->until_seq = -1;
+	r->in_fd = -1;
+	r->token = env_token && *env_token ? env_token : NULL;
+	if ((status = args_global(r, &a, &url)) != 0)
+		return status;
+	if (a.i >= argc)
+		return usage_error("no command");
+	if (!parse_url(r, url))
+		return usage_error("'%s' is not an http:// or ws:// URL", url);
+	cmd = argv[a.i++];
+	if (strcmp(cmd, "scenes") != 0) {
+		if (a.i >= argc)
+			return usage_error("%s needs a scene", cmd);
+		r->scene = argv[a.i++];
+		if (!scene_id_valid(r->scene))
+			return usage_error("'%s' is not a scene name ([A-Za-z0-9_.:-], 1 to %d)",
+					   r->scene, SCENE_ID_MAX);
+	}
+	if ((status = args_command(r, cmd, &a)) != 0)
+		return status;
+	if (a.i < argc)
+		return usage_error("unexpected argument '%s'", argv[a.i]);
+	return 0;
+}
