@@ -445,16 +445,6 @@ static const config_table server_table = {
 	.n_flags = (int)(sizeof(server_flags) / sizeof(server_flags[0])),
 };
 
-bool config_parse_long(const char *s, long lo, long hi, long *out)
-{
-	int64_t v;
-
-	if (!num_parse_i64(s, lo, hi, &v))
-		return false;
-	*out = (long)v;
-	return true;
-}
-
 void config_usage(FILE *f)
 {
 	config_table_usage(&server_table, f);

@@ -161,10 +161,6 @@ void config_usage(FILE *f);
  */
 int config_parse_to(int argc, char **argv, struct config *o, FILE *out, FILE *err);
 
-/* Parses 's' as a decimal in lo..hi into *out (num_parse_i64); false when
- * it is not one. */
-bool config_parse_long(const char *s, long lo, long hi, long *out);
-
 /* config_parse_to on stdout and stderr. */
 int config_parse(int argc, char **argv, struct config *o);
 

@@ -116,6 +116,7 @@ static void server_free(struct server *S)
 	free(S->pend);
 	free(S->wake);
 	free(S->tokens);
+	config_release(&S->o);
 }
 
 /* Opens (creating and seeding on first start) the database. 0 or 1 after
@@ -219,8 +220,11 @@ int serve_main(int argc, char **argv)
 	int rc, exit_code = 1;
 
 	memset(&S, 0, sizeof(S));
-	if ((rc = config_parse(argc, argv, &S.o)) != 0)
-		return rc;
+	/* CONFIG_DONE: --help or --hash-token has printed its answer. */
+	if ((rc = config_parse(argc, argv, &S.o)) != 0) {
+		config_release(&S.o);
+		return rc == CONFIG_DONE ? 0 : rc;
+	}
 	serve_log_level = S.o.log_level;
 	if ((rc = auth_setup(&S)) != 0) {
 		server_free(&S);

@@ -595,7 +595,9 @@ function run(program, args, { input, timeout = 60000, env } = {}) {
       timeout);
     p.stdout.on('data', (d) => { stdout += d; });
     p.stderr.on('data', (d) => { stderr += d; });
-    p.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    /* 'close', not 'exit': the process may exit before its pipes are read
+     * to the end, and a test would then see part of what it printed. */
+    p.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
     if (input !== undefined) p.stdin.end(input);
     else p.stdin.end();
   });
