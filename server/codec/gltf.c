@@ -14,6 +14,7 @@
  * SQL or socket headers.
  */
 #include "gltf.h"
+#include "json.h"
 
 #include "core/err.h"
 #include "core/math.h"
@@ -45,41 +46,19 @@ static void *alloc_array(int n, size_t size)
 }
 
 /* ====================================================================== */
-/* A growable text buffer whose failure is sticky: writers append without  */
+/* The JSON writer (json.h) with a sticky failure: writers append without  */
 /* checking and look at 'failed' once at the end.                          */
 /* ====================================================================== */
 
 typedef struct sbuf {
-	char *data;
-	size_t len, cap;
+	json_buf buf;
 	bool failed;
 } sbuf;
 
 static void sb_put(sbuf *b, const char *s, size_t n)
 {
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		char *d;
-
-		while (cap < b->len + n + 1) {
-			if (cap > SIZE_MAX / 2) {
-				b->failed = true;
-				return;
-			}
-			cap *= 2;
-		}
-		if (!(d = realloc(b->data, cap))) {
-			b->failed = true;
-			return;
-		}
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, s, n);
-	b->len += n;
-	b->data[b->len] = '\0';
+	if (!b->failed && json_buf_append(&b->buf, s, n) != 0)
+		b->failed = true;
 }
 
 static void sb_puts(sbuf *b, const char *s)
@@ -121,26 +100,12 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 }
 
 /* The shortest of %.15g, %.16g, %.17g that reads back to the same bits;
- * integers below 2^53 as integers, -0 as "-0". 'v' must be finite. */
+ * integers below 2^53 as integers, -0 as "-0"; null when not finite (a
+ * scene holds finite values only). */
 static void sb_num(sbuf *b, double v)
 {
-	char out[40];
-
-	if (v == 0) {
-		sb_puts(b, signbit(v) ? "-0" : "0");
-		return;
-	}
-	if (fabs(v) <= EXACT_INT_MAX && v == trunc(v)) {
-		snprintf(out, sizeof(out), "%" PRId64, (int64_t)v);
-		sb_puts(b, out);
-		return;
-	}
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(out, sizeof(out), "%.*g", prec, v);
-		if (prec == 17 || strtod(out, NULL) == v)
-			break;
-	}
-	sb_puts(b, out);
+	if (!b->failed && json_buf_number_or_null(&b->buf, v) != 0)
+		b->failed = true;
 }
 
 static void sb_vec(sbuf *b, const double *v, int n)
@@ -154,88 +119,27 @@ static void sb_vec(sbuf *b, const double *v, int n)
 	sb_puts(b, "]");
 }
 
-/* The length of the valid UTF-8 sequence at 's' (up to 'n' bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t k;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF)
-		k = 2, cp = s[0] & 0x1F;
-	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-		k = 3, cp = s[0] & 0x0F;
-	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-		k = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (k > n)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-	    (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return k;
-}
-
 /* Appends 'str' as a JSON string literal. Bytes that are not valid UTF-8
  * become U+FFFD, so the document stays valid whatever the scene holds. */
 static void sb_str(sbuf *b, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n = strlen(str), i = 0, run = 0;
-
-	sb_puts(b, "\"");
-	while (i < n) {
-		unsigned char c = s[i];
-		size_t k;
-
-		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-			run++;
-			i++;
-			continue;
-		}
-		sb_put(b, (const char *)s + i - run, run);
-		run = 0;
-		if (c == '"' || c == '\\') {
-			char esc[2] = { '\\', (char)c };
-
-			sb_put(b, esc, 2);
-			i++;
-		} else if (c < 0x20) {
-			sb_printf(b, "\\u%04x", c);
-			i++;
-		} else if ((k = utf8_len(s + i, n - i)) != 0) {
-			sb_put(b, (const char *)s + i, k);
-			i += k;
-		} else {
-			sb_puts(b, "\xEF\xBF\xBD");
-			i++;
-		}
-	}
-	sb_put(b, (const char *)s + i - run, run);
-	sb_puts(b, "\"");
+	if (!b->failed && json_buf_string(&b->buf, str, JSON_STR_REPAIR_UTF8) != 0)
+		b->failed = true;
 }
 
-/* Hands the text to the caller. */
+/* Hands the text to the caller: 0, or RIGD_E_NOMEM with the text freed. */
 static int sb_take(sbuf *b, char **out, size_t *out_len)
 {
-	if (!b->failed && !b->data)
-		sb_put(b, "", 0);
-	if (b->failed) {
-		free(b->data);
-		*b = (sbuf){ 0 };
+	size_t len = b->buf.len;
+	char *text = b->failed ? NULL : json_buf_take(&b->buf);
+
+	json_buf_release(&b->buf);
+	b->failed = false;
+	if (!text)
 		return RIGD_E_NOMEM;
-	}
-	*out = b->data;
+	*out = text;
 	if (out_len)
-		*out_len = b->len;
-	*b = (sbuf){ 0 };
+		*out_len = len;
 	return 0;
 }
 
@@ -651,7 +555,7 @@ static int parse_json(import_ctx *c, const char *json, size_t len)
 	/* glTF JSON is UTF-8 (glTF 2.0, 3.2) and cJSON does not check it; a name
 	 * that is not text would reach every browser's snapshot. */
 	for (size_t i = 0, k; i < len; i += k)
-		if ((k = utf8_len((const unsigned char *)json + i, len - i)) == 0)
+		if ((k = json_utf8_len((const unsigned char *)json + i, len - i)) == 0)
 			return fail(c, RIGD_E_BAD_JSON, "json", "bad JSON: not UTF-8 at byte %zu", i);
 	if (len == SIZE_MAX || !(text = malloc(len + 1)))
 		return nomem(c);
@@ -2295,9 +2199,7 @@ int gltf_export(const scene *s, const gltf_export_opts *opts, char **out_json, s
 	sb_puts(b, "\n}\n");
 	rc = sb_take(b, out_json, out_len);
 out:
-	if (rc) {
-		free(b->data);
-	}
+	json_buf_release(&b->buf);
 	sset_free(&meshes);
 	free(mesh_names);
 	free(x.gidx);

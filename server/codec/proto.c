@@ -31,11 +31,9 @@
  * the same bits. cJSON cannot tell running out of memory from bad text;
  * both are bad_json.
  *
- * Writing appends to a proto_buf by hand (cJSON's printer does not print
- * the shortest round-trip form): every double is printed with the fewest
- * digits that read back to the same bits, and -0 stays -0. Checking a
- * candidate reads it back through an exact fast path (read_back) that
- * calls strtod only when it cannot decide.
+ * Writing appends to a proto_buf with json.h's writers (cJSON's printer
+ * does not print the shortest round-trip form): every double is printed
+ * with the fewest digits that read back to the same bits, and -0 stays -0.
  *
  * This module knows nothing of SQL or sockets.
  */
@@ -57,321 +55,51 @@
 /* The largest integer a double holds exactly; integers beyond are refused. */
 #define EXACT_INT_MAX 9007199254740991.0
 
-/* ---------- the byte buffer ---------- */
+/* ---------- the byte buffer: proto's names for json.h ---------- */
 
 void proto_buf_init(proto_buf *b, size_t head)
 {
-	memset(b, 0, sizeof(*b));
-	b->head = head;
+	json_buf_init(b, head);
 }
 
 void proto_buf_release(proto_buf *b)
 {
-	if (!b)
-		return;
-	free(b->data);
-	proto_buf_init(b, b->head);
+	json_buf_release(b);
 }
 
 void proto_buf_reset(proto_buf *b)
 {
-	b->len = 0;
-	if (b->data)
-		b->data[b->head] = '\0';
+	json_buf_reset(b);
 }
 
 const char *proto_buf_str(const proto_buf *b)
 {
-	return b->data ? b->data + b->head : "";
+	return json_buf_str(b);
 }
 
 char *proto_buf_take(proto_buf *b)
 {
-	char *data = b->data;
-
-	if (!data) {
-		if (!(data = calloc(1, b->head + 1)))
-			return NULL;
-	}
-	proto_buf_init(b, b->head);
-	return data;
-}
-
-/* Makes room for 'n' more bytes of text plus the NUL. */
-static int reserve(proto_buf *b, size_t n)
-{
-	size_t need, nc;
-	char *d;
-
-	if (n > SIZE_MAX / 2 - b->len - b->head)
-		return RIGD_E_NOMEM;
-	need = b->len + n;
-	if (b->data && need <= b->cap)
-		return 0;
-	nc = b->cap ? b->cap : 256;
-	while (nc < need)
-		nc *= 2;
-	if (!(d = realloc(b->data, b->head + nc + 1)))
-		return RIGD_E_NOMEM;
-	b->data = d;
-	b->cap = nc;
-	return 0;
+	return json_buf_take(b);
 }
 
 int proto_buf_append(proto_buf *b, const char *bytes, size_t n)
 {
-	if (reserve(b, n))
-		return RIGD_E_NOMEM;
-	memcpy(b->data + b->head + b->len, bytes, n);
-	b->len += n;
-	b->data[b->head + b->len] = '\0';
-	return 0;
-}
-
-static int put(proto_buf *b, const char *str)
-{
-	return proto_buf_append(b, str, strlen(str));
+	return json_buf_append(b, bytes, n);
 }
 
 int proto_buf_json_string(proto_buf *b, const char *str)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t start = b->len;
-	const unsigned char *p = (const unsigned char *)str;
-	int rc = proto_buf_append(b, "\"", 1);
-
-	/* Copy runs of plain bytes at once; escape quotes, backslashes and
-	 * control characters. Bytes >= 0x80 pass through (decoded input is
-	 * checked to be UTF-8). */
-	while (rc == 0 && *p) {
-		const unsigned char *run = p;
-
-		while (*p >= 0x20 && *p != '"' && *p != '\\')
-			p++;
-		if (p > run)
-			rc = proto_buf_append(b, (const char *)run, (size_t)(p - run));
-		if (rc || !*p)
-			break;
-		if (*p == '"')
-			rc = put(b, "\\\"");
-		else if (*p == '\\')
-			rc = put(b, "\\\\");
-		else if (*p == '\n')
-			rc = put(b, "\\n");
-		else if (*p == '\t')
-			rc = put(b, "\\t");
-		else if (*p == '\r')
-			rc = put(b, "\\r");
-		else {
-			char esc[7] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15], 0 };
-
-			rc = put(b, esc);
-		}
-		p++;
-	}
-	if (rc == 0)
-		rc = proto_buf_append(b, "\"", 1);
-	if (rc) {
-		b->len = start;
-		if (b->data)
-			b->data[b->head + start] = '\0';
-	}
-	return rc;
-}
-
-/* ---------- writing numbers ---------- */
-
-static const double exact_pow10[] = {
-	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-/* Exact in a 64-bit significand: 10^27 = 5^27 * 2^27 and 5^27 < 2^64. */
-static const long double exact_pow10l[] = {
-	1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
-	1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
-	1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L,
-};
-#endif
-
-/*
- * The double nearest to the decimal number 'num' (NUL-terminated, as
- * layout() writes it), exactly as strtod gives it. format_number reads up
- * to three candidates back for every double it writes, so this skips
- * strtod's arbitrary-precision path for the numbers rigd writes (at most
- * 17 significant digits, modest exponents):
- *   - m * 10^e with m < 2^53 and |e| <= 22: one correctly rounded IEEE
- *     operation on exact operands (Clinger's fast path);
- *   - with an x87 long double (64-bit significand), m < 2^64 and |e| <= 27:
- *     m and 10^e are exact in it, the product or quotient is rounded once
- *     to 64 bits and then to 53. Rounding twice can only go wrong when the
- *     first result lies exactly halfway between two doubles (its 11 extra
- *     bits are 0x400); that case, and everything else, goes to strtod.
- */
-static double read_back(const char *num)
-{
-	const char *p = num;
-	size_t len = strlen(num);
-	uint64_t m = 0;
-	int digits = 0, exp10 = 0, e = 0;
-	bool neg = false, dropped = false, in_fraction = false, exp_neg = false;
-	size_t i = 0;
-
-	if (p[i] == '-')
-		neg = true, i++;
-	for (; i < len && ((p[i] >= '0' && p[i] <= '9') || p[i] == '.'); i++) {
-		if (p[i] == '.') {
-			in_fraction = true;
-			continue;
-		}
-		if (digits < 19) {
-			m = m * 10 + (uint64_t)(p[i] - '0');
-			if (m)
-				digits++;
-			if (in_fraction)
-				exp10--;
-		} else {
-			dropped |= p[i] != '0';
-			if (!in_fraction)
-				exp10++;
-		}
-	}
-	if (i < len) {
-		i++; /* e or E */
-		if (p[i] == '+' || p[i] == '-')
-			exp_neg = p[i++] == '-';
-		for (; i < len && e < 100000; i++)
-			e = e * 10 + (p[i] - '0');
-		exp10 += exp_neg ? -e : e;
-	}
-	if (m == 0 && !dropped)
-		return neg ? -0.0 : 0.0;
-	if (!dropped && m <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
-		double d = (double)m;
-
-		d = exp10 >= 0 ? d * exact_pow10[exp10] : d / exact_pow10[-exp10];
-		return neg ? -d : d;
-	}
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-	if (!dropped && exp10 >= -27 && exp10 <= 27) {
-		long double x = (long double)m;
-		uint64_t significand;
-
-		x = exp10 >= 0 ? x * exact_pow10l[exp10] : x / exact_pow10l[-exp10];
-		/* The x87 format keeps its 64-bit significand in the low 8 bytes. */
-		memcpy(&significand, &x, sizeof(significand));
-		if ((significand & 0x7ff) != 0x400)
-			return neg ? -(double)x : (double)x;
-	}
-#endif
-	return strtod(num, NULL);
-}
-
-/*
- * Writes the decimal digits 'dig' (n of them, first one non-zero) times
- * 10^exp10 of the first digit, as printf's %g would lay them out at
- * precision 'prec': fixed notation for exponents -4..prec-1, else d.ddde+XX.
- * Trailing zeros are already gone from 'dig'.
- */
-static int layout(char *out, bool neg, const char *dig, int n, int exp10, int prec)
-{
-	int k = 0;
-
-	if (neg)
-		out[k++] = '-';
-	if (exp10 >= -4 && exp10 < prec) {
-		if (exp10 < 0) {
-			out[k++] = '0';
-			out[k++] = '.';
-			for (int z = 0; z < -exp10 - 1; z++)
-				out[k++] = '0';
-			memcpy(out + k, dig, (size_t)n);
-			k += n;
-		} else {
-			for (int i = 0; i <= exp10 || i < n; i++) {
-				if (i == exp10 + 1)
-					out[k++] = '.';
-				out[k++] = i < n ? dig[i] : '0';
-			}
-		}
-	} else {
-		out[k++] = dig[0];
-		if (n > 1) {
-			out[k++] = '.';
-			memcpy(out + k, dig + 1, (size_t)n - 1);
-			k += n - 1;
-		}
-		k += sprintf(out + k, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
-	}
-	out[k] = '\0';
-	return k;
-}
-
-/*
- * The shortest of 15, 16 or 17 significant digits that reads back to the
- * same bits (17 always does), laid out as %g would; integers up to 2^53 as
- * integers, -0 as "-0". printf runs once, for the 17 correctly rounded
- * digits; the shorter candidates are those digits rounded, kept only when
- * read_back reads them back to v. 'out' holds at least 32 bytes.
- */
-static int format_number(char *out, double v)
-{
-	char e17[40], dig[20], cand[40];
-	const char *p;
-	int exp10, n;
-	bool neg = signbit(v);
-
-	if (v == 0)
-		return sprintf(out, "%s", neg ? "-0" : "0");
-	if (fabs(v) <= EXACT_INT_MAX && v == trunc(v))
-		return sprintf(out, "%" PRId64, (int64_t)v);
-	/* e17 is "d.dddddddddddddddde[+-]X..." after an optional sign. */
-	snprintf(e17, sizeof(e17), "%.16e", fabs(v));
-	dig[0] = e17[0];
-	memcpy(dig + 1, e17 + 2, 16);
-	p = strchr(e17, 'e');
-	exp10 = atoi(p + 1);
-	for (int prec = 15; prec <= 17; prec++) {
-		char r[20];
-		int re = exp10, len;
-
-		memcpy(r, dig, 17);
-		if (prec < 17 && r[prec] >= '5') {
-			int i = prec - 1;
-
-			while (i >= 0 && r[i] == '9')
-				r[i--] = '0';
-			if (i >= 0) {
-				r[i]++;
-			} else {
-				/* 9.99.. rounded up to 10.0..: one more decade. */
-				memmove(r + 1, r, (size_t)prec - 1);
-				r[0] = '1';
-				re++;
-			}
-		}
-		n = prec;
-		while (n > 1 && r[n - 1] == '0')
-			n--;
-		len = layout(cand, neg, r, n, re, prec);
-		if (prec == 17 || read_back(cand) == v) {
-			memcpy(out, cand, (size_t)len + 1);
-			return len;
-		}
-	}
-	return 0; /* not reached: 17 digits always read back */
+	return json_buf_string(b, str, JSON_STR_SHORT_ESCAPES);
 }
 
 int proto_buf_json_number(proto_buf *b, double v)
 {
-	char num[40];
-	int n;
+	return json_buf_number(b, v);
+}
 
-	if (!isfinite(v))
-		return RIGD_E_NOT_FINITE;
-	n = format_number(num, v);
-	return proto_buf_append(b, num, (size_t)n);
+static int put(proto_buf *b, const char *str)
+{
+	return json_buf_puts(b, str);
 }
 
 /* ---------- limits ---------- */
@@ -384,32 +112,6 @@ proto_limits proto_limits_default(void)
 }
 
 /* ---------- reading: the text ---------- */
-
-/* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid:
- * no overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		if (n < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
-			return 0;
-		if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))
-			return 0;
-		return 3;
-	}
-	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		if (n < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
-		    (p[3] & 0xc0) != 0x80)
-			return 0;
-		if ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
 
 static int hex_value(unsigned char c)
 {
@@ -460,7 +162,7 @@ static bool text_ok(const char *text, size_t n)
 		if (c >= 0x20 && c < 0x80 && c != '\\') {
 			i++; /* most bytes: printable ASCII */
 		} else if (c >= 0x80) {
-			size_t u = utf8_len(p + i, n - i);
+			size_t u = json_utf8_len(p + i, n - i);
 
 			if (!u)
 				return false;
@@ -1321,9 +1023,7 @@ int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_
  */
 static int undo_to(proto_buf *b, size_t start)
 {
-	b->len = start;
-	if (b->data)
-		b->data[b->head + start] = '\0';
+	json_buf_truncate(b, start);
 	return RIGD_E_NOMEM;
 }
 
@@ -1331,15 +1031,12 @@ static int put_num(proto_buf *b, double v)
 {
 	/* Non-finite values never reach the scene; null keeps the JSON valid
 	 * should one ever be handed in from elsewhere. */
-	return isfinite(v) ? proto_buf_json_number(b, v) : put(b, "null");
+	return json_buf_number_or_null(b, v);
 }
 
 static int put_int(proto_buf *b, int64_t v)
 {
-	char num[24];
-	int n = snprintf(num, sizeof(num), "%" PRId64, v);
-
-	return proto_buf_append(b, num, (size_t)n);
+	return json_buf_int(b, v);
 }
 
 static int put_numbers(proto_buf *b, const double *v, int n)

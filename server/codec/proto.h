@@ -16,6 +16,7 @@
 
 #include "core/edit.h"
 #include "core/scene.h"
+#include "json.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,17 +30,15 @@
 /* --- a growable byte buffer --- */
 
 /*
- * Bytes under construction. 'head' bytes are reserved in front of the text
- * (for libwebsockets' LWS_PRE), so the text is data + head, len bytes long
- * and always NUL-terminated once anything was appended. Appending keeps no
- * pointer into 'data' valid.
+ * Bytes under construction: json.h's buffer under the protocol's name (the
+ * same fields: data, head, len, cap). 'head' bytes are reserved in front of
+ * the text (for libwebsockets' LWS_PRE), so the text is data + head, len
+ * bytes long and always NUL-terminated once anything was appended.
+ * Appending keeps no pointer into 'data' valid. The proto_buf_ functions
+ * below are json_buf_'s under the protocol's names; the JSON strings the
+ * protocol writes use the short escapes \n, \t and \r.
  */
-typedef struct proto_buf {
-	char *data;
-	size_t head;    /* bytes reserved before the text */
-	size_t len;     /* bytes of text */
-	size_t cap;     /* bytes allocated after head */
-} proto_buf;
+typedef json_buf proto_buf;
 
 /* An empty buffer reserving 'head' bytes in front of the text. */
 void proto_buf_init(proto_buf *b, size_t head);
