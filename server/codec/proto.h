@@ -1,5 +1,6 @@
 /*
- * proto.h: every JSON rigd reads or writes, in one module.
+ * proto.h: the JSON of rigd's protocol, in and out: websocket messages,
+ * HTTP bodies and log lines.
  *
  * Decoders turn untrusted bytes into the C structs of edit.h and the
  * websocket messages below, checking every type, every array length and
@@ -8,8 +9,10 @@
  * are printed with the shortest decimal that reads back to the same bits
  * (-0 stays -0), so a log replayed from its JSON is bit-identical.
  *
- * This is the only file that includes cJSON.h; cJSON trees never leave it.
- * It knows nothing of SQL or sockets.
+ * The decoders live in proto_decode.c and proto_msg.c, the encoders in
+ * proto_encode.c, the JSON writer they append with in json.c. cJSON.h is
+ * included only inside the codec folder, never by this header: no cJSON
+ * tree leaves the codec. The module knows nothing of SQL or sockets.
  */
 #ifndef RIGD_PROTO_H
 #define RIGD_PROTO_H
