@@ -306,7 +306,7 @@ static int get_numbers(const cJSON *item, const char *field, double *out, int n,
 		return 0;
 wrong:
 	return proto_bad_field(w, field, n == 3 ? "must be an array of 3 numbers"
-					  : "must be an array of 4 numbers");
+			       : "must be an array of 4 numbers");
 }
 
 static int get_vec3(const cJSON *item, const char *field, vec3 *out, const proto_where *w)
@@ -381,7 +381,7 @@ int proto_get_text(const cJSON *item, const char *field, size_t max_bytes, bool 
 		return 0;
 	if (!cJSON_IsString(item))
 		return proto_bad_field(w, field, allow_null ? "must be a string or null"
-							    : "must be a string");
+				       : "must be a string");
 	if (strlen(item->valuestring) > max_bytes) {
 		char what[48];
 

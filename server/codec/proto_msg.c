@@ -99,7 +99,7 @@ static int decode_selection(const cJSON *arr, const proto_limits *lim, proto_msg
 		/* The array was counted above: the slots hold every element. */
 		assert(m->n_selection < n);
 		if ((rc = proto_get_id(e, "selection", false, lim->edit.max_id_len,
-				 m->selection[m->n_selection].s, w)) != 0)
+				       m->selection[m->n_selection].s, w)) != 0)
 			return rc;
 		m->n_selection++;
 	}
