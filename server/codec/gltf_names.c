@@ -36,6 +36,7 @@ int gltf_sset_init(gltf_sset *set, size_t n)
 	return set->slots ? 0 : RIGD_E_NOMEM;
 }
 
+/* Frees every key and the slots; accepts a set never initialised (zeroed). */
 void gltf_sset_free(gltf_sset *set)
 {
 	if (!set->slots)
@@ -56,6 +57,8 @@ gltf_sset_entry *gltf_sset_slot(gltf_sset *set, const char *key)
 	return &set->slots[i];
 }
 
+/* Inserts a copy of 'key' (its counter at 2) unless it is there already:
+ * its entry, or NULL when out of memory (the set unchanged). */
 gltf_sset_entry *gltf_sset_add(gltf_sset *set, const char *key)
 {
 	gltf_sset_entry *e = gltf_sset_slot(set, key);

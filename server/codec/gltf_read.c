@@ -38,7 +38,12 @@ const char *gltf_quoted(const char *s, char *out)
 void gltf_node_label(const gltf_import_ctx *c, int node, char *out, size_t cap)
 {
 	char q[LABEL_NAME_MAX + 4];
-	const char *name = c->nodes ? c->nodes[node].name : NULL;
+	const char *name;
+
+	/* Messages name only nodes whose index was checked (while the nodes
+	 * table is still being read, n_nodes is not set yet). */
+	assert(node >= 0);
+	name = c->nodes ? c->nodes[node].name : NULL;
 
 	if (!name && c->node_json) {
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(c->node_json[node], "name");
@@ -66,7 +71,8 @@ int gltf_fail(gltf_import_ctx *c, int code, const char *field, const char *fmt, 
 }
 
 /* Records an error about glTF node 'node', named first; returns 'code'. */
-int gltf_fail_node(gltf_import_ctx *c, int code, int node, const char *field, const char *fmt, ...)
+int gltf_fail_node(gltf_import_ctx *c, int code, int node, const char *field, const char *fmt,
+		   ...)
 {
 	char label[LABEL_NAME_MAX + 32], msg[EDIT_MESSAGE_MAX];
 	va_list ap;
@@ -80,11 +86,14 @@ int gltf_fail_node(gltf_import_ctx *c, int code, int node, const char *field, co
 	return code;
 }
 
+/* Records RIGD_E_NOMEM (not about one node); returns it. */
 int gltf_nomem(gltf_import_ctx *c)
 {
 	return gltf_fail(c, RIGD_E_NOMEM, "", "%s", err_str(RIGD_E_NOMEM));
 }
 
+/* Adds a warning to the report: at most GLTF_MAX_WARNINGS are kept, the
+ * rest counted as dropped. */
 void gltf_warn(gltf_import_ctx *c, const char *fmt, ...)
 {
 	gltf_report *r = c->rep;
@@ -731,6 +740,7 @@ static int alloc_nodes(gltf_import_ctx *c)
 	return 0;
 }
 
+/* The whole document, in the order its checks report (gltf_internal.h). */
 int gltf_read_document(gltf_import_ctx *c, const char *data, size_t len)
 {
 	int rc;
