@@ -430,11 +430,11 @@ int gltf_import(const char *data, size_t len, const gltf_import_opts *opts, edit
 	c.out = out;
 	c.rep = report ? report : &local;
 
-	if (c.o.parent && c.o.parent[0] && !scene_id_valid(c.o.parent))
+	if (c.o.parent && c.o.parent[0] && !scene_id_valid(c.o.parent)) {
 		rc = gltf_fail(&c, RIGD_E_BAD_ID, "parent", "%s", err_str(RIGD_E_BAD_ID));
-	else if (!data || len == 0)
+	} else if (!data || len == 0) {
 		rc = gltf_fail(&c, RIGD_E_BAD_JSON, "json", "the document is empty");
-	else if ((rc = gltf_read_document(&c, data, len)) == 0) {
+	} else if ((rc = gltf_read_document(&c, data, len)) == 0) {
 		find_pivot_pairs(&c);
 		if ((rc = report_nodes(&c)) == 0)
 			rc = walk(&c);
