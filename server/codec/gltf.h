@@ -40,7 +40,7 @@
  * EXPORT writes glTF 2.0 JSON, one node per line: translation, rotation
  * (unit [x, y, z, w]), scale (each omitted when it is the identity, bit for
  * bit), children, name, mesh and camera. A node with a non-zero pivot p
- * becomes two nodes (seed 000, section 14): the outer one carries the name
+ * becomes two nodes, because glTF has no pivot: the outer one carries the name
  * and T(t + p) R S, and its only child, the inner one, carries T(-p), the
  * mesh, the camera and the node's children, so every world matrix is the
  * same. extras.rigd holds what glTF has no field for (id, kind, pivot and
@@ -57,12 +57,14 @@
  * buffer embedded as a base64 data URI: the file validates and shows
  * something in any viewer. Camera nodes become perspective cameras.
  *
- * This is the one file besides proto.c that includes cJSON.h, deliberately:
- * glTF is a file format of its own, not rigd's wire protocol, and keeping it
- * out of proto.c keeps both readable. cJSON trees never leave gltf.c. No
- * recursion over node trees (explicit stacks): hostile files can be deep.
- * This module never touches a scene it is given (export only reads it) and
- * knows nothing of SQL or sockets.
+ * The module is gltf_read.c and gltf_read_node.c (the document and its
+ * nodes, checked), gltf_import.c (the batch), gltf_names.c (unique ids and
+ * mesh references) and gltf_export.c (glTF JSON and the report, written
+ * through json.h). cJSON.h is included only inside the codec folder, never
+ * by this header: no cJSON tree leaves the codec. No recursion over node
+ * trees (explicit stacks): hostile files can be deep. This module never
+ * touches a scene it is given (export only reads it) and knows nothing of
+ * SQL or sockets.
  */
 #ifndef RIGD_GLTF_H
 #define RIGD_GLTF_H

@@ -1,5 +1,6 @@
 /*
- * proto.h: every JSON rigd reads or writes, in one module.
+ * proto.h: the JSON of rigd's protocol, in and out: websocket messages,
+ * HTTP bodies and log lines.
  *
  * Decoders turn untrusted bytes into the C structs of edit.h and the
  * websocket messages below, checking every type, every array length and
@@ -8,14 +9,17 @@
  * are printed with the shortest decimal that reads back to the same bits
  * (-0 stays -0), so a log replayed from its JSON is bit-identical.
  *
- * This is the only file that includes cJSON.h; cJSON trees never leave it.
- * It knows nothing of SQL or sockets.
+ * The decoders live in proto_decode.c and proto_msg.c, the encoders in
+ * proto_encode.c, the JSON writer they append with in json.c. cJSON.h is
+ * included only inside the codec folder, never by this header: no cJSON
+ * tree leaves the codec. The module knows nothing of SQL or sockets.
  */
 #ifndef RIGD_PROTO_H
 #define RIGD_PROTO_H
 
 #include "core/edit.h"
 #include "core/scene.h"
+#include "json.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,17 +33,15 @@
 /* --- a growable byte buffer --- */
 
 /*
- * Bytes under construction. 'head' bytes are reserved in front of the text
- * (for libwebsockets' LWS_PRE), so the text is data + head, len bytes long
- * and always NUL-terminated once anything was appended. Appending keeps no
- * pointer into 'data' valid.
+ * Bytes under construction: json.h's buffer under the protocol's name (the
+ * same fields: data, head, len, cap). 'head' bytes are reserved in front of
+ * the text (for libwebsockets' LWS_PRE), so the text is data + head, len
+ * bytes long and always NUL-terminated once anything was appended.
+ * Appending keeps no pointer into 'data' valid. The proto_buf_ functions
+ * below are json_buf_'s under the protocol's names; the JSON strings the
+ * protocol writes use the short escapes \n, \t and \r.
  */
-typedef struct proto_buf {
-	char *data;
-	size_t head;    /* bytes reserved before the text */
-	size_t len;     /* bytes of text */
-	size_t cap;     /* bytes allocated after head */
-} proto_buf;
+typedef json_buf proto_buf;
 
 /* An empty buffer reserving 'head' bytes in front of the text. */
 void proto_buf_init(proto_buf *b, size_t head);

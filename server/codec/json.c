@@ -1,0 +1,420 @@
+/*
+ * json.c: the codec's JSON writer (see json.h): the byte buffer, strings
+ * and numbers.
+ *
+ * Numbers: printf runs once per double, for its 17 correctly rounded
+ * significant digits (%.16e). The 15- and 16-digit candidates are those
+ * digits rounded half up, and the first candidate that reads back to the
+ * same bits is written (read_back, an exact fast path that calls strtod
+ * only when it cannot decide; 17 digits always read back). The text is laid
+ * out as %g lays it out. Rounding the 17 digits rather than the exact value
+ * can pick the other of two 16-digit neighbours that both read back (about
+ * one double in a hundred): %.16g would print 0.8378139104067281 where this
+ * prints 0.8378139104067282. Both read back to the same bits; this writer
+ * keeps its choice because logs and replies already carry it.
+ *
+ * This module only writes JSON; it never parses and never includes a
+ * parser's header.
+ */
+#include "json.h"
+
+#include "core/err.h"
+
+#include <assert.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Integers up to this magnitude are printed as integers. */
+#define EXACT_INT_MAX 9007199254740991.0
+
+/* ---------- the byte buffer ---------- */
+
+void json_buf_init(json_buf *b, size_t head)
+{
+	memset(b, 0, sizeof(*b));
+	b->head = head;
+}
+
+void json_buf_release(json_buf *b)
+{
+	if (!b)
+		return;
+	free(b->data);
+	json_buf_init(b, b->head);
+}
+
+void json_buf_reset(json_buf *b)
+{
+	json_buf_truncate(b, 0);
+}
+
+void json_buf_truncate(json_buf *b, size_t len)
+{
+	assert(len <= b->len);
+	b->len = len;
+	if (b->data)
+		b->data[b->head + len] = '\0';
+}
+
+const char *json_buf_str(const json_buf *b)
+{
+	assert(!b->data || b->len <= b->cap);
+	return b->data ? b->data + b->head : "";
+}
+
+char *json_buf_take(json_buf *b)
+{
+	char *data = b->data;
+
+	if (!data) {
+		if (!(data = calloc(1, b->head + 1)))
+			return NULL;
+	}
+	json_buf_init(b, b->head);
+	return data;
+}
+
+/* Makes room for 'n' more bytes of text plus the NUL. */
+static int reserve(json_buf *b, size_t n)
+{
+	size_t need, nc;
+	char *d;
+
+	assert(!b->data || b->len <= b->cap);
+	if (n > SIZE_MAX / 2 - b->len - b->head)
+		return RIGD_E_NOMEM;
+	need = b->len + n;
+	if (b->data && need <= b->cap)
+		return 0;
+	nc = b->cap ? b->cap : 256;
+	while (nc < need)
+		nc *= 2;
+	if (!(d = realloc(b->data, b->head + nc + 1)))
+		return RIGD_E_NOMEM;
+	b->data = d;
+	b->cap = nc;
+	return 0;
+}
+
+int json_buf_append(json_buf *b, const char *bytes, size_t n)
+{
+	if (reserve(b, n))
+		return RIGD_E_NOMEM;
+	memcpy(b->data + b->head + b->len, bytes, n);
+	b->len += n;
+	assert(b->len <= b->cap);
+	b->data[b->head + b->len] = '\0';
+	return 0;
+}
+
+int json_buf_puts(json_buf *b, const char *str)
+{
+	return json_buf_append(b, str, strlen(str));
+}
+
+/* ---------- strings ---------- */
+
+size_t json_utf8_len(const unsigned char *p, size_t n)
+{
+	assert(n >= 1);
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		if (n < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+			return 0;
+		if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))
+			return 0;
+		return 3;
+	}
+	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		if (n < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
+		    (p[3] & 0xc0) != 0x80)
+			return 0;
+		if ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+/* The escape of the byte 'c' that cannot stand as it is in a string. */
+static int put_escape(json_buf *b, unsigned char c, unsigned flags)
+{
+	static const char hex[] = "0123456789abcdef";
+	char esc[7] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0 };
+
+	if (c == '"')
+		return JSON_BUF_LIT(b, "\\\"");
+	if (c == '\\')
+		return JSON_BUF_LIT(b, "\\\\");
+	if (flags & JSON_STR_SHORT_ESCAPES) {
+		if (c == '\n')
+			return JSON_BUF_LIT(b, "\\n");
+		if (c == '\t')
+			return JSON_BUF_LIT(b, "\\t");
+		if (c == '\r')
+			return JSON_BUF_LIT(b, "\\r");
+	}
+	assert(c < 0x20);
+	return json_buf_append(b, esc, 6);
+}
+
+int json_buf_string(json_buf *b, const char *str, unsigned flags)
+{
+	const unsigned char *p = (const unsigned char *)str;
+	const unsigned char *end = p + strlen(str);
+	bool repair = flags & JSON_STR_REPAIR_UTF8;
+	size_t start = b->len;
+	int rc = JSON_BUF_LIT(b, "\"");
+
+	/* Copy runs of plain bytes at once; escape quotes, backslashes and
+	 * control characters. */
+	while (rc == 0 && p < end) {
+		const unsigned char *run = p;
+		size_t k;
+
+		while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && (*p < 0x80 || !repair))
+			p++;
+		if (p > run)
+			rc = json_buf_append(b, (const char *)run, (size_t)(p - run));
+		if (rc || p == end)
+			break;
+		if (*p < 0x80) {
+			rc = put_escape(b, *p++, flags);
+		} else if ((k = json_utf8_len(p, (size_t)(end - p))) != 0) {
+			rc = json_buf_append(b, (const char *)p, k);
+			p += k;
+		} else {
+			rc = JSON_BUF_LIT(b, "\xEF\xBF\xBD");
+			p++;
+		}
+	}
+	if (rc == 0)
+		rc = JSON_BUF_LIT(b, "\"");
+	if (rc)
+		json_buf_truncate(b, start);
+	return rc;
+}
+
+/* ---------- numbers ---------- */
+
+static const double exact_pow10[] = {
+	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+/* Exact in a 64-bit significand: 10^27 = 5^27 * 2^27 and 5^27 < 2^64. */
+static const long double exact_pow10l[] = {
+	1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+	1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+	1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L,
+};
+#endif
+
+/*
+ * The double nearest to the decimal number 'num' (NUL-terminated, as
+ * layout() writes it), exactly as strtod gives it. format_number reads up
+ * to three candidates back for every double it writes, so this skips
+ * strtod's arbitrary-precision path for the numbers rigd writes (at most
+ * 17 significant digits, modest exponents):
+ *   - m * 10^e with m < 2^53 and |e| <= 22: one correctly rounded IEEE
+ *     operation on exact operands (Clinger's fast path);
+ *   - with an x87 long double (64-bit significand), m < 2^64 and |e| <= 27:
+ *     m and 10^e are exact in it, the product or quotient is rounded once
+ *     to 64 bits and then to 53. Rounding twice can only go wrong when the
+ *     first result lies exactly halfway between two doubles (its 11 extra
+ *     bits are 0x400); that case, and everything else, goes to strtod.
+ */
+static double read_back(const char *num)
+{
+	const char *p = num;
+	size_t len = strlen(num);
+	uint64_t m = 0;
+	int digits = 0, exp10 = 0, e = 0;
+	bool neg = false, dropped = false, in_fraction = false, exp_neg = false;
+	size_t i = 0;
+
+	if (p[i] == '-')
+		neg = true, i++;
+	for (; i < len && ((p[i] >= '0' && p[i] <= '9') || p[i] == '.'); i++) {
+		if (p[i] == '.') {
+			in_fraction = true;
+			continue;
+		}
+		if (digits < 19) {
+			m = m * 10 + (uint64_t)(p[i] - '0');
+			if (m)
+				digits++;
+			if (in_fraction)
+				exp10--;
+		} else {
+			dropped |= p[i] != '0';
+			if (!in_fraction)
+				exp10++;
+		}
+	}
+	if (i < len) {
+		i++; /* e or E */
+		if (p[i] == '+' || p[i] == '-')
+			exp_neg = p[i++] == '-';
+		for (; i < len && e < 100000; i++)
+			e = e * 10 + (p[i] - '0');
+		exp10 += exp_neg ? -e : e;
+	}
+	if (m == 0 && !dropped)
+		return neg ? -0.0 : 0.0;
+	if (!dropped && m <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
+		double d = (double)m;
+
+		d = exp10 >= 0 ? d * exact_pow10[exp10] : d / exact_pow10[-exp10];
+		return neg ? -d : d;
+	}
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+	if (!dropped && exp10 >= -27 && exp10 <= 27) {
+		long double x = (long double)m;
+		uint64_t significand;
+
+		x = exp10 >= 0 ? x * exact_pow10l[exp10] : x / exact_pow10l[-exp10];
+		/* The x87 format keeps its 64-bit significand in the low 8 bytes. */
+		memcpy(&significand, &x, sizeof(significand));
+		if ((significand & 0x7ff) != 0x400)
+			return neg ? -(double)x : (double)x;
+	}
+#endif
+	return strtod(num, NULL);
+}
+
+/*
+ * Writes the decimal digits 'dig' (n of them, first one non-zero) times
+ * 10^exp10 of the first digit, as printf's %g would lay them out at
+ * precision 'prec': fixed notation for exponents -4..prec-1, else d.ddde+XX.
+ * Trailing zeros are already gone from 'dig'.
+ */
+static int layout(char *out, bool neg, const char *dig, int n, int exp10, int prec)
+{
+	int k = 0;
+
+	assert(n >= 1 && n <= prec && prec <= 17);
+	if (neg)
+		out[k++] = '-';
+	if (exp10 >= -4 && exp10 < prec) {
+		if (exp10 < 0) {
+			out[k++] = '0';
+			out[k++] = '.';
+			for (int z = 0; z < -exp10 - 1; z++)
+				out[k++] = '0';
+			memcpy(out + k, dig, (size_t)n);
+			k += n;
+		} else {
+			for (int i = 0; i <= exp10 || i < n; i++) {
+				if (i == exp10 + 1)
+					out[k++] = '.';
+				out[k++] = i < n ? dig[i] : '0';
+			}
+		}
+	} else {
+		out[k++] = dig[0];
+		if (n > 1) {
+			out[k++] = '.';
+			memcpy(out + k, dig + 1, (size_t)n - 1);
+			k += n - 1;
+		}
+		k += sprintf(out + k, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+	}
+	out[k] = '\0';
+	assert(k < JSON_NUMBER_MAX);
+	return k;
+}
+
+/*
+ * Rounds the 17 digits 'dig' (exponent exp10) half up to 'prec' < 17 of
+ * them into 'r' and returns the exponent of the result, which grows by one
+ * when 9.99.. rounds up to 10.0...
+ */
+static int round_digits(const char *dig, int exp10, int prec, char *r)
+{
+	int i = prec - 1;
+
+	assert(prec >= 1 && prec < 17);
+	memcpy(r, dig, (size_t)prec);
+	if (dig[prec] < '5')
+		return exp10;
+	while (i >= 0 && r[i] == '9')
+		r[i--] = '0';
+	if (i >= 0) {
+		r[i]++;
+		return exp10;
+	}
+	/* 9.99.. rounded up to 10.0..: one more decade. */
+	memmove(r + 1, r, (size_t)prec - 1);
+	r[0] = '1';
+	return exp10 + 1;
+}
+
+int json_format_number(char out[JSON_NUMBER_MAX], double v)
+{
+	char e17[40], dig[20];
+	int exp10;
+	bool neg = signbit(v);
+
+	assert(isfinite(v));
+	if (v == 0)
+		return sprintf(out, "%s", neg ? "-0" : "0");
+	if (fabs(v) <= EXACT_INT_MAX && v == trunc(v))
+		return sprintf(out, "%" PRId64, (int64_t)v);
+	/* e17 is "d.dddddddddddddddde[+-]X..." (the sign dropped). */
+	snprintf(e17, sizeof(e17), "%.16e", fabs(v));
+	dig[0] = e17[0];
+	memcpy(dig + 1, e17 + 2, 16);
+	exp10 = atoi(strchr(e17, 'e') + 1);
+	for (int prec = 15; prec <= 17; prec++) {
+		char r[20], cand[40];
+		int re = exp10, n, len;
+
+		if (prec < 17)
+			re = round_digits(dig, exp10, prec, r);
+		else
+			memcpy(r, dig, 17);
+		n = prec;
+		while (n > 1 && r[n - 1] == '0')
+			n--;
+		len = layout(cand, neg, r, n, re, prec);
+		if (prec == 17 || read_back(cand) == v) {
+			memcpy(out, cand, (size_t)len + 1);
+			return len;
+		}
+	}
+	assert(!"17 significant digits always read back");
+	return 0;
+}
+
+int json_buf_number(json_buf *b, double v)
+{
+	char num[JSON_NUMBER_MAX];
+	int n;
+
+	if (!isfinite(v))
+		return RIGD_E_NOT_FINITE;
+	n = json_format_number(num, v);
+	return json_buf_append(b, num, (size_t)n);
+}
+
+int json_buf_number_or_null(json_buf *b, double v)
+{
+	return isfinite(v) ? json_buf_number(b, v) : JSON_BUF_LIT(b, "null");
+}
+
+int json_buf_int(json_buf *b, int64_t v)
+{
+	char num[24];
+	int n = snprintf(num, sizeof(num), "%" PRId64, v);
+
+	return json_buf_append(b, num, (size_t)n);
+}
