@@ -4,6 +4,7 @@
  * and the UTF-8 check the readers share.
  */
 #include "codec/json.h"
+#include "codec/proto.h"
 #include "core/err.h"
 
 #include <math.h>
@@ -165,6 +166,29 @@ static void numbers_read_back(void **state)
 	}
 }
 
+/* A client's look at a server message: type, req and seq at the top level
+ * only, integers only; anything but a JSON object is refused. */
+static void reply_head_reads_top_level_integers(void **state)
+{
+	static const char ack[] = "{\"type\":\"ack\",\"req\":7,\"seq\":9007199254740992}";
+	static const char nested[] = "{\"type\":\"update\",\"x\":{\"req\":3,\"seq\":4},\"seq\":1.5}";
+	proto_reply_head h;
+
+	(void)state;
+	assert_int_equal(proto_peek_reply(ack, sizeof(ack) - 1, &h), 0);
+	assert_string_equal(h.type, "ack");
+	assert_true(h.has_req && h.req == 7);
+	assert_true(h.has_seq && h.seq == 9007199254740992LL);
+	assert_int_equal(proto_peek_reply(nested, sizeof(nested) - 1, &h), 0);
+	assert_string_equal(h.type, "update");
+	assert_false(h.has_req);
+	assert_false(h.has_seq);
+	assert_int_equal(proto_peek_reply("[1]", 3, &h), RIGD_E_BAD_JSON);
+	assert_int_equal(proto_peek_reply("{\"type\":", 8, &h), RIGD_E_BAD_JSON);
+	assert_string_equal(h.type, "");
+	assert_false(h.has_req);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +197,7 @@ int main(void)
 		cmocka_unit_test(utf8_lengths),
 		cmocka_unit_test(numbers_are_shortest_and_laid_out_as_g),
 		cmocka_unit_test(numbers_read_back),
+		cmocka_unit_test(reply_head_reads_top_level_integers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

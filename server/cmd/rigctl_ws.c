@@ -369,7 +369,7 @@ static void on_hangup(void *user)
 /* watch: prints every message; stops at an error about the scene, at
  * --count snapshots and updates, or at --until-seq. */
 static void watch_message(struct rigctl *r, const char *text, size_t len,
-			  const net_client_peek_fields *f)
+			  const proto_reply_head *f)
 {
 	fwrite(text, 1, len, stdout);
 	fputc('\n', stdout);
@@ -390,7 +390,7 @@ static void watch_message(struct rigctl *r, const char *text, size_t len,
 
 /* send, replay: every message is the answer to a request in flight. */
 static void answer_message(struct rigctl *r, const char *text, size_t len,
-			   const net_client_peek_fields *f)
+			   const proto_reply_head *f)
 {
 	if ((strcmp(f->type, "ack") != 0 && strcmp(f->type, "error") != 0) || !f->has_req) {
 		rigctl_fail(r, "unexpected message from the server: %.200s", text);
@@ -424,9 +424,9 @@ static void answer_message(struct rigctl *r, const char *text, size_t len,
 static void on_message(void *user, const char *text, size_t len)
 {
 	struct rigctl *r = user;
-	net_client_peek_fields f;
+	proto_reply_head f;
 
-	if (net_client_peek(text, len, &f) != 0)
+	if (proto_peek_reply(text, len, &f) != 0)
 		rigctl_fail(r, "the server sent something that is not JSON: %.80s", text);
 	else if (r->mode == RIGCTL_WATCH)
 		watch_message(r, text, len, &f);

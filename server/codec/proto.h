@@ -167,6 +167,26 @@ int proto_decode_msg(const char *json, size_t len, const proto_limits *lim, prot
 /* Frees what a decoded message owns; accepts NULL. */
 void proto_msg_release(proto_msg *m);
 
+/*
+ * The few top-level members of a message from rigd that a client steers by
+ * (rigctl: is it the answer to request N, an update up to seq S, an error?).
+ * Members absent or of another type stay unset.
+ */
+typedef struct proto_reply_head {
+	char type[16];          /* "type", truncated; "" when absent */
+	bool has_req;
+	int64_t req;            /* "req" when an integer */
+	bool has_seq;
+	int64_t seq;            /* "seq" when an integer */
+} proto_reply_head;
+
+/*
+ * Reads "type", "req" and "seq" from the top level of the JSON object
+ * 'json' (a message the server sent). Returns 0, or RIGD_E_BAD_JSON when
+ * the text is not a JSON object (*out is then cleared).
+ */
+int proto_peek_reply(const char *json, size_t len, proto_reply_head *out);
+
 /* One NDJSON log line, as written by proto_encode_log_line. */
 typedef struct proto_log_line {
 	uint64_t seq;          /* >= 1 */

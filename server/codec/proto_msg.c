@@ -254,3 +254,39 @@ out:
 		proto_msg_release(out);
 	return rc;
 }
+
+/* ---------- a client's look at what the server sent ---------- */
+
+/* True when 'item' is a number that is an integer an int64_t holds. */
+static bool exact_int(const cJSON *item, int64_t *out)
+{
+	double v;
+
+	if (!cJSON_IsNumber(item))
+		return false;
+	v = item->valuedouble;
+	if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) || v != floor(v))
+		return false;
+	*out = (int64_t)v;
+	return true;
+}
+
+int proto_peek_reply(const char *json, size_t len, proto_reply_head *out)
+{
+	cJSON *root;
+	const cJSON *type;
+
+	memset(out, 0, sizeof(*out));
+	root = json ? cJSON_ParseWithLength(json, len) : NULL;
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return RIGD_E_BAD_JSON;
+	}
+	type = cJSON_GetObjectItemCaseSensitive(root, "type");
+	if (cJSON_IsString(type))
+		snprintf(out->type, sizeof(out->type), "%s", type->valuestring);
+	out->has_req = exact_int(cJSON_GetObjectItemCaseSensitive(root, "req"), &out->req);
+	out->has_seq = exact_int(cJSON_GetObjectItemCaseSensitive(root, "seq"), &out->seq);
+	cJSON_Delete(root);
+	return 0;
+}

@@ -5,11 +5,9 @@
  * One lws protocol serves the websocket, the HTTP request and the watched
  * descriptor; the context's user pointer leads back to the net_client, so
  * there is no global state. The client never interprets what it carries
- * beyond net_client_peek, and never writes to stdout.
+ * (reading JSON is the codec's) and never writes to stdout.
  */
 #include "client.h"
-
-#include "core/num.h"
 
 #include <libwebsockets.h>
 
@@ -503,50 +501,3 @@ int net_client_service(net_client *c)
 	return lws_service(c->ctx, 0);
 }
 
-/* ---- peeking at a reply ---- */
-
-static const char *const peek_paths[] = {"type", "req", "seq"};
-
-static signed char peek_cb(struct lejp_ctx *ctx, char reason)
-{
-	net_client_peek_fields *f = ctx->user;
-	int64_t v;
-
-	if (!(reason & LEJP_FLAG_CB_IS_VALUE) || !ctx->path_match)
-		return 0;
-	switch (ctx->path_match - 1) {
-	case 0:
-		if (reason == LEJPCB_VAL_STR_END)
-			snprintf(f->type, sizeof(f->type), "%.15s", ctx->buf);
-		break;
-	case 1:
-		if (reason == LEJPCB_VAL_NUM_INT && num_parse_i64(ctx->buf, INT64_MIN, INT64_MAX, &v)) {
-			f->has_req = true;
-			f->req = v;
-		}
-		break;
-	case 2:
-		if (reason == LEJPCB_VAL_NUM_INT && num_parse_i64(ctx->buf, INT64_MIN, INT64_MAX, &v)) {
-			f->has_seq = true;
-			f->seq = v;
-		}
-		break;
-	}
-	return 0;
-}
-
-int net_client_peek(const char *text, size_t len, net_client_peek_fields *out)
-{
-	struct lejp_ctx ctx;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	lejp_construct(&ctx, peek_cb, out, peek_paths, 3);
-	rc = lejp_parse(&ctx, (const unsigned char *)text, (int)len);
-	lejp_destruct(&ctx);
-	if (rc < 0 && rc != LEJP_CONTINUE) {
-		memset(out, 0, sizeof(*out));
-		return -1;
-	}
-	return 0;
-}

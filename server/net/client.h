@@ -141,23 +141,4 @@ void net_client_timer(net_client *c, int64_t delay_us, void (*fn)(void *user));
 /* Seconds on a monotonic clock, for timing against net_client_timer. */
 double net_client_now_s(void);
 
-/*
- * The few top-level members of a message from rigd that a client steers by.
- * Filled by net_client_peek; members absent or of another type stay unset.
- */
-typedef struct net_client_peek_fields {
-	char type[16];          /* "type", truncated; "" when absent */
-	bool has_req;
-	int64_t req;            /* "req" when an integer */
-	bool has_seq;
-	int64_t seq;            /* "seq" when an integer */
-} net_client_peek_fields;
-
-/*
- * Reads "type", "req" and "seq" from the top level of the JSON object in
- * 'text' with libwebsockets' streaming parser, without building a tree.
- * Returns 0, or -1 when the text is not JSON (*out is then cleared).
- */
-int net_client_peek(const char *text, size_t len, net_client_peek_fields *out);
-
 #endif
