@@ -171,7 +171,7 @@ make_base_images() {
 # --- helpers for the checks -----------------------------------------------
 
 free_port() {
-	node -e 'const s = require("net").createServer();
+	timeout 30 node -e 'const s = require("net").createServer();
 		s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
 }
 
@@ -205,13 +205,24 @@ wait_healthy() {
 	fail "container $name did not answer /healthz within ${T_READY}s"
 }
 
+# run_rigd NAME DATA: starts the image detached on a free port of
+# 127.0.0.1, which it leaves in $port and $url. A port taken between the
+# choice and the start is tried again with another.
 run_rigd() {
-	local name=$1 port=$2 data=$3
-	shift 3
+	local name=$1 data=$2
 	containers+=("$name")
-	timeout "$T_CMD" "$E" run -d --name "$name" -p "127.0.0.1:$port:8080" \
-		-e "RIGD_ORIGIN=http://localhost:$port" -v "$data:/data" "$@" "$IMAGE" >/dev/null ||
-		fail "$E run of $IMAGE failed"
+	for _ in 1 2 3; do
+		port=$(free_port)
+		url="http://127.0.0.1:$port"
+		if timeout "$T_CMD" "$E" run -d --name "$name" -p "127.0.0.1:$port:8080" \
+			-e "RIGD_ORIGIN=http://localhost:$port" -v "$data:/data" "$IMAGE" >"$workdir/run.log" 2>&1; then
+			return
+		fi
+		grep -q -i 'address already in use' "$workdir/run.log" || break
+		timeout "$T_CMD" "$E" rm -f "$name" >/dev/null 2>&1 || true
+	done
+	cat "$workdir/run.log" >&2
+	fail "$E run of $IMAGE failed"
 }
 
 stop_rigd() {
@@ -260,7 +271,7 @@ ws_edit() {
 # --- the run -----------------------------------------------------------------
 
 pick_engine
-say "engine: $E ($("$E" --version 2>/dev/null | head -n 1))"
+say "engine: $E ($(timeout "$T_CMD" "$E" --version 2>/dev/null | head -n 1))"
 command -v curl >/dev/null 2>&1 || fail "curl is missing (scripts/install-deps.sh installs it)"
 [ -d "$ROOT/web/node_modules/ws" ] || fail "web/node_modules/ws is missing: run make web-deps"
 
@@ -281,7 +292,9 @@ if ! timeout "$T_BUILD" "$E" build -f docker/Dockerfile -t "$IMAGE" "${secret[@]
 	tail -n 40 "$workdir/build.log" >&2
 	fail "the image does not build"
 fi
-say "ok: built in $(($(date +%s) - t0)) s, $(($("$E" image inspect -f '{{.Size}}' "$IMAGE") / 1000000)) MB"
+# Warnings a user would see in every build.
+grep -E '^(npm WARN|debconf: )' "$workdir/build.log" | sort -u | sed 's/^/test-image: note: the build says: /' || true
+say "ok: built in $(($(date +%s) - t0)) s, $(($(timeout "$T_CMD" "$E" image inspect -f '{{.Size}}' "$IMAGE") / 1000000)) MB"
 
 # What the image carries: no apt caches, no test packages, no CA bundle.
 leftovers=$(timeout "$T_CMD" "$E" run --rm --entrypoint sh "$IMAGE" -c \
@@ -297,9 +310,7 @@ say "ok: no apt caches, three.js only, no secrets, uid $RIGD_UID"
 vol="$PREFIX-data"
 volumes+=("$vol")
 timeout "$T_CMD" "$E" volume create "$vol" >/dev/null
-port=$(free_port)
-url="http://127.0.0.1:$port"
-run_rigd "$PREFIX-a" "$port" "$vol"
+run_rigd "$PREFIX-a" "$vol"
 wait_healthy "$PREFIX-a" "$port"
 expect_status 200 "GET /healthz" GET "$url/healthz"
 grep -q '"ok"' "$workdir/body" || fail "/healthz says $(cat "$workdir/body")"
@@ -344,9 +355,7 @@ grep -q "\"seq\":${ws_seq}[,}]" "$workdir/body" || fail "the scene lost the webs
 stop_rigd "$PREFIX-a"
 
 # 3. A new container on the same volume (an upgrade): the data is the volume's.
-port=$(free_port)
-url="http://127.0.0.1:$port"
-run_rigd "$PREFIX-b" "$port" "$vol"
+run_rigd "$PREFIX-b" "$vol"
 wait_healthy "$PREFIX-b" "$port"
 expect_status 200 "a new container on the volume: the same token, the same scene" GET "$url/api/scenes/demo" "${auth[@]}"
 cmp -s "$workdir/body" "$workdir/scene-before" || fail "the scene differs in a new container"
@@ -362,9 +371,7 @@ fi
 host="$workdir/data"
 mkdir "$host"
 chown "$RIGD_UID:$RIGD_UID" "$host"
-port=$(free_port)
-url="http://127.0.0.1:$port"
-run_rigd "$PREFIX-c" "$port" "$host"
+run_rigd "$PREFIX-c" "$host"
 wait_healthy "$PREFIX-c" "$port"
 token2=$(timeout "$T_CMD" "$E" logs "$PREFIX-c" 2>&1 | sed -n 's/.*admin token \([0-9a-f]\{48\}\) .*/\1/p' | head -n 1)
 [ -n "$token2" ] || fail "no admin token at the first start on a host folder"
