@@ -162,8 +162,11 @@ make_base_images() {
 		[ -z "$security" ] || echo "deb $security bookworm-security main"
 	} >"$rootfs/etc/apt/sources.list"
 	rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-	timeout 600 tar -C "$rootfs" -c . | timeout 600 "$E" import --change 'CMD ["bash"]' - debian:12 >/dev/null ||
+	if ! timeout 600 tar -C "$rootfs" -c . |
+		timeout 600 "$E" import --change 'CMD ["bash"]' - debian:12 >"$workdir/import.log" 2>&1; then
+		tail -n 5 "$workdir/import.log"
 		skip "$E cannot import the debootstrapped tree as a base image."
+	fi
 	timeout "$T_CMD" "$E" tag debian:12 debian:12-slim
 	rm -rf "$rootfs"
 }
@@ -291,10 +294,17 @@ ca=${RIGD_CA_BUNDLE:-${NODE_EXTRA_CA_CERTS:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-c
 secret=()
 [ -r "$ca" ] && secret=(--secret "id=ca_bundle,src=$ca")
 say "building $IMAGE from the working tree${secret:+ (CA bundle $ca as a build secret)}"
+old_id=$(timeout "$T_CMD" "$E" image inspect -f '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 t0=$(date +%s)
 if ! timeout "$T_BUILD" "$E" build -f docker/Dockerfile -t "$IMAGE" "${secret[@]}" . >"$workdir/build.log" 2>&1; then
 	tail -n 40 "$workdir/build.log" >&2
 	fail "the image does not build"
+fi
+# The image this build replaced is of no more use (the build cache is
+# kept apart from it); an image still in use stays.
+new_id=$(timeout "$T_CMD" "$E" image inspect -f '{{.Id}}' "$IMAGE")
+if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
+	timeout "$T_CMD" "$E" rmi "$old_id" >/dev/null 2>&1 || true
 fi
 # Warnings a user would see in every build.
 grep -E '^(npm WARN|debconf: )' "$workdir/build.log" | sort -u | sed 's/^/test-image: note: the build says: /' || true
