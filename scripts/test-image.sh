@@ -1,8 +1,9 @@
 #!/bin/bash
 # Builds the container image from the working tree, runs it and checks it as
 # a user would: /healthz, 401 without a token and 200 with the admin token
-# printed at the first start, the viewer's page and its three.js module, an
-# edit over HTTP and one over a websocket, the data and the token kept across
+# printed at the first start, the origins a browser may use (RIGD_ORIGIN,
+# and the default of the README's `docker run` line), the viewer's page and
+# its three.js module, an edit over HTTP and one over a websocket, the data and the token kept across
 # stop and start and in a new container on the same volume, a bind-mounted
 # host folder (and a clear message when it belongs to someone else), and a
 # stop that ends rigd by SIGTERM with status 0. `make test-image` runs it;
@@ -208,17 +209,21 @@ wait_healthy() {
 	fail "container $name did not answer /healthz within ${T_READY}s"
 }
 
-# run_rigd NAME DATA: starts the image detached on a free port of
-# 127.0.0.1, which it leaves in $port and $url. A port taken between the
-# choice and the start is tried again with another.
+# run_rigd NAME DATA [default-origins]: starts the image detached on a free
+# port of 127.0.0.1, which it leaves in $port and $url, with RIGD_ORIGIN
+# naming that port unless a third argument asks for the image's default
+# origins. A port taken between the choice and the start is tried again
+# with another.
 run_rigd() {
-	local name=$1 data=$2
+	local name=$1 data=$2 env
 	containers+=("$name")
 	for _ in 1 2 3; do
 		port=$(free_port)
 		url="http://127.0.0.1:$port"
+		env=(-e "RIGD_ORIGIN=http://localhost:$port")
+		[ $# -lt 3 ] || env=()
 		if timeout "$T_CMD" "$E" run -d --name "$name" -p "127.0.0.1:$port:8080" \
-			-e "RIGD_ORIGIN=http://localhost:$port" -v "$data:/data" "$IMAGE" >"$workdir/run.log" 2>&1; then
+			"${env[@]}" -v "$data:/data" "$IMAGE" >"$workdir/run.log" 2>&1; then
 			return
 		fi
 		grep -q -i 'address already in use' "$workdir/run.log" || break
@@ -369,10 +374,13 @@ grep -q "\"seq\":${ws_seq}[,}]" "$workdir/body" || fail "the scene lost the webs
 stop_rigd "$PREFIX-a"
 
 # 3. A new container on the same volume (an upgrade): the data is the volume's.
-run_rigd "$PREFIX-b" "$vol"
+# Without RIGD_ORIGIN it takes the README's address, http://localhost:8080.
+run_rigd "$PREFIX-b" "$vol" default-origins
 wait_healthy "$PREFIX-b" "$port"
 expect_status 200 "a new container on the volume: the same token, the same scene" GET "$url/api/scenes/demo" "${auth[@]}"
 cmp -s "$workdir/body" "$workdir/scene-before" || fail "the scene differs in a new container"
+expect_status 200 "the default origin http://localhost:8080" GET "$url/api/scenes" "${auth[@]}" -H "Origin: http://localhost:8080"
+expect_status 403 "without RIGD_ORIGIN, another port's origin" GET "$url/api/scenes" "${auth[@]}" -H "Origin: http://localhost:$port"
 ! timeout "$T_CMD" "$E" logs "$PREFIX-b" 2>&1 | grep -q 'admin token' || fail "a new container on the volume printed a new token"
 stop_rigd "$PREFIX-b"
 
