@@ -65,7 +65,8 @@ fuzz-merge: build-fuzz
 # The container image built from the working tree and checked as a user
 # would run it (scripts/test-image.sh says what). A machine that cannot run
 # a container at all prints SKIPPED and why; a fault of the image fails.
-# Cold (no base image, no build cache) a few minutes; cached about a minute.
+# Cold (no base image, no build cache) about 5 minutes on 2 busy cores;
+# under a minute after a change to the tree; 16 s when nothing changed.
 test-image: web-deps
 	./scripts/test-image.sh
 
