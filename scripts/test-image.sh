@@ -24,7 +24,8 @@
 #
 # Environment: RIGD_IMAGE (default localhost/rigd:test), RIGD_CA_BUNDLE (a
 # PEM bundle for the build; default the host's), RIGD_ENGINE (docker or
-# podman, to choose).
+# podman, to choose), CONTAINERS_CONF (podman's configuration; when set, it
+# is used instead of the one this script writes).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -76,7 +77,10 @@ trap 'exit 130' INT TERM
 # --- the engine ------------------------------------------------------------
 
 pick_engine() {
-	if [ "${RIGD_ENGINE:-}" != podman ] && command -v docker >/dev/null 2>&1 &&
+	# podman-docker's `docker` is podman itself, which needs the set-up below.
+	local version=""
+	command -v docker >/dev/null 2>&1 && version=$(timeout 20 docker --version 2>/dev/null || true)
+	if [ "${RIGD_ENGINE:-}" != podman ] && [ -n "$version" ] && [[ $version != *[Pp]odman* ]] &&
 		timeout 20 docker info >/dev/null 2>&1; then
 		E=docker
 		return
@@ -85,7 +89,9 @@ pick_engine() {
 		skip "RIGD_ENGINE=docker, but no docker engine answers ('docker info' fails)."
 	fi
 	local why
-	if ! why=$(RIGD_IMAGE_TOOLS=1 "$ROOT/scripts/install-deps.sh" 2>&1); then
+	if why=$(RIGD_IMAGE_TOOLS=1 "$ROOT/scripts/install-deps.sh" 2>&1); then
+		echo "$why" | grep '^install-deps:' || true
+	else
 		echo "$why" | tail -n 5
 		command -v podman >/dev/null 2>&1 ||
 			skip "no docker engine answers and podman could not be installed (see above)."
