@@ -1,7 +1,14 @@
 #!/bin/sh
 # Installs what rigd needs to build, test and run on Debian 12, as root.
 # Idempotent: when every package is present it returns at once without
-# touching the network. Used by `make run`, `make test` and docker/Dockerfile.
+# touching the network. Used by `make run`, `make test`, docker/Dockerfile
+# and scripts/test-image.sh.
+#
+# RIGD_NO_BROWSER=1 leaves out the browser (the image's build stage).
+# RIGD_IMAGE_TOOLS=1 adds what scripts/test-image.sh needs to build and run
+# the container image without a registry: podman with runc (crun refuses
+# hybrid cgroups), netavark and iptables for published ports, and
+# debootstrap with Debian's keyring to make the base image locally.
 set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev \
@@ -10,6 +17,9 @@ curl ca-certificates nodejs npm"
 # The browser is for the viewer's tests only; a container image skips it.
 if [ "${RIGD_NO_BROWSER:-0}" != 1 ]; then
 	PKGS="$PKGS chromium"
+fi
+if [ "${RIGD_IMAGE_TOOLS:-0}" = 1 ]; then
+	PKGS="$PKGS podman runc netavark iptables debootstrap debian-archive-keyring"
 fi
 
 missing=""
