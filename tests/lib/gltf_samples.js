@@ -5,9 +5,9 @@
  * They live outside the repository. CMake's cache variable
  * RIGD_GLTF_SAMPLES names the folder (tests/CMakeLists.txt) and passes it to
  * every node test as the environment variable of the same name; run by hand
- * without it, the tests look in the same default place, ../shared/gltf-samples
- * beside the repository. A test that needs a sample skips, saying where it
- * looked, when the folder is absent: skipWithoutSamples(t) at its start.
+ * without it, the tests look in CMake's default place. A test that needs a
+ * sample skips, saying where it looked, when the folder is absent:
+ * skipWithoutSamples(t) at its start.
  */
 const fs = require('node:fs');
 const path = require('node:path');
