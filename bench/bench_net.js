@@ -3,7 +3,7 @@
  * bench_net: the server's broadcast path, measured end to end on loopback.
  *
  *   1. Edit-to-update latency (p50, p99) with 1, 10 and 100 subscribers: one
- *      editor turns a bone of the 59-bone skeleton (ERRATA 1) at 60 Hz; the
+ *      editor turns a bone of the 59-bone skeleton (docs/transforms.md 6.2) at 60 Hz; the
  *      latency of an edit is the time from sending it to a subscriber
  *      receiving the update that carries it, over every subscriber.
  *   2. Updates delivered per second with 1,000 subscribers while the rig is

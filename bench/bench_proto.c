@@ -6,7 +6,7 @@
  *   - NDJSON log lines: encode and decode, one set op per line (live edits)
  *     and 100 per line (a script's batches);
  *   - edit_apply of set ops, with and without the inverse and the result;
- *   - replay = decode + apply, in set ops per second (issue 3's target is
+ *   - replay = decode + apply, in set ops per second (the target is
  *     1,000,000 a second offline);
  *   - encoding an update of the 59 bones of a skeleton, and a snapshot of a
  *     100,000-node scene.

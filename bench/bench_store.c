@@ -1,5 +1,5 @@
 /*
- * bench_store.c: how fast the durable log is (issue 3, section 5).
+ * bench_store.c: how fast the durable log is.
  *
  * A program that prints figures, never a test. On a real database file (in
  * --dir, default the system's temporary directory):

@@ -1,4 +1,4 @@
-# The transform core's benchmark (issue 2, section 5): a program that prints
+# The transform core's benchmark: a program that prints
 # figures, run by `make bench` or `cmake --build build --target bench_run`.
 #
 # bench_core links rigd_core as the project builds it. bench_core_native

@@ -1,4 +1,4 @@
-# The server's benchmark (issue 4): edit-to-update latency at 1, 10 and 100
+# The server's benchmark: edit-to-update latency at 1, 10 and 100
 # subscribers and fan-out to 1,000 subscribers of a 59-bone rig edited at
 # 60 Hz, with the server's CPU time. A node script that starts the real rigd;
 # it prints figures and is never a test. Run:

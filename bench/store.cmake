@@ -1,4 +1,4 @@
-# The durable log's benchmark (issue 3, section 5): acknowledged batches per
+# The durable log's benchmark: acknowledged batches per
 # second and ack latency with group commit and per batch, FULL and NORMAL;
 # replay speed; open time of a scene with 1,000,000 logged batches.
 # Run: build/bench/bench_store [--quick] [--dir DIR]

@@ -1,6 +1,6 @@
 'use strict';
 /*
- * The crash test of the durable log (issue 3, section 5).
+ * The crash test of the durable log.
  *
  * A child `rigd apply` applies batches from its standard input as fast as it
  * can and prints each ack after its commit; it is killed with SIGKILL at

@@ -1,3 +1,3 @@
-# The edit language and its JSON (issue 3 section 1; the codecs of issue 4).
+# The edit language and its JSON: the edit module and the protocol codec.
 rigd_unit_test(edit rigd_core)
 rigd_unit_test(proto rigd_codec)

@@ -1,4 +1,4 @@
-# Fuzz targets (issue 7): the message decoder, the edit validator and the
+# Fuzz targets: the message decoder, the edit validator and the
 # glTF importer, one libFuzzer target each in tests/fuzz/fuzz_NAME.c, with
 # a committed corpus (tests/fuzz/corpus/NAME) and regression inputs of past
 # findings (tests/fuzz/regress/NAME). See tests/fuzz/README.md.

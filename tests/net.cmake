@@ -1,4 +1,4 @@
-# The server (issue 4): the transport on its own over raw sockets, and the
+# The server: the transport on its own over raw sockets, and the
 # end-to-end tests that drive the real rigd and rigctl (node:test, with
 # tests/lib/rigd.js to start servers on free ports).
 find_package(Threads REQUIRED)
@@ -13,4 +13,4 @@ set_tests_properties(e2e_api e2e_concurrent e2e_slow e2e_restart PROPERTIES TIME
 set_tests_properties(e2e_slow PROPERTIES RUN_SERIAL TRUE)
 rigd_node_test(e2e_rigctl e2e/rigctl.js)
 set_tests_properties(e2e_rigctl PROPERTIES TIMEOUT 300)
-rigd_node_test(e2e_gltf e2e/gltf.js)  # glTF in and out over HTTP and rigctl (issue 6)
+rigd_node_test(e2e_gltf e2e/gltf.js)  # glTF in and out over HTTP and rigctl

@@ -1,4 +1,4 @@
-# Allocation-failure injection along the edit path (issue 7): every
+# Allocation-failure injection along the edit path: every
 # allocation of decode -> apply -> encode and of an engine round made to
 # fail in turn (tests/test_oom.c says how). --wrap reaches the allocations
 # of rigd's own static libraries; cJSON and SQLite get counting allocators

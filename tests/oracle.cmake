@@ -1,4 +1,4 @@
-# The independent oracle (issue 2, section 4): oracle_dump prints rigd's world
+# The independent oracle: oracle_dump prints rigd's world
 # matrices for the glTF samples and for seeded random trees, and
 # oracle/oracle.test.mjs checks them against three.js's updateMatrixWorld.
 # random_tree.c is shared with the benchmark (bench/core.cmake), so both use
@@ -17,5 +17,5 @@ rigd_node_test(oracle_three oracle/oracle.test.mjs)
 # The loader itself: preorder, channels, and refusals of what is not a tree.
 add_executable(test_gltf_nodes oracle/test_gltf_nodes.c)
 target_link_libraries(test_gltf_nodes PRIVATE rigd_oracle_support PkgConfig::CMOCKA)
-target_compile_definitions(test_gltf_nodes PRIVATE RIGD_SHARED_DIR="${CMAKE_SOURCE_DIR}/../shared")
+target_compile_definitions(test_gltf_nodes PRIVATE RIGD_GLTF_SAMPLES="${RIGD_GLTF_SAMPLES}")
 add_test(NAME unit_gltf_nodes COMMAND test_gltf_nodes)

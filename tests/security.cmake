@@ -1,4 +1,4 @@
-# Hardening (issue 7): hostile input, access control, TLS, limits and
+# Hardening: hostile input, access control, TLS, limits and
 # fairness, load with faults, the server under valgrind, and the container's
 # entry point. node:test files that drive the real rigd (tests/lib/rigd.js);
 # see docs/security.md.

@@ -1,4 +1,4 @@
-# Durable storage and the engine facade (issue 3, sections 2-5): the store on
+# Durable storage and the engine facade: the store on
 # its own, the engine (group commit, rollback, undo, time travel, export and
 # import, check), and the crash test that SIGKILLs `rigd apply`.
 rigd_unit_test(store rigd_engine)

@@ -1,8 +1,8 @@
 /*
  * test_edit.c: edit batches against the scene: every op and field, every
  * error edit_apply reports (with its op index and field), atomicity, the
- * inverse as an exact undo for every op kind, the result lists, the seeds'
- * 59-bone recompute counts (ERRATA item 1), random batches and a chain a
+ * inverse as an exact undo for every op kind, the result lists, the
+ * 59-bone recompute counts (docs/transforms.md 6.2), random batches and a chain a
  * million nodes deep.
  */
 #include <setjmp.h>
@@ -734,7 +734,7 @@ static void test_result_lists(void **state)
 	scene_free(s);
 }
 
-/* ---------- the seeds' 59-bone skeleton (ERRATA item 1) ---------- */
+/* ---------- the 59-bone skeleton (docs/transforms.md 6.2) ---------- */
 
 static void bone(edit_batch *b, const char *id, const char *parent)
 {

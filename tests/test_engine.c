@@ -131,7 +131,7 @@ static void check_ok(engine *e)
 	assert_int_equal(rc, 0);
 }
 
-/* The demo rig of the seed chapter, section 4: the base's centre 0.2 up,
+/* The demo rig (docs/transforms.md 4): the base's centre 0.2 up,
  * yawed 30 degrees; the arm hinged at the base's top (0.2 above its centre)
  * and bent 40 degrees, L = T(0, 0.2, 0) Rz(40) T(0, 0.7, 0), which is t =
  * (0, 0.9, 0) with pivot (0, -0.7, 0); the hand 0.7 above the arm's centre. */
@@ -426,7 +426,7 @@ static void test_reopen_bit_identical(void **state)
 	assert_int_equal(engine_seq(e, "r"), seq);
 	assert_true(h == live_hash(e, "r"));
 	assert_true(hd == live_hash(e, "demo"));
-	/* The seed's hand, through snapshot and log. */
+	/* The demo rig's hand (docs/transforms.md 4.1), through snapshot and log. */
 	const scene *d = engine_scene(e, "demo");
 	mat4 w = scene_world(d, scene_find(d, "hand"));
 	assert_true(fabs(w.m[12] - -0.779) < 5e-4);

@@ -1,13 +1,13 @@
 /*
- * test_gltf.c: glTF import and export (server/gltf.c).
+ * test_gltf.c: glTF import and export (server/codec/gltf.c).
  *
- * Import: every sample of ../shared/gltf-samples against world matrices
+ * Import: every glTF sample model (RIGD_GLTF_SAMPLES) against world matrices
  * composed here straight from the file (plain products of the file's
  * matrices and TRS, no decomposition), counts from the samples' README,
  * every malformed fixture of tests/gltf/malformed (code, node, nothing
  * produced), GLB containers good and bad, ids, mesh references, scenes,
  * cameras, skins, limits, deep chains and cycles, and mutated input.
- * Export: the seed's demo rig as in section 14, exact round trips of the
+ * Export: the demo rig as in docs/transforms.md section 10, exact round trips of the
  * demo, a rich scene and every sample, edited pivot pairs.
  * The three.js and Khronos validator checks are in gltf/gltf.test.mjs.
  */
@@ -729,7 +729,7 @@ static char *matrix_doc(const double *m)
 static void test_matrices(void **state)
 {
 	const double deg = M_PI / 180;
-	/* Seed 000 section 13: S(2,1,1) Rz(45) reads back as Rz(26.6)
+	/* docs/transforms.md 9.2: S(2,1,1) Rz(45) reads back as Rz(26.6)
 	 * S(1.581, 1.581) and misses by 0.707. */
 	mat4 sheared = mat4_mul(mat4_scaling(vec3_make(2, 1, 1)),
 				mat4_rotation_axis(vec3_make(0, 0, 1), 45 * deg));
@@ -1099,7 +1099,7 @@ static void test_demo_export(void **state)
 	cJSON_Delete(doc);
 
 	/* Back in: the pair folds into one node with its pivot, every stored
-	 * value and world matrix as before; the hand at the seed's position. */
+	 * value and world matrix as before; the hand at the position of docs/transforms.md 4.1. */
 	back = import_new(json, len, NULL, &r);
 	assert_int_equal(r.n_pivots, 1);
 	assert_int_equal(r.nodes[1].role, GLTF_NODE_PIVOT_OUTER);

@@ -1,16 +1,15 @@
 /*
- * test_math.c: the math module against the seed documents.
+ * test_math.c: the math module against docs/transforms.md.
  *
- * Every worked number of ../shared/seeds/ that is pure matrix, quaternion or
- * box arithmetic is reproduced here to the digits printed: the tolerance is
- * half a unit of the last printed digit, and each such number names its seed
- * and section. The three figures that do not hold as printed use the
- * corrections of seeds/ERRATA.md. The scene-level claims (nodes, dirty
- * counts, the culling walk and its five tests) belong to test_scene.c.
+ * Every worked number of docs/transforms.md that is pure matrix, quaternion
+ * or box arithmetic is reproduced here to the digits printed: the tolerance
+ * is half a unit of the last printed digit, and each such number names its
+ * section of transforms.md. The three figures that do not hold as often
+ * printed use the corrected values of its section 13. The scene-level claims
+ * (nodes, dirty counts, the culling walk and its five tests) belong to
+ * test_scene.c.
  *
- * Seeds: 000 = the chapter "Scene Graphs and Hierarchical Modeling",
- *        002 = the 2D article "Skeletal Transforms and Forward Kinematics",
- *        004 = the lecture "Matrix Hierarchies".
+ * "2D" below is the two-bone rig of transforms.md section 11.
  */
 #include "core/err.h"
 #include "core/math.h"
@@ -32,7 +31,7 @@
 #define D2 0.005
 #define D3 0.0005
 #define D4 0.00005
-#define EXACT 1e-12 /* a figure the seed states exactly (0.7, a unit tip...) */
+#define EXACT 1e-12 /* a figure transforms.md states exactly (0.7, a unit tip...) */
 
 /* ---- assertions on doubles, reporting the caller's line ---- */
 
@@ -74,7 +73,7 @@ static void mat_near_(mat4 got, mat4 want, double tol, const char *what, const c
 #define VEC_NEAR(got, want, tol) vec_near_((got), (want), (tol), #got, __FILE__, __LINE__)
 #define MAT_NEAR(got, want, tol) mat_near_((got), (want), (tol), #got, __FILE__, __LINE__)
 
-/* Row r, column c of m (the seeds print matrices by rows). */
+/* Row r, column c of m (transforms.md prints matrices by rows). */
 static double at(mat4 m, int r, int c)
 {
 	return m.m[c * 4 + r];
@@ -155,12 +154,12 @@ static double z_angle_deg(quat q)
 	return 2 * atan2(q.z, q.w) / DEG;
 }
 
-/* ---- the chapter's demo rig (seed 000 sections 4, 6, 9, 10, 11) ----
+/* ---- the demo rig (transforms.md 4; also 5, 7.2, 8) ----
  *
  * base: t = (0, 0.2, 0), yaw about y.
  * arm:  t = (0, 0.9, 0), pivot = (0, -0.7, 0), bend about z; with the pivot
  *       rule L = T(t) T(p) R T(-p) this is T_joint R_bend T_pivot =
- *       T(0, 0.2, 0) Rz(bend) T(0, 0.7, 0) of section 4.
+ *       T(0, 0.2, 0) Rz(bend) T(0, 0.7, 0) of transforms.md 4.
  * hand: t = (0, 0.7, 0).
  */
 typedef struct rig {
@@ -198,9 +197,9 @@ static rig make_rig(double yaw_deg, double bend_deg)
 	return r;
 }
 
-/* ================= seed 000, the chapter ================= */
+/* ================= transforms.md 2 to 10: the rules in 3D ================= */
 
-/* Section 3: W_arm = Ry(90) T(1, 0, 0). */
+/* 2.1: W_arm = Ry(90) T(1, 0, 0). */
 static void test_s3_two_node_chain(void **state)
 {
 	static const double want[3][4] = {
@@ -208,20 +207,20 @@ static void test_s3_two_node_chain(void **state)
 		{ 0, 1, 0, 0 },
 		{ -1, 0, 0, -1 },
 	};
-	/* The chapter's call: matMul(makeTRS(0,0,0, 0,90,0, 1,1,1), makeTRS(1,0,0, ...)). */
+	/* 2.1: the same product from two TRS transforms, Euler (0, 90, 0) and t = (1, 0, 0). */
 	mat4 base = mat4_compose(v3(0, 0, 0), quat_from_euler_deg(v3(0, 90, 0)), v3(1, 1, 1));
 	mat4 arm = mat4_compose(v3(1, 0, 0), quat_from_euler_deg(v3(0, 0, 0)), v3(1, 1, 1));
 	mat4 w = mat4_mul(base, arm);
 
 	(void)state;
-	ROWS_NEAR(w, want, EXACT);                                /* s3 matrix */
-	ROWS_NEAR(mat4_mul(Ry(90), T(1, 0, 0)), want, EXACT);     /* s3 Ry(90) T(1,0,0) */
-	VEC_NEAR(origin_of(w), v3(0, 0, -1), EXACT);              /* s3 origin at (0,0,-1) */
-	/* s3: linear part Ry(90), translation Ry(90) (1,0,0). */
+	ROWS_NEAR(w, want, EXACT);                                /* 2.1 matrix */
+	ROWS_NEAR(mat4_mul(Ry(90), T(1, 0, 0)), want, EXACT);     /* 2.1 Ry(90) T(1,0,0) */
+	VEC_NEAR(origin_of(w), v3(0, 0, -1), EXACT);              /* 2.1 origin at (0,0,-1) */
+	/* 2.1: linear part Ry(90), translation Ry(90) (1,0,0). */
 	VEC_NEAR(mat4_direction(Ry(90), v3(1, 0, 0)), v3(0, 0, -1), EXACT);
 }
 
-/* Section 4: the demo's default pose, yaw 90, and the four bends. */
+/* 4.1 to 4.3: the demo's default pose, yaw 90, and the four bends. */
 static void test_s4_default_pose(void **state)
 {
 	static const double want[3][4] = {
@@ -232,12 +231,12 @@ static void test_s4_default_pose(void **state)
 	rig r = make_rig(30, 40);
 
 	(void)state;
-	ROWS_NEAR(r.w_hand, want, D2);                                   /* s4 W_hand */
-	VEC_NEAR(origin_of(r.w_hand), v3(-0.78, 1.47, 0.45), D2);        /* s4 hand */
-	VEC_NEAR(origin_of(r.w_arm), v3(-0.39, 0.94, 0.22), D2);         /* s4 arm centre */
-	VEC_NEAR(origin_of(r.w_arm), v3(-0.390, 0.936, 0.225), D3);      /* ERRATA rounding note */
-	VEC_NEAR(origin_of(r.w_base), v3(0, 0.2, 0), EXACT);             /* s4 base centre */
-	/* s4: L_arm = T_joint R_bend T_pivot with T_joint = T(0,0.2,0) and
+	ROWS_NEAR(r.w_hand, want, D2);                                   /* 4.1 W_hand */
+	VEC_NEAR(origin_of(r.w_hand), v3(-0.78, 1.47, 0.45), D2);        /* 4.1 hand */
+	VEC_NEAR(origin_of(r.w_arm), v3(-0.39, 0.94, 0.22), D2);         /* 4.1 arm centre */
+	VEC_NEAR(origin_of(r.w_arm), v3(-0.390, 0.936, 0.225), D3);      /* 4.1, 13.4 unrounded */
+	VEC_NEAR(origin_of(r.w_base), v3(0, 0.2, 0), EXACT);             /* 4.1 base centre */
+	/* 4.1: L_arm = T_joint R_bend T_pivot with T_joint = T(0,0.2,0) and
 	 * T_pivot = T(0,0.7,0), as the pivot rule builds it. */
 	MAT_NEAR(r.l_arm, mul3(T(0, 0.2, 0), Rz(40), T(0, 0.7, 0)), EXACT);
 }
@@ -248,8 +247,8 @@ static void test_s4_yaw_90(void **state)
 	vec3 hand = origin_of(r90.w_hand);
 
 	(void)state;
-	VEC_NEAR(hand, v3(0.00, 1.47, 0.90), D2);                          /* s4 yaw 90 */
-	/* s4: "same height, swung a quarter turn": the base's rotation applied
+	VEC_NEAR(hand, v3(0.00, 1.47, 0.90), D2);                          /* 4.2 yaw 90 */
+	/* 4.2: same height, swung about the vertical: the base's rotation applied
 	 * to the hand's offset from the base. */
 	NEAR(hand.y, origin_of(r30.w_hand).y, EXACT);
 	VEC_NEAR(hand, vec3_add(v3(0, 0.2, 0),
@@ -262,7 +261,7 @@ static void test_s4_four_bends(void **state)
 	static const double bends[4] = { 0, 40, 80, 120 };
 
 	(void)state;
-	/* s4 figure: the hand goes from (0, 1.8) at bend 0 to (-1.21, -0.3) at
+	/* 4.3: the hand goes from (0, 1.8) at bend 0 to (-1.21, -0.3) at
 	 * bend 120, base unyawed. */
 	VEC_NEAR(origin_of(make_rig(0, 0).w_hand), v3(0, 1.8, 0), EXACT);
 	VEC_NEAR(origin_of(make_rig(0, 120).w_hand), v3(-1.21, -0.3, 0), D2);
@@ -271,7 +270,7 @@ static void test_s4_four_bends(void **state)
 		vec3 joint = mat4_point(r.w_arm, v3(0, -0.7, 0)); /* the arm's lower end */
 		vec3 hand = origin_of(r.w_hand);
 
-		/* s4: "The joint (black dot) never moves": it sits on the base's
+		/* 4.3: the joint never moves: it sits on the base's
 		 * top surface, 0.2 above the base's centre at 0.2. */
 		VEC_NEAR(joint, v3(0, 0.4, 0), EXACT);
 		/* The hand rides the arm's tip, 1.4 from the joint at angle bend. */
@@ -280,32 +279,32 @@ static void test_s4_four_bends(void **state)
 	}
 }
 
-/* Section 6: the mirrored sibling L_arm2 = S(-1, 1, 1) L_arm. */
+/* 7.2: the mirrored sibling L_arm2 = S(-1, 1, 1) L_arm. */
 static void test_s6_mirrored_sibling(void **state)
 {
 	rig r = make_rig(30, 40);
 	mat4 l_arm2 = mat4_mul(S(-1, 1, 1), r.l_arm);
 	mat4 w_arm2 = mat4_mul(r.w_base, l_arm2);
 	mat4 w_hand2 = mat4_mul(w_arm2, r.l_hand);
-	/* "reflected through the base's own yz plane and then yawed" */
+	/* 7.2: reflected through the base's own yz plane and then yawed */
 	mat4 mirror_in_base = mul3(r.w_base, S(-1, 1, 1), must_invert(r.w_base));
 
 	(void)state;
-	/* s6 stack trace, top's origin per push */
+	/* 7.2 stack trace, top's origin per push */
 	VEC_NEAR(origin_of(r.w_base), v3(0, 0.2, 0), EXACT);
 	VEC_NEAR(origin_of(r.w_arm), v3(-0.39, 0.94, 0.22), D2);
 	VEC_NEAR(origin_of(r.w_hand), v3(-0.78, 1.47, 0.45), D2);
 	VEC_NEAR(origin_of(w_arm2), v3(0.39, 0.94, -0.22), D2);
-	VEC_NEAR(origin_of(w_hand2), v3(0.78, 1.47, -0.45), D2);   /* s6 hand2 */
+	VEC_NEAR(origin_of(w_hand2), v3(0.78, 1.47, -0.45), D2);   /* 7.2 hand2 */
 	VEC_NEAR(origin_of(w_hand2), mat4_point(mirror_in_base, origin_of(r.w_hand)), EXACT);
-	NEAR(mat4_det3(w_arm2), -1, EXACT);                        /* s6, s12: det -1 */
-	NEAR(mat4_det3(w_hand2), -1, EXACT);                       /* s12: every product below */
+	NEAR(mat4_det3(w_arm2), -1, EXACT);                        /* 7.2, 9.1: det -1 */
+	NEAR(mat4_det3(w_hand2), -1, EXACT);                       /* 9.1: every product below */
 	NEAR(mat4_det3(r.w_hand), 1, EXACT);
-	/* s12: a mirror is still a TRS; it does not shear. */
+	/* 9.1: a mirror is still a TRS; it does not shear. */
 	NEAR(mat4_shear_deg(w_arm2), 90, EXACT);
 }
 
-/* Section 8: a tip out, a point back. */
+/* 5.1: a tip out, a point back. */
 static void test_s8_local_to_world_and_back(void **state)
 {
 	static const double want_inv[3][4] = {
@@ -317,18 +316,18 @@ static void test_s8_local_to_world_and_back(void **state)
 	mat4 inv_trs, inv_aff;
 
 	(void)state;
-	VEC_NEAR(mat4_point(w, v3(1, 0, 0)), v3(0, 0, -2), EXACT);        /* s8 tip */
+	VEC_NEAR(mat4_point(w, v3(1, 0, 0)), v3(0, 0, -2), EXACT);        /* 5.1 tip */
 	assert_int_equal(mat4_invert_trs(w, &inv_trs), 0);
 	assert_int_equal(mat4_invert_affine(w, &inv_aff), 0);
-	ROWS_NEAR(inv_trs, want_inv, EXACT);                                /* s8 W^-1 */
+	ROWS_NEAR(inv_trs, want_inv, EXACT);                                /* 5.1 W^-1 */
 	ROWS_NEAR(inv_aff, want_inv, EXACT);
-	VEC_NEAR(mat4_point(inv_trs, v3(0, 0, -1)), v3(0, 0, 0), EXACT);   /* s8 origin home */
-	/* s8: linear part Ry(-90), translation -R^T t = (-1, 0, 0). */
+	VEC_NEAR(mat4_point(inv_trs, v3(0, 0, -1)), v3(0, 0, 0), EXACT);   /* 5.1 origin home */
+	/* 5.1: linear part Ry(-90), translation -R^T t = (-1, 0, 0). */
 	MAT_NEAR(inv_trs, mat4_mul(Ry(-90), T(0, 0, 1)), EXACT);
 	VEC_NEAR(origin_of(inv_trs), v3(-1, 0, 0), EXACT);
 }
 
-/* Section 9 and exercise 8: between any two nodes. */
+/* 5.2: between any two nodes. */
 static void test_s9_between_nodes(void **state)
 {
 	rig r = make_rig(30, 40);
@@ -337,28 +336,28 @@ static void test_s9_between_nodes(void **state)
 	mat4 inv_trs;
 
 	(void)state;
-	VEC_NEAR(hand, v3(-0.779, 1.472, 0.450), D3);                                 /* s9 */
-	VEC_NEAR(mat4_point(must_invert(r.w_base), hand), v3(-0.900, 1.272, 0), D3);  /* s9 */
-	/* s9: 1.272 = 0.2 + 1.4 cos 40, -0.900 = -1.4 sin 40. */
+	VEC_NEAR(hand, v3(-0.779, 1.472, 0.450), D3);                                 /* 5.2 */
+	VEC_NEAR(mat4_point(must_invert(r.w_base), hand), v3(-0.900, 1.272, 0), D3);  /* 5.2 */
+	/* 5.2: 1.272 = 0.2 + 1.4 cos 40, -0.900 = -1.4 sin 40. */
 	VEC_NEAR(mat4_point(must_invert(r.w_base), hand),
 		 v3(-1.4 * sin(40 * DEG), 0.2 + 1.4 * cos(40 * DEG), 0), EXACT);
-	VEC_NEAR(mat4_point(must_invert(r.w_arm), hand), v3(0, 0.7, 0), EXACT);      /* s9 exactly */
-	VEC_NEAR(mat4_point(must_invert(r.w_hand), v3(0, 1, 0)), v3(0.386, -0.940, 0), D3); /* s9 */
-	VEC_NEAR(origin_of(hand_from_arm), v3(0, -0.7, 0), EXACT);                   /* s9 */
-	/* s9: "W_B^-1 W_A is itself a rigid transform". */
+	VEC_NEAR(mat4_point(must_invert(r.w_arm), hand), v3(0, 0.7, 0), EXACT);      /* 5.2 exactly */
+	VEC_NEAR(mat4_point(must_invert(r.w_hand), v3(0, 1, 0)), v3(0.386, -0.940, 0), D3); /* 5.2 */
+	VEC_NEAR(origin_of(hand_from_arm), v3(0, -0.7, 0), EXACT);                   /* 5.2 */
+	/* 5.2: W_B^-1 W_A is itself a rigid transform. */
 	NEAR(mat4_det3(hand_from_arm), 1, EXACT);
 	NEAR(mat4_shear_deg(hand_from_arm), 90, EXACT);
-	/* Exercise 8: the base's origin in the hand's frame, through invertTRS. */
+	/* 5.2: the base's origin in the hand's frame, through the TRS inverse. */
 	assert_int_equal(mat4_invert_trs(r.w_hand, &inv_trs), 0);
 	VEC_NEAR(mat4_point(inv_trs, v3(0, 0.2, 0)), v3(-0.129, -1.553, 0), D3);
-	/* Exercise 8's route: the base's origin relative to the hand, in base
+	/* 5.2's derivation: the base's origin relative to the hand, in base
 	 * coordinates, turned by Rz(-40). */
 	VEC_NEAR(mat4_point(inv_trs, v3(0, 0.2, 0)),
 		 mat4_direction(Rz(-40), v3(1.4 * sin(40 * DEG), -0.2 - 1.4 * cos(40 * DEG), 0)),
 		 EXACT);
 }
 
-/* Section 10: a camera on the hand, L_cam = T(0, 0.3, 0). */
+/* 5.3: a camera on the hand, L_cam = T(0, 0.3, 0). */
 static void test_s10_camera_node(void **state)
 {
 	static const double want_view[3][4] = {
@@ -371,22 +370,22 @@ static void test_s10_camera_node(void **state)
 	mat4 view;
 
 	(void)state;
-	VEC_NEAR(origin_of(w_cam), v3(-0.946, 1.702, 0.546), D3);              /* s10 */
+	VEC_NEAR(origin_of(w_cam), v3(-0.946, 1.702, 0.546), D3);              /* 5.3 */
 	VEC_NEAR(mat4_point(r.w_hand, v3(0, 0.3, 0)), v3(-0.946, 1.702, 0.546), D3);
 	assert_int_equal(mat4_invert_trs(w_cam, &view), 0);
-	ROWS_NEAR(view, want_view, D2);                                          /* s10 V */
+	ROWS_NEAR(view, want_view, D2);                                          /* 5.3 V */
 	MAT_NEAR(view, must_invert(w_cam), EXACT);
-	/* s10: the rows of V are the columns of W_hand's rotation. */
+	/* 5.3: the rows of V are the columns of W_hand's rotation. */
 	for (int r_ = 0; r_ < 3; r_++)
 		for (int c = 0; c < 3; c++)
 			NEAR(at(view, r_, c), at(r.w_hand, c, r_), EXACT);
-	/* s10: V sends the camera's own world position to the origin. */
+	/* 5.3: V sends the camera's own world position to the origin. */
 	VEC_NEAR(mat4_point(view, origin_of(w_cam)), v3(0, 0, 0), EXACT);
-	/* s10: the camera looks down the hand's -z. */
+	/* 5.3: the camera looks down the hand's -z. */
 	VEC_NEAR(mat4_direction(w_cam, v3(0, 0, -1)), mat4_direction(r.w_hand, v3(0, 0, -1)), EXACT);
 }
 
-/* Section 11: world boxes, subtree boxes, the sphere, the plane tests. */
+/* 8.1: world boxes, subtree boxes, the sphere, the plane tests. */
 static void test_s11_bounding_volumes(void **state)
 {
 	rig r = make_rig(30, 40);
@@ -401,22 +400,22 @@ static void test_s11_bounding_volumes(void **state)
 	plane keep_below_m06 = { v3(-1, 0, 0), -0.6 };  /* x < -0.6 */
 
 	(void)state;
-	NEAR(base.min.x, -0.478, D3);                   /* s11 base [-0.478, 0.478] */
+	NEAR(base.min.x, -0.478, D3);                   /* 8.1 base [-0.478, 0.478] */
 	NEAR(base.max.x, 0.478, D3);
-	NEAR(arm.min.x, -0.919, D3);                    /* s11 arm [-0.919, 0.140] */
+	NEAR(arm.min.x, -0.919, D3);                    /* 8.1 arm [-0.919, 0.140] */
 	NEAR(arm.max.x, 0.140, D3);
-	NEAR(hand.min.x, -1.102, D3);                   /* s11 hand [-1.102, -0.457] */
+	NEAR(hand.min.x, -1.102, D3);                   /* 8.1 hand [-1.102, -0.457] */
 	NEAR(hand.max.x, -0.457, D3);
-	NEAR(arm_subtree.min.x, -1.102, D3);            /* s11 arm subtree [-1.102, 0.140] */
+	NEAR(arm_subtree.min.x, -1.102, D3);            /* 8.1 arm subtree [-1.102, 0.140] */
 	NEAR(arm_subtree.max.x, 0.140, D3);
-	NEAR(tree.min.x, -1.102, D3);                   /* s11 tree [-1.102, 0.478] */
+	NEAR(tree.min.x, -1.102, D3);                   /* 8.1 tree [-1.102, 0.478] */
 	NEAR(tree.max.x, 0.478, D3);
-	NEAR(ball.radius, 1.318, D3);                   /* s11 sphere */
+	NEAR(ball.radius, 1.318, D3);                   /* 8.1 sphere */
 	VEC_NEAR(ball.center, v3(-0.312, 0.853, 0.143), D3);
 
-	/* s11: against x < 1 the tree's box is entirely inside. */
+	/* 8.1: against x < 1 the tree's box is entirely inside. */
 	assert_int_equal(plane_classify(keep_below_1, tree), SIDE_INSIDE);
-	/* s11: against x < -0.6 the tree straddles, the base is rejected, the
+	/* 8.1: against x < -0.6 the tree straddles, the base is rejected, the
 	 * arm subtree straddles and both its children straddle. */
 	assert_int_equal(plane_classify(keep_below_m06, tree), SIDE_STRADDLE);
 	assert_int_equal(plane_classify(keep_below_m06, base), SIDE_OUTSIDE);
@@ -425,7 +424,7 @@ static void test_s11_bounding_volumes(void **state)
 	assert_int_equal(plane_classify(keep_below_m06, hand), SIDE_STRADDLE);
 }
 
-/* Section 13 and hands-on 2: inherited shear, W = S(2, 1, 1) Rz(45). */
+/* 9.2: inherited shear, W = S(2, 1, 1) Rz(45). */
 static void test_s13_inherited_shear(void **state)
 {
 	mat4 w = mat4_mul(S(2, 1, 1), Rz(45));
@@ -436,27 +435,27 @@ static void test_s13_inherited_shear(void **state)
 	bool exact;
 
 	(void)state;
-	VEC_NEAR(c0, v3(1.414, 0.707, 0), D3);                          /* s13 columns */
+	VEC_NEAR(c0, v3(1.414, 0.707, 0), D3);                          /* 9.2 columns */
 	VEC_NEAR(c1, v3(-1.414, 0.707, 0), D3);
-	NEAR(vec3_length(c0), 1.581, D3);                               /* s13 both 1.581 */
+	NEAR(vec3_length(c0), 1.581, D3);                               /* 9.2 both 1.581 */
 	NEAR(vec3_length(c1), 1.581, D3);
-	NEAR(vec3_dot(c0, c1), -1.5, D3);                               /* hands-on 2: dot -1.5 */
-	NEAR(mat4_shear_deg(w), 126.9, D1);                             /* s13 126.9 deg */
+	NEAR(vec3_dot(c0, c1), -1.5, D3);                               /* 9.2: dot -1.5 */
+	NEAR(mat4_shear_deg(w), 126.9, D1);                             /* 9.2 126.9 deg */
 
-	/* s13: the read-back takes the column lengths as the scale and the
+	/* 9.2: the read-back takes the column lengths as the scale and the
 	 * first column's direction as the rotation. */
 	exact = mat4_decompose(w, 1e-9, &t, &q, &s, &err);
 	assert_false(exact);
-	VEC_NEAR(s, v3(1.581, 1.581, 1), D3);                           /* s13 S(1.581, 1.581) */
-	NEAR(z_angle_deg(q), 26.6, D1);                                 /* s13 26.6 deg, not 45 */
+	VEC_NEAR(s, v3(1.581, 1.581, 1), D3);                           /* 9.2 S(1.581, 1.581) */
+	NEAR(z_angle_deg(q), 26.6, D1);                                 /* 9.2 26.6 deg, not 45 */
 	VEC_NEAR(t, v3(0, 0, 0), EXACT);
-	NEAR(err, 0.707, D3);                                           /* s13 0.707 */
+	NEAR(err, 0.707, D3);                                           /* 9.2 0.707 */
 	/* The same figure by hand: Rz(26.6) S(1.581, 1.581) against W. */
 	NEAR(mat4_max_abs_diff(mat4_mul(Rz(atan2(c0.y, c0.x) / DEG),
 					S(vec3_length(c0), vec3_length(c1), 1)),
 			       w),
 	     0.707, D3);
-	/* s13: the composed matrix is correct and draws the parallelogram: the
+	/* 9.2: the composed matrix is correct and draws the parallelogram: the
 	 * square's corner (1, 1) under S(2,1,1) Rz(45) is (0, 1.414), which no
 	 * rotation and scale of the read-back reproduces. */
 	VEC_NEAR(mat4_point(w, v3(1, 1, 0)), v3(0, sqrt(2), 0), EXACT);
@@ -464,7 +463,7 @@ static void test_s13_inherited_shear(void **state)
 	NEAR(mat4_shear_deg(mat4_mul(Rz(45), S(2, 1, 1))), 90, EXACT);
 }
 
-/* Section 14 and hands-on 3: the chain as glTF nodes. */
+/* 10: the chain as glTF nodes. */
 static void test_s14_gltf_quaternions(void **state)
 {
 	quat yaw = quat_from_axis_angle(v3(0, 1, 0), 30 * DEG);
@@ -477,19 +476,19 @@ static void test_s14_gltf_quaternions(void **state)
 	rig r = make_rig(30, 40);
 
 	(void)state;
-	NEAR(yaw.x, 0, EXACT);                                          /* s14 (0, 0.2588, 0, 0.9659) */
+	NEAR(yaw.x, 0, EXACT);                                          /* 10 (0, 0.2588, 0, 0.9659) */
 	NEAR(yaw.y, 0.2588, D4);
 	NEAR(yaw.z, 0, EXACT);
 	NEAR(yaw.w, 0.9659, D4);
-	NEAR(yaw.y, sin(15 * DEG), EXACT);                              /* s14 (sin 15, cos 15) */
+	NEAR(yaw.y, sin(15 * DEG), EXACT);                              /* 10 (sin 15, cos 15) */
 	NEAR(yaw.w, cos(15 * DEG), EXACT);
-	NEAR(bend.x, 0, EXACT);                                         /* s14 (0, 0, 0.3420, 0.9397) */
+	NEAR(bend.x, 0, EXACT);                                         /* 10 (0, 0, 0.3420, 0.9397) */
 	NEAR(bend.y, 0, EXACT);
 	NEAR(bend.z, 0.3420, D4);
 	NEAR(bend.w, 0.9397, D4);
-	/* s14: joint * arm is the pivot sandwich T_joint R_bend T_pivot. */
+	/* 10: joint * arm is the pivot sandwich T_joint R_bend T_pivot. */
 	MAT_NEAR(mat4_mul(joint, arm), r.l_arm, EXACT);
-	/* s14: the four glTF nodes give the rig's world matrices. */
+	/* 10: the four glTF nodes give the rig's world matrices. */
 	MAT_NEAR(base, r.w_base, EXACT);
 	MAT_NEAR(mul3(base, joint, arm), r.w_arm, EXACT);
 	MAT_NEAR(mat4_mul(mul3(base, joint, arm), hand), r.w_hand, EXACT);
@@ -499,17 +498,17 @@ static void test_s14_gltf_quaternions(void **state)
 	NEAR(printed.w, yaw.w, D4);
 }
 
-/* Exercises 1 to 4. */
+/* 2.2 (three levels, the order), 3.1 (a joint at an end), 5.1 (a point back). */
 static void test_exercises_1_to_4(void **state)
 {
 	mat4 w_arm = mat4_mul(Ry(90), T(1, 0, 0));
 
 	(void)state;
-	/* Exercise 1: T(0,1,0) Rz(90) T(2,0,0) sends the origin to (0, 3, 0). */
+	/* 2.2: T(0,1,0) Rz(90) T(2,0,0) sends the origin to (0, 3, 0). */
 	VEC_NEAR(origin_of(mul3(T(0, 1, 0), Rz(90), T(2, 0, 0))), v3(0, 3, 0), EXACT);
-	/* Exercise 2: swapped, Rz(90) T(0,1,0) T(2,0,0) gives (-1, 2, 0). */
+	/* 2.2: swapped, Rz(90) T(0,1,0) T(2,0,0) gives (-1, 2, 0). */
 	VEC_NEAR(origin_of(mul3(Rz(90), T(0, 1, 0), T(2, 0, 0))), v3(-1, 2, 0), EXACT);
-	/* Exercise 3: L = T(0,3,0) Rz(theta) T(0,1,0) is the pivot rule with
+	/* 3.1: L = T(0,3,0) Rz(theta) T(0,1,0) is the pivot rule with
 	 * pivot (0,-1,0) at t = (0,4,0); its translation is (0,3,0) + Rz(theta)
 	 * (0,1,0) and the box's lower end stays at (0, 3, 0). */
 	for (double theta = -150; theta <= 180; theta += 30) {
@@ -521,15 +520,15 @@ static void test_exercises_1_to_4(void **state)
 			 EXACT);
 		VEC_NEAR(mat4_point(l, v3(0, -1, 0)), v3(0, 3, 0), EXACT);
 	}
-	/* Exercise 4: world (1, 0, -1) is (0, 0, 1) in the arm's frame; forward
+	/* 5.1: world (1, 0, -1) is (0, 0, 1) in the arm's frame; forward
 	 * check W_arm (0,0,1) = (1, 0, -1). */
 	VEC_NEAR(mat4_point(must_invert(w_arm), v3(1, 0, -1)), v3(0, 0, 1), EXACT);
 	VEC_NEAR(mat4_point(w_arm, v3(0, 0, 1)), v3(1, 0, -1), EXACT);
 }
 
 /*
- * Exercise 6 and seed 004 (slides 11-15): the matrix stack driven by a
- * depth-first list with depths, the lecture's iterative algorithm. The math
+ * 7 and 7.1: the matrix stack driven by a depth-first list with depths,
+ * the iterative walk of transforms.md 7. The math
  * it needs is the product order top * L; the matrices it yields must be the
  * root-to-node products. The scene's own traversal is tested in
  * test_scene.c.
@@ -560,9 +559,9 @@ static void stack_walk(const int *depth, const mat4 *local, int n, mat4 *world, 
 
 static void test_stack_walk(void **state)
 {
-	/* Lecture: base(1) arm(2) grip1(3) grip2(3) switch(2). */
+	/* 7: base(1) arm(2) grip1(3) grip2(3) switch(2). */
 	const int lecture_depth[5] = { 1, 2, 3, 3, 2 };
-	/* Exercise 6: root, child a, child b with two children, child c. */
+	/* 7.1: root, child a, child b with two children, child c. */
 	const int ex6_depth[6] = { 1, 2, 2, 3, 3, 2 };
 	mat4 l[6] = {
 		mat4_compose(v3(1, 2, 3), quat_from_euler_deg(v3(10, 20, 30)), v3(1, 2, 1)),
@@ -585,8 +584,8 @@ static void test_stack_walk(void **state)
 	assert_int_equal(max_depth, 3);
 
 	stack_walk(ex6_depth, l, 6, w, &max_depth);
-	assert_int_equal(max_depth, 3);                           /* ex6: maximum depth three */
-	MAT_NEAR(w[1], mat4_mul(l[0], l[1]), 0);                  /* ex6: the three children */
+	assert_int_equal(max_depth, 3);                           /* 7.1: maximum depth three */
+	MAT_NEAR(w[1], mat4_mul(l[0], l[1]), 0);                  /* 7.1: the three children */
 	MAT_NEAR(w[2], mat4_mul(l[0], l[2]), 0);                  /* start from the root's */
 	MAT_NEAR(w[5], mat4_mul(l[0], l[5]), 0);
 	MAT_NEAR(w[3], mul3(l[0], l[2], l[3]), 0);                /* the grandchildren from */
@@ -595,7 +594,7 @@ static void test_stack_walk(void **state)
 	assert_true(mat4_max_abs_diff(w[3], mul3(l[3], l[2], l[0])) > 0.1);
 }
 
-/* Exercise 9 and section 13: shear depends on the order. */
+/* 9.3: shear depends on the order. */
 static void test_exercise_9_shear_order(void **state)
 {
 	mat4 sheared = mat4_mul(S(1, 3, 1), Rz(30));
@@ -605,31 +604,31 @@ static void test_exercise_9_shear_order(void **state)
 	double err;
 
 	(void)state;
-	VEC_NEAR(mat4_column(sheared, 0), v3(0.866, 1.5, 0), D3);         /* ex9 columns */
+	VEC_NEAR(mat4_column(sheared, 0), v3(0.866, 1.5, 0), D3);         /* 9.3 columns */
 	VEC_NEAR(mat4_column(sheared, 1), v3(-0.5, 2.598, 0), D3);
-	NEAR(vec3_dot(mat4_column(sheared, 0), mat4_column(sheared, 1)), 3.464, D3); /* ex9 */
+	NEAR(vec3_dot(mat4_column(sheared, 0), mat4_column(sheared, 1)), 3.464, D3); /* 9.3 */
 	NEAR(vec3_length(mat4_column(sheared, 0)), 1.732, D3);
 	NEAR(vec3_length(mat4_column(sheared, 1)), 2.646, D3);
-	NEAR(mat4_shear_deg(sheared), 40.9, D1);                           /* ex9 40.9 deg */
+	NEAR(mat4_shear_deg(sheared), 40.9, D1);                           /* 9.3: 40.9 deg */
 	assert_false(mat4_decompose(sheared, 1e-9, &t, &q, &s, &err));
 	assert_true(err > 0.1);
 
-	VEC_NEAR(mat4_column(safe, 0), v3(0.866, 0.5, 0), D3);             /* ex9 swapped */
+	VEC_NEAR(mat4_column(safe, 0), v3(0.866, 0.5, 0), D3);             /* 9.3 swapped */
 	VEC_NEAR(mat4_column(safe, 1), v3(-1.5, 2.598, 0), D3);
 	NEAR(vec3_dot(mat4_column(safe, 0), mat4_column(safe, 1)), 0, EXACT);
-	NEAR(mat4_shear_deg(safe), 90, EXACT);                             /* ex9: still a TRS */
+	NEAR(mat4_shear_deg(safe), 90, EXACT);                             /* 9.3: still a TRS */
 	assert_true(mat4_decompose(safe, 1e-12, &t, &q, &s, &err));
 	VEC_NEAR(s, v3(1, 3, 1), EXACT);
 	NEAR(z_angle_deg(q), 30, EXACT);
 }
 
-/* ================= seed 002, the 2D article, embedded in 3D =================
+/* ================= transforms.md 11: two bones in 2D, embedded in 3D =================
  *
- * The article draws in screen coordinates, y pointing down, and measures
+ * The 2D rig is drawn in screen coordinates, y pointing down, and measures
  * angles counter-clockwise as seen on screen (elbow.y = 260 - 155 sin 25).
  * In 3D its plane is z = 0 of a y-up frame seen through a mirror: the
  * screen node is S(1, -1, 1), and below it each bone is built by the
- * article's reference update order, local = T(position) T(pivot) R(angle)
+ * local rule of transforms.md 3, local = T(position) T(pivot) R(angle)
  * S(scale) T(-pivot), which is mat4_compose_pivot.
  */
 typedef struct bones2d {
@@ -672,12 +671,12 @@ static void test_002_two_bones_by_hand(void **state)
 	vec3 hand = mat4_point(b.w_fore, v3(125, 0, 0));
 
 	(void)state;
-	VEC_NEAR(elbow, v3(320.48, 194.49, 0), D2);                       /* 002 s3 elbow */
-	VEC_NEAR(hand, v3(373.305, 81.206, 0), D3);                       /* ERRATA 3 */
-	VEC_NEAR(hand, v3(373.31, 81.20, 0), 0.01);                       /* 002 s3, ERRATA 3 */
-	/* 002 s3: the forearm's world angle is 25 + 40 = 65, not 40. */
+	VEC_NEAR(elbow, v3(320.48, 194.49, 0), D2);                       /* 11.1 elbow */
+	VEC_NEAR(hand, v3(373.305, 81.206, 0), D3);                       /* 11.1, 13.3 unrounded */
+	VEC_NEAR(hand, v3(373.31, 81.20, 0), 0.01);                       /* 13.3: as often printed */
+	/* 11.1: the forearm's world angle is 25 + 40 = 65, not 40. */
 	NEAR(screen_angle_deg(b.w_fore), 65, EXACT);
-	/* 002 s2: M_world(child) = M_world(parent) M_local(child) and T R differs
+	/* 11.1: M_world(child) = M_world(parent) M_local(child) and T R differs
 	 * from R T. */
 	MAT_NEAR(b.w_fore, mul3(b.screen, b.upper, b.fore), 0);
 	assert_true(mat4_max_abs_diff(mat4_mul(T(155, 0, 0), Rz(40)),
@@ -687,7 +686,7 @@ static void test_002_two_bones_by_hand(void **state)
 	NEAR(mat4_det3(b.fore), 1, EXACT);
 }
 
-/* 002 s6, the invariants table, one test per row. */
+/* 11.2, the invariants table, one test per row. */
 static void test_002_identity_pose(void **state)
 {
 	/* Every local matrix is identity, pivot or not: every vertex keeps its
@@ -744,7 +743,7 @@ static void test_002_pivot_rotation(void **state)
 
 		VEC_NEAR(mat4_point(l, pivot), pivot, EXACT);
 		VEC_NEAR(mat4_point(scaled, pivot), vec3_add(pivot, v3(5, -3, 0)), EXACT);
-		/* The order of 002 s7, written out, and 002 s1's T(p) R T(-p). */
+		/* The local rule of transforms.md 3 written out, and its T(p) R T(-p). */
 		MAT_NEAR(l, mul3(T(pivot.x, pivot.y, 0), Rz(angle), T(-pivot.x, -pivot.y, 0)), EXACT);
 		MAT_NEAR(scaled,
 			 mat4_mul(mul3(T(5, -3, 0), T(pivot.x, pivot.y, 0), Rz(angle)),
@@ -756,7 +755,7 @@ static void test_002_pivot_rotation(void **state)
 static void test_002_length_preservation(void **state)
 {
 	/* Rotation and translation only: joint distances stay 155 and 125, and
-	 * the rotation block's determinant stays 1 (002 s6, debug builds). */
+	 * the rotation block's determinant stays 1 (11.2). */
 	(void)state;
 	for (int i = 0; i < 50; i++) {
 		double upper = -170 + 7.3 * i, fore = 95 - 11.1 * i;
@@ -770,8 +769,8 @@ static void test_002_length_preservation(void **state)
 	}
 }
 
-/* 002 "Blending two poses is not element-wise matrix interpolation", with
- * ERRATA 2. */
+/* 12 and 13.2: blending two poses is not element-wise matrix
+ * interpolation. */
 static mat4 elementwise_mid(mat4 a, mat4 b)
 {
 	mat4 m;
@@ -787,7 +786,7 @@ static void test_002_blending(void **state)
 	mat4 mid45 = elementwise_mid(Rz(0), Rz(45));
 
 	(void)state;
-	/* ERRATA 2: determinant cos^2(theta/2), each axis cos(theta/2). */
+	/* 12, 13.2: determinant cos^2(theta/2), each axis cos(theta/2). */
 	NEAR(mat4_det3(mid90), 0.5, EXACT);                                /* 90 deg: 0.5 */
 	NEAR(vec3_length(mat4_column(mid90, 0)), 0.707, D3);               /* each axis 0.707 */
 	NEAR(1 - vec3_length(mat4_column(mid90, 1)), 0.29, D2);            /* a 29% shrink */
@@ -804,7 +803,7 @@ static void test_002_blending(void **state)
 	}
 
 	/* The channel blend stays a rotation: lerp the position and the angle
-	 * (002's shortest_delta path), or nlerp the quaternions, then recompose. */
+	 * (the shortest path), or nlerp the quaternions, then recompose (12). */
 	for (double t = 0; t <= 1; t += 0.125) {
 		vec3 pos = vec3_add(vec3_scale(v3(10, 0, 0), 1 - t), vec3_scale(v3(0, 20, 0), t));
 		mat4 channel = mat4_compose(pos, quat_from_axis_angle(v3(0, 0, 1), t * 90 * DEG),
@@ -814,7 +813,7 @@ static void test_002_blending(void **state)
 			     (1 - t) * qa.z + t * qb.z, (1 - t) * qa.w + t * qb.w };
 		mat4 naive = mat4_identity();
 
-		for (int i = 0; i < 16; i++) /* the article's M = (1 - t) M_a + t M_b */
+		for (int i = 0; i < 16; i++) /* the element-wise M = (1 - t) M_a + t M_b */
 			naive.m[i] = (1 - t) * mat4_compose(v3(10, 0, 0), qa, v3(1, 1, 1)).m[i] +
 				     t * mat4_compose(v3(0, 20, 0), qb, v3(1, 1, 1)).m[i];
 		assert_int_equal(quat_normalize(mix, &q), 0);
@@ -828,7 +827,7 @@ static void test_002_blending(void **state)
 		VEC_NEAR(origin_of(naive), origin_of(channel), EXACT);
 		NEAR(mat4_det3(naive), 1 - 2 * t * (1 - t), EXACT);
 	}
-	/* ...which at t = 0.5 is the 0.5 of ERRATA 2, while the nlerp midpoint
+	/* ...which at t = 0.5 is the 0.5 of 13.2, while the nlerp midpoint
 	 * is the 45 degree pose exactly. */
 	{
 		quat mid = { 0, 0, 0.5 * sin(45 * DEG), 0.5 + 0.5 * cos(45 * DEG) }, q;
@@ -1134,7 +1133,7 @@ static void test_decompose(void **state)
 			NEAR(fabs(q.x * qin.x + q.y * qin.y + q.z * qin.z + q.w * qin.w), 1, 1e-12);
 		}
 	}
-	/* The mirrored arm of seed 000 s6 is a TRS with s = (-1, 1, 1). */
+	/* The mirrored arm of transforms.md 7.2 is a TRS with s = (-1, 1, 1) (9.1). */
 	{
 		rig r = make_rig(30, 40);
 		mat4 w_arm2 = mat4_mul(r.w_base, mat4_mul(S(-1, 1, 1), r.l_arm));
@@ -1160,7 +1159,7 @@ static void test_decompose(void **state)
 	assert_false(mat4_decompose(T(NAN, 0, 0), 1e300, &t, &q, &s, &err));
 }
 
-/* The definition of seed 000 s11: the min and max of the eight corners. */
+/* The definition of transforms.md 8: the min and max of the eight corners. */
 static aabb corners_box(aabb b, mat4 m)
 {
 	aabb out = aabb_empty();

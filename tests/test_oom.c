@@ -341,7 +341,7 @@ static uint64_t digest(const scene *s)
 
 /* ---------- the edit path ---------- */
 
-/* The scene the batches below are applied to: the seed chapter's demo rig
+/* The scene the batches below are applied to: the demo rig (docs/transforms.md 4)
  * (base > arm > hand, with pivots, bounds and meshes) and a second root
  * with a non-uniform scale, built with no allocation failing. */
 static const char *const edit_scene_json =

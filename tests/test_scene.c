@@ -1,8 +1,8 @@
 /*
- * test_scene.c: the scene module against the seed documents' worked numbers
- * (chapter sections 4, 6, 7, 9, 10, 11, 12, 13; ERRATA.md items 1 and the
- * rounding note), plus structure edits, dirty counts, errors and a chain a
- * million nodes deep.
+ * test_scene.c: the scene module against the worked numbers of
+ * docs/transforms.md (sections 4 to 9, the 59-bone skeleton of 6.2 and the
+ * unrounded figures of 13.4), plus structure edits, dirty counts, errors and
+ * a chain a million nodes deep.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,7 +77,7 @@ static node_props box(double hx, double hy, double hz)
 	return p;
 }
 
-/* The demo rig of chapter section 4: base yaw 30, bend 40, boxes of 11. */
+/* The demo rig of transforms.md 4: base yaw 30, bend 40, the boxes of 8.1. */
 static scene *demo(double yaw_deg, double bend_deg)
 {
 	scene *s = scene_new();
@@ -100,7 +100,7 @@ static vec3 origin_of(const scene *s, const char *id)
 	return mat4_column(scene_world(s, scene_find(s, id)), 3);
 }
 
-/* Section 4: the default pose, yaw 90, and the hand at four bends. */
+/* 4.1 to 4.3: the default pose, yaw 90, and the hand at four bends. */
 static void test_demo_pose(void **state)
 {
 	scene *s = demo(30, 40);
@@ -118,7 +118,7 @@ static void test_demo_pose(void **state)
 	for (int r = 0; r < 4; r++)
 		for (int c = 0; c < 4; c++)
 			assert_near(w.m[c * 4 + r], want[r][c], 0.005, "W_hand");
-	/* Section 9 gives the unrounded hand; ERRATA's rounding note the arm. */
+	/* The unrounded hand and arm of 4.1 (and 13.4). */
 	assert_vec3(origin_of(s, "hand"), -0.779, 1.472, 0.450, 0.0005);
 	assert_vec3(origin_of(s, "arm"), -0.390, 0.936, 0.225, 0.0005);
 	assert_vec3(origin_of(s, "base"), 0, 0.2, 0, 1e-15);
@@ -129,7 +129,7 @@ static void test_demo_pose(void **state)
 	assert_vec3(origin_of(s, "hand"), 0, 1.47, 0.90, 0.005);
 	scene_free(s);
 
-	/* Figure of section 4: base unyawed, hand (x, y) at bends 0 and 120. */
+	/* 4.3: base unyawed, hand (x, y) at bends 0 and 120. */
 	s = demo(0, 0);
 	assert_vec3(origin_of(s, "hand"), 0, 1.8, 0, 1e-12);
 	scene_free(s);
@@ -138,7 +138,7 @@ static void test_demo_pose(void **state)
 	scene_free(s);
 }
 
-/* Section 7: what an edit touches, as counts reported by the pass. */
+/* 6.1: what an edit touches, as counts reported by the pass. */
 static void test_demo_dirty_counts(void **state)
 {
 	scene *s = demo(30, 40);
@@ -168,7 +168,7 @@ static void test_demo_dirty_counts(void **state)
 	scene_free(s);
 }
 
-/* Hand-editing the yaw of the hand moves only its orientation (hands-on 4). */
+/* Editing the yaw of the hand moves only its orientation (6.1). */
 static void test_hand_yaw_keeps_position(void **state)
 {
 	scene *s = demo(30, 40);
@@ -183,7 +183,7 @@ static void test_hand_yaw_keeps_position(void **state)
 	scene_free(s);
 }
 
-/* ERRATA 1: the 59-bone skeleton and its subtree sizes. */
+/* 6.2 and 13.1: the 59-bone skeleton and its subtree sizes. */
 static scene *skeleton(void)
 {
 	scene *s = scene_new();
@@ -247,7 +247,7 @@ static void test_skeleton_counts(void **state)
 		long want;
 	} rows[] = {
 		{ "root", 59 }, { "spine1", 46 }, { "l_upper_arm", 19 }, { "l_hand", 16 },
-		{ "l_finger2_2", 1 }, { "spine5", 42 }, /* exercise 7 */
+		{ "l_finger2_2", 1 }, { "spine5", 42 }, /* the top spine bone */
 	};
 
 	(void)state;
@@ -262,7 +262,7 @@ static void test_skeleton_counts(void **state)
 	scene_free(s);
 }
 
-/* Section 6: the mirrored sibling, its determinant, and the stack trace. */
+/* 7.2 and 9.1: the mirrored sibling, its determinant, and the stack trace. */
 struct trace {
 	int n;
 	int depth[8];
@@ -317,7 +317,7 @@ static void test_mirrored_sibling_and_stack(void **state)
 	scene_free(s);
 }
 
-/* Exercise 6: a root with three children, the second with two. */
+/* 7.1: a root with three children, the second with two. */
 static void test_stack_exercise6(void **state)
 {
 	scene *s = scene_new();
@@ -336,7 +336,7 @@ static void test_stack_exercise6(void **state)
 	scene_free(s);
 }
 
-/* Section 9 and exercise 8: between frames. */
+/* 5.2: between frames. */
 static void test_between_frames(void **state)
 {
 	scene *s = demo(30, 40);
@@ -357,7 +357,7 @@ static void test_between_frames(void **state)
 	assert_vec3(p, 0.386, -0.940, 0, 0.0005);
 	assert_int_equal(scene_relative(s, arm, hand, &rel), 0);
 	assert_vec3(mat4_column(rel, 3), 0, -0.7, 0, 1e-12);
-	/* Exercise 8: the base's origin (world (0,0.2,0)) in the hand's frame. */
+	/* 5.2: the base's origin (world (0,0.2,0)) in the hand's frame. */
 	assert_int_equal(scene_from_world(s, hand, vec3_make(0, 0.2, 0), &p), 0);
 	assert_vec3(p, -0.129, -1.553, 0, 0.0005);
 	/* And back again. */
@@ -365,7 +365,7 @@ static void test_between_frames(void **state)
 	scene_free(s);
 }
 
-/* Section 10: a camera on the hand. */
+/* 5.3: a camera on the hand. */
 static void test_camera_node(void **state)
 {
 	scene *s = demo(30, 40);
@@ -391,7 +391,7 @@ static void test_camera_node(void **state)
 	scene_free(s);
 }
 
-/* Section 11: world boxes, subtree boxes, sphere, and the five tests. */
+/* 8.1: world boxes, subtree boxes, sphere, and the five tests. */
 static void test_bounds_and_culling(void **state)
 {
 	scene *s = demo(30, 40);
@@ -430,7 +430,7 @@ static void test_bounds_and_culling(void **state)
 	scene_free(s);
 }
 
-/* Section 13 and exercise 9: inherited shear, and keep_world refusing it. */
+/* 9.2: inherited shear, and keep_world refusing it. */
 static void test_inherited_shear(void **state)
 {
 	scene *s = scene_new();

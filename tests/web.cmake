@@ -6,8 +6,8 @@
 rigd_node_test(web_unit web/unit.test.mjs)
 rigd_node_test(web_viewer web/viewer.test.mjs)
 rigd_node_test(web_bigscene web/bigscene.test.mjs)
-rigd_node_test(web_gltf web/gltf.test.mjs)  # glTF drop-to-import and export (issue 6)
-rigd_node_test(web_auth web/auth.test.mjs)  # the token field against a rigd with tokens (issue 7)
+rigd_node_test(web_gltf web/gltf.test.mjs)  # glTF drop-to-import and export
+rigd_node_test(web_auth web/auth.test.mjs)  # the token field against a rigd with tokens
 set_tests_properties(web_viewer PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)
 set_tests_properties(web_gltf PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)
 set_tests_properties(web_auth PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)

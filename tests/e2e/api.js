@@ -27,7 +27,7 @@ test.after(async () => {
 
 const close3 = (a, b) => a.every((x, i) => Math.abs(x - b[i]) < 5e-4);
 
-test('the demo rig is seeded on first start with the chapter numbers', async () => {
+test('the demo rig is created on first start with the numbers of docs/transforms.md', async () => {
   const t = await tree(server, 'demo');
   assert.equal(t.scene, 'demo');
   assert.equal(t.seq, 1);

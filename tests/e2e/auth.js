@@ -1,6 +1,6 @@
 'use strict';
 /*
- * Access control, TLS and rates (issue 7): every route and every message
+ * Access control, TLS and rates: every route and every message
  * with no token, a wrong token, a viewer's, an editor's and the admin's;
  * tokens from a file (plain and sha256:); the loopback rule; TLS with a
  * certificate made for the test; per-connection and per-token rates; a
@@ -12,6 +12,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const https = require('node:https');
 const path = require('node:path');
+const { spawn } = require('node:child_process');
 const {
   startRigd, get, post, request, Client, RawWs, run, tempDir, sleep, percentile, execFileSync,
   assertSchema, schemaErrors, WebSocket,
@@ -386,6 +387,16 @@ test('rates: a connection is slowed to --max-rate; a token beyond --max-token-ra
   assert.equal(await s.stop(), 0);
 });
 
+/*
+ * Fairness. The well-behaved pair's latency beside the greedy client is
+ * compared with controls taken in the same run, one before the greedy
+ * client starts and one after it is gone, so that load from elsewhere on
+ * the machine raises the controls as much as the measurement. How this
+ * fails when the greedy client starves the others: the server would work
+ * through the greedy client's backlog (hundreds of kilobytes of edits)
+ * before the others' messages, and their edits would wait hundreds of
+ * milliseconds or seconds, far above the bounds, or time out (10 s).
+ */
 test('fairness: one client flooding edits does not starve the others', async () => {
   const s = await startRigd();
   const ops = [];
@@ -411,29 +422,41 @@ test('fairness: one client flooding edits does not starve the others', async () 
     await w.close();
     return lat;
   };
-  const base = await measure(2000);
-  /* The greedy client: sends as fast as its socket takes, never waits. */
-  const greedy = await Client.connect(s);
-  let stop = false;
-  let sent = 0;
-  const pump = (async () => {
-    while (!stop) {
-      for (let i = 0; i < 200; i++) {
-        greedy.send({ type: 'edit', scene: 'demo', ops: [{ op: 'set', id: `g${i % 20}`, t: [sent++, 0, 0] }] });
+  const before = await measure(2000);
+  /* The greedy client: sends as fast as its socket takes, never waits; in a
+   * process of its own (tests/lib/greedy_client.js), so that its cost on
+   * the client side does not slow the process that measures the pair. */
+  const greedy = spawn(process.execPath, [path.join(__dirname, '..', 'lib', 'greedy_client.js'), s.wsUrl, 'demo', '20'],
+    { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  const exited = new Promise((resolve) => greedy.on('exit', resolve));
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the greedy client did not connect in 10 s')), 10000);
+    greedy.stdout.on('data', (d) => {
+      out += d;
+      if (out.startsWith('ready\n')) {
+        clearTimeout(timer);
+        resolve();
       }
-      await new Promise((r) => setImmediate(r));
-      while (greedy.ws.bufferedAmount > 1 << 20 && !stop) await sleep(5);
-    }
-  })();
+    });
+  });
   const loaded = await measure(3000);
-  stop = true;
-  await pump;
-  const acks = greedy.messages.filter((m) => m.type === 'ack').length;
-  greedy.ws.terminate();
+  greedy.stdin.end();
+  assert.equal(await exited, 0, 'the greedy client exits cleanly');
+  const { sent, acked: acks } = JSON.parse(out.split('\n')[1]);
+  const after = await measure(2000);
   const f = (v) => `p50 ${percentile(v, 50).toFixed(1)} ms, p99 ${percentile(v, 99).toFixed(1)} ms`;
-  console.log(`edit-to-update latency alone: ${f(base)}; beside a greedy client (${sent} sent, ${acks} acked): ${f(loaded)}`);
-  assert.ok(percentile(loaded, 50) < 100, `p50 ${percentile(loaded, 50)} ms`);
-  assert.ok(percentile(loaded, 99) < 500, `p99 ${percentile(loaded, 99)} ms`);
+  console.log(`edit-to-update latency alone: ${f(before)} before, ${f(after)} after; ` +
+              `beside a greedy client (${sent} sent, ${acks} acked): ${f(loaded)}`);
+  /* The greedy client takes CPU that the server and this process would
+   * otherwise have, so on a busy machine the pair's latency beside it rises
+   * by a few times the control, and its slowest edits (p99 of some sixty)
+   * by up to a second when this process waits for a core; starving the pair
+   * would delay most of its edits by seconds. Idle, the controls are about
+   * 10 ms and the bounds about 140 ms (p50) and 1.6 s (p99). */
+  const ctl = (q) => Math.max(percentile(before, q), percentile(after, q));
+  assert.ok(percentile(loaded, 50) < 100 + 4 * ctl(50), `p50 ${percentile(loaded, 50)} ms (controls ${ctl(50)} ms)`);
+  assert.ok(percentile(loaded, 99) < 1500 + 4 * ctl(99), `p99 ${percentile(loaded, 99)} ms (controls ${ctl(99)} ms)`);
   assert.equal(await s.stop(), 0);
 });
 

@@ -4,7 +4,7 @@
  * HTTP script edit it at the same time. Every client must end with world
  * matrices identical (bit for bit, as JSON numbers) to GET /api/scenes/demo
  * and to a replay of the log into a fresh scene. Then the 59-bone skeleton
- * of the seeds (ERRATA 1) is built over the API and edited at the root, the
+ * (docs/transforms.md 6.2) is built over the API and edited at the root, the
  * first spine bone, an upper arm, a hand, a fingertip and the top spine bone.
  */
 const test = require('node:test');

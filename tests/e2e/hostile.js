@@ -1,6 +1,6 @@
 'use strict';
 /*
- * Hostile input (issue 7): the catalogue of things a network peer may send,
+ * Hostile input: the catalogue of things a network peer may send,
  * each with the exact answer it must get, followed by proof that the scene
  * is unchanged and that the server still answers. Then the transport's
  * defences: the 100 MB message refused without being buffered (RSS

@@ -1,6 +1,6 @@
 'use strict';
 /*
- * Load with faults (issue 7): 50 clients editing and 200 watching for a
+ * Load with faults: 50 clients editing and 200 watching for a
  * bounded time while one client stalls (stops reading), one sends garbage,
  * and the server is killed with SIGKILL once and restarted on the same
  * database. Editors name their batches (client, client_seq) and resend what

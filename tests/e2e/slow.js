@@ -2,12 +2,21 @@
 /*
  * A client that stops reading must neither delay the others nor grow the
  * server's memory. Three watchers and one editor run at full speed on the
- * 59-bone skeleton (root edits, so every update carries 59 matrices), first
- * alone (baseline), then while a fourth watcher does not read its socket for
- * ten seconds. The watchers' edit-to-update latency must stay within twice
- * the baseline and the server's resident memory flat; when the slow client
+ * 59-bone skeleton (root edits, so every update carries 59 matrices): first
+ * a control period without a stalled client, then the same period while a
+ * fourth watcher does not read its socket for ten seconds, then a second
+ * control period once it reads again. The watchers' edit-to-update latency
+ * with the stalled client is compared with the controls of the same run,
+ * and the server's resident memory must stay flat; when the slow client
  * reads again it catches up with one update or a snapshot, not a backlog.
  * The figures are printed.
+ *
+ * How this fails when one slow client blocks everyone: a server that waits
+ * for the stalled socket stops answering the editor, whose request times
+ * out (10 s, tests/lib/rigd.js) and fails the test; one that waits on it
+ * for a while per update shows as a latency of hundreds of milliseconds or
+ * seconds, far above the bound; one that queues the stalled client's
+ * updates without limit fails the memory check.
  */
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -35,7 +44,9 @@ test.after(async () => { assert.equal(await server.stop('SIGTERM'), 0); });
 
 /*
  * Edits the root as fast as acks come back (8 in flight) for 'ms', and
- * returns the edit-to-update latencies (ms) seen by 'watchers'.
+ * returns the edit-to-update latencies (ms) seen by 'watchers'. Rejects when
+ * an ack or a watcher's update does not come within 10 s (the server is
+ * blocked).
  */
 async function editFor(editor, watchers, ms) {
   const sent = new Map();   /* seq -> send time */
@@ -82,8 +93,6 @@ test('a client that stops reading for 10 s delays nobody and costs no memory', a
 
   await editFor(editor, watchers, 1000);  /* warm up (JIT, caches); not measured */
   const base = await editFor(editor, watchers, BASELINE_MS);
-  const baseP50 = percentile(base.latencies, 50);
-  const baseP99 = percentile(base.latencies, 99);
 
   /* Memory is compared with a control period of the same length and load
    * without a stalled client: the database grows during both and SQLite's
@@ -109,17 +118,6 @@ test('a client that stops reading for 10 s delays nobody and costs no memory', a
   const stalled = stall.result;
   const p50 = percentile(stalled.latencies, 50);
   const p99 = percentile(stalled.latencies, 99);
-
-  console.log(`# baseline: ${base.edits} edits, latency p50 ${baseP50.toFixed(2)} ms, p99 ${baseP99.toFixed(2)} ms`);
-  console.log(`# with a stalled client: ${stalled.edits} edits, latency p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`);
-  console.log(`# server anonymous RSS: +${control.grown} kB over ${control.result.edits} edits without a stalled client, ` +
-              `+${stall.grown} kB over ${stalled.edits} edits with one (${stall.before} -> ${stall.max} kB)`);
-
-  /* Within twice the baseline; 1 ms of slack absorbs timer noise at the
-   * sub-millisecond scale of a loopback run. */
-  assert.ok(p50 <= 2 * baseP50 + 1, `p50 ${p50} vs baseline ${baseP50}`);
-  assert.ok(stalled.edits >= base.edits * (STALL_MS / BASELINE_MS) / 2,
-    'the editor kept its pace');
   /* Flat: the stalled client adds no per-update memory (a backlog of its
    * updates would be tens of MB here). */
   const extra = stall.grown - control.grown;
@@ -134,6 +132,31 @@ test('a client that stops reading for 10 s delays nobody and costs no memory', a
   const frames = slow.messages.slice(slowSeen).filter((m) => m.type === 'update' || m.type === 'snapshot');
   console.log(`# the stalled client caught up ${stalled.edits} edits with ${frames.length} frames (most were in socket buffers)`);
   assert.ok(frames.length < stalled.edits, 'coalesced, not replayed one by one');
+
+  /* The second control, after the stall, with the same clients (the slow
+   * one reading again). Together with the first it brackets the stall, so
+   * a change in the machine's load during the run raises the control too. */
+  const after = await editFor(editor, watchers, BASELINE_MS);
+  const controls = [base, control.result, after].map((r) => ({
+    edits: r.edits, p50: percentile(r.latencies, 50), p99: percentile(r.latencies, 99),
+  }));
+  const ctlP50 = Math.max(...controls.map((c) => c.p50));
+  for (const [name, c] of [['before', controls[0]], ['control', controls[1]], ['after', controls[2]]]) {
+    console.log(`# ${name}: ${c.edits} edits, latency p50 ${c.p50.toFixed(2)} ms, p99 ${c.p99.toFixed(2)} ms`);
+  }
+  console.log(`# with a stalled client: ${stalled.edits} edits, latency p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`);
+
+  /* Within twice the slowest control of this run, plus 50 ms: on an idle
+   * machine the latencies are a few milliseconds, and a machine busy with
+   * other work moves a median by tens of milliseconds at most, while a
+   * server held up by the stalled client shows hundreds of milliseconds or
+   * seconds (or times out, above). */
+  assert.ok(p50 <= 2 * ctlP50 + 50, `p50 ${p50} ms with the stalled client vs ${ctlP50} ms in the controls`);
+  /* The editor kept its pace: the same period without the stalled client is
+   * the control. Load changes the pace by a factor of two at most; a blocked
+   * server makes a handful of edits, or none. */
+  assert.ok(stalled.edits >= control.result.edits / 4,
+    `the editor kept its pace (${stalled.edits} edits with the stalled client, ${control.result.edits} without)`);
   const metrics = (await get(server, '/metrics')).text;
   console.log(`# ${/^rigd_updates_coalesced_total .*/m.exec(metrics)[0]}`);
   for (const c of [editor, slow, ...watchers]) {

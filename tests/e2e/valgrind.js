@@ -1,6 +1,6 @@
 'use strict';
 /*
- * The server under valgrind's memcheck (issue 7): a representative session
+ * The server under valgrind's memcheck: a representative run
  * (subscribe, edits, undo and redo, presence, time travel, log export and
  * import, tokens, a few hostile inputs, a client that vanishes) against rigd
  * run by valgrind, stopped with SIGTERM; valgrind's exit status and summary

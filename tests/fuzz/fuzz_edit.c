@@ -2,7 +2,7 @@
  * fuzz_edit.c: libFuzzer target for the edit validator (edit_apply_ex).
  *
  * The input is an edit batch in JSON, decoded with proto_decode_batch and
- * applied to a fresh small scene: the seed chapter's demo rig in its rich
+ * applied to a fresh small scene: the demo rig (docs/transforms.md 4) in its rich
  * form (tests/gltf/demo_rig.h: cameras, a mirrored arm, a non-uniform scale
  * over a rotation, a zero scale) plus a chain and a lone root, with a node
  * limit low enough for create ops to reach it. Inputs that do not decode

@@ -2,14 +2,14 @@
  * demo_rig.h: the scenes the glTF tests export, shared by test_gltf.c and
  * gltf_tool.c so that the C and the JavaScript checks see the same nodes.
  *
- * demo_rig_build(s, false) is the seed chapter's demo rig (000, sections 4,
- * 11 and 14): base t (0, 0.2, 0) yawed 30 degrees about y; arm t (0, 0.9, 0)
+ * demo_rig_build(s, false) is the demo rig (docs/transforms.md, sections 4,
+ * 8 and 10): base t (0, 0.2, 0) yawed 30 degrees about y; arm t (0, 0.9, 0)
  * with pivot (0, -0.7, 0) bent 40 degrees about z; hand t (0, 0.7, 0); each
  * with its box bounds and a mesh. With 'rich' it adds what a round trip must
- * carry besides: a camera on the hand (section 10), a mirrored arm sharing
- * the arm's mesh (section 12), a hidden node, an unnamed node, a second root
+ * carry besides: a camera on the hand (section 5.3), a mirrored arm sharing
+ * the arm's mesh (section 9.1), a hidden node, an unnamed node, a second root
  * with a non-uniform scale over a rotated child (inherited shear, section
- * 13), a pivot with negative zeros, a group with non-default camera values,
+ * 9.2), a pivot with negative zeros, a group with non-default camera values,
  * a mesh-kind node without a mesh, a name that needs escaping, and a node
  * with zero scale.
  */

@@ -539,7 +539,7 @@ class RawWs {
 /* ---- rigs ---- */
 
 /*
- * The 59-bone skeleton of ERRATA item 1, as one batch of creates: root ->
+ * The 59-bone skeleton of docs/transforms.md 6.2, as one batch of creates: root ->
  * spine1..5; spine5 -> neck -> head -> head_end; spine5 -> each upper arm ->
  * forearm -> wrist -> hand -> five fingers of three bones; root -> each
  * thigh -> shin -> ankle -> foot -> two toes.

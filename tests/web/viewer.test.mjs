@@ -1,5 +1,5 @@
 /*
- * The viewer against a real rigd, in two Chromium pages at once (issue 5):
+ * The viewer against a real rigd, in two Chromium pages at once:
  * a slider on page A moves page B's hand to the server's exact matrix within
  * a second; drag-and-drop reparent with keep-world reaches page B; the
  * timeline shows an earlier seq; undo/redo; presence; errors shown where
@@ -68,7 +68,7 @@ describe('viewer: two browsers on one rig', () => {
 			// The three parts share the mesh "box": one instanced batch.
 			assert.deepEqual(Object.values(info.batches), [3]);
 		}
-		// The hand at the chapter's default pose (seed section 4).
+		// The hand at the demo rig's default pose (docs/transforms.md 4.1).
 		const hand = worldOfTree(tree, 'hand');
 		assert.ok(maxDiff(hand.slice(12, 15), [-0.779, 1.472, 0.45]) < 5e-4);
 		await A.page.evaluate(() => document.activeElement.blur());

@@ -7,7 +7,7 @@
  *   - a node with bounds: a box of its own colour; all boxes are one
  *     InstancedMesh (one draw call however many nodes);
  *   - a node with a mesh reference: that mesh, shared by every node naming
- *     it (one InstancedMesh per reference, seed section 12);
+ *     it (one InstancedMesh per reference: one mesh, many placements);
  *   - a camera node: a small frustum glyph; any other empty node: an axes
  *     gizmo (all glyphs of a kind are one LineSegments).
  * Nodes whose world determinant is negative (mirrored) go to a twin batch

@@ -5,8 +5,8 @@
  * quaternion), s and pivot as numeric fields with sliders; bounds, mesh and
  * camera settings; then what the server derived: the world matrix (4x4,
  * three decimals), the world position, the determinant's sign, a warning
- * when the world axes are not orthogonal (inherited shear, seed section
- * 13), and the world box.
+ * when the world axes are not orthogonal (inherited shear, docs/transforms.md
+ * 9.2), and the world box.
  *
  * Every change becomes one edit batch (a drag of a slider or of an axis
  * label streams batches, grouped so that one undo reverts the drag). The

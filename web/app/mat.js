@@ -120,7 +120,7 @@ export function transformPoint(m, p) {
 }
 
 /*
- * The world-space AABB of a local box under W (seed section 11): Arvo's
+ * The world-space AABB of a local box under W (docs/transforms.md 8): Arvo's
  * method, which gives the min/max of the eight transformed corners without
  * transforming them. 'box' is {min:[3], max:[3]}. Returns {min, max}.
  */

@@ -2,7 +2,7 @@
  * overlays.js: what the viewport draws on top of the nodes.
  *
  *   - a ground grid and world axes;
- *   - world AABBs per node (seed section 11: the node's local box through W,
+ *   - world AABBs per node (docs/transforms.md 8: the node's local box through W,
  *     coordinate-wise min and max) and per subtree (the union over the
  *     subtree), the whole tree's box drawn strongest;
  *   - the selected node's outline and its pivot (the point W * pivot that

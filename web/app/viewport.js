@@ -65,8 +65,8 @@ function chooseDrawMode(software) {
  * '?quality=full' in the page URL turns this off.
  */
 /*
- * Local prediction of a gizmo drag (issue 5: "optionally predicted
- * locally, then corrected by the server"). While the gizmo moves node N,
+ * Local prediction of a gizmo drag: drawn where it is predicted locally,
+ * then corrected by the server. While the gizmo moves node N,
  * N is drawn at W_parent L, with L = T(t) T(pivot) R S T(-pivot) from the
  * gizmo's values, and every node below N at D W, where D is that matrix
  * times the inverse of N's world from the server: the subtree follows the
