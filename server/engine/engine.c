@@ -621,27 +621,31 @@ static void rollback_memory(engine *e)
 	queue_clear(e);
 }
 
-int engine_commit(engine *e)
+/* RIGD_E_STORAGE when a scene is broken: a failure (a bug, as out of
+ * memory never does it) left it inconsistent with its log. Failing the
+ * commit reloads it, also with nothing queued. */
+static int check_broken(engine *e)
 {
-	int err = 0;
-	/* A broken scene fails the commit, which reloads it: also with nothing
-	 * queued (a failed submit can leave a scene broken and queue nothing). */
-	for (int i = 0; i < e->n_scenes && !err; i++) {
+	for (int i = 0; i < e->n_scenes; i++) {
 		if (e->scenes[i]->broken) {
 			eng_set_errmsg(e, "scene '%s' was left inconsistent by a failure (out of memory)",
 				       e->scenes[i]->name);
-			err = RIGD_E_STORAGE;
+			return RIGD_E_STORAGE;
 		}
 	}
-	if (e->n_q == 0 && !err)
-		return 0;
-	if (!err) {
-		err = store_begin(e->st);
-		if (err)
-			eng_set_errmsg(e, "%s", store_errmsg(e->st));
-	}
+	return 0;
+}
+
+/* Appends every queued batch's row, in submission order, inside the open
+ * transaction. */
+static int append_rows(engine *e)
+{
+	int err = 0;
 	for (int i = 0; i < e->n_q && !err; i++) {
 		pending *p = &e->q[i];
+		/* Seqs run gapless per scene, in the order they were queued. */
+		assert(p->seq > p->rt->seq && p->seq < p->rt->next_seq);
+		assert(i == 0 || e->q[i - 1].rt != p->rt || e->q[i - 1].seq + 1 == p->seq);
 		store_edit row = {
 			.scene_id = p->rt->id,
 			.seq = p->seq,
@@ -663,22 +667,65 @@ int engine_commit(engine *e)
 		if (err)
 			eng_set_errmsg(e, "%s", store_errmsg(e->st));
 	}
-	/* Snapshots of the scenes that are due one, inside the same
-	 * transaction: a snapshot never runs ahead of its log. A snapshot that
-	 * cannot be encoded (out of memory) is simply left for a later turn. */
-	bool *snapped = NULL;
-	if (!err && !(snapped = calloc((size_t)e->n_scenes + 1, sizeof(*snapped))))
-		err = RIGD_E_NOMEM;
-	for (int i = 0; i < e->n_scenes && !err; i++) {
+	return err;
+}
+
+/* Snapshots of the scenes that are due one, inside the same transaction:
+ * a snapshot never runs ahead of its log. A snapshot that cannot be
+ * encoded (out of memory) is simply left for a later turn. snapped[i] is
+ * set for each scene snapshotted. */
+static int put_due_snapshots(engine *e, bool *snapped)
+{
+	for (int i = 0; i < e->n_scenes; i++) {
 		scene_rt *rt = e->scenes[i];
 		if (!rt->n_pending || !eng_snapshot_due(e, rt, rt->tail_weight + rt->pending_weight))
 			continue;
-		int s_err = eng_put_snapshot(e, rt, rt->sc, rt->next_seq - 1);
-		if (s_err == 0)
+		int err = eng_put_snapshot(e, rt, rt->sc, rt->next_seq - 1);
+		if (err == 0)
 			snapped[i] = true;
-		else if (s_err != RIGD_E_NOMEM)
-			err = s_err;
+		else if (err != RIGD_E_NOMEM)
+			return err;
 	}
+	return 0;
+}
+
+/* After the transaction committed: each touched scene's committed seq
+ * moves to its last queued batch, and the queue empties. */
+static void commit_done(engine *e, const bool *snapped)
+{
+	for (int i = 0; i < e->n_scenes; i++) {
+		scene_rt *rt = e->scenes[i];
+		if (!rt->n_pending)
+			continue;
+		rt->seq = rt->next_seq - 1;
+		rt->tail_weight = snapped[i] ? 0 : rt->tail_weight + rt->pending_weight;
+		rt->pending_weight = 0;
+		rt->n_pending = 0;
+	}
+	for (int i = 0; i < e->n_q; i++)
+		e->stats.ops += (uint64_t)e->q[i].n_ops;
+	e->stats.batches += (uint64_t)e->n_q;
+	e->stats.commits++;
+	queue_clear(e);
+}
+
+int engine_commit(engine *e)
+{
+	int err = check_broken(e);
+	bool *snapped = NULL;
+	if (e->n_q == 0 && !err)
+		return 0;
+	if (!err) {
+		err = store_begin(e->st);
+		if (err)
+			eng_set_errmsg(e, "%s", store_errmsg(e->st));
+	}
+	if (!err)
+		err = append_rows(e);
+	if (!err && !(snapped = calloc((size_t)e->n_scenes + 1, sizeof(*snapped))))
+		err = RIGD_E_NOMEM;
+	if (!err)
+		err = put_due_snapshots(e, snapped);
 	if (!err) {
 		err = store_commit(e->st);
 		if (err)
@@ -692,21 +739,8 @@ int engine_commit(engine *e)
 		e->stats.failed_commits++;
 		return RIGD_E_STORAGE;
 	}
-	for (int i = 0; i < e->n_scenes; i++) {
-		scene_rt *rt = e->scenes[i];
-		if (!rt->n_pending)
-			continue;
-		rt->seq = rt->next_seq - 1;
-		rt->tail_weight = snapped[i] ? 0 : rt->tail_weight + rt->pending_weight;
-		rt->pending_weight = 0;
-		rt->n_pending = 0;
-	}
+	commit_done(e, snapped);
 	free(snapped);
-	for (int i = 0; i < e->n_q; i++)
-		e->stats.ops += (uint64_t)e->q[i].n_ops;
-	e->stats.batches += (uint64_t)e->n_q;
-	e->stats.commits++;
-	queue_clear(e);
 	return 0;
 }
 

@@ -60,6 +60,153 @@ int engine_log(engine *e, const char *name, int64_t from, int64_t to, engine_lin
 	return err;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Import. */
+
+/* The state of an import: the scene it fills and what it stored so far. */
+typedef struct import_ctx {
+	engine *e;
+	scene_rt *rt;
+	proto_limits lim;
+	int64_t seq;              /* the last batch stored */
+	int64_t weight;           /* logged since the last snapshot */
+	int64_t n_ops;
+} import_ctx;
+
+/* Stores batch 'll' (applied to the scene, with inverse 'inv') as row
+ * c->seq, in the import's transaction. 0 or an error set in 'err'. */
+static int import_store_row(import_ctx *c, const proto_log_line *ll, const edit_batch *inv,
+			    edit_error *err)
+{
+	engine *e = c->e;
+	store_edit row = {
+		.scene_id = c->rt->id,
+		.seq = c->seq,
+		.time_us = ll->time_us,
+		.client = ll->batch.client,
+		.has_client_seq = ll->batch.has_client_seq,
+		.client_seq = ll->batch.client_seq,
+		.kind = STORE_EDIT,
+		.n_ops = ll->batch.n_ops,
+	};
+	char *ops = NULL, *inverse = NULL;
+	unsigned char *ops_bin = NULL;
+	int rc = eng_encode_ops(&ll->batch, &ops, &row.ops_len);
+	if (!rc)
+		rc = eng_encode_ops(inv, &inverse, &row.inverse_len);
+	if (!rc)
+		rc = engine_ops_encode_bin(&ll->batch, &ops_bin, &row.ops_bin_len);
+	if (!rc) {
+		row.ops = ops;
+		row.inverse = inverse;
+		row.ops_bin = ops_bin;
+		rc = store_edit_append(e->st, &row);
+		if (rc == RIGD_E_INTERNAL) {
+			/* The store's unique (scene, client, client_seq) key. */
+			edit_error_set(err, RIGD_E_BAD_FIELD, -1, "client_seq",
+				       "client '%s' client_seq %lld appears twice",
+				       ll->batch.client, (long long)ll->batch.client_seq);
+			rc = RIGD_E_BAD_FIELD;
+		} else if (rc) {
+			eng_set_errmsg(e, "%s", store_errmsg(e->st));
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		}
+	} else {
+		edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+	}
+	free(ops);
+	free(inverse);
+	free(ops_bin);
+	return rc;
+}
+
+/* Decodes one non-blank line ('n' bytes), checks its seq, applies it to
+ * the scene and stores it, with a snapshot when one is due. 0 or an error
+ * set in 'err' (without the line number, which the caller adds). */
+static int import_line(import_ctx *c, const char *line, size_t n, edit_error *err)
+{
+	proto_log_line ll;
+	edit_batch inv;
+	int rc = proto_decode_log_line(line, n, &c->lim, &ll, err);
+	if (rc)
+		return rc;
+	if ((int64_t)ll.seq != c->seq + 1) {
+		edit_error_set(err, RIGD_E_BAD_SEQ, -1, "seq", "seq %llu where %lld belongs",
+			       (unsigned long long)ll.seq, (long long)(c->seq + 1));
+		edit_batch_release(&ll.batch);
+		return RIGD_E_BAD_SEQ;
+	}
+	rc = edit_apply_ex(c->rt->sc, &ll.batch, NULL, NULL, &inv, err);
+	if (rc) {
+		edit_batch_release(&ll.batch);
+		return rc;
+	}
+	c->seq++;
+	c->n_ops += ll.batch.n_ops;
+	c->weight += batch_weight(ll.batch.n_ops);
+	rc = import_store_row(c, &ll, &inv, err);
+	edit_batch_release(&inv);
+	edit_batch_release(&ll.batch);
+	if (!rc && eng_snapshot_due(c->e, c->rt, c->weight)) {
+		rc = eng_put_snapshot(c->e, c->rt, c->rt->sc, c->seq);
+		if (rc == RIGD_E_NOMEM)
+			rc = 0; /* the log is complete without it */
+		else if (rc)
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		else
+			c->weight = 0;
+	}
+	return rc;
+}
+
+/* Walks the lines of 'ndjson', importing each that is not blank, until
+ * one fails. Returns 0 or its error; *line_no gets the last line read. */
+static int import_lines(import_ctx *c, const char *ndjson, size_t len, int *line_no,
+			edit_error *err)
+{
+	size_t off = 0;
+	int rc = 0;
+	*line_no = 0;
+	while (!rc && off < len) {
+		const char *line = ndjson + off;
+		const char *nl = memchr(line, '\n', len - off);
+		size_t n = nl ? (size_t)(nl - line) : len - off;
+		off += n + (nl ? 1 : 0);
+		(*line_no)++;
+		size_t k = 0;
+		while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+			k++;
+		if (k < n)
+			rc = import_line(c, line, n, err);
+	}
+	assert(rc || off == len);
+	return rc;
+}
+
+/* After a failed import: the scene is emptied again (it was empty), and
+ * the message names the line that failed. This is the one place that adds
+ * the "line N: " prefix; callers pass the message on as it is. */
+static void import_undo(import_ctx *c, int line_no, int *bad_line, edit_error *err)
+{
+	engine *e = c->e;
+	scene_rt *rt = c->rt;
+	scene *s = scene_new();
+	if (s) {
+		scene_set_max_nodes(s, e->opts.max_nodes);
+		scene_free(rt->sc);
+		rt->sc = s;
+	} else {
+		eng_load_scene(e, rt);
+	}
+	if (bad_line)
+		*bad_line = line_no;
+	if (err && err->message[0] && line_no) {
+		char msg[EDIT_MESSAGE_MAX];
+		snprintf(msg, sizeof(msg), "line %d: %.360s", line_no, err->message);
+		memcpy(err->message, msg, sizeof(msg));
+	}
+}
+
 int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 		  int64_t *n_batches, int *bad_line, edit_error *err)
 {
@@ -81,96 +228,15 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 			       rt->name);
 		return RIGD_E_SCENE_NOT_EMPTY;
 	}
-	proto_limits lim = eng_trusted_limits();
+	import_ctx c = { .e = e, .rt = rt, .lim = eng_trusted_limits() };
+	int line_no = 0;
 	int rc = store_begin(e->st);
 	if (rc) {
 		eng_set_errmsg(e, "%s", store_errmsg(e->st));
 		edit_error_set(err, RIGD_E_STORAGE, -1, "", "%s", err_str(RIGD_E_STORAGE));
 		return RIGD_E_STORAGE;
 	}
-	int64_t seq = 0, weight = 0, n_ops = 0;
-	int line_no = 0;
-	size_t off = 0;
-	while (!rc && off < len) {
-		const char *line = ndjson + off;
-		const char *nl = memchr(line, '\n', len - off);
-		size_t n = nl ? (size_t)(nl - line) : len - off;
-		off += n + (nl ? 1 : 0);
-		line_no++;
-		size_t k = 0;
-		while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
-			k++;
-		if (k == n)
-			continue; /* a blank line */
-		proto_log_line ll;
-		rc = proto_decode_log_line(line, n, &lim, &ll, err);
-		if (rc)
-			break;
-		if ((int64_t)ll.seq != seq + 1) {
-			edit_error_set(err, RIGD_E_BAD_SEQ, -1, "seq", "seq %llu where %lld belongs",
-				       (unsigned long long)ll.seq, (long long)(seq + 1));
-			edit_batch_release(&ll.batch);
-			rc = RIGD_E_BAD_SEQ;
-			break;
-		}
-		edit_batch inv;
-		rc = edit_apply_ex(rt->sc, &ll.batch, NULL, NULL, &inv, err);
-		if (rc) {
-			edit_batch_release(&ll.batch);
-			break;
-		}
-		seq++;
-		n_ops += ll.batch.n_ops;
-		weight += batch_weight(ll.batch.n_ops);
-		store_edit row = {
-			.scene_id = rt->id,
-			.seq = seq,
-			.time_us = ll.time_us,
-			.client = ll.batch.client,
-			.has_client_seq = ll.batch.has_client_seq,
-			.client_seq = ll.batch.client_seq,
-			.kind = STORE_EDIT,
-			.n_ops = ll.batch.n_ops,
-		};
-		char *ops = NULL, *inverse = NULL;
-		unsigned char *ops_bin = NULL;
-		rc = eng_encode_ops(&ll.batch, &ops, &row.ops_len);
-		if (!rc)
-			rc = eng_encode_ops(&inv, &inverse, &row.inverse_len);
-		if (!rc)
-			rc = engine_ops_encode_bin(&ll.batch, &ops_bin, &row.ops_bin_len);
-		if (!rc) {
-			row.ops = ops;
-			row.inverse = inverse;
-			row.ops_bin = ops_bin;
-			rc = store_edit_append(e->st, &row);
-			if (rc == RIGD_E_INTERNAL) {
-				edit_error_set(err, RIGD_E_BAD_FIELD, -1, "client_seq",
-					       "client '%s' client_seq %lld appears twice",
-					       ll.batch.client, (long long)ll.batch.client_seq);
-				rc = RIGD_E_BAD_FIELD;
-			} else if (rc) {
-				eng_set_errmsg(e, "%s", store_errmsg(e->st));
-				edit_error_set(err, rc, -1, "", "%s", err_str(rc));
-			}
-		} else {
-			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
-		}
-		free(ops);
-		free(inverse);
-		free(ops_bin);
-		edit_batch_release(&inv);
-		edit_batch_release(&ll.batch);
-		if (!rc && eng_snapshot_due(e, rt, weight)) {
-			rc = eng_put_snapshot(e, rt, rt->sc, seq);
-			if (rc == RIGD_E_NOMEM)
-				rc = 0; /* the log is complete without it */
-			else if (rc)
-				edit_error_set(err, rc, -1, "", "%s", err_str(rc));
-			else
-				weight = 0;
-		}
-	}
+	rc = import_lines(&c, ndjson, len, &line_no, err);
 	if (!rc) {
 		rc = store_commit(e->st);
 		if (rc) {
@@ -181,32 +247,16 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 		store_rollback(e->st);
 	}
 	if (rc) {
-		/* The scene was empty: empty it again. */
-		scene *s = scene_new();
-		if (s) {
-			scene_set_max_nodes(s, e->opts.max_nodes);
-			scene_free(rt->sc);
-			rt->sc = s;
-		} else {
-			eng_load_scene(e, rt);
-		}
-		if (bad_line)
-			*bad_line = line_no;
-		if (err && err->message[0] && line_no) {
-			char msg[EDIT_MESSAGE_MAX];
-			snprintf(msg, sizeof(msg), "line %d: %.360s", line_no, err->message);
-			memcpy(err->message, msg, sizeof(msg));
-		}
+		import_undo(&c, line_no, bad_line, err);
 		return rc;
 	}
-	rt->seq = seq;
-	rt->next_seq = seq + 1;
-	rt->tail_weight = weight;
+	rt->seq = c.seq;
+	rt->next_seq = c.seq + 1;
+	rt->tail_weight = c.weight;
 	eng_hist_clear(rt);
-	e->stats.batches += (uint64_t)seq;
-	e->stats.ops += (uint64_t)n_ops;
+	e->stats.batches += (uint64_t)c.seq;
+	e->stats.ops += (uint64_t)c.n_ops;
 	if (n_batches)
-		*n_batches = seq;
+		*n_batches = c.seq;
 	return 0;
 }
-

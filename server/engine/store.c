@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -316,6 +317,64 @@ static int check_identity(store *st, int64_t *version)
 	return 0;
 }
 
+/*
+ * The process lock, taken before SQLite reads a byte (a recovering server
+ * must not race another process's recovery): shared or exclusive flock(2)
+ * on st->lock_fd. The descriptor stays open until after sqlite3_close:
+ * closing any descriptor of the file drops the process's fcntl locks,
+ * SQLite's included. 0, RIGD_E_LOCKED or RIGD_E_IO with 'msg' set.
+ */
+static int lock_file(store *st, const char *path, bool shared, char *msg, size_t msglen)
+{
+	assert(st->lock_fd < 0);
+	st->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (st->lock_fd < 0) {
+		set_msg(msg, msglen, "cannot open '%s': %s", path, strerror(errno));
+		return RIGD_E_IO;
+	}
+	if (flock(st->lock_fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
+		bool busy = errno == EWOULDBLOCK;
+		set_msg(msg, msglen, busy ? "'%s' is in use by another process%s" : "cannot lock '%s': %s",
+			path, busy ? "" : strerror(errno));
+		return busy ? RIGD_E_LOCKED : RIGD_E_IO;
+	}
+	return 0;
+}
+
+/* Sets the connection's pragmas and checks that WAL mode took. 0 or an
+ * error with st->errmsg set. */
+static int set_pragmas(store *st, const store_opts *opts)
+{
+	/* Reads (loading and replaying a log) go through a memory map of up
+	 * to 256 MB instead of a read() per page, and 16 MB of page cache. */
+	char pragmas[384];
+	snprintf(pragmas, sizeof(pragmas),
+		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = %s; PRAGMA foreign_keys = ON;"
+		 " PRAGMA journal_size_limit = %lld; PRAGMA temp_store = MEMORY;"
+		 " PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456;",
+		 opts->sync_normal ? "NORMAL" : "FULL", (long long)opts->checkpoint_pages * 4 * 4096);
+	int e = exec(st, pragmas);
+	int64_t wal = 0;
+	if (!e) {
+		sqlite3_stmt *s = NULL;
+		/* journal_mode answers with the mode it got; anything but "wal"
+		 * means the file system cannot do WAL (no shared memory). */
+		if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode", -1, &s, NULL) == SQLITE_OK &&
+		    sqlite3_step(s) == SQLITE_ROW) {
+			const char *mode = (const char *)sqlite3_column_text(s, 0);
+			wal = mode && strcmp(mode, "wal") == 0;
+		}
+		if (!wal && is_nomem(sqlite3_errcode(st->db)))
+			e = fail(st, SQLITE_NOMEM);
+		sqlite3_finalize(s);
+		if (!wal && !e) {
+			e = RIGD_E_IO;
+			snprintf(st->errmsg, sizeof(st->errmsg), "cannot use WAL journal mode");
+		}
+	}
+	return e;
+}
+
 store *store_open(const char *path, const store_opts *o, int *err, char *msg, size_t msglen)
 {
 	store_opts opts = o ? *o : store_opts_default();
@@ -333,24 +392,9 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 	st->lock_fd = -1;
 	st->checkpoint_pages = opts.checkpoint_pages;
 
-	/* The process lock first, before SQLite reads a byte (a recovering
-	 * server must not race another process's recovery). The descriptor stays
-	 * open until after sqlite3_close: closing any descriptor of the file
-	 * drops the process's fcntl locks, SQLite's included. */
-	st->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (st->lock_fd < 0) {
-		e = RIGD_E_IO;
-		set_msg(msg, msglen, "cannot open '%s': %s", path, strerror(errno));
+	e = lock_file(st, path, opts.shared, msg, msglen);
+	if (e)
 		goto fail;
-	}
-	if (flock(st->lock_fd, (opts.shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
-		bool busy = errno == EWOULDBLOCK;
-		e = busy ? RIGD_E_LOCKED : RIGD_E_IO;
-		set_msg(msg, msglen, busy ? "'%s' is in use by another process%s" : "cannot lock '%s': %s",
-			path, busy ? "" : strerror(errno));
-		goto fail;
-	}
-
 	if (opts.fault_injection && !(st->fvfs = store_fault_vfs_new())) {
 		e = RIGD_E_NOMEM;
 		set_msg(msg, msglen, "%s%s", "cannot register the fault VFS", "");
@@ -375,33 +419,7 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 		goto fail;
 	}
 
-	/* Reads (loading and replaying a log) go through a memory map of up
-	 * to 256 MB instead of a read() per page, and 16 MB of page cache. */
-	char pragmas[384];
-	snprintf(pragmas, sizeof(pragmas),
-		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = %s; PRAGMA foreign_keys = ON;"
-		 " PRAGMA journal_size_limit = %lld; PRAGMA temp_store = MEMORY;"
-		 " PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456;",
-		 opts.sync_normal ? "NORMAL" : "FULL", (long long)opts.checkpoint_pages * 4 * 4096);
-	e = exec(st, pragmas);
-	int64_t wal = 0;
-	if (!e) {
-		sqlite3_stmt *s = NULL;
-		/* journal_mode answers with the mode it got; anything but "wal"
-		 * means the file system cannot do WAL (no shared memory). */
-		if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode", -1, &s, NULL) == SQLITE_OK &&
-		    sqlite3_step(s) == SQLITE_ROW) {
-			const char *mode = (const char *)sqlite3_column_text(s, 0);
-			wal = mode && strcmp(mode, "wal") == 0;
-		}
-		if (!wal && is_nomem(sqlite3_errcode(st->db)))
-			e = fail(st, SQLITE_NOMEM);
-		sqlite3_finalize(s);
-		if (!wal && !e) {
-			e = RIGD_E_IO;
-			snprintf(st->errmsg, sizeof(st->errmsg), "cannot use WAL journal mode");
-		}
-	}
+	e = set_pragmas(st, &opts);
 	if (e) {
 		set_msg(msg, msglen, "'%s': %s", path, st->errmsg);
 		goto fail;

@@ -391,75 +391,11 @@ static void lws_log_quiet(int level, const char *line)
 	fprintf(stderr, "lws: %s", line);
 }
 
-net *net_new(const net_config *cfg, const net_callbacks *cb)
+/* The lws context: explicit vhosts, UTF-8 checked, 'n' as its user data.
+ * 0, or -1 with the reason on stderr. */
+static int create_context(struct net *n)
 {
 	struct lws_context_creation_info info;
-	static const int levels[] = {LLL_ERR, LLL_ERR | LLL_WARN, LLL_ERR | LLL_WARN | LLL_NOTICE,
-				     LLL_ERR | LLL_WARN | LLL_NOTICE | LLL_INFO};
-	struct net *n = calloc(1, sizeof(*n));
-	int lvl;
-
-	if (!n)
-		return NULL;
-	n->cfg = *cfg;
-	n->cb = *cb;
-	n->host = strdup(cfg->host ? cfg->host : "127.0.0.1");
-	n->origins = calloc((size_t)cfg->n_origins + 1, sizeof(char *));
-	if (!n->host || !n->origins)
-		goto fail;
-	for (int i = 0; i < cfg->n_origins; i++)
-		if (!(n->origins[i] = strdup(cfg->origins[i])))
-			goto fail;
-	n->cfg.host = n->host;
-	n->cfg.origins = NULL;
-	n->cfg.web_root = NULL;
-	n->cfg.tls_cert = n->cfg.tls_key = NULL;
-	if (cfg->tls_cert && cfg->tls_key &&
-	    (!(n->tls_cert = strdup(cfg->tls_cert)) || !(n->tls_key = strdup(cfg->tls_key))))
-		goto fail;
-	if (!(n->csp = nt_build_csp(cfg->web_root)))
-		goto fail;
-	if (n->cfg.max_fragments <= 0)
-		n->cfg.max_fragments = 4096;
-
-	if (cfg->web_root) {
-		static const struct {
-			const char *prefix, *rel;
-			bool deny;
-		} table[] = {
-			{"/vendor/three/build/", "node_modules/three/build", false},
-			{"/vendor/three/examples/jsm/", "node_modules/three/examples/jsm", false},
-			{"/", "", true},
-		};
-		for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-			char joined[PATH_MAX], real[PATH_MAX];
-			struct static_root *r = &n->roots[n->n_roots++];
-
-			r->url_prefix = table[i].prefix;
-			r->rel_dir = table[i].rel;
-			r->deny_private = table[i].deny;
-			snprintf(joined, sizeof(joined), "%s/%s", cfg->web_root, table[i].rel);
-			if (realpath(joined, real) && !(r->dir = strdup(real)))
-				goto fail;
-		}
-	}
-
-	lvl = cfg->log_level < 0 ? 0 : cfg->log_level > 3 ? 3 : cfg->log_level;
-	lws_set_log_level(levels[lvl], lws_log_quiet);
-
-	n->protocols[0].name = "rigd";
-	n->protocols[0].callback = callback;
-	n->protocols[0].per_session_data_size = sizeof(struct conn);
-	n->protocols[0].rx_buffer_size = RX_CHUNK;
-
-	/* lws pings a websocket idle for half the timeout and hangs up on one
-	 * that has shown no sign of life (data or pong) for all of it. */
-	if (cfg->idle_timeout_s > 0) {
-		int ping = cfg->idle_timeout_s / 2 > 0 ? cfg->idle_timeout_s / 2 : 1;
-		n->retry.secs_since_valid_ping = (uint16_t)ping;
-		n->retry.secs_since_valid_hangup = (uint16_t)(cfg->idle_timeout_s > ping ?
-							       cfg->idle_timeout_s : ping + 1);
-	}
 
 	memset(&info, 0, sizeof(info));
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_VALIDATE_UTF8 |
@@ -475,8 +411,18 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 	n->ctx = lws_create_context(&info);
 	if (!n->ctx) {
 		fprintf(stderr, "rigd: cannot create the libwebsockets context\n");
-		goto fail;
+		return -1;
 	}
+
+	return 0;
+}
+
+/* The one vhost: listens on cfg.host:cfg.port (TLS when a certificate
+ * was given) with the rigd protocol. 0, or -1 with the reason on stderr. */
+static int create_vhost(struct net *n)
+{
+	struct lws_context_creation_info info;
+	const net_config *cfg = &n->cfg;
 
 	memset(&info, 0, sizeof(info));
 	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
@@ -509,8 +455,63 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 				n->tls_cert, n->tls_key);
 		else
 			fprintf(stderr, "rigd: cannot listen on %s:%d\n", n->host, cfg->port);
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+net *net_new(const net_config *cfg, const net_callbacks *cb)
+{
+	static const int levels[] = {LLL_ERR, LLL_ERR | LLL_WARN, LLL_ERR | LLL_WARN | LLL_NOTICE,
+				     LLL_ERR | LLL_WARN | LLL_NOTICE | LLL_INFO};
+	struct net *n = calloc(1, sizeof(*n));
+	int lvl;
+
+	if (!n)
+		return NULL;
+	n->cfg = *cfg;
+	n->cb = *cb;
+	n->host = strdup(cfg->host ? cfg->host : "127.0.0.1");
+	n->origins = calloc((size_t)cfg->n_origins + 1, sizeof(char *));
+	if (!n->host || !n->origins)
+		goto fail;
+	for (int i = 0; i < cfg->n_origins; i++)
+		if (!(n->origins[i] = strdup(cfg->origins[i])))
+			goto fail;
+	n->cfg.host = n->host;
+	n->cfg.origins = NULL;
+	n->cfg.web_root = NULL;
+	n->cfg.tls_cert = n->cfg.tls_key = NULL;
+	if (cfg->tls_cert && cfg->tls_key &&
+	    (!(n->tls_cert = strdup(cfg->tls_cert)) || !(n->tls_key = strdup(cfg->tls_key))))
+		goto fail;
+	if (!(n->csp = nt_build_csp(cfg->web_root)))
+		goto fail;
+	if (n->cfg.max_fragments <= 0)
+		n->cfg.max_fragments = 4096;
+
+	if (cfg->web_root && nt_static_roots(n, cfg->web_root) != 0)
+		goto fail;
+
+	lvl = cfg->log_level < 0 ? 0 : cfg->log_level > 3 ? 3 : cfg->log_level;
+	lws_set_log_level(levels[lvl], lws_log_quiet);
+
+	n->protocols[0].name = "rigd";
+	n->protocols[0].callback = callback;
+	n->protocols[0].per_session_data_size = sizeof(struct conn);
+	n->protocols[0].rx_buffer_size = RX_CHUNK;
+
+	/* lws pings a websocket idle for half the timeout and hangs up on one
+	 * that has shown no sign of life (data or pong) for all of it. */
+	if (cfg->idle_timeout_s > 0) {
+		int ping = cfg->idle_timeout_s / 2 > 0 ? cfg->idle_timeout_s / 2 : 1;
+		n->retry.secs_since_valid_ping = (uint16_t)ping;
+		n->retry.secs_since_valid_hangup = (uint16_t)(cfg->idle_timeout_s > ping ?
+							       cfg->idle_timeout_s : ping + 1);
+	}
+
+	if (create_context(n) != 0 || create_vhost(n) != 0)
+		goto fail;
 	n->port = lws_get_vhost_listen_port(n->vh);
 	lws_sul_schedule(n->ctx, 0, &n->tick_sul, tick_cb, LWS_US_PER_SEC);
 	return n;

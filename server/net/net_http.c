@@ -271,88 +271,96 @@ static int add_header(struct lws *wsi, const char *name, const char *value,
 					   (const unsigned char *)value, (int)strlen(value), p, end);
 }
 
-int nt_on_http_writeable(struct net *n, struct conn *c)
+/* Writes the response's status line and headers (the security headers on
+ * every answer), then finishes a response without a body or asks for the
+ * next callback. 0, or -1 to close. */
+static int write_headers(struct net *n, struct conn *c)
 {
 	unsigned char hbuf[LWS_PRE + 4096];
 	unsigned char *start = hbuf + LWS_PRE, *p = start, *end = hbuf + sizeof(hbuf) - 1;
+	bool not_modified = c->status == 304;
+	/* Files are revalidated with their ETag on every use, except the
+	 * vendored three.js build, which changes only with an upgrade. */
+	const char *cache = !c->cacheable ? "no-store"
+			    : c->vendor   ? "public, max-age=604800"
+					  : "no-cache";
 
-	if (!c->responding)
-		return 0;
-	if (!c->headers_sent) {
-		bool not_modified = c->status == 304;
-		/* Files are revalidated with their ETag on every use, except the
-		 * vendored three.js build, which changes only with an upgrade. */
-		const char *cache = !c->cacheable ? "no-store"
-				    : c->vendor   ? "public, max-age=604800"
-						  : "no-cache";
-
-		/* A 304 has neither body nor Content-Type (RFC 9110, 15.4.5). */
-		if ((not_modified ? lws_add_http_header_status(c->wsi, 304, &p, end)
-				  : lws_add_http_common_headers(c->wsi, (unsigned)c->status,
-								c->resp_type,
-								(lws_filepos_t)c->resp_len,
-								&p, end)) ||
-		    add_header(c->wsi, "x-content-type-options:", "nosniff", &p, end) ||
-		    add_header(c->wsi, "referrer-policy:", "no-referrer", &p, end) ||
-		    add_header(c->wsi, "content-security-policy:", n->csp, &p, end) ||
-		    add_header(c->wsi, "x-frame-options:", "DENY", &p, end) ||
-		    add_header(c->wsi, "cache-control:", cache, &p, end) ||
-		    (c->etag[0] && add_header(c->wsi, "etag:", c->etag, &p, end)) ||
-		    (c->status == 401 && add_header(c->wsi, "www-authenticate:",
-						    "Bearer realm=\"rigd\"", &p, end)) ||
-		    (n->tls_cert && add_header(c->wsi, "strict-transport-security:",
-					       "max-age=31536000", &p, end)) ||
-		    (c->close_after && add_header(c->wsi, "connection:", "close", &p, end)))
-			return -1;
-		if (lws_finalize_write_http_header(c->wsi, start, &p, end))
-			return -1;
-		c->headers_sent = true;
-		if (c->head_only || not_modified || (c->resp_len == 0 && c->file_left == 0))
-			return finish_response(n, c);
-		lws_callback_on_writable(c->wsi);
-		return 0;
-	}
-
-	/* One body chunk per callback. */
-	{
-		size_t chunk;
-		bool last;
-		int wrote;
-
-		if (!c->tx || c->tx_cap < LWS_PRE + TX_CHUNK) {
-			unsigned char *t = realloc(c->tx, LWS_PRE + TX_CHUNK);
-			if (!t)
-				return -1;
-			c->tx = t;
-			c->tx_cap = LWS_PRE + TX_CHUNK;
-		}
-		if (c->fd > 0) {
-			ssize_t got;
-
-			chunk = c->file_left < TX_CHUNK ? (size_t)c->file_left : TX_CHUNK;
-			got = read(c->fd - 1, c->tx + LWS_PRE, chunk);
-			if (got <= 0)
-				return -1;  /* the file shrank under us: cut the response */
-			chunk = (size_t)got;
-			c->file_left -= chunk;
-			last = c->file_left == 0;
-		} else {
-			chunk = c->resp_len - c->resp_off;
-			if (chunk > TX_CHUNK)
-				chunk = TX_CHUNK;
-			memcpy(c->tx + LWS_PRE, c->resp_body + c->resp_off, chunk);
-			c->resp_off += chunk;
-			last = c->resp_off == c->resp_len;
-		}
-		wrote = lws_write(c->wsi, c->tx + LWS_PRE, chunk,
-				  last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP);
-		if (wrote < (int)chunk)
-			return -1;
-		n->stats.bytes_sent += chunk;
-		if (last)
-			return finish_response(n, c);
-		lws_callback_on_writable(c->wsi);
-	}
+	/* A 304 has neither body nor Content-Type (RFC 9110, 15.4.5). */
+	if ((not_modified ? lws_add_http_header_status(c->wsi, 304, &p, end)
+			  : lws_add_http_common_headers(c->wsi, (unsigned)c->status,
+							c->resp_type,
+							(lws_filepos_t)c->resp_len,
+							&p, end)) ||
+	    add_header(c->wsi, "x-content-type-options:", "nosniff", &p, end) ||
+	    add_header(c->wsi, "referrer-policy:", "no-referrer", &p, end) ||
+	    add_header(c->wsi, "content-security-policy:", n->csp, &p, end) ||
+	    add_header(c->wsi, "x-frame-options:", "DENY", &p, end) ||
+	    add_header(c->wsi, "cache-control:", cache, &p, end) ||
+	    (c->etag[0] && add_header(c->wsi, "etag:", c->etag, &p, end)) ||
+	    (c->status == 401 && add_header(c->wsi, "www-authenticate:",
+					    "Bearer realm=\"rigd\"", &p, end)) ||
+	    (n->tls_cert && add_header(c->wsi, "strict-transport-security:",
+				       "max-age=31536000", &p, end)) ||
+	    (c->close_after && add_header(c->wsi, "connection:", "close", &p, end)))
+		return -1;
+	if (lws_finalize_write_http_header(c->wsi, start, &p, end))
+		return -1;
+	c->headers_sent = true;
+	if (c->head_only || not_modified || (c->resp_len == 0 && c->file_left == 0))
+		return finish_response(n, c);
+	lws_callback_on_writable(c->wsi);
 	return 0;
 }
 
+/* Writes one chunk of the body, from the file or from memory, and
+ * finishes the response after the last. 0, or -1 to close. */
+static int write_body_chunk(struct net *n, struct conn *c)
+{
+	size_t chunk;
+	bool last;
+	int wrote;
+
+	if (!c->tx || c->tx_cap < LWS_PRE + TX_CHUNK) {
+		unsigned char *t = realloc(c->tx, LWS_PRE + TX_CHUNK);
+		if (!t)
+			return -1;
+		c->tx = t;
+		c->tx_cap = LWS_PRE + TX_CHUNK;
+	}
+	if (c->fd > 0) {
+		ssize_t got;
+
+		chunk = c->file_left < TX_CHUNK ? (size_t)c->file_left : TX_CHUNK;
+		got = read(c->fd - 1, c->tx + LWS_PRE, chunk);
+		if (got <= 0)
+			return -1;  /* the file shrank under us: cut the response */
+		chunk = (size_t)got;
+		c->file_left -= chunk;
+		last = c->file_left == 0;
+	} else {
+		chunk = c->resp_len - c->resp_off;
+		if (chunk > TX_CHUNK)
+			chunk = TX_CHUNK;
+		memcpy(c->tx + LWS_PRE, c->resp_body + c->resp_off, chunk);
+		c->resp_off += chunk;
+		last = c->resp_off == c->resp_len;
+	}
+	wrote = lws_write(c->wsi, c->tx + LWS_PRE, chunk,
+			  last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP);
+	if (wrote < (int)chunk)
+		return -1;
+	n->stats.bytes_sent += chunk;
+	if (last)
+		return finish_response(n, c);
+	lws_callback_on_writable(c->wsi);
+	return 0;
+}
+
+int nt_on_http_writeable(struct net *n, struct conn *c)
+{
+	if (!c->responding)
+		return 0;
+	if (!c->headers_sent)
+		return write_headers(n, c);
+	return write_body_chunk(n, c);
+}

@@ -163,6 +163,11 @@ int nt_on_http_writeable(struct net *n, struct conn *c);
 
 /* --- net_static.c --- */
 
+/* Fills n->roots from web_root: the viewer at "/" and the vendored three.js
+ * build below "/vendor/three/". A root whose directory is missing serves
+ * nothing. 0, or -1 out of memory. */
+int nt_static_roots(struct net *n, const char *web_root);
+
 /* Answers a GET or HEAD of c->path from the static roots: the file with
  * its ETag, 304 when the request's If-None-Match names it, or 404. */
 void nt_serve_static(struct net *n, struct conn *c);

@@ -23,6 +23,31 @@
 
 /* ---- static files ---- */
 
+int nt_static_roots(struct net *n, const char *web_root)
+{
+	static const struct {
+		const char *prefix, *rel;
+		bool deny;
+	} table[] = {
+		{"/vendor/three/build/", "node_modules/three/build", false},
+		{"/vendor/three/examples/jsm/", "node_modules/three/examples/jsm", false},
+		{"/", "", true},
+	};
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		char joined[PATH_MAX], real[PATH_MAX];
+
+		assert(n->n_roots < (int)(sizeof(n->roots) / sizeof(n->roots[0])));
+		struct static_root *r = &n->roots[n->n_roots++];
+		r->url_prefix = table[i].prefix;
+		r->rel_dir = table[i].rel;
+		r->deny_private = table[i].deny;
+		snprintf(joined, sizeof(joined), "%s/%s", web_root, table[i].rel);
+		if (realpath(joined, real) && !(r->dir = strdup(real)))
+			return -1;
+	}
+	return 0;
+}
+
 static const struct {
 	const char *ext;
 	const char *type;
