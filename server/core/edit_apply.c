@@ -351,6 +351,9 @@ static int apply_op(apply_ctx *c, const edit_op *op, int k)
 
 	if (rc)
 		return rc;
+	/* Every apply_ below relies on the op's shape being valid. */
+	assert(op->kind >= EDIT_CREATE && op->kind <= EDIT_DELETE);
+	assert((op->fields & ~edit_fields_allowed(op->kind)) == 0);
 	switch (op->kind) {
 	case EDIT_CREATE: return apply_create(c, op, k);
 	case EDIT_SET: return apply_set(c, op, k);
@@ -403,6 +406,7 @@ int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_re
 			break;
 	}
 	starts[k] = undo.n_ops;
+	assert(rc || k == b->n_ops);
 	if (rc) {
 		ed_rollback(s, &undo, starts, k);
 		goto out;
@@ -415,6 +419,8 @@ int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_re
 		goto out;
 	}
 	if (inverse) {
+		/* Every op recorded its inverse, a delete one per node it removed. */
+		assert(b->n_ops == 0 || undo.n_ops >= b->n_ops);
 		ed_reorder_inverse(&undo, starts, b->n_ops);
 		edit_batch_move(inverse, &undo);
 		memcpy(inverse->client, b->client, sizeof(inverse->client));

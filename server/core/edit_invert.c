@@ -57,6 +57,7 @@ int ed_record_restore(const scene *s, int node, int index, edit_batch *undo)
 	snprintf(op->parent, sizeof(op->parent), "%s", parent >= 0 ? scene_id(s, parent) : "");
 	op->index = index;
 	op_from_props(op, &p);
+	assert((op->fields & ~edit_fields_allowed(EDIT_CREATE)) == 0);
 	if ((p.name && !(op->name = strdup(p.name))) || (p.mesh && !(op->mesh = strdup(p.mesh))))
 		return RIGD_E_NOMEM; /* the op is released with 'undo' */
 	return 0;
@@ -77,6 +78,7 @@ int ed_record_old_values(const scene *s, int node, unsigned fields, edit_batch *
 		fields |= CAMERA_FIELDS; /* the scene sets the three together */
 	op->fields = fields;
 	op_from_props(op, &p);
+	assert((op->fields & ~edit_fields_allowed(EDIT_SET)) == 0);
 	if (((fields & EDIT_F_NAME) && p.name && !(op->name = strdup(p.name))) ||
 	    ((fields & EDIT_F_MESH) && p.mesh && !(op->mesh = strdup(p.mesh))))
 		return RIGD_E_NOMEM;
@@ -86,6 +88,7 @@ int ed_record_old_values(const scene *s, int node, unsigned fields, edit_batch *
 /* Drops the ops appended to 'undo' since it held 'n_before'. */
 void ed_undo_truncate(edit_batch *undo, int n_before)
 {
+	assert(!undo || (n_before >= 0 && n_before <= undo->n_ops));
 	while (undo && undo->n_ops > n_before)
 		ed_op_release(&undo->ops[--undo->n_ops]);
 }
@@ -111,6 +114,20 @@ static void reverse_ops(edit_op *ops, int lo, int hi)
  * from values the scene stored. Returns 0, or the scene's error when the
  * scene is not as the op left it (a bug).
  */
+/* Whether the node holds exactly, bit for bit, the transform channels the
+ * inverse op 'op' carries: an inverse restores the values it recorded. */
+static bool restored(const scene *s, int node, const edit_op *op)
+{
+	node_props p;
+	unsigned f = op->fields;
+
+	scene_props(s, node, &p);
+	return (!(f & EDIT_F_T) || memcmp(&p.t, &op->t, sizeof(p.t)) == 0) &&
+	       (!(f & EDIT_F_R) || memcmp(&p.r, &op->r, sizeof(p.r)) == 0) &&
+	       (!(f & EDIT_F_S) || memcmp(&p.s, &op->s, sizeof(p.s)) == 0) &&
+	       (!(f & EDIT_F_PIVOT) || memcmp(&p.pivot, &op->pivot, sizeof(p.pivot)) == 0);
+}
+
 static int undo_op(scene *s, edit_op *op)
 {
 	node_props p = node_props_default();
@@ -136,6 +153,7 @@ static int undo_op(scene *s, edit_op *op)
 	}
 	if ((rc = scene_set_owned(s, node, strings, &p, op->name, op->mesh)) != 0)
 		return rc;
+	assert(restored(s, node, op));
 	if (strings & PROP_NAME)
 		op->name = NULL;
 	if (strings & PROP_MESH)
@@ -170,6 +188,7 @@ void ed_reorder_inverse(edit_batch *undo, const int *starts, int n_groups)
 {
 	int n = starts[n_groups];
 
+	assert(n_groups >= 0 && starts[0] == 0 && n == undo->n_ops);
 	reverse_ops(undo->ops, 0, n);
 	for (int i = 0; i < n_groups; i++)
 		reverse_ops(undo->ops, n - starts[i + 1], n - starts[i]);

@@ -382,6 +382,8 @@ static void qidx_put(engine *e, int k)
 	pending *p = &e->q[k];
 	unsigned mask = (unsigned)e->qidx_cap - 1;
 	unsigned i = qkey(p->rt, p->client, p->client_seq) & mask;
+	/* At most half full (queue_reserve), so the probe ends. */
+	assert(p->has_client_seq && 2 * (k + 1) <= e->qidx_cap);
 	while (e->qidx[i] >= 0)
 		i = (i + 1) & mask;
 	e->qidx[i] = k;
@@ -508,6 +510,9 @@ int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit
 {
 	edit_result res;
 	edit_batch inv;
+	/* Seqs are gapless: the committed ones, then one per queued batch. */
+	assert(rt->next_seq == rt->seq + rt->n_pending + 1);
+	assert(kind == STORE_EDIT ? target == 0 : target > 0 && target < rt->next_seq);
 	int rc = queue_reserve(e);
 	if (rc) {
 		edit_error_set(err, rc, -1, "", "out of memory");
@@ -619,6 +624,7 @@ static void rollback_memory(engine *e)
 		}
 	}
 	queue_clear(e);
+	assert(e->n_q == 0);
 }
 
 /* RIGD_E_STORAGE when a scene is broken: a failure (a bug, as out of
@@ -697,6 +703,7 @@ static void commit_done(engine *e, const bool *snapped)
 		scene_rt *rt = e->scenes[i];
 		if (!rt->n_pending)
 			continue;
+		assert(rt->next_seq == rt->seq + rt->n_pending + 1);
 		rt->seq = rt->next_seq - 1;
 		rt->tail_weight = snapped[i] ? 0 : rt->tail_weight + rt->pending_weight;
 		rt->pending_weight = 0;

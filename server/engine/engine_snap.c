@@ -53,7 +53,11 @@ int eng_snap_encode(const scene *s, bytes *out)
 			return RIGD_E_NOMEM;
 		put_u8(out, (unsigned)id_len);
 		put_raw(out, id, id_len);
-		put_u32(out, (uint32_t)(parent < 0 ? -1 : scene_pos(s, parent)));
+		int parent_pos = parent < 0 ? -1 : scene_pos(s, parent);
+		/* Preorder: a parent comes before its children, which decoding
+		 * relies on. */
+		assert(parent_pos < pos);
+		put_u32(out, (uint32_t)parent_pos);
 		put_u8(out, (unsigned)p.kind);
 		put_u8(out, (p.has_bounds ? 1u : 0) | (p.visible ? 2u : 0) | (p.name ? 4u : 0) |
 				    (p.mesh ? 8u : 0));
@@ -212,6 +216,7 @@ int eng_replay_row(replay_ctx *c, const store_edit *row, edit_batch *inverse)
 		return err == RIGD_E_NOMEM ? err : RIGD_E_STORAGE;
 	}
 	c->expect++;
+	assert(c->expect == row->seq + 1);
 	c->weight += batch_weight(row->n_ops);
 	return 0;
 }

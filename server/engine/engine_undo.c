@@ -51,6 +51,7 @@ static unsigned hash_str(const char *s)
 
 static int push_seq(int64_t **a, int *n, int *cap, int64_t v, int depth)
 {
+	assert(*n >= 0 && *n <= *cap && (depth <= 0 || *n <= depth));
 	if (*n == depth && depth > 0) {
 		/* Drop the oldest: a client undoes at most 'depth' batches. */
 		memmove(*a, *a + 1, sizeof(**a) * (size_t)(*n - 1));

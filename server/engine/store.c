@@ -150,6 +150,7 @@ static int fail(store *st, int rc)
  * says why), or RIGD_E_INTERNAL when it is already being stepped (a bug). */
 static int stmt(store *st, enum stmt_id id, sqlite3_stmt **out)
 {
+	assert(id >= 0 && id < ST_COUNT_);
 	*out = NULL;
 	if (st->stmt_busy[id]) {
 		snprintf(st->errmsg, sizeof(st->errmsg), "statement %d used re-entrantly", (int)id);
@@ -175,6 +176,7 @@ static int stmt(store *st, enum stmt_id id, sqlite3_stmt **out)
 
 static void done(store *st, enum stmt_id id)
 {
+	assert(st->stmt[id] != NULL);
 	st->stmt_busy[id] = false;
 	sqlite3_reset(st->stmt[id]);
 	sqlite3_clear_bindings(st->stmt[id]);
@@ -264,6 +266,8 @@ static int migrate(store *st, int from, int to)
 			continue;
 		char pragma[64];
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v);
+		/* Each migration is its own transaction, never nested. */
+		assert(sqlite3_get_autocommit(st->db));
 		int err = exec(st, "BEGIN IMMEDIATE");
 		/* Another reader holding a shared lock may have upgraded the
 		 * file since it was first read: look again inside the lock. */

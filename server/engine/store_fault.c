@@ -185,7 +185,8 @@ static const sqlite3_io_methods fault_io = {
 	.xUnfetch = ff_unfetch,
 };
 
-static int fv_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out_flags)
+static int fv_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags,
+		   int *out_flags)
 {
 	store_fault_vfs *v = (store_fault_vfs *)vfs;
 	fault_file *f = (fault_file *)file;

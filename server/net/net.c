@@ -34,12 +34,29 @@
 
 /* ---- connection ids ---- */
 
+/* The connection of id 'id', or NULL when it closed (its slot's
+ * generation moved on) or never was. */
+static struct conn *conn_lookup(const struct net *n, uint64_t id)
+{
+	uint32_t idx = (uint32_t)(id & 0xffffffffu);
+	uint32_t gen = (uint32_t)(id >> 32);
+
+	if (idx >= (uint32_t)n->n_slots || n->slots[idx].gen != gen)
+		return NULL;
+	return n->slots[idx].c;
+}
+
 uint64_t nt_conn_register(struct net *n, struct conn *c)
 {
 	int idx;
 
+	assert(c->id == 0);
 	if (n->n_free > 0) {
 		idx = n->free_slots[--n->n_free];
+		/* A freed slot holds no connection, and its id's generation
+		 * was handed out once already. */
+		assert(idx >= 0 && idx < n->n_slots && n->slots[idx].c == NULL);
+		assert(n->slots[idx].gen != 0);
 	} else {
 		if (n->n_slots == n->cap_slots) {
 			int cap = n->cap_slots ? n->cap_slots * 2 : 64;
@@ -63,6 +80,7 @@ uint64_t nt_conn_register(struct net *n, struct conn *c)
 	if (n->slots[idx].gen == 0)   /* never hand out id 0 */
 		n->slots[idx].gen = 1;
 	c->id = ((uint64_t)n->slots[idx].gen << 32) | (uint32_t)idx;
+	assert(c->id != 0 && conn_lookup(n, c->id) == c);
 	return c->id;
 }
 
@@ -73,20 +91,11 @@ void nt_conn_unregister(struct net *n, struct conn *c)
 	if (!c->id)
 		return;
 	if (idx < (uint32_t)n->n_slots && n->slots[idx].c == c) {
+		assert(n->n_free < n->cap_slots);
 		n->slots[idx].c = NULL;
 		n->free_slots[n->n_free++] = (int)idx;
 	}
 	c->id = 0;
-}
-
-static struct conn *conn_lookup(const struct net *n, uint64_t id)
-{
-	uint32_t idx = (uint32_t)(id & 0xffffffffu);
-	uint32_t gen = (uint32_t)(id >> 32);
-
-	if (idx >= (uint32_t)n->n_slots || n->slots[idx].gen != gen)
-		return NULL;
-	return n->slots[idx].c;
 }
 
 /* ---- small helpers ---- */
