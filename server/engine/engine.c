@@ -40,7 +40,6 @@ int64_t eng_now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-
 /* Limits for JSON the engine wrote itself (log rows): the size and op count
  * were checked when the batch was first accepted, and inverses may hold
  * more ops than any submitted batch. */
@@ -127,6 +126,8 @@ static int insert_scene(engine *e, scene_rt *rt)
 	memmove(&e->scenes[at + 1], &e->scenes[at], sizeof(*e->scenes) * (size_t)(e->n_scenes - at));
 	e->scenes[at] = rt;
 	e->n_scenes++;
+	/* Sorted by name, which find_index's binary search relies on. */
+	assert(at + 1 == e->n_scenes || strcmp(rt->name, e->scenes[at + 1]->name) < 0);
 	return 0;
 }
 

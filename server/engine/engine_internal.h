@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The snapshot format (laid out in engine_snap.c) and its leading bytes. */
 #define SNAP_FORMAT 1
 #define SNAP_MAGIC "RIGS"
 
@@ -33,6 +34,8 @@ typedef struct hist {
 	struct hist *next;        /* chain in the scene's table */
 } hist;
 
+/* A scene in memory: its committed and queued position in the log, the
+ * weight logged since its latest snapshot, and its clients' histories. */
 typedef struct scene_rt {
 	char name[SCENE_ID_MAX + 1];
 	int64_t id;               /* scenes.id */
@@ -69,6 +72,7 @@ typedef struct pending {
 	edit_batch inv;           /* the inverse as structs, for a rollback */
 } pending;
 
+/* The engine: the store, every scene by name, and this turn's queue. */
 struct engine {
 	store *st;
 	engine_opts opts;
@@ -82,7 +86,6 @@ struct engine {
 	char errmsg[512];
 };
 
-
 /* The state of a replay: a scene, the seq the next log row must carry, and
  * the ops of the row last read. */
 typedef struct replay_ctx {
@@ -93,7 +96,6 @@ typedef struct replay_ctx {
 	int64_t weight;           /* of the rows replayed */
 	edit_batch ops;           /* the last row's ops; its array is reused */
 } replay_ctx;
-
 
 /* A batch's weight in the snapshot policy: replaying it costs its ops plus
  * one row. */

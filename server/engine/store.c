@@ -1,58 +1,26 @@
 /*
- * store.c: rows in and out of one SQLite database (see store.h).
+ * store.c: rows in and out of one SQLite database (see store.h): the
+ * prepared statements, transactions, scenes, the edit log, snapshots and
+ * maintenance. Opening, upgrading and closing the database are in
+ * store_open.c.
  *
- * With store_fault.c (the fault VFS for tests), the only files that include
- * sqlite3.h. It never interprets the JSON, the binary images of ops or the
- * snapshot bytes it stores, and never calls up into the engine except
- * through the callbacks it is handed.
+ * With store_open.c and store_fault.c (the fault VFS for tests), the only
+ * files that include sqlite3.h (through store_internal.h). It never
+ * interprets the JSON, the binary images of ops or the snapshot bytes it
+ * stores, and never calls up into the engine except through the callbacks
+ * it is handed.
  */
-#include "store.h"
-#include "store_fault.h"
+#include "store_internal.h"
 
 #include "core/err.h"
 
-#include <sqlite3.h>
-
 #include <assert.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-/* The migrations, generated at build time from schema/NNN_*.sql. */
-extern const int rigd_schema_count;
-extern const int rigd_schema_versions[];
-extern const char *const rigd_schema_names[];
-extern const char *const rigd_schema_sql[];
-
-#define RIGD_APPLICATION_ID 0x72696764 /* "rigd", set by 001_initial.sql */
 
 /* ------------------------------------------------------------------------ */
 /* The store. */
-
-enum stmt_id {
-	ST_BEGIN,
-	ST_COMMIT,
-	ST_ROLLBACK,
-	ST_SCENES,
-	ST_SCENE_INSERT,
-	ST_SCENE_DELETE,
-	ST_LAST_SEQ,
-	ST_EDIT_INSERT,
-	ST_EDIT_INSERT_BIN,
-	ST_EDIT_LOOKUP,
-	ST_EDITS_0,               /* + enum store_edit_want bits: eight reads */
-	ST_EDITS_7 = ST_EDITS_0 + 7,
-	ST_HISTORY,
-	ST_SNAP_PUT,
-	ST_SNAP_LATEST,
-	ST_SNAPS,
-	ST_SNAPS_META,
-	ST_COUNT_
-};
 
 static const char *const stmt_sql[ST_COUNT_] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -86,9 +54,6 @@ static const char *const stmt_sql[ST_COUNT_] = {
 			  " WHERE scene_id = ?1 ORDER BY seq",
 };
 
-/* The first schema version whose edits table has ops_bin. */
-#define SCHEMA_OPS_BIN 3
-
 /*
  * The SQL of the read of log rows with the enum store_edit_want bits
  * 'want'. Columns: seq, time_us, client, client_seq, kind, target, n_ops,
@@ -112,19 +77,7 @@ static void edits_sql(char *out, size_t n, bool has_ops_bin, unsigned want)
 		 has_ops_bin ? "ops_bin" : "NULL");
 }
 
-struct store {
-	sqlite3 *db;
-	int lock_fd;
-	store_fault_vfs *fvfs;
-	sqlite3_stmt *stmt[ST_COUNT_];
-	bool stmt_busy[ST_COUNT_];  /* stepping; a nested use is a bug */
-	int checkpoint_pages;
-	uint64_t checkpoints;
-	bool has_ops_bin;           /* the schema has edits.ops_bin */
-	char errmsg[256];
-};
-
-static void set_msg(char *msg, size_t msglen, const char *fmt, const char *a, const char *b)
+void sto_set_msg(char *msg, size_t msglen, const char *fmt, const char *a, const char *b)
 {
 	if (msg && msglen)
 		snprintf(msg, msglen, fmt, a, b);
@@ -133,16 +86,16 @@ static void set_msg(char *msg, size_t msglen, const char *fmt, const char *a, co
 /* True when SQLite result code 'rc' (extended or not) means that memory
  * ran out, in SQLite itself or in its VFS. The one place that decides it,
  * so that every call reports RIGD_E_NOMEM for it, never another code. */
-static bool is_nomem(int rc)
+bool sto_is_nomem(int rc)
 {
 	return (rc & 0xff) == SQLITE_NOMEM || rc == SQLITE_IOERR_NOMEM;
 }
 
 /* Records SQLite's message for the last failure and maps 'rc' to a code. */
-static int fail(store *st, int rc)
+int sto_fail(store *st, int rc)
 {
 	snprintf(st->errmsg, sizeof(st->errmsg), "%s", sqlite3_errmsg(st->db));
-	return is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
+	return sto_is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
 }
 
 /* Prepares statement 'id' once and reuses it: *out gets it. Returns 0,
@@ -167,7 +120,7 @@ static int stmt(store *st, enum stmt_id id, sqlite3_stmt **out)
 					    &st->stmt[id], NULL);
 		if (rc != SQLITE_OK) {
 			st->stmt[id] = NULL;
-			return fail(st, rc);
+			return sto_fail(st, rc);
 		}
 	}
 	*out = st->stmt[id];
@@ -189,31 +142,31 @@ static int run(store *st, enum stmt_id id)
 	int rc = sqlite3_step(s);
 	int err = 0;
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	done(st, id);
 	return err;
 }
 
 /* Executes SQL text with no rows wanted (pragmas, migrations). */
-static int exec(store *st, const char *sql)
+int sto_exec(store *st, const char *sql)
 {
 	char *emsg = NULL;
 	int rc = sqlite3_exec(st->db, sql, NULL, NULL, &emsg);
 	if (rc != SQLITE_OK) {
 		snprintf(st->errmsg, sizeof(st->errmsg), "%s", emsg ? emsg : sqlite3_errstr(rc));
 		sqlite3_free(emsg);
-		return is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
+		return sto_is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
 	}
 	return 0;
 }
 
 /* One integer from a one-row query. */
-static int query_int(store *st, const char *sql, int64_t *out)
+int sto_query_int(store *st, const char *sql, int64_t *out)
 {
 	sqlite3_stmt *s = NULL;
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
 	if (rc != SQLITE_OK)
-		return fail(st, rc);
+		return sto_fail(st, rc);
 	rc = sqlite3_step(s);
 	int err = 0;
 	if (rc == SQLITE_ROW)
@@ -221,269 +174,9 @@ static int query_int(store *st, const char *sql, int64_t *out)
 	else if (rc == SQLITE_DONE)
 		*out = 0;
 	else
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	sqlite3_finalize(s);
 	return err;
-}
-
-/*
- * The periodic checkpoint, run after each commit that leaves the WAL at or
- * above the threshold (what wal_autocheckpoint does, counted). PASSIVE never
- * waits, and its failure must not turn the commit that triggered it into an
- * error: that commit is durable already.
- */
-static int wal_hook(void *arg, sqlite3 *db, const char *dbname, int pages)
-{
-	store *st = arg;
-	if (pages >= st->checkpoint_pages) {
-		if (sqlite3_wal_checkpoint_v2(db, dbname, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) ==
-		    SQLITE_OK)
-			st->checkpoints++;
-	}
-	return SQLITE_OK;
-}
-
-store_opts store_opts_default(void)
-{
-	store_opts o = {0};
-	o.busy_timeout_ms = 5000;
-	o.checkpoint_pages = 1000;
-	return o;
-}
-
-int store_schema_latest(void)
-{
-	return rigd_schema_count ? rigd_schema_versions[rigd_schema_count - 1] : 0;
-}
-
-/* Applies every migration above 'from' up to 'to', each in its own
- * transaction. */
-static int migrate(store *st, int from, int to)
-{
-	for (int i = 0; i < rigd_schema_count; i++) {
-		int v = rigd_schema_versions[i];
-		if (v <= from || v > to)
-			continue;
-		char pragma[64];
-		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v);
-		/* Each migration is its own transaction, never nested. */
-		assert(sqlite3_get_autocommit(st->db));
-		int err = exec(st, "BEGIN IMMEDIATE");
-		/* Another reader holding a shared lock may have upgraded the
-		 * file since it was first read: look again inside the lock. */
-		int64_t now = 0;
-		if (!err)
-			err = query_int(st, "PRAGMA user_version", &now);
-		if (!err && now < v) {
-			err = exec(st, rigd_schema_sql[i]);
-			if (!err)
-				err = exec(st, pragma);
-		}
-		if (!err)
-			err = exec(st, "COMMIT");
-		if (err) {
-			char why[256];
-			snprintf(why, sizeof(why), "%s", st->errmsg);
-			snprintf(st->errmsg, sizeof(st->errmsg), "migration %s: %.200s",
-				 rigd_schema_names[i], why);
-			if (!sqlite3_get_autocommit(st->db))
-				exec(st, "ROLLBACK");
-			return err;
-		}
-	}
-	return 0;
-}
-
-/* Checks that the file is an empty database or one of ours, and how old. */
-static int check_identity(store *st, int64_t *version)
-{
-	int64_t app = 0, objects = 0;
-	int err = query_int(st, "PRAGMA user_version", version);
-	if (!err)
-		err = query_int(st, "PRAGMA application_id", &app);
-	if (!err)
-		err = query_int(st, "SELECT count(*) FROM sqlite_schema", &objects);
-	if (err)
-		return err == RIGD_E_NOMEM ? err : RIGD_E_IO; /* e.g. "file is not a database" */
-	if (*version == 0 && objects == 0 && app == 0)
-		return 0; /* a new, empty database */
-	if (app != RIGD_APPLICATION_ID) {
-		snprintf(st->errmsg, sizeof(st->errmsg), "not a rigd database (application_id %lld)",
-			 (long long)app);
-		return RIGD_E_IO;
-	}
-	if (*version > store_schema_latest()) {
-		snprintf(st->errmsg, sizeof(st->errmsg),
-			 "schema version %lld is newer than this rigd's %d", (long long)*version,
-			 store_schema_latest());
-		return RIGD_E_DB_TOO_NEW;
-	}
-	return 0;
-}
-
-/*
- * The process lock, taken before SQLite reads a byte (a recovering server
- * must not race another process's recovery): shared or exclusive flock(2)
- * on st->lock_fd. The descriptor stays open until after sqlite3_close:
- * closing any descriptor of the file drops the process's fcntl locks,
- * SQLite's included. 0, RIGD_E_LOCKED or RIGD_E_IO with 'msg' set.
- */
-static int lock_file(store *st, const char *path, bool shared, char *msg, size_t msglen)
-{
-	assert(st->lock_fd < 0);
-	st->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (st->lock_fd < 0) {
-		set_msg(msg, msglen, "cannot open '%s': %s", path, strerror(errno));
-		return RIGD_E_IO;
-	}
-	if (flock(st->lock_fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
-		bool busy = errno == EWOULDBLOCK;
-		set_msg(msg, msglen, busy ? "'%s' is in use by another process%s" : "cannot lock '%s': %s",
-			path, busy ? "" : strerror(errno));
-		return busy ? RIGD_E_LOCKED : RIGD_E_IO;
-	}
-	return 0;
-}
-
-/* Sets the connection's pragmas and checks that WAL mode took. 0 or an
- * error with st->errmsg set. */
-static int set_pragmas(store *st, const store_opts *opts)
-{
-	/* Reads (loading and replaying a log) go through a memory map of up
-	 * to 256 MB instead of a read() per page, and 16 MB of page cache. */
-	char pragmas[384];
-	snprintf(pragmas, sizeof(pragmas),
-		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = %s; PRAGMA foreign_keys = ON;"
-		 " PRAGMA journal_size_limit = %lld; PRAGMA temp_store = MEMORY;"
-		 " PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456;",
-		 opts->sync_normal ? "NORMAL" : "FULL", (long long)opts->checkpoint_pages * 4 * 4096);
-	int e = exec(st, pragmas);
-	int64_t wal = 0;
-	if (!e) {
-		sqlite3_stmt *s = NULL;
-		/* journal_mode answers with the mode it got; anything but "wal"
-		 * means the file system cannot do WAL (no shared memory). */
-		if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode", -1, &s, NULL) == SQLITE_OK &&
-		    sqlite3_step(s) == SQLITE_ROW) {
-			const char *mode = (const char *)sqlite3_column_text(s, 0);
-			wal = mode && strcmp(mode, "wal") == 0;
-		}
-		if (!wal && is_nomem(sqlite3_errcode(st->db)))
-			e = fail(st, SQLITE_NOMEM);
-		sqlite3_finalize(s);
-		if (!wal && !e) {
-			e = RIGD_E_IO;
-			snprintf(st->errmsg, sizeof(st->errmsg), "cannot use WAL journal mode");
-		}
-	}
-	return e;
-}
-
-store *store_open(const char *path, const store_opts *o, int *err, char *msg, size_t msglen)
-{
-	store_opts opts = o ? *o : store_opts_default();
-	if (opts.busy_timeout_ms <= 0)
-		opts.busy_timeout_ms = 5000;
-	if (opts.checkpoint_pages <= 0)
-		opts.checkpoint_pages = 1000;
-	int e = 0;
-	store *st = calloc(1, sizeof(*st));
-	if (!st) {
-		e = RIGD_E_NOMEM;
-		set_msg(msg, msglen, "%s%s", "out of memory", "");
-		goto fail;
-	}
-	st->lock_fd = -1;
-	st->checkpoint_pages = opts.checkpoint_pages;
-
-	e = lock_file(st, path, opts.shared, msg, msglen);
-	if (e)
-		goto fail;
-	if (opts.fault_injection && !(st->fvfs = store_fault_vfs_new())) {
-		e = RIGD_E_NOMEM;
-		set_msg(msg, msglen, "%s%s", "cannot register the fault VFS", "");
-		goto fail;
-	}
-	int rc = sqlite3_open_v2(path, &st->db,
-				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-				 st->fvfs ? st->fvfs->name : NULL);
-	if (rc != SQLITE_OK) {
-		e = is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_IO;
-		set_msg(msg, msglen, "cannot open '%s': %s", path,
-			st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
-		goto fail;
-	}
-	sqlite3_extended_result_codes(st->db, 1);
-	sqlite3_busy_timeout(st->db, opts.busy_timeout_ms);
-
-	int64_t version = 0;
-	e = check_identity(st, &version);
-	if (e) {
-		set_msg(msg, msglen, "'%s': %s", path, st->errmsg);
-		goto fail;
-	}
-
-	e = set_pragmas(st, &opts);
-	if (e) {
-		set_msg(msg, msglen, "'%s': %s", path, st->errmsg);
-		goto fail;
-	}
-	sqlite3_wal_hook(st->db, wal_hook, st);
-
-	int target = opts.migrate_to > 0 ? opts.migrate_to : store_schema_latest();
-	if (target > store_schema_latest())
-		target = store_schema_latest();
-	if (version < target) {
-		e = migrate(st, (int)version, target);
-		if (e) {
-			set_msg(msg, msglen, "'%s': %s", path, st->errmsg);
-			goto fail;
-		}
-		version = target;
-	}
-	st->has_ops_bin = version >= SCHEMA_OPS_BIN;
-	if (err)
-		*err = 0;
-	return st;
-
-fail:
-	if (err)
-		*err = e;
-	store_close(st);
-	return NULL;
-}
-
-void store_close(store *st)
-{
-	if (!st)
-		return;
-	if (st->db) {
-		if (!sqlite3_get_autocommit(st->db))
-			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		for (int i = 0; i < ST_COUNT_; i++)
-			sqlite3_finalize(st->stmt[i]);
-		/* Leave an empty WAL behind: the next open starts fast. Errors
-		 * here lose nothing (the WAL is replayed at the next open). */
-		sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-		sqlite3_close_v2(st->db);
-	}
-	store_fault_vfs_free(st->fvfs);
-	if (st->lock_fd >= 0)
-		close(st->lock_fd); /* drops the flock */
-	free(st);
-}
-
-const char *store_errmsg(const store *st)
-{
-	return st->errmsg;
-}
-
-int store_version(store *st)
-{
-	int64_t v = 0;
-	if (query_int(st, "PRAGMA user_version", &v))
-		return -1;
-	return (int)v;
 }
 
 /* --- transactions --- */
@@ -547,7 +240,7 @@ int store_scenes(store *st, store_scene_fn fn, void *ctx)
 			.last_seq = sqlite3_column_int64(s, 3),
 		};
 		if (!sc.name) {
-			ret = fail(st, sqlite3_errcode(st->db));
+			ret = sto_fail(st, sqlite3_errcode(st->db));
 			break;
 		}
 		ret = fn(ctx, &sc);
@@ -555,7 +248,7 @@ int store_scenes(store *st, store_scene_fn fn, void *ctx)
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE)
-		ret = fail(st, rc);
+		ret = sto_fail(st, rc);
 	done(st, ST_SCENES);
 	return ret;
 }
@@ -575,9 +268,9 @@ int store_scene_create(store *st, const char *name, int64_t created_us, int64_t 
 			*id = sqlite3_last_insert_rowid(st->db);
 	} else if (rc == SQLITE_CONSTRAINT_UNIQUE) {
 		err = RIGD_E_SCENE_EXISTS;
-		fail(st, rc);
+		sto_fail(st, rc);
 	} else {
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	}
 	done(st, ST_SCENE_INSERT);
 	return err;
@@ -608,7 +301,7 @@ int store_last_seq(store *st, int64_t scene_id, int64_t *seq)
 	if (rc == SQLITE_ROW)
 		*seq = sqlite3_column_int64(s, 0); /* NULL reads as 0 */
 	else
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	done(st, ST_LAST_SEQ);
 	return err;
 }
@@ -645,7 +338,7 @@ int store_edit_append(store *st, const store_edit *e)
 	int rc = sqlite3_step(s);
 	int err = 0;
 	if (rc != SQLITE_DONE) {
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 		if ((rc & 0xff) == SQLITE_CONSTRAINT)
 			err = RIGD_E_INTERNAL;
 	}
@@ -670,7 +363,7 @@ int store_edit_lookup(store *st, int64_t scene_id, const char *client, int64_t c
 	else if (rc == SQLITE_DONE)
 		*seq = 0;
 	else
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	done(st, ST_EDIT_LOOKUP);
 	return err;
 }
@@ -731,7 +424,7 @@ int store_edits_ex(store *st, int64_t scene_id, int64_t after_seq, int64_t to_se
 		    (has_bin && !e.ops_bin)) {
 			/* Out of memory converting, or a NULL that the schema
 			 * forbids: either way the row cannot be used. */
-			ret = is_nomem(sqlite3_errcode(st->db)) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
+			ret = sto_is_nomem(sqlite3_errcode(st->db)) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
 			snprintf(st->errmsg, sizeof(st->errmsg), "unreadable log row %lld",
 				 (long long)e.seq);
 			break;
@@ -741,7 +434,7 @@ int store_edits_ex(store *st, int64_t scene_id, int64_t after_seq, int64_t to_se
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE)
-		ret = fail(st, rc);
+		ret = sto_fail(st, rc);
 	done(st, id);
 	return ret;
 }
@@ -765,7 +458,7 @@ int store_client_history(store *st, int64_t scene_id, const char *client, int li
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE)
-		ret = fail(st, rc);
+		ret = sto_fail(st, rc);
 	done(st, ST_HISTORY);
 	return ret;
 }
@@ -809,7 +502,7 @@ static int walk_snapshots(store *st, enum stmt_id id, int64_t scene_id, bool wit
 		if (with_data) {
 			sn.data = sqlite3_column_blob(s, 4);
 			sn.len = (size_t)sqlite3_column_bytes(s, 4);
-			if (!sn.data && sn.len == 0 && is_nomem(sqlite3_errcode(st->db))) {
+			if (!sn.data && sn.len == 0 && sto_is_nomem(sqlite3_errcode(st->db))) {
 				ret = RIGD_E_NOMEM;
 				break;
 			}
@@ -821,7 +514,7 @@ static int walk_snapshots(store *st, enum stmt_id id, int64_t scene_id, bool wit
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE && rc != SQLITE_ROW)
-		ret = fail(st, rc);
+		ret = sto_fail(st, rc);
 	done(st, id);
 	return ret;
 }
@@ -857,7 +550,7 @@ static int check_pragma(store *st, const char *sql, store_report_fn fn, void *ct
 	sqlite3_stmt *s = NULL;
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
 	if (rc != SQLITE_OK)
-		return fail(st, rc);
+		return sto_fail(st, rc);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		char line[512];
 		int n = sqlite3_column_count(s);
@@ -874,7 +567,7 @@ static int check_pragma(store *st, const char *sql, store_report_fn fn, void *ct
 		if (fn)
 			fn(ctx, line);
 	}
-	int err = rc == SQLITE_DONE ? 0 : fail(st, rc);
+	int err = rc == SQLITE_DONE ? 0 : sto_fail(st, rc);
 	sqlite3_finalize(s);
 	return err;
 }
@@ -896,7 +589,7 @@ int store_checkpoint(store *st, bool truncate)
 					   truncate ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE,
 					   NULL, NULL);
 	if (rc != SQLITE_OK)
-		return fail(st, rc);
+		return sto_fail(st, rc);
 	st->checkpoints++;
 	return 0;
 }
