@@ -25,7 +25,6 @@
 #define CAMERA_FIELDS (EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR)
 #define TRANSFORM_FIELDS (EDIT_F_T | EDIT_F_R | EDIT_F_S | EDIT_F_PIVOT | EDIT_F_EULER)
 
-
 /* Bytes of the buffer ed_quoted writes. */
 #define QUOTED_MAX (SCENE_ID_MAX + 4)
 
