@@ -180,6 +180,8 @@ static int build_result(const scene *s, const touch_set *ts, edit_result *res)
 	return rc;
 }
 
+/* ---------- one op ---------- */
+
 /* An error from the scene for op k, with the field it concerns. */
 static int scene_error(int rc, int k, const char *field, edit_error *err)
 {

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---------- recording inverses ---------- */
+
 /* Copies every value of 'p' but its strings into the op's fields (which
  * of them the op carries is the caller's business). */
 static void op_from_props(edit_op *op, const node_props *p)

@@ -594,6 +594,9 @@ int engine_submit_limits(engine *e, const char *name, const edit_batch *b,
 	return eng_apply_and_queue(e, rt, b, lim, STORE_EDIT, 0, ack, err);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Commit: one transaction for the turn. */
+
 /* Takes this turn's batches back out of memory, newest first, with
  * edit_revert, which allocates nothing: out of memory, no batch that was
  * not stored stays visible. A broken scene is reloaded from the database. */

@@ -160,6 +160,9 @@ out:
 	return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Replay: the state at a seq from the nearest snapshot plus the log. */
+
 static int snap_load_cb(void *vctx, const store_snapshot *sn)
 {
 	replay_ctx *c = vctx;
@@ -287,7 +290,7 @@ int eng_load_scene(engine *e, scene_rt *rt)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Commit. */
+/* The snapshot policy, and writing a snapshot inside a commit. */
 
 bool eng_snapshot_due(const engine *e, const scene_rt *rt, int64_t weight)
 {
@@ -323,7 +326,7 @@ int eng_put_snapshot(engine *e, const scene_rt *rt, const scene *s, int64_t seq)
 }
 
 /* ------------------------------------------------------------------------ */
-/* History. */
+/* A scene as it was at a seq. */
 
 int engine_at(engine *e, const char *name, int64_t seq, scene **out)
 {

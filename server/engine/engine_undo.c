@@ -170,6 +170,9 @@ static hist *hist_get(engine *e, scene_rt *rt, const char *client, int *err)
 	return h;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Undo and redo, queued as batches. */
+
 /* The stored ops (want_inverse false) or inverse of batch 'seq' of rt, as
  * a malloc'd copy: from this turn's queue or from the log. */
 typedef struct row_copy {

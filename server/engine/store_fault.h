@@ -3,7 +3,7 @@
  * xWrite or xSync on demand (store_fault_set), the way SQLite's own test
  * harness injects I/O errors.
  *
- * Private to server/engine/ (store.c only). Each store opened with
+ * Private to server/engine/ (the store's files). Each store opened with
  * fault_injection registers its own instance, so stores do not share fault
  * settings. Never used unless a test asks for it.
  */
