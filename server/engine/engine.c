@@ -651,6 +651,7 @@ static int check_broken(engine *e)
 static int append_rows(engine *e)
 {
 	int err = 0;
+	assert(store_in_transaction(e->st));
 	for (int i = 0; i < e->n_q && !err; i++) {
 		pending *p = &e->q[i];
 		/* Seqs run gapless per scene, in the order they were queued. */

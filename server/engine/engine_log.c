@@ -91,6 +91,7 @@ static int import_store_row(import_ctx *c, const proto_log_line *ll, const edit_
 	};
 	char *ops = NULL, *inverse = NULL;
 	unsigned char *ops_bin = NULL;
+	assert(store_in_transaction(e->st) && c->seq >= 1);
 	int rc = eng_encode_ops(&ll->batch, &ops, &row.ops_len);
 	if (!rc)
 		rc = eng_encode_ops(inv, &inverse, &row.inverse_len);

@@ -303,6 +303,9 @@ bool eng_snapshot_due(const engine *e, const scene_rt *rt, int64_t weight)
  * RIGD_E_NOMEM when it cannot be encoded (the caller may go on without it). */
 int eng_put_snapshot(engine *e, const scene_rt *rt, const scene *s, int64_t seq)
 {
+	/* Inside the transaction of the rows up to 'seq': a snapshot never
+	 * runs ahead of its log. */
+	assert(store_in_transaction(e->st));
 	bytes b = { 0 };
 	int err = eng_snap_encode(s, &b);
 	if (!err) {
