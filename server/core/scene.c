@@ -23,14 +23,14 @@
  * aligned and offered to the kernel as transparent huge pages (array_alloc),
  * which roughly halves the cost of such an edit.
  *
- * Dirty propagation. An edit marks the node it
- * changed, in one write whatever the size of its subtree: a node is dirty
- * (its world matrix stale) when it or an ancestor is marked. Every marked
- * node is listed in dirty_roots or has a marked parent, so the listed
- * subtrees cover everything dirty. scene_update sorts the roots by
- * position, drops those inside another's subtree and recomputes each
- * remaining range in one linear pass, so the count it returns is exactly the
- * size of the union of the dirty subtrees. When the root list cannot grow,
+ * Dirty propagation. An edit marks the node it changed, in one write
+ * whatever the size of its subtree: a node is dirty (its world matrix
+ * stale) when it or an ancestor is marked. Every marked node is listed in
+ * dirty_roots or has a marked parent, so the listed subtrees cover
+ * everything dirty. scene_update sorts the roots by position, drops those
+ * inside another's subtree and recomputes each remaining range in one
+ * linear pass, so the count it returns is exactly the size of the union of
+ * the dirty subtrees. When the root list cannot grow,
  * 'dirty_all' makes the next pass recompute everything instead of failing.
  *
  * This file never allocates in a way that can leave a half-done edit: every
