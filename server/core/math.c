@@ -427,8 +427,8 @@ static quat quat_from_rotation(const double *m)
  * The rotation of a TRS read-back: Gram-Schmidt on the columns divided by
  * their scales 'sc', in order x, y, z, completed by cross products into a
  * right-handed orthonormal basis. For a TRS matrix this is its rotation; for
- * a sheared one it keeps the first axis's direction and column lengths (seed
- * 000 section 13 reads S(2,1,1) Rz(45) back as Rz(26.6) S(1.581, 1.581)).
+ * a sheared one it keeps the first axis's direction and column lengths
+ * (S(2,1,1) Rz(45) reads back as Rz(26.6) S(1.581, 1.581)).
  * A zero scale or a column dependent on the earlier ones leaves its axis to
  * the cross product of the other two, so a node scaled to nothing on one
  * axis still reads back its rotation.

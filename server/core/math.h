@@ -102,7 +102,7 @@ mat4 mat4_from_quat(quat q);
 /* T(t) * R(r) * S(s). */
 mat4 mat4_compose(vec3 t, quat r, vec3 s);
 /* T(t) * T(pivot) * R(r) * S(s) * T(-pivot): rotation and scale act about
- * the pivot (seed 002, "reference update order"). */
+ * the pivot. */
 mat4 mat4_compose_pivot(vec3 t, quat r, vec3 s, vec3 pivot);
 vec3 mat4_point(mat4 m, vec3 p);     /* m * (p, 1) */
 vec3 mat4_direction(mat4 m, vec3 d); /* m * (d, 0) */
@@ -131,7 +131,7 @@ double mat4_shear_deg(mat4 m);
  * m and the recomposed T * R * S (may be NULL). Returns true when that error
  * is at most 'tol' (the decomposition is exact), false otherwise; the outputs
  * are filled either way, with the TRS that has the same column lengths and
- * the same first axis (Gram-Schmidt from x), as seed section 13 reads back.
+ * the same first axis (Gram-Schmidt from x).
  */
 bool mat4_decompose(mat4 m, double tol, vec3 *t, quat *r, vec3 *s, double *max_err);
 double mat4_max_abs_diff(mat4 a, mat4 b);

@@ -1,16 +1,21 @@
 /*
  * scene.c: one scene graph in memory (see scene.h for the model).
  *
+ * The file is kept whole, though longer than the others, because the
+ * recompute pass is tuned as one unit: its helpers inline into one loop,
+ * and the layout they share is measured together.
+ *
  * Storage. Per-node data lives in arrays indexed by handle: the local and
  * world matrices side by side as two mat34 (12 doubles each: the last row of
  * an affine matrix is always 0 0 0 1, so it is not stored; together exactly
  * three cache lines), the parent (alone: it is all the full pass reads
  * besides the matrices), one packed record of what a leaf edit needs
- * (subtree size, preorder position, mark, stamp), the channels, the ids. The tree itself is 'order', the handles in depth-first
- * preorder, so a subtree is the range [pos, pos + size). Structural edits
- * move handles in 'order' (4 bytes a node) and never the matrices, which is
- * what keeps an insert or a reparent in a 100k-node scene well under a
- * millisecond. A free handle has pos -1.
+ * (subtree size, preorder position, mark, stamp), the channels, the ids.
+ * The tree itself is 'order', the handles in depth-first preorder, so a
+ * subtree is the range [pos, pos + size). Structural edits move handles in
+ * 'order' (4 bytes a node) and never the matrices, which is what keeps an
+ * insert or a reparent in a 100k-node scene well under a millisecond. A
+ * free handle has pos -1.
  *
  * Memory. In a big scene an edit at a random place misses the cache on
  * every array it touches, and with 4 KiB pages the TLB as well: a 1M-node
@@ -18,14 +23,14 @@
  * aligned and offered to the kernel as transparent huge pages (array_alloc),
  * which roughly halves the cost of such an edit.
  *
- * Dirty propagation (seed chapter, section 7). An edit marks the node it
- * changed, in one write whatever the size of its subtree: a node is dirty
- * (its world matrix stale) when it or an ancestor is marked. Every marked
- * node is listed in dirty_roots or has a marked parent, so the listed
- * subtrees cover everything dirty. scene_update sorts the roots by
- * position, drops those inside another's subtree and recomputes each
- * remaining range in one linear pass, so the count it returns is exactly the
- * size of the union of the dirty subtrees. When the root list cannot grow,
+ * Dirty propagation. An edit marks the node it changed, in one write
+ * whatever the size of its subtree: a node is dirty (its world matrix
+ * stale) when it or an ancestor is marked. Every marked node is listed in
+ * dirty_roots or has a marked parent, so the listed subtrees cover
+ * everything dirty. scene_update sorts the roots by position, drops those
+ * inside another's subtree and recomputes each remaining range in one
+ * linear pass, so the count it returns is exactly the size of the union of
+ * the dirty subtrees. When the root list cannot grow,
  * 'dirty_all' makes the next pass recompute everything instead of failing.
  *
  * This file never allocates in a way that can leave a half-done edit: every
@@ -35,6 +40,7 @@
 
 #include "err.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,6 +409,7 @@ static void next_gen(scene *s, uint64_t stamp)
 		s->gen = 0;
 	}
 	s->gen++;
+	assert(s->gen != 0);
 }
 
 /* The stored local and world matrices of 'node' (mat34, 12 doubles). */
@@ -717,6 +724,7 @@ static inline void prefetch_for_edit(const scene *s, int node)
 
 static void renumber(scene *s, int from, int to)
 {
+	assert(0 <= from && from <= to && to <= s->count);
 	for (int i = from; i < to; i++)
 		s->hot[s->order[i]].pos = i;
 }
@@ -734,7 +742,9 @@ static int insert_pos(const scene *s, int parent, int index, int skip)
 {
 	int i, end, k = 0;
 
+	assert(parent == -1 || live(s, parent));
 	child_range(s, parent, &i, &end);
+	assert(0 <= i && i <= end && end <= s->count);
 	if (index < 0)
 		return end;
 	for (; i < end; i += s->hot[s->order[i]].size) {
@@ -867,6 +877,11 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 	set_local(s, node);
 	node_state(s, node, false, 0);
 	mark_dirty(s, node, false);
+	/* A parent comes before its children in preorder, and a child lies
+	 * inside its parent's subtree range [pos, pos + size). */
+	assert(s->order[at] == node && s->hot[node].pos == at);
+	assert(parent < 0 || (s->hot[parent].pos < at &&
+			      at < s->hot[parent].pos + s->hot[parent].size));
 	if (out_node)
 		*out_node = node;
 	return 0;
@@ -966,6 +981,7 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 		unload(s, i);
 		return err;
 	}
+	assert(i == n && s->count == n);
 	/* Subtree sizes bottom-up: in reverse preorder children precede parents. */
 	for (i = n - 1; i >= 0; i--)
 		if (s->parent[i] >= 0)
@@ -996,6 +1012,8 @@ int scene_delete(scene *s, int node)
 		return RIGD_E_UNKNOWN_NODE;
 	a = s->hot[node].pos;
 	k = s->hot[node].size;
+	assert(s->order[a] == node && k >= 1 && a + k <= s->count);
+	assert(s->n_free + k <= s->cap);
 	drop_roots_in(s, a, a + k);
 	add_to_ancestors(s, s->parent[node], -k);
 	for (int i = a; i < a + k; i++) {
@@ -1082,6 +1100,10 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 	s->parent[node] = new_parent;
 	add_to_ancestors(s, new_parent, k);
 
+	assert(s->order[s->hot[node].pos] == node && s->hot[node].size == k);
+	assert(new_parent < 0 ||
+	       (s->hot[new_parent].pos < s->hot[node].pos &&
+		s->hot[node].pos + k <= s->hot[new_parent].pos + s->hot[new_parent].size));
 	if (keep_world) {
 		store_props(s, node, PROP_T | PROP_R | PROP_S, &kw, NULL, NULL);
 		set_local(s, node);
@@ -1361,6 +1383,7 @@ static long prune_roots(scene *s)
 		total += s->hot[r].size;
 	}
 	s->n_roots = k;
+	assert(total <= s->count);
 	return total;
 }
 
@@ -1383,6 +1406,7 @@ long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx)
 				fn(ctx, a, b);
 		}
 	}
+	assert(total >= 0 && total <= s->count);
 	if (full)
 		next_gen(s, stamp);
 	s->n_roots = 0;

@@ -214,7 +214,7 @@ aabb scene_box(const scene *s);
 int scene_cull(const scene *s, const plane *planes, int n, int *visible, int cap, int *tests);
 
 /*
- * The lecture's matrix-stack traversal (seed 004): walks the preorder list
+ * The classic matrix-stack traversal: walks the preorder list
  * keeping a stack of parent world matrices, with pushes and pops by depth,
  * and calls fn for every node with its depth and the world matrix it
  * computed. Independent of the cache: a cross-check for scene_update.

@@ -182,8 +182,8 @@ int engine_pending(const engine *e);
  * then, may the batches be acknowledged. With nothing queued it returns 0 at
  * once, unless a failure (a bug, as out of memory never does it) left a
  * scene in memory inconsistent with its log: that scene is reloaded from
- * the database and RIGD_E_STORAGE returned. On RIGD_E_STORAGE (engine_errmsg says why) nothing of the turn is
- * stored, every scene is rolled back to its last committed state (exactly:
+ * the database and RIGD_E_STORAGE returned. On RIGD_E_STORAGE (engine_errmsg
+ * says why) nothing of the turn is stored, every scene is rolled back to its last committed state (exactly:
  * the queued inverses applied in reverse), their seqs will be reused, and
  * the queue is empty: answer every queued batch with "storage".
  */
@@ -246,8 +246,8 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
  * have no gaps, that every snapshot equals the replayed state at its seq
  * byte for byte, that every stored inverse equals the one the replay
  * computes, that every row's binary image (which the replay reads) holds
- * the same ops as its JSON, and that the scene in memory (snapshot plus tail) has the same
- * scene_hash as the full replay. Calls fn (may be NULL) with one line per
+ * the same ops as its JSON, and that the scene in memory (snapshot plus
+ * tail) has the same scene_hash as the full replay. Calls fn (may be NULL) with one line per
  * problem and one summary line per scene. Returns 0 when all holds,
  * RIGD_E_STORAGE when something does not, RIGD_E_NOMEM. Long.
  */
@@ -260,8 +260,8 @@ int engine_check(engine *e, engine_report_fn fn, void *ctx);
  * Every logged batch stores its ops twice: as JSON (for export and for
  * people) and as this image, which replay reads because cJSON parses ops
  * more slowly than they apply. Rows logged before schema 3 have no image and
- * replay from their JSON. The layout is in engine.c; the leading byte is its
- * format.
+ * replay from their JSON. The layout is in engine_opimage.c; the leading
+ * byte is its format.
  */
 #define ENGINE_OPS_BIN_FORMAT 1
 

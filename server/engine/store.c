@@ -1,395 +1,26 @@
 /*
- * store.c: rows in and out of one SQLite database (see store.h).
+ * store.c: rows in and out of one SQLite database (see store.h): the
+ * prepared statements, transactions, scenes, the edit log, snapshots and
+ * maintenance. Opening, upgrading and closing the database are in
+ * store_open.c.
  *
- * The one file that includes sqlite3.h. It never interprets the JSON, the
- * binary images of ops or the snapshot bytes it stores, and never calls up
- * into the engine except through the callbacks it is handed.
+ * With store_open.c and store_fault.c (the fault VFS for tests), the only
+ * files that include sqlite3.h (through store_internal.h). It never
+ * interprets the JSON, the binary images of ops or the snapshot bytes it
+ * stores, and never calls up into the engine except through the callbacks
+ * it is handed.
  */
-#include "store.h"
+#include "store_internal.h"
 
 #include "core/err.h"
 
-#include <sqlite3.h>
-
-#include <errno.h>
-#include <fcntl.h>
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-/* The migrations, generated at build time from schema/NNN_*.sql. */
-extern const int rigd_schema_count;
-extern const int rigd_schema_versions[];
-extern const char *const rigd_schema_names[];
-extern const char *const rigd_schema_sql[];
-
-#define RIGD_APPLICATION_ID 0x72696764 /* "rigd", set by 001_initial.sql */
-
-/* ------------------------------------------------------------------------ */
-/* The fault VFS: a shim over the default VFS that fails xWrite or xSync on
- * demand, the way SQLite's own test harness injects I/O errors. Each store
- * opened with fault_injection registers its own instance, so stores do not
- * share fault settings. */
-
-typedef struct fault_vfs {
-	sqlite3_vfs base;
-	sqlite3_vfs *real;
-	char name[48];
-	bool armed;
-	unsigned ops;      /* enum store_fault_op */
-	long remaining;    /* calls that still succeed once armed */
-	int kind;          /* enum store_fault_kind */
-	long hits;
-} fault_vfs;
-
-typedef struct fault_file {
-	sqlite3_file base;
-	fault_vfs *vfs;
-	sqlite3_file *real; /* placed right after this struct */
-} fault_file;
-
-static bool fault_hit(fault_vfs *v, unsigned op)
-{
-	if (!v->armed || !(v->ops & op))
-		return false;
-	if (v->remaining > 0) {
-		v->remaining--;
-		return false;
-	}
-	v->hits++;
-	return true;
-}
-
-static sqlite3_file *real_file(sqlite3_file *f)
-{
-	return ((fault_file *)f)->real;
-}
-
-static int ff_close(sqlite3_file *f)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xClose(r);
-}
-
-static int ff_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xRead(r, buf, n, off);
-}
-
-static int ff_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 off)
-{
-	fault_file *ff = (fault_file *)f;
-	if (fault_hit(ff->vfs, STORE_FAULT_WRITE))
-		return ff->vfs->kind == STORE_FAULT_FULL ? SQLITE_FULL : SQLITE_IOERR_WRITE;
-	return ff->real->pMethods->xWrite(ff->real, buf, n, off);
-}
-
-static int ff_truncate(sqlite3_file *f, sqlite3_int64 size)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xTruncate(r, size);
-}
-
-static int ff_sync(sqlite3_file *f, int flags)
-{
-	fault_file *ff = (fault_file *)f;
-	if (fault_hit(ff->vfs, STORE_FAULT_SYNC))
-		return ff->vfs->kind == STORE_FAULT_FULL ? SQLITE_FULL : SQLITE_IOERR_FSYNC;
-	return ff->real->pMethods->xSync(ff->real, flags);
-}
-
-static int ff_file_size(sqlite3_file *f, sqlite3_int64 *size)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xFileSize(r, size);
-}
-
-static int ff_lock(sqlite3_file *f, int level)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xLock(r, level);
-}
-
-static int ff_unlock(sqlite3_file *f, int level)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xUnlock(r, level);
-}
-
-static int ff_check_reserved(sqlite3_file *f, int *out)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xCheckReservedLock(r, out);
-}
-
-static int ff_file_control(sqlite3_file *f, int op, void *arg)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xFileControl(r, op, arg);
-}
-
-static int ff_sector_size(sqlite3_file *f)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xSectorSize(r);
-}
-
-static int ff_device_characteristics(sqlite3_file *f)
-{
-	sqlite3_file *r = real_file(f);
-	return r->pMethods->xDeviceCharacteristics(r);
-}
-
-static int ff_shm_map(sqlite3_file *f, int region, int size, int extend, void volatile **pp)
-{
-	sqlite3_file *r = real_file(f);
-	if (r->pMethods->iVersion < 2 || !r->pMethods->xShmMap)
-		return SQLITE_IOERR_SHMMAP;
-	return r->pMethods->xShmMap(r, region, size, extend, pp);
-}
-
-static int ff_shm_lock(sqlite3_file *f, int offset, int n, int flags)
-{
-	sqlite3_file *r = real_file(f);
-	if (r->pMethods->iVersion < 2 || !r->pMethods->xShmLock)
-		return SQLITE_IOERR_SHMLOCK;
-	return r->pMethods->xShmLock(r, offset, n, flags);
-}
-
-static void ff_shm_barrier(sqlite3_file *f)
-{
-	sqlite3_file *r = real_file(f);
-	if (r->pMethods->iVersion >= 2 && r->pMethods->xShmBarrier)
-		r->pMethods->xShmBarrier(r);
-}
-
-static int ff_shm_unmap(sqlite3_file *f, int delete_flag)
-{
-	sqlite3_file *r = real_file(f);
-	if (r->pMethods->iVersion < 2 || !r->pMethods->xShmUnmap)
-		return SQLITE_OK;
-	return r->pMethods->xShmUnmap(r, delete_flag);
-}
-
-static int ff_fetch(sqlite3_file *f, sqlite3_int64 off, int n, void **pp)
-{
-	sqlite3_file *r = real_file(f);
-	if (r->pMethods->iVersion < 3 || !r->pMethods->xFetch) {
-		*pp = NULL;
-		return SQLITE_OK;
-	}
-	return r->pMethods->xFetch(r, off, n, pp);
-}
-
-static int ff_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p)
-{
-	sqlite3_file *r = real_file(f);
-	if (r->pMethods->iVersion < 3 || !r->pMethods->xUnfetch)
-		return SQLITE_OK;
-	return r->pMethods->xUnfetch(r, off, p);
-}
-
-static const sqlite3_io_methods fault_io = {
-	.iVersion = 3,
-	.xClose = ff_close,
-	.xRead = ff_read,
-	.xWrite = ff_write,
-	.xTruncate = ff_truncate,
-	.xSync = ff_sync,
-	.xFileSize = ff_file_size,
-	.xLock = ff_lock,
-	.xUnlock = ff_unlock,
-	.xCheckReservedLock = ff_check_reserved,
-	.xFileControl = ff_file_control,
-	.xSectorSize = ff_sector_size,
-	.xDeviceCharacteristics = ff_device_characteristics,
-	.xShmMap = ff_shm_map,
-	.xShmLock = ff_shm_lock,
-	.xShmBarrier = ff_shm_barrier,
-	.xShmUnmap = ff_shm_unmap,
-	.xFetch = ff_fetch,
-	.xUnfetch = ff_unfetch,
-};
-
-static int fv_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out_flags)
-{
-	fault_vfs *v = (fault_vfs *)vfs;
-	fault_file *f = (fault_file *)file;
-	f->vfs = v;
-	f->real = (sqlite3_file *)(f + 1);
-	int rc = v->real->xOpen(v->real, name, f->real, flags, out_flags);
-	f->base.pMethods = f->real->pMethods ? &fault_io : NULL;
-	return rc;
-}
-
-static int fv_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xDelete(r, name, sync_dir);
-}
-
-static int fv_access(sqlite3_vfs *vfs, const char *name, int flags, int *out)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xAccess(r, name, flags, out);
-}
-
-static int fv_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xFullPathname(r, name, n, out);
-}
-
-static void *fv_dl_open(sqlite3_vfs *vfs, const char *name)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xDlOpen(r, name);
-}
-
-static void fv_dl_error(sqlite3_vfs *vfs, int n, char *msg)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	r->xDlError(r, n, msg);
-}
-
-static void (*fv_dl_sym(sqlite3_vfs *vfs, void *h, const char *sym))(void)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xDlSym(r, h, sym);
-}
-
-static void fv_dl_close(sqlite3_vfs *vfs, void *h)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	r->xDlClose(r, h);
-}
-
-static int fv_randomness(sqlite3_vfs *vfs, int n, char *out)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xRandomness(r, n, out);
-}
-
-static int fv_sleep(sqlite3_vfs *vfs, int us)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xSleep(r, us);
-}
-
-static int fv_current_time(sqlite3_vfs *vfs, double *out)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xCurrentTime(r, out);
-}
-
-static int fv_get_last_error(sqlite3_vfs *vfs, int n, char *out)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xGetLastError ? r->xGetLastError(r, n, out) : 0;
-}
-
-static int fv_current_time_int64(sqlite3_vfs *vfs, sqlite3_int64 *out)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xCurrentTimeInt64(r, out);
-}
-
-static int fv_set_system_call(sqlite3_vfs *vfs, const char *name, sqlite3_syscall_ptr p)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xSetSystemCall(r, name, p);
-}
-
-static sqlite3_syscall_ptr fv_get_system_call(sqlite3_vfs *vfs, const char *name)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xGetSystemCall(r, name);
-}
-
-static const char *fv_next_system_call(sqlite3_vfs *vfs, const char *name)
-{
-	sqlite3_vfs *r = ((fault_vfs *)vfs)->real;
-	return r->xNextSystemCall(r, name);
-}
-
-/* A new fault VFS over the default one, registered under a unique name. */
-static fault_vfs *fault_vfs_new(void)
-{
-	static unsigned long serial;
-	sqlite3_vfs *real = sqlite3_vfs_find(NULL);
-	if (!real)
-		return NULL;
-	fault_vfs *v = calloc(1, sizeof(*v));
-	if (!v)
-		return NULL;
-	v->real = real;
-	snprintf(v->name, sizeof(v->name), "rigd-fault-%lu", ++serial);
-	sqlite3_vfs *b = &v->base;
-	b->iVersion = real->iVersion < 3 ? real->iVersion : 3;
-	b->szOsFile = (int)sizeof(fault_file) + real->szOsFile;
-	b->mxPathname = real->mxPathname;
-	b->zName = v->name;
-	b->pAppData = v;
-	b->xOpen = fv_open;
-	b->xDelete = fv_delete;
-	b->xAccess = fv_access;
-	b->xFullPathname = fv_full_pathname;
-	b->xDlOpen = real->xDlOpen ? fv_dl_open : NULL;
-	b->xDlError = real->xDlError ? fv_dl_error : NULL;
-	b->xDlSym = real->xDlSym ? fv_dl_sym : NULL;
-	b->xDlClose = real->xDlClose ? fv_dl_close : NULL;
-	b->xRandomness = fv_randomness;
-	b->xSleep = fv_sleep;
-	b->xCurrentTime = fv_current_time;
-	b->xGetLastError = fv_get_last_error;
-	if (b->iVersion >= 2)
-		b->xCurrentTimeInt64 = fv_current_time_int64;
-	if (b->iVersion >= 3) {
-		b->xSetSystemCall = fv_set_system_call;
-		b->xGetSystemCall = fv_get_system_call;
-		b->xNextSystemCall = fv_next_system_call;
-	}
-	if (sqlite3_vfs_register(b, 0) != SQLITE_OK) {
-		free(v);
-		return NULL;
-	}
-	return v;
-}
-
-static void fault_vfs_free(fault_vfs *v)
-{
-	if (!v)
-		return;
-	sqlite3_vfs_unregister(&v->base);
-	free(v);
-}
 
 /* ------------------------------------------------------------------------ */
 /* The store. */
-
-enum stmt_id {
-	ST_BEGIN,
-	ST_COMMIT,
-	ST_ROLLBACK,
-	ST_SCENES,
-	ST_SCENE_INSERT,
-	ST_SCENE_DELETE,
-	ST_LAST_SEQ,
-	ST_EDIT_INSERT,
-	ST_EDIT_INSERT_BIN,
-	ST_EDIT_LOOKUP,
-	ST_EDITS_0,               /* + enum store_edit_want bits: eight reads */
-	ST_EDITS_7 = ST_EDITS_0 + 7,
-	ST_HISTORY,
-	ST_SNAP_PUT,
-	ST_SNAP_LATEST,
-	ST_SNAPS,
-	ST_SNAPS_META,
-	ST_COUNT_
-};
 
 static const char *const stmt_sql[ST_COUNT_] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -423,9 +54,6 @@ static const char *const stmt_sql[ST_COUNT_] = {
 			  " WHERE scene_id = ?1 ORDER BY seq",
 };
 
-/* The first schema version whose edits table has ops_bin. */
-#define SCHEMA_OPS_BIN 3
-
 /*
  * The SQL of the read of log rows with the enum store_edit_want bits
  * 'want'. Columns: seq, time_us, client, client_seq, kind, target, n_ops,
@@ -449,19 +77,7 @@ static void edits_sql(char *out, size_t n, bool has_ops_bin, unsigned want)
 		 has_ops_bin ? "ops_bin" : "NULL");
 }
 
-struct store {
-	sqlite3 *db;
-	int lock_fd;
-	fault_vfs *fvfs;
-	sqlite3_stmt *stmt[ST_COUNT_];
-	bool stmt_busy[ST_COUNT_];  /* stepping; a nested use is a bug */
-	int checkpoint_pages;
-	uint64_t checkpoints;
-	bool has_ops_bin;           /* the schema has edits.ops_bin */
-	char errmsg[256];
-};
-
-static void set_msg(char *msg, size_t msglen, const char *fmt, const char *a, const char *b)
+void sto_set_msg(char *msg, size_t msglen, const char *fmt, const char *a, const char *b)
 {
 	if (msg && msglen)
 		snprintf(msg, msglen, fmt, a, b);
@@ -470,16 +86,16 @@ static void set_msg(char *msg, size_t msglen, const char *fmt, const char *a, co
 /* True when SQLite result code 'rc' (extended or not) means that memory
  * ran out, in SQLite itself or in its VFS. The one place that decides it,
  * so that every call reports RIGD_E_NOMEM for it, never another code. */
-static bool is_nomem(int rc)
+bool sto_is_nomem(int rc)
 {
 	return (rc & 0xff) == SQLITE_NOMEM || rc == SQLITE_IOERR_NOMEM;
 }
 
 /* Records SQLite's message for the last failure and maps 'rc' to a code. */
-static int fail(store *st, int rc)
+int sto_fail(store *st, int rc)
 {
 	snprintf(st->errmsg, sizeof(st->errmsg), "%s", sqlite3_errmsg(st->db));
-	return is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
+	return sto_is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
 }
 
 /* Prepares statement 'id' once and reuses it: *out gets it. Returns 0,
@@ -487,6 +103,7 @@ static int fail(store *st, int rc)
  * says why), or RIGD_E_INTERNAL when it is already being stepped (a bug). */
 static int stmt(store *st, enum stmt_id id, sqlite3_stmt **out)
 {
+	assert(id >= 0 && id < ST_COUNT_);
 	*out = NULL;
 	if (st->stmt_busy[id]) {
 		snprintf(st->errmsg, sizeof(st->errmsg), "statement %d used re-entrantly", (int)id);
@@ -503,7 +120,7 @@ static int stmt(store *st, enum stmt_id id, sqlite3_stmt **out)
 					    &st->stmt[id], NULL);
 		if (rc != SQLITE_OK) {
 			st->stmt[id] = NULL;
-			return fail(st, rc);
+			return sto_fail(st, rc);
 		}
 	}
 	*out = st->stmt[id];
@@ -512,6 +129,7 @@ static int stmt(store *st, enum stmt_id id, sqlite3_stmt **out)
 
 static void done(store *st, enum stmt_id id)
 {
+	assert(st->stmt[id] != NULL);
 	st->stmt_busy[id] = false;
 	sqlite3_reset(st->stmt[id]);
 	sqlite3_clear_bindings(st->stmt[id]);
@@ -524,31 +142,31 @@ static int run(store *st, enum stmt_id id)
 	int rc = sqlite3_step(s);
 	int err = 0;
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	done(st, id);
 	return err;
 }
 
 /* Executes SQL text with no rows wanted (pragmas, migrations). */
-static int exec(store *st, const char *sql)
+int sto_exec(store *st, const char *sql)
 {
 	char *emsg = NULL;
 	int rc = sqlite3_exec(st->db, sql, NULL, NULL, &emsg);
 	if (rc != SQLITE_OK) {
 		snprintf(st->errmsg, sizeof(st->errmsg), "%s", emsg ? emsg : sqlite3_errstr(rc));
 		sqlite3_free(emsg);
-		return is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
+		return sto_is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
 	}
 	return 0;
 }
 
 /* One integer from a one-row query. */
-static int query_int(store *st, const char *sql, int64_t *out)
+int sto_query_int(store *st, const char *sql, int64_t *out)
 {
 	sqlite3_stmt *s = NULL;
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
 	if (rc != SQLITE_OK)
-		return fail(st, rc);
+		return sto_fail(st, rc);
 	rc = sqlite3_step(s);
 	int err = 0;
 	if (rc == SQLITE_ROW)
@@ -556,250 +174,9 @@ static int query_int(store *st, const char *sql, int64_t *out)
 	else if (rc == SQLITE_DONE)
 		*out = 0;
 	else
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	sqlite3_finalize(s);
 	return err;
-}
-
-/*
- * The periodic checkpoint, run after each commit that leaves the WAL at or
- * above the threshold (what wal_autocheckpoint does, counted). PASSIVE never
- * waits, and its failure must not turn the commit that triggered it into an
- * error: that commit is durable already.
- */
-static int wal_hook(void *arg, sqlite3 *db, const char *dbname, int pages)
-{
-	store *st = arg;
-	if (pages >= st->checkpoint_pages) {
-		if (sqlite3_wal_checkpoint_v2(db, dbname, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) ==
-		    SQLITE_OK)
-			st->checkpoints++;
-	}
-	return SQLITE_OK;
-}
-
-store_opts store_opts_default(void)
-{
-	store_opts o = {0};
-	o.busy_timeout_ms = 5000;
-	o.checkpoint_pages = 1000;
-	return o;
-}
-
-int store_schema_latest(void)
-{
-	return rigd_schema_count ? rigd_schema_versions[rigd_schema_count - 1] : 0;
-}
-
-/* Applies every migration above 'from' up to 'to', each in its own
- * transaction. */
-static int migrate(store *st, int from, int to)
-{
-	for (int i = 0; i < rigd_schema_count; i++) {
-		int v = rigd_schema_versions[i];
-		if (v <= from || v > to)
-			continue;
-		char pragma[64];
-		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v);
-		int err = exec(st, "BEGIN IMMEDIATE");
-		/* Another reader holding a shared lock may have upgraded the
-		 * file since it was first read: look again inside the lock. */
-		int64_t now = 0;
-		if (!err)
-			err = query_int(st, "PRAGMA user_version", &now);
-		if (!err && now < v) {
-			err = exec(st, rigd_schema_sql[i]);
-			if (!err)
-				err = exec(st, pragma);
-		}
-		if (!err)
-			err = exec(st, "COMMIT");
-		if (err) {
-			char why[256];
-			snprintf(why, sizeof(why), "%s", st->errmsg);
-			snprintf(st->errmsg, sizeof(st->errmsg), "migration %s: %.200s",
-				 rigd_schema_names[i], why);
-			if (!sqlite3_get_autocommit(st->db))
-				exec(st, "ROLLBACK");
-			return err;
-		}
-	}
-	return 0;
-}
-
-/* Checks that the file is an empty database or one of ours, and how old. */
-static int check_identity(store *st, int64_t *version)
-{
-	int64_t app = 0, objects = 0;
-	int err = query_int(st, "PRAGMA user_version", version);
-	if (!err)
-		err = query_int(st, "PRAGMA application_id", &app);
-	if (!err)
-		err = query_int(st, "SELECT count(*) FROM sqlite_schema", &objects);
-	if (err)
-		return err == RIGD_E_NOMEM ? err : RIGD_E_IO; /* e.g. "file is not a database" */
-	if (*version == 0 && objects == 0 && app == 0)
-		return 0; /* a new, empty database */
-	if (app != RIGD_APPLICATION_ID) {
-		snprintf(st->errmsg, sizeof(st->errmsg), "not a rigd database (application_id %lld)",
-			 (long long)app);
-		return RIGD_E_IO;
-	}
-	if (*version > store_schema_latest()) {
-		snprintf(st->errmsg, sizeof(st->errmsg),
-			 "schema version %lld is newer than this rigd's %d", (long long)*version,
-			 store_schema_latest());
-		return RIGD_E_DB_TOO_NEW;
-	}
-	return 0;
-}
-
-store *store_open(const char *path, const store_opts *o, int *err, char *msg, size_t msglen)
-{
-	store_opts opts = o ? *o : store_opts_default();
-	if (opts.busy_timeout_ms <= 0)
-		opts.busy_timeout_ms = 5000;
-	if (opts.checkpoint_pages <= 0)
-		opts.checkpoint_pages = 1000;
-	int e = 0;
-	store *st = calloc(1, sizeof(*st));
-	if (!st) {
-		e = RIGD_E_NOMEM;
-		set_msg(msg, msglen, "%s%s", "out of memory", "");
-		goto fail;
-	}
-	st->lock_fd = -1;
-	st->checkpoint_pages = opts.checkpoint_pages;
-
-	/* The process lock first, before SQLite reads a byte (a recovering
-	 * server must not race another process's recovery). The descriptor stays
-	 * open until after sqlite3_close: closing any descriptor of the file
-	 * drops the process's fcntl locks, SQLite's included. */
-	st->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (st->lock_fd < 0) {
-		e = RIGD_E_IO;
-		set_msg(msg, msglen, "cannot open '%s': %s", path, strerror(errno));
-		goto fail;
-	}
-	if (flock(st->lock_fd, (opts.shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
-		bool busy = errno == EWOULDBLOCK;
-		e = busy ? RIGD_E_LOCKED : RIGD_E_IO;
-		set_msg(msg, msglen, busy ? "'%s' is in use by another process%s" : "cannot lock '%s': %s",
-			path, busy ? "" : strerror(errno));
-		goto fail;
-	}
-
-	if (opts.fault_injection && !(st->fvfs = fault_vfs_new())) {
-		e = RIGD_E_NOMEM;
-		set_msg(msg, msglen, "%s%s", "cannot register the fault VFS", "");
-		goto fail;
-	}
-	int rc = sqlite3_open_v2(path, &st->db,
-				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-				 st->fvfs ? st->fvfs->name : NULL);
-	if (rc != SQLITE_OK) {
-		e = is_nomem(rc) ? RIGD_E_NOMEM : RIGD_E_IO;
-		set_msg(msg, msglen, "cannot open '%s': %s", path,
-			st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
-		goto fail;
-	}
-	sqlite3_extended_result_codes(st->db, 1);
-	sqlite3_busy_timeout(st->db, opts.busy_timeout_ms);
-
-	int64_t version = 0;
-	e = check_identity(st, &version);
-	if (e) {
-		set_msg(msg, msglen, "'%s': %s", path, st->errmsg);
-		goto fail;
-	}
-
-	/* Reads (loading and replaying a log) go through a memory map of up
-	 * to 256 MB instead of a read() per page, and 16 MB of page cache. */
-	char pragmas[384];
-	snprintf(pragmas, sizeof(pragmas),
-		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = %s; PRAGMA foreign_keys = ON;"
-		 " PRAGMA journal_size_limit = %lld; PRAGMA temp_store = MEMORY;"
-		 " PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456;",
-		 opts.sync_normal ? "NORMAL" : "FULL", (long long)opts.checkpoint_pages * 4 * 4096);
-	e = exec(st, pragmas);
-	int64_t wal = 0;
-	if (!e) {
-		sqlite3_stmt *s = NULL;
-		/* journal_mode answers with the mode it got; anything but "wal"
-		 * means the file system cannot do WAL (no shared memory). */
-		if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode", -1, &s, NULL) == SQLITE_OK &&
-		    sqlite3_step(s) == SQLITE_ROW) {
-			const char *mode = (const char *)sqlite3_column_text(s, 0);
-			wal = mode && strcmp(mode, "wal") == 0;
-		}
-		if (!wal && is_nomem(sqlite3_errcode(st->db)))
-			e = fail(st, SQLITE_NOMEM);
-		sqlite3_finalize(s);
-		if (!wal && !e) {
-			e = RIGD_E_IO;
-			snprintf(st->errmsg, sizeof(st->errmsg), "cannot use WAL journal mode");
-		}
-	}
-	if (e) {
-		set_msg(msg, msglen, "'%s': %s", path, st->errmsg);
-		goto fail;
-	}
-	sqlite3_wal_hook(st->db, wal_hook, st);
-
-	int target = opts.migrate_to > 0 ? opts.migrate_to : store_schema_latest();
-	if (target > store_schema_latest())
-		target = store_schema_latest();
-	if (version < target) {
-		e = migrate(st, (int)version, target);
-		if (e) {
-			set_msg(msg, msglen, "'%s': %s", path, st->errmsg);
-			goto fail;
-		}
-		version = target;
-	}
-	st->has_ops_bin = version >= SCHEMA_OPS_BIN;
-	if (err)
-		*err = 0;
-	return st;
-
-fail:
-	if (err)
-		*err = e;
-	store_close(st);
-	return NULL;
-}
-
-void store_close(store *st)
-{
-	if (!st)
-		return;
-	if (st->db) {
-		if (!sqlite3_get_autocommit(st->db))
-			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		for (int i = 0; i < ST_COUNT_; i++)
-			sqlite3_finalize(st->stmt[i]);
-		/* Leave an empty WAL behind: the next open starts fast. Errors
-		 * here lose nothing (the WAL is replayed at the next open). */
-		sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-		sqlite3_close_v2(st->db);
-	}
-	fault_vfs_free(st->fvfs);
-	if (st->lock_fd >= 0)
-		close(st->lock_fd); /* drops the flock */
-	free(st);
-}
-
-const char *store_errmsg(const store *st)
-{
-	return st->errmsg;
-}
-
-int store_version(store *st)
-{
-	int64_t v = 0;
-	if (query_int(st, "PRAGMA user_version", &v))
-		return -1;
-	return (int)v;
 }
 
 /* --- transactions --- */
@@ -863,7 +240,7 @@ int store_scenes(store *st, store_scene_fn fn, void *ctx)
 			.last_seq = sqlite3_column_int64(s, 3),
 		};
 		if (!sc.name) {
-			ret = fail(st, sqlite3_errcode(st->db));
+			ret = sto_fail(st, sqlite3_errcode(st->db));
 			break;
 		}
 		ret = fn(ctx, &sc);
@@ -871,7 +248,7 @@ int store_scenes(store *st, store_scene_fn fn, void *ctx)
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE)
-		ret = fail(st, rc);
+		ret = sto_fail(st, rc);
 	done(st, ST_SCENES);
 	return ret;
 }
@@ -891,9 +268,9 @@ int store_scene_create(store *st, const char *name, int64_t created_us, int64_t 
 			*id = sqlite3_last_insert_rowid(st->db);
 	} else if (rc == SQLITE_CONSTRAINT_UNIQUE) {
 		err = RIGD_E_SCENE_EXISTS;
-		fail(st, rc);
+		sto_fail(st, rc);
 	} else {
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	}
 	done(st, ST_SCENE_INSERT);
 	return err;
@@ -924,7 +301,7 @@ int store_last_seq(store *st, int64_t scene_id, int64_t *seq)
 	if (rc == SQLITE_ROW)
 		*seq = sqlite3_column_int64(s, 0); /* NULL reads as 0 */
 	else
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	done(st, ST_LAST_SEQ);
 	return err;
 }
@@ -961,7 +338,7 @@ int store_edit_append(store *st, const store_edit *e)
 	int rc = sqlite3_step(s);
 	int err = 0;
 	if (rc != SQLITE_DONE) {
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 		if ((rc & 0xff) == SQLITE_CONSTRAINT)
 			err = RIGD_E_INTERNAL;
 	}
@@ -986,7 +363,7 @@ int store_edit_lookup(store *st, int64_t scene_id, const char *client, int64_t c
 	else if (rc == SQLITE_DONE)
 		*seq = 0;
 	else
-		err = fail(st, rc);
+		err = sto_fail(st, rc);
 	done(st, ST_EDIT_LOOKUP);
 	return err;
 }
@@ -1047,7 +424,7 @@ int store_edits_ex(store *st, int64_t scene_id, int64_t after_seq, int64_t to_se
 		    (has_bin && !e.ops_bin)) {
 			/* Out of memory converting, or a NULL that the schema
 			 * forbids: either way the row cannot be used. */
-			ret = is_nomem(sqlite3_errcode(st->db)) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
+			ret = sto_is_nomem(sqlite3_errcode(st->db)) ? RIGD_E_NOMEM : RIGD_E_STORAGE;
 			snprintf(st->errmsg, sizeof(st->errmsg), "unreadable log row %lld",
 				 (long long)e.seq);
 			break;
@@ -1057,7 +434,7 @@ int store_edits_ex(store *st, int64_t scene_id, int64_t after_seq, int64_t to_se
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE)
-		ret = fail(st, rc);
+		ret = sto_fail(st, rc);
 	done(st, id);
 	return ret;
 }
@@ -1081,7 +458,7 @@ int store_client_history(store *st, int64_t scene_id, const char *client, int li
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE)
-		ret = fail(st, rc);
+		ret = sto_fail(st, rc);
 	done(st, ST_HISTORY);
 	return ret;
 }
@@ -1125,7 +502,7 @@ static int walk_snapshots(store *st, enum stmt_id id, int64_t scene_id, bool wit
 		if (with_data) {
 			sn.data = sqlite3_column_blob(s, 4);
 			sn.len = (size_t)sqlite3_column_bytes(s, 4);
-			if (!sn.data && sn.len == 0 && is_nomem(sqlite3_errcode(st->db))) {
+			if (!sn.data && sn.len == 0 && sto_is_nomem(sqlite3_errcode(st->db))) {
 				ret = RIGD_E_NOMEM;
 				break;
 			}
@@ -1137,7 +514,7 @@ static int walk_snapshots(store *st, enum stmt_id id, int64_t scene_id, bool wit
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE && rc != SQLITE_ROW)
-		ret = fail(st, rc);
+		ret = sto_fail(st, rc);
 	done(st, id);
 	return ret;
 }
@@ -1173,7 +550,7 @@ static int check_pragma(store *st, const char *sql, store_report_fn fn, void *ct
 	sqlite3_stmt *s = NULL;
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
 	if (rc != SQLITE_OK)
-		return fail(st, rc);
+		return sto_fail(st, rc);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		char line[512];
 		int n = sqlite3_column_count(s);
@@ -1190,7 +567,7 @@ static int check_pragma(store *st, const char *sql, store_report_fn fn, void *ct
 		if (fn)
 			fn(ctx, line);
 	}
-	int err = rc == SQLITE_DONE ? 0 : fail(st, rc);
+	int err = rc == SQLITE_DONE ? 0 : sto_fail(st, rc);
 	sqlite3_finalize(s);
 	return err;
 }
@@ -1212,7 +589,7 @@ int store_checkpoint(store *st, bool truncate)
 					   truncate ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE,
 					   NULL, NULL);
 	if (rc != SQLITE_OK)
-		return fail(st, rc);
+		return sto_fail(st, rc);
 	st->checkpoints++;
 	return 0;
 }

@@ -4,9 +4,10 @@
  * The database holds scenes, the append-only edit log (one row per accepted
  * batch, with its ops and their inverse as JSON text, and the ops again as
  * the engine's binary image for fast replay) and binary snapshots of
- * whole scenes taken every so many edits (schema/001_initial.sql says why). This module
- * moves rows in and out; it knows nothing of nodes or JSON, and it is the one
- * file that includes sqlite3.h. The engine (engine.h) gives the rows meaning.
+ * whole scenes taken every so many edits (schema/001_initial.sql says why).
+ * This module moves rows in and out; it knows nothing of nodes or JSON, and
+ * its files (store.c, store_open.c, store_fault.c) are the only ones that
+ * include sqlite3.h. The engine (engine.h) gives the rows meaning.
  *
  * One writer process at a time: store_open takes an exclusive flock(2) on
  * the database file (independent of SQLite's own fcntl locks) and refuses

@@ -1,0 +1,89 @@
+/*
+ * edit_internal.h: what the edit module's files share (edit.c,
+ * edit_validate.c, edit_apply.c, edit_invert.c).
+ *
+ * Private to server/core/: the public interface is edit.h. Functions here
+ * carry the prefix ed_ so that they never read as part of it.
+ */
+#ifndef RIGD_EDIT_INTERNAL_H
+#define RIGD_EDIT_INTERNAL_H
+
+#include "edit.h"
+
+#include <stdbool.h>
+
+/* Fields each op accepts (see edit.h). */
+#define CREATE_FIELDS                                                                      \
+	(EDIT_F_PARENT | EDIT_F_INDEX | EDIT_F_NAME | EDIT_F_T | EDIT_F_R | EDIT_F_S |     \
+	 EDIT_F_PIVOT | EDIT_F_EULER | EDIT_F_BOUNDS | EDIT_F_MESH | EDIT_F_KIND | EDIT_F_FOV | \
+	 EDIT_F_NEAR | EDIT_F_FAR | EDIT_F_VISIBLE)
+#define SET_FIELDS (CREATE_FIELDS & ~(EDIT_F_PARENT | EDIT_F_INDEX))
+#define REPARENT_FIELDS (EDIT_F_PARENT | EDIT_F_INDEX | EDIT_F_KEEP_WORLD)
+#define DELETE_FIELDS 0u
+/* Everything a create restoring a deleted node carries. */
+#define RESTORE_FIELDS (CREATE_FIELDS & ~EDIT_F_EULER)
+#define CAMERA_FIELDS (EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR)
+#define TRANSFORM_FIELDS (EDIT_F_T | EDIT_F_R | EDIT_F_S | EDIT_F_PIVOT | EDIT_F_EULER)
+
+/* Bytes of the buffer ed_quoted writes. */
+#define QUOTED_MAX (SCENE_ID_MAX + 4)
+
+/* --- edit.c --- */
+
+/*
+ * An id from a batch, fit to be quoted in a message: at most 64 characters,
+ * anything outside printable ASCII (and the quote) shown as '?', and "..."
+ * when it was longer. 'out' holds QUOTED_MAX bytes. Returns 'out'.
+ */
+const char *ed_quoted(const char *id, char *out);
+
+/* Frees the op's strings (the op itself is in its batch's array). */
+void ed_op_release(edit_op *op);
+
+/* --- edit_validate.c: checks that need the op and at most a lookup --- */
+
+/* The scene's PROP_ mask for an op's fields. */
+unsigned ed_prop_mask(unsigned fields);
+
+/* Overwrites the fields of 'p' the op carries (strings borrowed from op). */
+void ed_props_from_op(const edit_op *op, node_props *p);
+
+/* Checks 'p' for the fields op k carries, naming the offending field in
+ * 'err'. 0 or the error. */
+int ed_check_props(const edit_op *op, int k, const node_props *p, edit_error *err);
+
+/* Validation of op k that needs no scene: kind, allowed fields, ids. 0 or
+ * the error, set in 'err'. 'lim' may be NULL (no limits). */
+int ed_check_shape(const edit_op *op, int k, const edit_limits *lim, edit_error *err);
+
+/* The parent handle op k names (*parent -1 for a root): 0, or
+ * RIGD_E_UNKNOWN_NODE set in 'err'. */
+int ed_find_parent(const scene *s, const edit_op *op, int k, int *parent, edit_error *err);
+
+/* The handle of the node op k names: 0, or RIGD_E_UNKNOWN_NODE set in 'err'. */
+int ed_find_node(const scene *s, const edit_op *op, int k, int *node, edit_error *err);
+
+/* --- edit_invert.c: recording inverses and applying them --- */
+
+/* Appends to 'undo' a create that restores 'node' exactly under its parent,
+ * at sibling 'index' (-1: appended). 0 or RIGD_E_NOMEM (an op may be left
+ * in 'undo': drop it with ed_undo_truncate). */
+int ed_record_restore(const scene *s, int node, int index, edit_batch *undo);
+
+/* Appends to 'undo' a set of the node's old values of 'fields'. 0 or
+ * RIGD_E_NOMEM, as ed_record_restore. */
+int ed_record_old_values(const scene *s, int node, unsigned fields, edit_batch *undo);
+
+/* Drops the ops appended to 'undo' (may be NULL) since it held 'n_before'. */
+void ed_undo_truncate(edit_batch *undo, int n_before);
+
+/* Reorders the recorded inverses into the order that undoes the batch:
+ * groups last to first, each in its own order (op i's inverses are
+ * undo->ops[starts[i] .. starts[i + 1])). Allocates nothing. */
+void ed_reorder_inverse(edit_batch *undo, const int *starts, int n_groups);
+
+/* Rolls back ops 0..n_done-1 of a batch, whose inverses 'undo' recorded;
+ * cannot run out of memory. Empties 'undo'. */
+void ed_rollback(scene *s, edit_batch *undo, const int *starts, int n_done);
+
+#endif

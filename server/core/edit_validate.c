@@ -1,0 +1,216 @@
+/*
+ * edit_validate.c: the checks of one op (see edit.h): its shape (kind,
+ * allowed fields, ids, index) without a scene, its values once merged with
+ * the node's, and the nodes it names. Every failure becomes an edit_error
+ * that names the op, the field and the reason.
+ *
+ * Never changes a scene: edit_apply.c calls these before each scene call.
+ */
+#include "edit_internal.h"
+
+#include "err.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- one op ---------- */
+
+/* The scene's PROP_ mask for an op's fields. */
+unsigned ed_prop_mask(unsigned fields)
+{
+	unsigned m = 0;
+
+	if (fields & EDIT_F_T)
+		m |= PROP_T;
+	if (fields & (EDIT_F_R | EDIT_F_EULER))
+		m |= PROP_R;
+	if (fields & EDIT_F_S)
+		m |= PROP_S;
+	if (fields & EDIT_F_PIVOT)
+		m |= PROP_PIVOT;
+	if (fields & EDIT_F_BOUNDS)
+		m |= PROP_BOUNDS;
+	if (fields & EDIT_F_MESH)
+		m |= PROP_MESH;
+	if (fields & EDIT_F_NAME)
+		m |= PROP_NAME;
+	if (fields & EDIT_F_KIND)
+		m |= PROP_KIND;
+	if (fields & CAMERA_FIELDS)
+		m |= PROP_CAMERA;
+	if (fields & EDIT_F_VISIBLE)
+		m |= PROP_VISIBLE;
+	return m;
+}
+
+/* Overwrites the fields of 'p' the op carries. */
+void ed_props_from_op(const edit_op *op, node_props *p)
+{
+	unsigned f = op->fields;
+
+	if (f & EDIT_F_T)
+		p->t = op->t;
+	if (f & EDIT_F_R)
+		p->r = op->r;
+	if (f & EDIT_F_EULER)
+		p->r = quat_from_euler_deg(op->euler_deg);
+	if (f & EDIT_F_S)
+		p->s = op->s;
+	if (f & EDIT_F_PIVOT)
+		p->pivot = op->pivot;
+	if (f & EDIT_F_BOUNDS) {
+		p->has_bounds = op->has_bounds;
+		p->bounds = op->bounds;
+	}
+	if (f & EDIT_F_MESH)
+		p->mesh = op->mesh;
+	if (f & EDIT_F_NAME)
+		p->name = op->name;
+	if (f & EDIT_F_KIND)
+		p->kind = op->node_kind;
+	if (f & EDIT_F_FOV)
+		p->fov_deg = op->fov_deg;
+	if (f & EDIT_F_NEAR)
+		p->znear = op->znear;
+	if (f & EDIT_F_FAR)
+		p->zfar = op->zfar;
+	if (f & EDIT_F_VISIBLE)
+		p->visible = op->visible;
+}
+
+/* Checks 'p' for the fields the op carries, naming the offending field. */
+int ed_check_props(const edit_op *op, int k, const node_props *p, edit_error *err)
+{
+	unsigned bad = 0;
+	const char *field = "";
+	int rc;
+
+	if ((op->fields & EDIT_F_EULER) &&
+	    !(isfinite(op->euler_deg.x) && isfinite(op->euler_deg.y) && isfinite(op->euler_deg.z))) {
+		edit_error_set(err, RIGD_E_NOT_FINITE, k, "euler", "euler: %s",
+			       err_str(RIGD_E_NOT_FINITE));
+		return RIGD_E_NOT_FINITE;
+	}
+	rc = node_props_check(p, ed_prop_mask(op->fields), &bad);
+	if (rc == 0)
+		return 0;
+	switch (bad) {
+	case PROP_T: field = "t"; break;
+	case PROP_R: field = (op->fields & EDIT_F_EULER) ? "euler" : "r"; break;
+	case PROP_S: field = "s"; break;
+	case PROP_PIVOT: field = "pivot"; break;
+	case PROP_BOUNDS: field = "bounds"; break;
+	case PROP_MESH: field = "mesh"; break;
+	case PROP_NAME: field = "name"; break;
+	case PROP_KIND: field = "kind"; break;
+	case PROP_CAMERA:
+		if (!isfinite(p->fov_deg) || !(p->fov_deg > 0 && p->fov_deg < 180))
+			field = "fov";
+		else if (!isfinite(p->znear) || !(p->znear > 0))
+			field = "near";
+		else if (!isfinite(p->zfar) || (op->fields & EDIT_F_FAR))
+			field = "far";
+		else
+			field = "near";
+		break;
+	default: break;
+	}
+	if (rc == RIGD_E_BAD_FIELD && bad == PROP_BOUNDS)
+		edit_error_set(err, rc, k, field, "bounds: min exceeds max");
+	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_MESH)
+		edit_error_set(err, rc, k, field, "mesh: must be 1 to %d bytes", SCENE_MESH_MAX);
+	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_NAME)
+		edit_error_set(err, rc, k, field, "name: longer than %d bytes", SCENE_NAME_MAX);
+	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_KIND)
+		edit_error_set(err, rc, k, field, "kind: must be group, mesh or camera");
+	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_CAMERA)
+		edit_error_set(err, rc, k, field, "%s: a camera needs 0 < fov < 180 and 0 < near < far",
+			       field);
+	else if (rc == RIGD_E_ZERO_QUATERNION)
+		edit_error_set(err, rc, k, field, "%s", err_str(rc));
+	else
+		edit_error_set(err, rc, k, field, "%s: %s", field, err_str(rc));
+	return rc;
+}
+
+/* Validation that needs no scene: kind, allowed fields, ids. */
+int ed_check_shape(const edit_op *op, int k, const edit_limits *lim, edit_error *err)
+{
+	char q[QUOTED_MAX];
+	unsigned extra;
+	size_t max_id = lim ? (size_t)lim->max_id_len : SCENE_ID_MAX;
+
+	if (op->kind < EDIT_CREATE || op->kind > EDIT_DELETE) {
+		edit_error_set(err, RIGD_E_UNKNOWN_OP, k, "op", "unknown op %d", op->kind);
+		return RIGD_E_UNKNOWN_OP;
+	}
+	extra = op->fields & ~edit_fields_allowed(op->kind);
+	if (extra) {
+		const char *f = edit_field_name(extra & -extra);
+
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, f, "field '%s' is not allowed in a %s op", f,
+			       edit_op_name(op->kind));
+		return RIGD_E_BAD_FIELD;
+	}
+	if (op->kind == EDIT_REPARENT && !(op->fields & EDIT_F_PARENT)) {
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, "parent",
+			       "a reparent op needs 'parent' (null for a root)");
+		return RIGD_E_BAD_FIELD;
+	}
+	if ((op->fields & EDIT_F_R) && (op->fields & EDIT_F_EULER)) {
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, "euler", "give either 'r' or 'euler', not both");
+		return RIGD_E_BAD_FIELD;
+	}
+	if (!scene_id_valid(op->id) || strlen(op->id) > max_id) {
+		edit_error_set(err, RIGD_E_BAD_ID, k, "id", "bad id '%s': %s", ed_quoted(op->id, q),
+			       err_str(RIGD_E_BAD_ID));
+		return RIGD_E_BAD_ID;
+	}
+	if ((op->fields & EDIT_F_PARENT) && op->parent[0] &&
+	    (!scene_id_valid(op->parent) || strlen(op->parent) > max_id)) {
+		edit_error_set(err, RIGD_E_BAD_ID, k, "parent", "bad parent id '%s': %s",
+			       ed_quoted(op->parent, q), err_str(RIGD_E_BAD_ID));
+		return RIGD_E_BAD_ID;
+	}
+	if ((op->fields & EDIT_F_INDEX) && op->index < -1) {
+		edit_error_set(err, RIGD_E_BAD_INDEX, k, "index", "index %d: %s", op->index,
+			       err_str(RIGD_E_BAD_INDEX));
+		return RIGD_E_BAD_INDEX;
+	}
+	return 0;
+}
+
+/* The parent handle an op names (-1 for a root), or UNKNOWN_NODE. */
+int ed_find_parent(const scene *s, const edit_op *op, int k, int *parent, edit_error *err)
+{
+	char q[QUOTED_MAX];
+
+	*parent = -1;
+	if (!(op->fields & EDIT_F_PARENT) || !op->parent[0])
+		return 0;
+	*parent = scene_find(s, op->parent);
+	if (*parent < 0) {
+		edit_error_set(err, RIGD_E_UNKNOWN_NODE, k, "parent", "unknown node '%s'",
+			       ed_quoted(op->parent, q));
+		return RIGD_E_UNKNOWN_NODE;
+	}
+	return 0;
+}
+
+int ed_find_node(const scene *s, const edit_op *op, int k, int *node, edit_error *err)
+{
+	char q[QUOTED_MAX];
+
+	*node = scene_find(s, op->id);
+	if (*node < 0) {
+		edit_error_set(err, RIGD_E_UNKNOWN_NODE, k, "id", "unknown node '%s'", ed_quoted(op->id, q));
+		return RIGD_E_UNKNOWN_NODE;
+	}
+	return 0;
+}
+

@@ -1,0 +1,206 @@
+/*
+ * engine_internal.h: what the engine's files share (engine.c, engine_snap.c,
+ * engine_opimage.c, engine_undo.c, engine_log.c, engine_check.c).
+ *
+ * Private to server/engine/: nothing outside this folder includes it; the
+ * public interface is engine.h. Functions declared here carry the prefix
+ * eng_ so that they never read as part of that interface. It must never
+ * include sqlite3.h or cJSON.h: the engine reaches them through store and
+ * proto.
+ */
+#ifndef RIGD_ENGINE_INTERNAL_H
+#define RIGD_ENGINE_INTERNAL_H
+
+#include "engine.h"
+#include "engine_bytes.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The snapshot format (laid out in engine_snap.c) and its leading bytes. */
+#define SNAP_FORMAT 1
+#define SNAP_MAGIC "RIGS"
+
+/* One client's undo and redo stacks in one scene: seqs of batches, newest
+ * last. Undoing entry X applies X's inverse; redoing entry X re-applies X's
+ * ops. Built from the log on first use, then kept up to date. */
+typedef struct hist {
+	char client[SCENE_ID_MAX + 1];
+	int64_t *undo;
+	int n_undo, cap_undo;
+	int64_t *redo;
+	int n_redo, cap_redo;
+	struct hist *next;        /* chain in the scene's table */
+} hist;
+
+/* A scene in memory: its committed and queued position in the log, the
+ * weight logged since its latest snapshot, and its clients' histories. */
+typedef struct scene_rt {
+	char name[SCENE_ID_MAX + 1];
+	int64_t id;               /* scenes.id */
+	scene *sc;
+	int64_t seq;              /* last committed */
+	int64_t next_seq;         /* the seq the next batch gets */
+	int64_t tail_weight;      /* logged weight since the latest snapshot */
+	int64_t pending_weight;   /* queued weight of this turn */
+	int n_pending;
+	bool broken;              /* memory no longer matches log + queue */
+	hist **hist;              /* hash table of clients, hist_cap buckets */
+	int hist_cap;
+	int n_hist;
+} scene_rt;
+
+/* A batch of this turn, applied in memory, its row not yet committed. The
+ * scene outlives it: a scene with pending batches cannot be deleted. */
+typedef struct pending {
+	scene_rt *rt;
+	int64_t seq;
+	int64_t time_us;
+	char client[SCENE_ID_MAX + 1];
+	bool has_client_seq;
+	int64_t client_seq;
+	int kind;                 /* enum store_edit_kind */
+	int64_t target;
+	int n_ops;
+	char *ops;                /* JSON array, owned */
+	size_t ops_len;
+	char *inverse;            /* JSON array, owned */
+	size_t inverse_len;
+	unsigned char *ops_bin;   /* binary image of the ops, owned */
+	size_t ops_bin_len;
+	edit_batch inv;           /* the inverse as structs, for a rollback */
+} pending;
+
+/* The engine: the store, every scene by name, and this turn's queue. */
+struct engine {
+	store *st;
+	engine_opts opts;
+	scene_rt **scenes;        /* sorted by name */
+	int n_scenes, cap_scenes;
+	pending *q;               /* this turn's batches, in submission order */
+	int n_q, cap_q;
+	int *qidx;                /* open-addressing index of q by client key */
+	int qidx_cap;             /* power of two, 0 when none */
+	engine_stats stats;
+	char errmsg[512];
+};
+
+/* The state of a replay: a scene, the seq the next log row must carry, and
+ * the ops of the row last read. */
+typedef struct replay_ctx {
+	engine *e;
+	const char *name;
+	scene *sc;
+	int64_t expect;           /* the seq the next row must carry */
+	int64_t weight;           /* of the rows replayed */
+	edit_batch ops;           /* the last row's ops; its array is reused */
+} replay_ctx;
+
+/* A batch's weight in the snapshot policy: replaying it costs its ops plus
+ * one row. */
+static inline int64_t batch_weight(int n_ops)
+{
+	return (int64_t)n_ops + 1;
+}
+
+/* FNV-1a over 'len' bytes, continuing from 'h' (FNV_OFFSET to start): the
+ * hash stored beside each snapshot, and the engine's hash tables'. */
+static inline uint64_t fnv1a(const void *data, size_t len, uint64_t h)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+#define FNV_OFFSET 0xcbf29ce484222325ull
+
+/* --- engine.c --- */
+
+/* Sets engine_errmsg's text. */
+void eng_set_errmsg(engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The wall clock in microseconds since 1970, the time a batch is logged. */
+int64_t eng_now_us(void);
+
+/* Limits for JSON the engine wrote itself (log rows): the size and op count
+ * were checked when the batch was first accepted, and inverses may hold
+ * more ops than any submitted batch. */
+proto_limits eng_trusted_limits(void);
+
+/* Encodes the ops of 'b' as a malloc'd JSON array (*out, *len bytes, the
+ * caller frees it). 0 or RIGD_E_NOMEM; *out is then unchanged. */
+int eng_encode_ops(const edit_batch *b, char **out, size_t *len);
+
+/* The scene named 'name' (may be NULL), or NULL. */
+scene_rt *eng_find_scene(const engine *e, const char *name);
+
+/* 0, or RIGD_E_FORBIDDEN (set in 'err', may be NULL) on an engine opened
+ * read-only. */
+int eng_writable(engine *e, edit_error *err);
+
+/* What every write through the queue starts with: 'ack' (may be NULL)
+ * initialised, 'err' cleared, scene 'name' found (*rt) and the engine
+ * writable. Returns 0, RIGD_E_UNKNOWN_SCENE or RIGD_E_FORBIDDEN. */
+int eng_write_start(engine *e, const char *name, engine_ack *ack, edit_error *err,
+		    scene_rt **rt);
+
+/* A resend of (client, client_seq) already queued or committed: 1, with
+ * *ack (may be NULL) its seq and duplicate = true, when there is one; 0
+ * when not; or a negative error, set in 'err'. */
+int eng_answer_resend(engine *e, scene_rt *rt, const char *client, int64_t client_seq,
+		      engine_ack *ack, edit_error *err);
+
+/* Applies 'b' (borrowed) to rt and queues it as a batch of 'kind' (target:
+ * the undone or redone seq). 'lim' NULL for trusted batches. Duplicates are
+ * the caller's business. On error the scene and queue are as they were
+ * (or the scene is marked broken, for the next commit to reload). */
+int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit_limits *lim,
+			int kind, int64_t target, engine_ack *ack, edit_error *err);
+
+/* --- engine_snap.c --- */
+
+/* Appends the snapshot of 's' to 'out'. 0 or RIGD_E_NOMEM. */
+int eng_snap_encode(const scene *s, bytes *out);
+
+/* Applies one logged row to c->sc, checking that its seq is c->expect; with
+ * 'inverse' (may be NULL) its inverse as the replay computes it (the caller
+ * releases it). RIGD_E_STORAGE (engine_errmsg says why), RIGD_E_NOMEM. */
+int eng_replay_row(replay_ctx *c, const store_edit *row, edit_batch *inverse);
+
+/* (Re)loads a scene's committed state into rt from the database. On error
+ * rt is unchanged. Long. */
+int eng_load_scene(engine *e, scene_rt *rt);
+
+/* Whether rt is due a snapshot with 'weight' logged since its last one. */
+bool eng_snapshot_due(const engine *e, const scene_rt *rt, int64_t weight);
+
+/* Writes a snapshot of 's' (rt's scene) as of seq 'seq', inside the
+ * caller's transaction. RIGD_E_NOMEM when it cannot be encoded (the caller
+ * may go on without it), RIGD_E_STORAGE. */
+int eng_put_snapshot(engine *e, const scene_rt *rt, const scene *s, int64_t seq);
+
+/* --- engine_opimage.c --- */
+
+/* Decodes an image into 'b' (its ops replaced; client untouched), reusing
+ * its ops array. RIGD_E_IO for bytes that are not an image, RIGD_E_NOMEM;
+ * on error 'b' holds some ops, each complete or without strings. */
+int eng_ops_bin_read(const void *data, size_t len, edit_batch *b);
+
+/* --- engine_undo.c --- */
+
+/* The history of 'client' in rt if it was built, or NULL. */
+hist *eng_hist_find(scene_rt *rt, const char *client);
+
+/* One step of the history machine for a batch of the client: seq 'seq' of
+ * 'kind' (enum store_edit_kind) undoing or redoing 'target'. 0 or
+ * RIGD_E_NOMEM. */
+int eng_hist_step(hist *h, int depth, int64_t seq, int kind, int64_t target);
+
+/* Forgets every client's history of the scene (rebuilt from the log on
+ * next use). */
+void eng_hist_clear(scene_rt *rt);
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * engine_log.c: a scene's log as NDJSON, out (engine_log) and in
+ * (engine_import, into an empty scene, all or nothing).
+ *
+ * Import reads untrusted text: every line is decoded and validated like a
+ * client's batch before it is applied, and a failure names its line.
+ */
+#include "engine_internal.h"
+
+#include "core/err.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Export. */
+
+typedef struct log_ctx {
+	engine *e;
+	proto_buf buf;
+	engine_line_fn fn;
+	void *ctx;
+} log_ctx;
+
+static int log_cb(void *vctx, const store_edit *row)
+{
+	log_ctx *c = vctx;
+	proto_limits lim = eng_trusted_limits();
+	edit_batch b;
+	int err = proto_decode_ops(row->ops, row->ops_len, &lim, &b, NULL);
+	if (err) {
+		eng_set_errmsg(c->e, "seq %lld has unreadable ops", (long long)row->seq);
+		return err == RIGD_E_NOMEM ? err : RIGD_E_STORAGE;
+	}
+	snprintf(b.client, sizeof(b.client), "%s", row->client);
+	b.has_client_seq = row->has_client_seq;
+	b.client_seq = row->client_seq;
+	proto_buf_reset(&c->buf);
+	err = proto_encode_log_line(&c->buf, (uint64_t)row->seq, row->time_us, &b);
+	edit_batch_release(&b);
+	if (err)
+		return err;
+	return c->fn(c->ctx, proto_buf_str(&c->buf), c->buf.len);
+}
+
+int engine_log(engine *e, const char *name, int64_t from, int64_t to, engine_line_fn fn,
+	       void *ctx)
+{
+	scene_rt *rt = eng_find_scene(e, name);
+	if (!rt)
+		return RIGD_E_UNKNOWN_SCENE;
+	log_ctx c = { .e = e, .fn = fn, .ctx = ctx };
+	proto_buf_init(&c.buf, 0);
+	int err = store_edits(e->st, rt->id, from > 0 ? from - 1 : 0, to, false, log_cb, &c);
+	if (err == RIGD_E_STORAGE && !e->errmsg[0])
+		eng_set_errmsg(e, "%s", store_errmsg(e->st));
+	proto_buf_release(&c.buf);
+	return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Import. */
+
+/* The state of an import: the scene it fills and what it stored so far. */
+typedef struct import_ctx {
+	engine *e;
+	scene_rt *rt;
+	proto_limits lim;
+	int64_t seq;              /* the last batch stored */
+	int64_t weight;           /* logged since the last snapshot */
+	int64_t n_ops;
+} import_ctx;
+
+/* Stores batch 'll' (applied to the scene, with inverse 'inv') as row
+ * c->seq, in the import's transaction. 0 or an error set in 'err'. */
+static int import_store_row(import_ctx *c, const proto_log_line *ll, const edit_batch *inv,
+			    edit_error *err)
+{
+	engine *e = c->e;
+	store_edit row = {
+		.scene_id = c->rt->id,
+		.seq = c->seq,
+		.time_us = ll->time_us,
+		.client = ll->batch.client,
+		.has_client_seq = ll->batch.has_client_seq,
+		.client_seq = ll->batch.client_seq,
+		.kind = STORE_EDIT,
+		.n_ops = ll->batch.n_ops,
+	};
+	char *ops = NULL, *inverse = NULL;
+	unsigned char *ops_bin = NULL;
+	assert(store_in_transaction(e->st) && c->seq >= 1);
+	int rc = eng_encode_ops(&ll->batch, &ops, &row.ops_len);
+	if (!rc)
+		rc = eng_encode_ops(inv, &inverse, &row.inverse_len);
+	if (!rc)
+		rc = engine_ops_encode_bin(&ll->batch, &ops_bin, &row.ops_bin_len);
+	if (!rc) {
+		row.ops = ops;
+		row.inverse = inverse;
+		row.ops_bin = ops_bin;
+		rc = store_edit_append(e->st, &row);
+		if (rc == RIGD_E_INTERNAL) {
+			/* The store's unique (scene, client, client_seq) key. */
+			edit_error_set(err, RIGD_E_BAD_FIELD, -1, "client_seq",
+				       "client '%s' client_seq %lld appears twice",
+				       ll->batch.client, (long long)ll->batch.client_seq);
+			rc = RIGD_E_BAD_FIELD;
+		} else if (rc) {
+			eng_set_errmsg(e, "%s", store_errmsg(e->st));
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		}
+	} else {
+		edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+	}
+	free(ops);
+	free(inverse);
+	free(ops_bin);
+	return rc;
+}
+
+/* Decodes one non-blank line ('n' bytes), checks its seq, applies it to
+ * the scene and stores it, with a snapshot when one is due. 0 or an error
+ * set in 'err' (without the line number, which the caller adds). */
+static int import_line(import_ctx *c, const char *line, size_t n, edit_error *err)
+{
+	proto_log_line ll;
+	edit_batch inv;
+	int rc = proto_decode_log_line(line, n, &c->lim, &ll, err);
+	if (rc)
+		return rc;
+	if ((int64_t)ll.seq != c->seq + 1) {
+		edit_error_set(err, RIGD_E_BAD_SEQ, -1, "seq", "seq %llu where %lld belongs",
+			       (unsigned long long)ll.seq, (long long)(c->seq + 1));
+		edit_batch_release(&ll.batch);
+		return RIGD_E_BAD_SEQ;
+	}
+	rc = edit_apply_ex(c->rt->sc, &ll.batch, NULL, NULL, &inv, err);
+	if (rc) {
+		edit_batch_release(&ll.batch);
+		return rc;
+	}
+	c->seq++;
+	c->n_ops += ll.batch.n_ops;
+	c->weight += batch_weight(ll.batch.n_ops);
+	rc = import_store_row(c, &ll, &inv, err);
+	edit_batch_release(&inv);
+	edit_batch_release(&ll.batch);
+	if (!rc && eng_snapshot_due(c->e, c->rt, c->weight)) {
+		rc = eng_put_snapshot(c->e, c->rt, c->rt->sc, c->seq);
+		if (rc == RIGD_E_NOMEM)
+			rc = 0; /* the log is complete without it */
+		else if (rc)
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		else
+			c->weight = 0;
+	}
+	return rc;
+}
+
+/* Walks the lines of 'ndjson', importing each that is not blank, until
+ * one fails. Returns 0 or its error; *line_no gets the last line read. */
+static int import_lines(import_ctx *c, const char *ndjson, size_t len, int *line_no,
+			edit_error *err)
+{
+	size_t off = 0;
+	int rc = 0;
+	*line_no = 0;
+	while (!rc && off < len) {
+		const char *line = ndjson + off;
+		const char *nl = memchr(line, '\n', len - off);
+		size_t n = nl ? (size_t)(nl - line) : len - off;
+		off += n + (nl ? 1 : 0);
+		(*line_no)++;
+		size_t k = 0;
+		while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+			k++;
+		if (k < n)
+			rc = import_line(c, line, n, err);
+	}
+	assert(rc || off == len);
+	return rc;
+}
+
+/* After a failed import: the scene is emptied again (it was empty), and
+ * the message names the line that failed. This is the one place that adds
+ * the "line N: " prefix; callers pass the message on as it is. */
+static void import_undo(import_ctx *c, int line_no, int *bad_line, edit_error *err)
+{
+	engine *e = c->e;
+	scene_rt *rt = c->rt;
+	scene *s = scene_new();
+	if (s) {
+		scene_set_max_nodes(s, e->opts.max_nodes);
+		scene_free(rt->sc);
+		rt->sc = s;
+	} else {
+		eng_load_scene(e, rt);
+	}
+	if (bad_line)
+		*bad_line = line_no;
+	if (err && err->message[0] && line_no) {
+		char msg[EDIT_MESSAGE_MAX];
+		snprintf(msg, sizeof(msg), "line %d: %.360s", line_no, err->message);
+		memcpy(err->message, msg, sizeof(msg));
+	}
+}
+
+int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
+		  int64_t *n_batches, int *bad_line, edit_error *err)
+{
+	edit_error_clear(err);
+	if (bad_line)
+		*bad_line = 0;
+	if (n_batches)
+		*n_batches = 0;
+	scene_rt *rt = eng_find_scene(e, name);
+	if (!rt) {
+		edit_error_set(err, RIGD_E_UNKNOWN_SCENE, -1, "scene", "unknown scene '%s'",
+			       name ? name : "");
+		return RIGD_E_UNKNOWN_SCENE;
+	}
+	if (eng_writable(e, err))
+		return RIGD_E_FORBIDDEN;
+	if (rt->seq || rt->n_pending || scene_count(rt->sc)) {
+		edit_error_set(err, RIGD_E_SCENE_NOT_EMPTY, -1, "scene", "scene '%s' is not empty",
+			       rt->name);
+		return RIGD_E_SCENE_NOT_EMPTY;
+	}
+	import_ctx c = { .e = e, .rt = rt, .lim = eng_trusted_limits() };
+	int line_no = 0;
+	int rc = store_begin(e->st);
+	if (rc) {
+		eng_set_errmsg(e, "%s", store_errmsg(e->st));
+		edit_error_set(err, RIGD_E_STORAGE, -1, "", "%s", err_str(RIGD_E_STORAGE));
+		return RIGD_E_STORAGE;
+	}
+	rc = import_lines(&c, ndjson, len, &line_no, err);
+	if (!rc) {
+		rc = store_commit(e->st);
+		if (rc) {
+			eng_set_errmsg(e, "%s", store_errmsg(e->st));
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		}
+	} else {
+		store_rollback(e->st);
+	}
+	if (rc) {
+		import_undo(&c, line_no, bad_line, err);
+		return rc;
+	}
+	rt->seq = c.seq;
+	rt->next_seq = c.seq + 1;
+	rt->tail_weight = c.weight;
+	eng_hist_clear(rt);
+	e->stats.batches += (uint64_t)c.seq;
+	e->stats.ops += (uint64_t)c.n_ops;
+	if (n_batches)
+		*n_batches = c.seq;
+	return 0;
+}

@@ -1,0 +1,312 @@
+/*
+ * engine_opimage.c: the binary image of a batch's ops, which every log row
+ * stores beside their JSON and which replay reads (see engine.h).
+ *
+ * Decoding reads bytes from the database and must treat them as untrusted:
+ * every length is checked against the bytes left before it is read, and
+ * nothing is recursive.
+ */
+#include "engine_internal.h"
+
+#include "core/err.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* The binary image of a batch's ops (the log's ops_bin column).
+ *
+ * Replay reads it instead of the JSON, which cJSON parses more slowly than
+ * the ops apply. Format 1, integers and doubles little-endian:
+ *   u8 format, u32 n_ops, then per op:
+ *   u8 kind, u16 fields (EDIT_F_ bits), u8 id_len, id,
+ *   then, in EDIT_F_ bit order, only the fields whose bit is set:
+ *   parent     u8 len, bytes ("" = root)
+ *   index      i32
+ *   name       u16 len (0xffff = NULL), bytes
+ *   t r s pivot euler   f64 x3, x4 (x y z w), x3, x3, x3
+ *   bounds     u8 has_bounds (0 or 1), [f64 min[3] max[3]]
+ *   mesh       as name
+ *   kind       i32 node_kind
+ *   fov near far        f64 each
+ *   visible keep_world  u8 (0 or 1) each
+ * Doubles are copied bit for bit, so an image decodes to exactly the batch
+ * it was made from. Nothing is recursive; every length is checked against
+ * the bytes left before it is read. */
+
+#define OPS_BIN_HEADER 5        /* format byte and op count */
+#define OPS_BIN_MIN_OP 4        /* kind, fields, id length */
+#define OPS_BIN_NULL_STR 0xffffu
+
+/* Bytes of one op's image, or 0 when a string is too long for it. */
+static size_t op_bin_size(const edit_op *op)
+{
+	unsigned f = op->fields;
+	size_t n = OPS_BIN_MIN_OP + strlen(op->id);
+	size_t name_len = op->name ? strlen(op->name) : 0;
+	size_t mesh_len = op->mesh ? strlen(op->mesh) : 0;
+	if (name_len >= OPS_BIN_NULL_STR || mesh_len >= OPS_BIN_NULL_STR)
+		return 0;
+	if (f & EDIT_F_PARENT)
+		n += 1 + strlen(op->parent);
+	if (f & EDIT_F_INDEX)
+		n += 4;
+	if (f & EDIT_F_NAME)
+		n += 2 + name_len;
+	n += 8 * (3 * !!(f & EDIT_F_T) + 4 * !!(f & EDIT_F_R) + 3 * !!(f & EDIT_F_S) +
+		  3 * !!(f & EDIT_F_PIVOT) + 3 * !!(f & EDIT_F_EULER));
+	if (f & EDIT_F_BOUNDS)
+		n += 1 + (op->has_bounds ? 6 * 8 : 0);
+	if (f & EDIT_F_MESH)
+		n += 2 + mesh_len;
+	if (f & EDIT_F_KIND)
+		n += 4;
+	n += 8 * (!!(f & EDIT_F_FOV) + !!(f & EDIT_F_NEAR) + !!(f & EDIT_F_FAR));
+	n += !!(f & EDIT_F_VISIBLE) + !!(f & EDIT_F_KEEP_WORLD);
+	return n;
+}
+
+static void put_bin_str(bytes *b, const char *str)
+{
+	size_t len = str ? strlen(str) : 0;
+	put_u16(b, str ? (unsigned)len : OPS_BIN_NULL_STR);
+	if (str)
+		put_raw(b, str, len);
+}
+
+/* Appends the image of op 'op' to 'b', which has room for it. */
+static void op_bin_put(bytes *b, const edit_op *op)
+{
+	unsigned f = op->fields;
+	size_t id_len = strlen(op->id);
+	put_u8(b, (unsigned)op->kind);
+	put_u16(b, f);
+	put_u8(b, (unsigned)id_len);
+	put_raw(b, op->id, id_len);
+	if (f & EDIT_F_PARENT) {
+		size_t len = strlen(op->parent);
+		put_u8(b, (unsigned)len);
+		put_raw(b, op->parent, len);
+	}
+	if (f & EDIT_F_INDEX)
+		put_u32(b, (uint32_t)op->index);
+	if (f & EDIT_F_NAME)
+		put_bin_str(b, op->name);
+	if (f & EDIT_F_T)
+		put_vec3(b, op->t);
+	if (f & EDIT_F_R) {
+		put_f64(b, op->r.x);
+		put_f64(b, op->r.y);
+		put_f64(b, op->r.z);
+		put_f64(b, op->r.w);
+	}
+	if (f & EDIT_F_S)
+		put_vec3(b, op->s);
+	if (f & EDIT_F_PIVOT)
+		put_vec3(b, op->pivot);
+	if (f & EDIT_F_EULER)
+		put_vec3(b, op->euler_deg);
+	if (f & EDIT_F_BOUNDS) {
+		put_u8(b, op->has_bounds);
+		if (op->has_bounds) {
+			put_vec3(b, op->bounds.min);
+			put_vec3(b, op->bounds.max);
+		}
+	}
+	if (f & EDIT_F_MESH)
+		put_bin_str(b, op->mesh);
+	if (f & EDIT_F_KIND)
+		put_u32(b, (uint32_t)op->node_kind);
+	if (f & EDIT_F_FOV)
+		put_f64(b, op->fov_deg);
+	if (f & EDIT_F_NEAR)
+		put_f64(b, op->znear);
+	if (f & EDIT_F_FAR)
+		put_f64(b, op->zfar);
+	if (f & EDIT_F_VISIBLE)
+		put_u8(b, op->visible);
+	if (f & EDIT_F_KEEP_WORLD)
+		put_u8(b, op->keep_world);
+}
+
+int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
+{
+	size_t total = OPS_BIN_HEADER;
+	if (b->n_ops < 0 || (uint64_t)b->n_ops > UINT32_MAX)
+		return RIGD_E_TOO_LARGE;
+	for (int i = 0; i < b->n_ops; i++) {
+		size_t n = op_bin_size(&b->ops[i]);
+		if (n == 0 || (b->ops[i].fields >> EDIT_F_COUNT_) != 0 ||
+		    b->ops[i].kind < 0 || b->ops[i].kind > 0xff)
+			return RIGD_E_TOO_LARGE;
+		total += n;
+	}
+	bytes buf = { 0 };
+	buf.p = malloc(total);
+	if (!buf.p)
+		return RIGD_E_NOMEM;
+	buf.cap = total;
+	put_u8(&buf, ENGINE_OPS_BIN_FORMAT);
+	put_u32(&buf, (uint32_t)b->n_ops);
+	for (int i = 0; i < b->n_ops; i++)
+		op_bin_put(&buf, &b->ops[i]);
+	assert(buf.len == total);
+	*out = buf.p;
+	*len = buf.len;
+	return 0;
+}
+
+/* A string of 'n' bytes from the image as a malloc'd C string; NULL with
+ * r->bad for bytes missing or holding a NUL, NULL with *nomem when out of
+ * memory. */
+static char *get_bin_str(reader *r, size_t n, bool *nomem)
+{
+	const unsigned char *p = take(r, n);
+	if (!p)
+		return NULL;
+	if (memchr(p, 0, n)) {
+		r->bad = true;
+		return NULL;
+	}
+	char *s = malloc(n + 1);
+	if (!s) {
+		*nomem = true;
+		return NULL;
+	}
+	memcpy(s, p, n);
+	s[n] = 0;
+	return s;
+}
+
+/* Reads an optional string field (u16 length, OPS_BIN_NULL_STR = NULL). */
+static char *get_bin_opt_str(reader *r, bool *nomem)
+{
+	unsigned len = get_u16(r);
+	if (r->bad || len == OPS_BIN_NULL_STR)
+		return NULL;
+	return get_bin_str(r, len, nomem);
+}
+
+/* Reads an id-sized string (u8 length) into 'dst' (SCENE_ID_MAX + 1). */
+static void get_bin_id(reader *r, char *dst)
+{
+	unsigned len = get_u8(r);
+	const unsigned char *p = take(r, len);
+	if (!p || len > SCENE_ID_MAX || memchr(p, 0, len)) {
+		r->bad = true;
+		dst[0] = 0;
+		return;
+	}
+	memcpy(dst, p, len);
+	dst[len] = 0;
+}
+
+static bool get_bool(reader *r)
+{
+	unsigned v = get_u8(r);
+	if (v > 1)
+		r->bad = true;
+	return v == 1;
+}
+
+/* Empties 'b' of its ops but keeps their array, for the next image. */
+static void batch_clear_ops(edit_batch *b)
+{
+	for (int i = 0; i < b->n_ops; i++) {
+		free(b->ops[i].name);
+		free(b->ops[i].mesh);
+	}
+	b->n_ops = 0;
+}
+
+/* Decodes an image into 'b' (its ops replaced; client untouched), reusing
+ * its ops array. RIGD_E_IO for bytes that are not an image, RIGD_E_NOMEM;
+ * on error 'b' holds some ops, each complete or without strings. */
+int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
+{
+	reader r = { data, len, 0, false };
+	batch_clear_ops(b);
+	unsigned format = get_u8(&r);
+	uint32_t n = get_u32(&r);
+	if (r.bad || format != ENGINE_OPS_BIN_FORMAT)
+		return RIGD_E_IO;
+	/* A count the bytes cannot hold is corrupt and must not size an
+	 * allocation. */
+	if (n > (len - r.off) / OPS_BIN_MIN_OP || n > INT_MAX)
+		return RIGD_E_IO;
+	if (edit_batch_reserve(b, (int)n))
+		return RIGD_E_NOMEM;
+	bool nomem = false;
+	for (uint32_t i = 0; i < n && !r.bad && !nomem; i++) {
+		edit_op *op = &b->ops[b->n_ops++];
+		memset(op, 0, sizeof(*op));
+		op->index = -1;
+		op->kind = (int)get_u8(&r);
+		unsigned f = get_u16(&r);
+		op->fields = f;
+		get_bin_id(&r, op->id);
+		if (r.bad || op->kind < EDIT_CREATE || op->kind > EDIT_DELETE ||
+		    (f >> EDIT_F_COUNT_) != 0) {
+			r.bad = true;
+			break;
+		}
+		if (f & EDIT_F_PARENT)
+			get_bin_id(&r, op->parent);
+		if (f & EDIT_F_INDEX)
+			op->index = (int)(int32_t)get_u32(&r);
+		if (f & EDIT_F_NAME)
+			op->name = get_bin_opt_str(&r, &nomem);
+		if (f & EDIT_F_T)
+			op->t = get_vec3(&r);
+		if (f & EDIT_F_R) {
+			op->r.x = get_f64(&r);
+			op->r.y = get_f64(&r);
+			op->r.z = get_f64(&r);
+			op->r.w = get_f64(&r);
+		}
+		if (f & EDIT_F_S)
+			op->s = get_vec3(&r);
+		if (f & EDIT_F_PIVOT)
+			op->pivot = get_vec3(&r);
+		if (f & EDIT_F_EULER)
+			op->euler_deg = get_vec3(&r);
+		if (f & EDIT_F_BOUNDS) {
+			op->has_bounds = get_bool(&r);
+			if (op->has_bounds) {
+				op->bounds.min = get_vec3(&r);
+				op->bounds.max = get_vec3(&r);
+			}
+		}
+		if (f & EDIT_F_MESH)
+			op->mesh = get_bin_opt_str(&r, &nomem);
+		if (f & EDIT_F_KIND)
+			op->node_kind = (int)(int32_t)get_u32(&r);
+		if (f & EDIT_F_FOV)
+			op->fov_deg = get_f64(&r);
+		if (f & EDIT_F_NEAR)
+			op->znear = get_f64(&r);
+		if (f & EDIT_F_FAR)
+			op->zfar = get_f64(&r);
+		if (f & EDIT_F_VISIBLE)
+			op->visible = get_bool(&r);
+		if (f & EDIT_F_KEEP_WORLD)
+			op->keep_world = get_bool(&r);
+	}
+	if (nomem)
+		return RIGD_E_NOMEM;
+	if (r.bad || r.off != len)
+		return RIGD_E_IO;
+	return 0;
+}
+
+int engine_ops_decode_bin(const void *data, size_t len, edit_batch *out)
+{
+	edit_batch_init(out);
+	int err = eng_ops_bin_read(data, len, out);
+	if (err)
+		edit_batch_release(out);
+	return err;
+}
+

@@ -1,0 +1,352 @@
+/*
+ * engine_snap.c: snapshots and replay. A snapshot is a scene's stored
+ * values, byte-exact; replay rebuilds a scene as of a seq from the nearest
+ * snapshot at or before it plus the log rows after it. Serves engine_open
+ * (every scene), a failed commit (a broken scene reloaded) and engine_at
+ * (time travel).
+ *
+ * Never writes a log row; writes snapshots only inside the caller's
+ * transaction (eng_put_snapshot), so a snapshot never runs ahead of its log.
+ */
+#include "engine_internal.h"
+
+#include "core/err.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Snapshots: a scene's stored values, byte-exact.
+ *
+ * Format 1, all integers and doubles little-endian:
+ *   "RIGS" u32 format u32 n_nodes, then per node in preorder:
+ *   u8 id_len, id, i32 parent (preorder index, -1 for a root), u8 kind,
+ *   u8 flags (1 bounds, 2 visible, 4 name, 8 mesh), f64 t[3] r[4] s[3]
+ *   pivot[3] fov znear zfar, [f64 bounds min[3] max[3]],
+ *   [u16 len, name], [u16 len, mesh].
+ * r is the quaternion as the scene stores it (already normalised).
+ */
+
+int eng_snap_encode(const scene *s, bytes *out)
+{
+	int n = scene_count(s);
+	if (bytes_reserve(out, 12))
+		return RIGD_E_NOMEM;
+	put_raw(out, SNAP_MAGIC, 4);
+	put_u32(out, SNAP_FORMAT);
+	put_u32(out, (uint32_t)n);
+	for (int pos = 0; pos < n; pos++) {
+		int node = scene_at(s, pos);
+		int parent = scene_parent(s, node);
+		const char *id = scene_id(s, node);
+		node_props p;
+		scene_props(s, node, &p);
+		size_t id_len = strlen(id);
+		size_t name_len = p.name ? strlen(p.name) : 0;
+		size_t mesh_len = p.mesh ? strlen(p.mesh) : 0;
+		assert(id_len <= SCENE_ID_MAX && name_len <= SCENE_NAME_MAX &&
+		       mesh_len <= SCENE_MESH_MAX);
+		if (bytes_reserve(out, 1 + id_len + 4 + 2 + 22 * 8 + 4 + name_len + mesh_len))
+			return RIGD_E_NOMEM;
+		put_u8(out, (unsigned)id_len);
+		put_raw(out, id, id_len);
+		int parent_pos = parent < 0 ? -1 : scene_pos(s, parent);
+		/* Preorder: a parent comes before its children, which decoding
+		 * relies on. */
+		assert(parent_pos < pos);
+		put_u32(out, (uint32_t)parent_pos);
+		put_u8(out, (unsigned)p.kind);
+		put_u8(out, (p.has_bounds ? 1u : 0) | (p.visible ? 2u : 0) | (p.name ? 4u : 0) |
+				    (p.mesh ? 8u : 0));
+		put_vec3(out, p.t);
+		put_f64(out, p.r.x);
+		put_f64(out, p.r.y);
+		put_f64(out, p.r.z);
+		put_f64(out, p.r.w);
+		put_vec3(out, p.s);
+		put_vec3(out, p.pivot);
+		put_f64(out, p.fov_deg);
+		put_f64(out, p.znear);
+		put_f64(out, p.zfar);
+		if (p.has_bounds) {
+			put_vec3(out, p.bounds.min);
+			put_vec3(out, p.bounds.max);
+		}
+		if (p.name) {
+			put_u16(out, (unsigned)name_len);
+			put_raw(out, p.name, name_len);
+		}
+		if (p.mesh) {
+			put_u16(out, (unsigned)mesh_len);
+			put_raw(out, p.mesh, mesh_len);
+		}
+	}
+	return 0;
+}
+
+static int snap_decode(const void *data, size_t len, scene **out)
+{
+	reader r = { data, len, 0, false };
+	const unsigned char *magic = take(&r, 4);
+	uint32_t format = get_u32(&r);
+	uint32_t n = get_u32(&r);
+	if (r.bad || memcmp(magic, SNAP_MAGIC, 4) != 0 || format != SNAP_FORMAT)
+		return RIGD_E_STORAGE;
+	/* Every node takes at least 1 + 1 + 4 + 2 + 16 * 8 bytes: a count the
+	 * bytes cannot hold is corrupt (and must not size an allocation). */
+	if (n > (len - 12) / 136 || n > INT_MAX)
+		return RIGD_E_STORAGE;
+	scene *s = scene_new();
+	const char **ids = malloc(sizeof(*ids) * (n ? n : 1));
+	int *parents = malloc(sizeof(*parents) * (n ? n : 1));
+	node_props *props = malloc(sizeof(*props) * (n ? n : 1));
+	char *pool = malloc(len + n + 1); /* every string plus its NUL */
+	size_t used = 0;
+	int err = 0;
+	if (!s || !ids || !parents || !props || !pool) {
+		err = RIGD_E_NOMEM;
+		goto out;
+	}
+	scene_set_max_nodes(s, INT_MAX);
+	for (uint32_t i = 0; i < n && !r.bad; i++) {
+		node_props *p = &props[i];
+		*p = node_props_default();
+		unsigned id_len = get_u8(&r);
+		ids[i] = get_str(&r, id_len, pool, &used);
+		parents[i] = (int)(int32_t)get_u32(&r);
+		p->kind = (int)get_u8(&r);
+		unsigned flags = get_u8(&r);
+		p->t = get_vec3(&r);
+		p->r.x = get_f64(&r);
+		p->r.y = get_f64(&r);
+		p->r.z = get_f64(&r);
+		p->r.w = get_f64(&r);
+		p->s = get_vec3(&r);
+		p->pivot = get_vec3(&r);
+		p->fov_deg = get_f64(&r);
+		p->znear = get_f64(&r);
+		p->zfar = get_f64(&r);
+		p->has_bounds = flags & 1;
+		p->visible = flags & 2;
+		if (p->has_bounds) {
+			p->bounds.min = get_vec3(&r);
+			p->bounds.max = get_vec3(&r);
+		}
+		p->name = (flags & 4) ? get_str(&r, get_u16(&r), pool, &used) : NULL;
+		p->mesh = (flags & 8) ? get_str(&r, get_u16(&r), pool, &used) : NULL;
+		if (flags & ~15u)
+			r.bad = true;
+	}
+	if (r.bad || r.off != len) {
+		err = RIGD_E_STORAGE;
+		goto out;
+	}
+	err = scene_load(s, (int)n, ids, parents, props, NULL);
+	if (err && err != RIGD_E_NOMEM)
+		err = RIGD_E_STORAGE;
+out:
+	free(ids);
+	free(parents);
+	free(props);
+	free(pool);
+	if (err) {
+		scene_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Replay: the state at a seq from the nearest snapshot plus the log. */
+
+static int snap_load_cb(void *vctx, const store_snapshot *sn)
+{
+	replay_ctx *c = vctx;
+	scene *s = NULL;
+	if (sn->format != SNAP_FORMAT || fnv1a(sn->data, sn->len, FNV_OFFSET) != sn->hash) {
+		eng_set_errmsg(c->e, "scene '%s': snapshot at seq %lld is corrupt", c->name,
+			       (long long)sn->seq);
+		return RIGD_E_STORAGE;
+	}
+	int err = snap_decode(sn->data, sn->len, &s);
+	if (err) {
+		eng_set_errmsg(c->e, "scene '%s': snapshot at seq %lld does not load", c->name,
+			       (long long)sn->seq);
+		return err;
+	}
+	scene_free(c->sc);
+	c->sc = s;
+	c->expect = sn->seq + 1;
+	return 0;
+}
+
+/* Applies one logged batch to c->sc (no limits: it was accepted once),
+ * from its binary image when it has one, else from its JSON; c->ops keeps
+ * the decoded ops until the next row. */
+int eng_replay_row(replay_ctx *c, const store_edit *row, edit_batch *inverse)
+{
+	edit_error er;
+	int err;
+	if (row->seq != c->expect) {
+		eng_set_errmsg(c->e, "scene '%s': the log has seq %lld where %lld belongs", c->name,
+			       (long long)row->seq, (long long)c->expect);
+		return RIGD_E_STORAGE;
+	}
+	if (row->ops_bin) {
+		err = eng_ops_bin_read(row->ops_bin, row->ops_bin_len, &c->ops);
+		if (!err && c->ops.n_ops != row->n_ops)
+			err = RIGD_E_IO;
+		if (err) {
+			eng_set_errmsg(c->e, "scene '%s': seq %lld: the binary image of its ops is %s",
+				       c->name, (long long)row->seq,
+				       err == RIGD_E_NOMEM ? "too large for memory" : "corrupt");
+			return err == RIGD_E_NOMEM ? err : RIGD_E_STORAGE;
+		}
+	} else {
+		proto_limits lim = eng_trusted_limits();
+		edit_batch_release(&c->ops);
+		err = proto_decode_ops(row->ops, row->ops_len, &lim, &c->ops, &er);
+	}
+	if (!err)
+		err = edit_apply_ex(c->sc, &c->ops, NULL, NULL, inverse, &er);
+	if (err) {
+		eng_set_errmsg(c->e, "scene '%s': seq %lld does not replay: %s (%s)", c->name,
+			       (long long)row->seq, er.message, err_code(err));
+		return err == RIGD_E_NOMEM ? err : RIGD_E_STORAGE;
+	}
+	c->expect++;
+	assert(c->expect == row->seq + 1);
+	c->weight += batch_weight(row->n_ops);
+	return 0;
+}
+
+static int replay_cb(void *vctx, const store_edit *row)
+{
+	return eng_replay_row(vctx, row, NULL);
+}
+
+/*
+ * Builds scene 'name' (store id 'id') as it was after batch 'upto' (< 0: the
+ * latest). *out gets the scene (node limit unlimited), *tail_weight (may be
+ * NULL) the weight replayed after the snapshot, *last the last seq applied.
+ */
+static int build_scene(engine *e, const char *name, int64_t id, int64_t upto, scene **out,
+		       int64_t *tail_weight, int64_t *last)
+{
+	replay_ctx c = { .e = e, .name = name, .sc = scene_new(), .expect = 1 };
+	if (!c.sc)
+		return RIGD_E_NOMEM;
+	scene_set_max_nodes(c.sc, INT_MAX);
+	int err = store_snapshot_latest(e->st, id, upto, snap_load_cb, &c);
+	if (err == RIGD_E_STORAGE && !e->errmsg[0])
+		eng_set_errmsg(e, "%s", store_errmsg(e->st));
+	if (!err) {
+		e->errmsg[0] = 0;
+		/* The JSON only of rows that have no binary image. */
+		err = store_edits_ex(e->st, id, c.expect - 1, upto, 0, replay_cb, &c);
+		if (err == RIGD_E_STORAGE && !e->errmsg[0])
+			eng_set_errmsg(e, "%s", store_errmsg(e->st));
+	}
+	edit_batch_release(&c.ops);
+	if (!err && upto >= 0 && c.expect - 1 != upto) {
+		eng_set_errmsg(e, "scene '%s': the log ends at seq %lld, before %lld", name,
+			       (long long)(c.expect - 1), (long long)upto);
+		err = RIGD_E_STORAGE;
+	}
+	if (err) {
+		scene_free(c.sc);
+		return err;
+	}
+	*out = c.sc;
+	if (tail_weight)
+		*tail_weight = c.weight;
+	*last = c.expect - 1;
+	return 0;
+}
+
+/* (Re)loads a scene's committed state into rt. On error rt is unchanged. */
+int eng_load_scene(engine *e, scene_rt *rt)
+{
+	scene *s = NULL;
+	int64_t weight = 0, last = 0;
+	e->errmsg[0] = 0;
+	int err = build_scene(e, rt->name, rt->id, -1, &s, &weight, &last);
+	if (err)
+		return err;
+	scene_set_max_nodes(s, e->opts.max_nodes);
+	scene_update(s, (uint64_t)last, NULL, NULL);
+	scene_free(rt->sc);
+	rt->sc = s;
+	rt->seq = last;
+	rt->next_seq = last + 1;
+	rt->tail_weight = weight;
+	rt->broken = false;
+	eng_hist_clear(rt);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The snapshot policy, and writing a snapshot inside a commit. */
+
+bool eng_snapshot_due(const engine *e, const scene_rt *rt, int64_t weight)
+{
+	int64_t every = e->opts.snapshot_ops;
+	int64_t by_size = scene_count(rt->sc);
+	return weight >= (every > by_size ? every : by_size);
+}
+
+/* Writes a snapshot of rt's scene as it is in memory, as of seq 'seq'.
+ * RIGD_E_NOMEM when it cannot be encoded (the caller may go on without it). */
+int eng_put_snapshot(engine *e, const scene_rt *rt, const scene *s, int64_t seq)
+{
+	/* Inside the transaction of the rows up to 'seq': a snapshot never
+	 * runs ahead of its log. */
+	assert(store_in_transaction(e->st));
+	bytes b = { 0 };
+	int err = eng_snap_encode(s, &b);
+	if (!err) {
+		store_snapshot sn = {
+			.scene_id = rt->id,
+			.seq = seq,
+			.format = SNAP_FORMAT,
+			.n_nodes = scene_count(s),
+			.hash = fnv1a(b.p, b.len, FNV_OFFSET),
+			.data = b.p,
+			.len = b.len,
+		};
+		err = store_snapshot_put(e->st, &sn);
+		if (err)
+			eng_set_errmsg(e, "%s", store_errmsg(e->st));
+		else
+			e->stats.snapshots++;
+	}
+	free(b.p);
+	return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A scene as it was at a seq. */
+
+int engine_at(engine *e, const char *name, int64_t seq, scene **out)
+{
+	scene_rt *rt = eng_find_scene(e, name);
+	if (!rt)
+		return RIGD_E_UNKNOWN_SCENE;
+	if (seq < 0 || seq > rt->seq)
+		return RIGD_E_BAD_SEQ;
+	scene *s = NULL;
+	int64_t last = 0;
+	e->errmsg[0] = 0;
+	int err = build_scene(e, rt->name, rt->id, seq, &s, NULL, &last);
+	if (err)
+		return err;
+	scene_set_max_nodes(s, e->opts.max_nodes);
+	scene_update(s, (uint64_t)seq, NULL, NULL);
+	*out = s;
+	return 0;
+}
+
