@@ -1,5 +1,5 @@
 /*
- * test_gltf.c: glTF import and export (server/codec/gltf.c).
+ * test_gltf.c: glTF import and export (server/codec/gltf_*.c).
  *
  * Import: every glTF sample model (RIGD_GLTF_SAMPLES) against world matrices
  * composed here straight from the file (plain products of the file's
@@ -245,7 +245,7 @@ typedef struct ref_node {
 /*
  * World matrices composed directly from the file: the "matrix" as given, or
  * T * R(normalised) * S, multiplied down from the default scene's roots.
- * Written apart from gltf.c: cJSON walked by index, parents from children.
+ * Written apart from the codec's glTF reader: cJSON walked by index, parents from children.
  */
 static int ref_worlds(const char *json, mat4 **worlds, ref_node **out)
 {

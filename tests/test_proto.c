@@ -594,7 +594,7 @@ static void test_hostile_text(void **state)
 	assert_string_equal(b.ops[0].name, "\xf0\x9f\x98\x80 \xc3\xa9\xe2\x82\xac \"\\/\b\f\n\r\t\x1f");
 	round_trip(&b);
 	edit_batch_release(&b);
-	/* Left to cJSON (proto.c's header): "01" and "1." read as 1, and a raw
+	/* Left to cJSON (proto_decode.c's header): "01" and "1." read as 1, and a raw
 	 * tab inside a string is kept. */
 	assert_true(read_number("01") == 1 && read_number("1.") == 1);
 	assert_int_equal(decode_batch_str("{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"name\":\"tab\there\"}]}",

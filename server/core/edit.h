@@ -208,7 +208,7 @@ void edit_result_init(edit_result *r);
 void edit_result_release(edit_result *r);
 
 /* Fills 'e' (may be NULL) with code, op, field and a printf-style message.
- * Used by proto.c for decoding errors so that both speak one format. */
+ * Used by the codec's decoders for their errors so that both speak one format. */
 void edit_error_set(edit_error *e, int code, int op, const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 /* Resets 'e' to "no error" (code 0, op -1). */

@@ -1,5 +1,6 @@
 /*
- * fuzz_msg.c: libFuzzer target for the message decoders of proto.c.
+ * fuzz_msg.c: libFuzzer target for the message decoders of the codec
+ * (proto_decode.c, proto_msg.c).
  *
  * Every input goes through each decoder of untrusted JSON: the websocket
  * message (proto_decode_msg), the edit batch, the bare ops array of the log,
@@ -11,7 +12,7 @@
  *     decode(encode(x)) succeeds and encodes to the same bytes (numbers
  *     print to the shortest text that reads back to the same bits);
  *   - every encoder's output, the error replies included, is valid JSON
- *     (checked with cJSON, independently of proto.c's own reader).
+ *     (checked with cJSON, independently of the codec's own reader).
  * The input is passed with its exact length and no NUL after it, as the
  * network hands it over, so AddressSanitizer sees any over-read.
  */
