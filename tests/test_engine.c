@@ -34,6 +34,7 @@
 #include "core/scene.h"
 #include "engine/engine.h"
 #include "engine/store.h"
+#include "edit_equal.h"
 #include "tmpdb.h"
 
 #include <sqlite3.h>
@@ -1054,67 +1055,6 @@ static void test_check_finds_tampering(void **state)
 
 /* ---------- the binary image of ops ---------- */
 
-/* Equal bit for bit in every field the op carries. */
-static void assert_same_bits(const void *a, const void *b, size_t n)
-{
-	assert_memory_equal(a, b, n);
-}
-
-static void assert_same_str(const char *a, const char *b)
-{
-	if (!a || !b)
-		assert_ptr_equal(a, b); /* NULL (clears) stays NULL */
-	else
-		assert_string_equal(a, b);
-}
-
-static void assert_ops_equal(const edit_batch *a, const edit_batch *b)
-{
-	assert_int_equal(a->n_ops, b->n_ops);
-	for (int i = 0; i < a->n_ops; i++) {
-		const edit_op *x = &a->ops[i], *y = &b->ops[i];
-		unsigned f = x->fields;
-		assert_int_equal(x->kind, y->kind);
-		assert_int_equal(f, y->fields);
-		assert_string_equal(x->id, y->id);
-		if (f & EDIT_F_PARENT)
-			assert_string_equal(x->parent, y->parent);
-		if (f & EDIT_F_INDEX)
-			assert_int_equal(x->index, y->index);
-		if (f & EDIT_F_NAME)
-			assert_same_str(x->name, y->name);
-		if (f & EDIT_F_T)
-			assert_same_bits(&x->t, &y->t, sizeof(x->t));
-		if (f & EDIT_F_R)
-			assert_same_bits(&x->r, &y->r, sizeof(x->r));
-		if (f & EDIT_F_S)
-			assert_same_bits(&x->s, &y->s, sizeof(x->s));
-		if (f & EDIT_F_PIVOT)
-			assert_same_bits(&x->pivot, &y->pivot, sizeof(x->pivot));
-		if (f & EDIT_F_EULER)
-			assert_same_bits(&x->euler_deg, &y->euler_deg, sizeof(x->euler_deg));
-		if (f & EDIT_F_BOUNDS) {
-			assert_int_equal(x->has_bounds, y->has_bounds);
-			if (x->has_bounds)
-				assert_same_bits(&x->bounds, &y->bounds, sizeof(x->bounds));
-		}
-		if (f & EDIT_F_MESH)
-			assert_same_str(x->mesh, y->mesh);
-		if (f & EDIT_F_KIND)
-			assert_int_equal(x->node_kind, y->node_kind);
-		if (f & EDIT_F_FOV)
-			assert_same_bits(&x->fov_deg, &y->fov_deg, sizeof(double));
-		if (f & EDIT_F_NEAR)
-			assert_same_bits(&x->znear, &y->znear, sizeof(double));
-		if (f & EDIT_F_FAR)
-			assert_same_bits(&x->zfar, &y->zfar, sizeof(double));
-		if (f & EDIT_F_VISIBLE)
-			assert_int_equal(x->visible, y->visible);
-		if (f & EDIT_F_KEEP_WORLD)
-			assert_int_equal(x->keep_world, y->keep_world);
-	}
-}
-
 /* Any 64 bits as a double: NaNs, infinities, -0 and subnormals included,
  * which the codec must copy as they are (validation is edit_apply's). */
 static double rnd_bits(void)
@@ -1206,7 +1146,7 @@ static void test_ops_bin_round_trip(void **state)
 		assert_int_equal(engine_ops_encode_bin(&b, &img, &len), 0);
 		assert_int_equal(img[0], ENGINE_OPS_BIN_FORMAT);
 		assert_int_equal(decode_copy(img, len, &back), 0);
-		assert_ops_equal(&b, &back);
+		assert_same_ops(&b, &back);
 		assert_int_equal(engine_ops_encode_bin(&back, &again, &again_len), 0);
 		assert_int_equal(again_len, len);
 		assert_memory_equal(again, img, len);
@@ -1236,7 +1176,7 @@ static void test_ops_bin_refuses_bad_images(void **state)
 	assert_int_equal(engine_ops_encode_bin(&b, &img, &len), 0);
 	edit_batch out;
 	assert_int_equal(decode_copy(img, len, &out), 0);
-	assert_ops_equal(&b, &out);
+	assert_same_ops(&b, &out);
 	edit_batch_release(&out);
 
 	/* Every truncation, and one byte too many. */

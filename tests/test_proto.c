@@ -20,6 +20,7 @@
 #include "core/edit.h"
 #include "core/err.h"
 #include "core/scene.h"
+#include "edit_equal.h"
 
 /* ---------- helpers ---------- */
 
@@ -78,63 +79,14 @@ static char *batch_json(const edit_batch *b)
 	return s;
 }
 
+/* The same ops, client and client_seq. */
 static void assert_ops_equal(const edit_batch *a, const edit_batch *b)
 {
-	assert_int_equal(a->n_ops, b->n_ops);
 	assert_string_equal(a->client, b->client);
 	assert_int_equal(a->has_client_seq, b->has_client_seq);
 	if (a->has_client_seq)
 		assert_true(a->client_seq == b->client_seq);
-	for (int i = 0; i < a->n_ops; i++) {
-		const edit_op *x = &a->ops[i], *y = &b->ops[i];
-		unsigned f = x->fields;
-
-		assert_int_equal(x->kind, y->kind);
-		assert_int_equal(x->fields, y->fields);
-		assert_string_equal(x->id, y->id);
-		if (f & EDIT_F_PARENT)
-			assert_string_equal(x->parent, y->parent);
-		if (f & EDIT_F_INDEX)
-			assert_int_equal(x->index, y->index);
-		if (f & EDIT_F_NAME) {
-			assert_int_equal(x->name == NULL, y->name == NULL);
-			if (x->name)
-				assert_string_equal(x->name, y->name);
-		}
-		if (f & EDIT_F_MESH) {
-			assert_int_equal(x->mesh == NULL, y->mesh == NULL);
-			if (x->mesh)
-				assert_string_equal(x->mesh, y->mesh);
-		}
-		/* Bit-exact: memcmp, so that -0 and 0 differ. */
-		if (f & EDIT_F_T)
-			assert_memory_equal(&x->t, &y->t, sizeof(x->t));
-		if (f & EDIT_F_R)
-			assert_memory_equal(&x->r, &y->r, sizeof(x->r));
-		if (f & EDIT_F_S)
-			assert_memory_equal(&x->s, &y->s, sizeof(x->s));
-		if (f & EDIT_F_PIVOT)
-			assert_memory_equal(&x->pivot, &y->pivot, sizeof(x->pivot));
-		if (f & EDIT_F_EULER)
-			assert_memory_equal(&x->euler_deg, &y->euler_deg, sizeof(x->euler_deg));
-		if (f & EDIT_F_BOUNDS) {
-			assert_int_equal(x->has_bounds, y->has_bounds);
-			if (x->has_bounds)
-				assert_memory_equal(&x->bounds, &y->bounds, sizeof(x->bounds));
-		}
-		if (f & EDIT_F_KIND)
-			assert_int_equal(x->node_kind, y->node_kind);
-		if (f & EDIT_F_FOV)
-			assert_memory_equal(&x->fov_deg, &y->fov_deg, sizeof(double));
-		if (f & EDIT_F_NEAR)
-			assert_memory_equal(&x->znear, &y->znear, sizeof(double));
-		if (f & EDIT_F_FAR)
-			assert_memory_equal(&x->zfar, &y->zfar, sizeof(double));
-		if (f & EDIT_F_VISIBLE)
-			assert_int_equal(x->visible, y->visible);
-		if (f & EDIT_F_KEEP_WORLD)
-			assert_int_equal(x->keep_world, y->keep_world);
-	}
+	assert_same_ops(a, b);
 }
 
 /* Encode, decode, compare bit for bit, encode again: the same text. */

@@ -261,21 +261,27 @@ void edit_error_clear(edit_error *e)
 	e->message[0] = '\0';
 }
 
-void edit_error_set(edit_error *e, int code, int op, const char *field, const char *fmt, ...)
+void edit_error_vset(edit_error *e, int code, int op, const char *field, const char *fmt,
+		     va_list ap)
 {
-	va_list ap;
-	size_t n;
+	size_t n = 0;
 
 	if (!e)
 		return;
 	e->code = code;
 	e->op = op;
 	snprintf(e->field, sizeof(e->field), "%s", field ? field : "");
-	n = 0;
 	if (op >= 0)
 		n = (size_t)snprintf(e->message, sizeof(e->message), "op %d: ", op);
-	va_start(ap, fmt);
 	vsnprintf(e->message + n, sizeof(e->message) - n, fmt, ap);
+}
+
+void edit_error_set(edit_error *e, int code, int op, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	edit_error_vset(e, code, op, field, fmt, ap);
 	va_end(ap);
 }
 

@@ -18,6 +18,7 @@
 
 #include "scene.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -211,6 +212,10 @@ void edit_result_release(edit_result *r);
  * Used by the codec's decoders for their errors so that both speak one format. */
 void edit_error_set(edit_error *e, int code, int op, const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* edit_error_set with the message's arguments as a va_list (for callers that
+ * take a format and arguments of their own). */
+void edit_error_vset(edit_error *e, int code, int op, const char *field, const char *fmt,
+		     va_list ap) __attribute__((format(printf, 5, 0)));
 /* Resets 'e' to "no error" (code 0, op -1). */
 void edit_error_clear(edit_error *e);
 

@@ -149,13 +149,11 @@ void clients_reply_code(struct server *S, struct client *c, const proto_req *req
 			     const char *field, const char *fmt, ...)
 {
 	edit_error err;
-	char msg[EDIT_MESSAGE_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	edit_error_vset(&err, code, -1, field, fmt, ap);
 	va_end(ap);
-	edit_error_set(&err, code, -1, field, "%s", msg);
 	clients_reply_error(S, c, req, &err);
 }
 

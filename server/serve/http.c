@@ -44,13 +44,11 @@ void http_respond_code(struct server *S, uint64_t conn, int code, const char *fi
 			 const char *fmt, ...)
 {
 	edit_error err;
-	char msg[EDIT_MESSAGE_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	edit_error_vset(&err, code, -1, field, fmt, ap);
 	va_end(ap);
-	edit_error_set(&err, code, -1, field, "%s", msg);
 	http_respond_error(S, conn, &err);
 }
 
