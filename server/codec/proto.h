@@ -43,31 +43,40 @@
  */
 typedef json_buf proto_buf;
 
+/* These are json.h's writers under the protocol's names, inline so that an
+ * encoder's many small appends cost no extra call. */
+
 /* An empty buffer reserving 'head' bytes in front of the text. */
-void proto_buf_init(proto_buf *b, size_t head);
+static inline void proto_buf_init(proto_buf *b, size_t head) { json_buf_init(b, head); }
 /* Frees the memory; 'b' is then empty (same head). Accepts NULL. */
-void proto_buf_release(proto_buf *b);
+static inline void proto_buf_release(proto_buf *b) { json_buf_release(b); }
 /* Empties the text, keeping the memory. */
-void proto_buf_reset(proto_buf *b);
+static inline void proto_buf_reset(proto_buf *b) { json_buf_reset(b); }
 /* The text ("" when empty); valid until the next append or release. */
-const char *proto_buf_str(const proto_buf *b);
+static inline const char *proto_buf_str(const proto_buf *b) { return json_buf_str(b); }
 /*
  * Hands the text to the caller as a malloc'd NUL-terminated string (the
  * caller frees it) and leaves 'b' empty. With head > 0 the string starts at
  * the returned pointer + head, and the caller frees the returned pointer.
  * Returns NULL when out of memory (b unchanged).
  */
-char *proto_buf_take(proto_buf *b);
+static inline char *proto_buf_take(proto_buf *b) { return json_buf_take(b); }
 /* Appends raw bytes. 0 or RIGD_E_NOMEM (b unchanged). */
-int proto_buf_append(proto_buf *b, const char *bytes, size_t n);
+static inline int proto_buf_append(proto_buf *b, const char *bytes, size_t n)
+{
+	return json_buf_append(b, bytes, n);
+}
 /* Appends the string literal 'lit', its length counted by the compiler (a
  * non-literal does not compile). 0 or RIGD_E_NOMEM (b unchanged). */
 #define PROTO_BUF_LIT(b, lit) proto_buf_append((b), "" lit, sizeof(lit) - 1)
 /* Appends 'str' as a JSON string literal (quotes, escapes). */
-int proto_buf_json_string(proto_buf *b, const char *str);
+static inline int proto_buf_json_string(proto_buf *b, const char *str)
+{
+	return json_buf_string(b, str, JSON_STR_SHORT_ESCAPES);
+}
 /* Appends 'v' as the shortest JSON number that parses back to the same
  * bits. RIGD_E_NOT_FINITE for NaN or infinity (b unchanged). */
-int proto_buf_json_number(proto_buf *b, double v);
+static inline int proto_buf_json_number(proto_buf *b, double v) { return json_buf_number(b, v); }
 
 /* --- limits --- */
 

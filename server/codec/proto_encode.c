@@ -20,46 +20,6 @@
 
 /* ---------- the byte buffer: proto's names for json.h ---------- */
 
-void proto_buf_init(proto_buf *b, size_t head)
-{
-	json_buf_init(b, head);
-}
-
-void proto_buf_release(proto_buf *b)
-{
-	json_buf_release(b);
-}
-
-void proto_buf_reset(proto_buf *b)
-{
-	json_buf_reset(b);
-}
-
-const char *proto_buf_str(const proto_buf *b)
-{
-	return json_buf_str(b);
-}
-
-char *proto_buf_take(proto_buf *b)
-{
-	return json_buf_take(b);
-}
-
-int proto_buf_append(proto_buf *b, const char *bytes, size_t n)
-{
-	return json_buf_append(b, bytes, n);
-}
-
-int proto_buf_json_string(proto_buf *b, const char *str)
-{
-	return json_buf_string(b, str, JSON_STR_SHORT_ESCAPES);
-}
-
-int proto_buf_json_number(proto_buf *b, double v)
-{
-	return json_buf_number(b, v);
-}
-
 static int put(proto_buf *b, const char *str)
 {
 	return json_buf_puts(b, str);
@@ -92,12 +52,12 @@ static int put_int(proto_buf *b, int64_t v)
 
 static int put_numbers(proto_buf *b, const double *v, int n)
 {
-	if (put(b, "["))
+	if (JSON_BUF_LIT(b, "["))
 		return RIGD_E_NOMEM;
 	for (int i = 0; i < n; i++)
-		if ((i && put(b, ",")) || put_num(b, v[i]))
+		if ((i && JSON_BUF_LIT(b, ",")) || put_num(b, v[i]))
 			return RIGD_E_NOMEM;
-	return put(b, "]");
+	return JSON_BUF_LIT(b, "]");
 }
 
 static int put_vec3(proto_buf *b, vec3 v)
@@ -117,21 +77,21 @@ static int put_quat(proto_buf *b, quat q)
 /* A string, or null for NULL. */
 static int put_str_or_null(proto_buf *b, const char *str)
 {
-	return str ? proto_buf_json_string(b, str) : put(b, "null");
+	return str ? proto_buf_json_string(b, str) : JSON_BUF_LIT(b, "null");
 }
 
 /* ',"key":' (no comma when first). */
 static int key(proto_buf *b, const char *k, bool first)
 {
-	return (!first && put(b, ",")) || put(b, "\"") || put(b, k) || put(b, "\":");
+	return (!first && JSON_BUF_LIT(b, ",")) || put(b, "\"") || put(b, k) || put(b, "\":");
 }
 
 static int put_bounds(proto_buf *b, bool has, aabb box)
 {
 	if (!has)
-		return put(b, "null");
+		return JSON_BUF_LIT(b, "null");
 	return put(b, "{\"min\":") || put_vec3(b, box.min) || put(b, ",\"max\":") ||
-	       put_vec3(b, box.max) || put(b, "}");
+	       put_vec3(b, box.max) || JSON_BUF_LIT(b, "}");
 }
 
 static int put_world(proto_buf *b, const scene *s, int node)
@@ -165,9 +125,9 @@ static int node_body(proto_buf *b, const scene *s, int node)
 	       key(b, "kind", false) || proto_buf_json_string(b, edit_kind_name(p.kind)) ||
 	       key(b, "camera", false) || put(b, "{\"fov\":") || put_num(b, p.fov_deg) ||
 	       put(b, ",\"near\":") || put_num(b, p.znear) || put(b, ",\"far\":") ||
-	       put_num(b, p.zfar) || put(b, "}") ||
+	       put_num(b, p.zfar) || JSON_BUF_LIT(b, "}") ||
 	       key(b, "visible", false) || put(b, p.visible ? "true" : "false") ||
-	       key(b, "world", false) || put_world(b, s, node) || put(b, "}");
+	       key(b, "world", false) || put_world(b, s, node) || JSON_BUF_LIT(b, "}");
 }
 
 int proto_encode_node(proto_buf *b, const scene *s, int node)
@@ -181,12 +141,12 @@ static int nodes_array(proto_buf *b, const scene *s)
 {
 	int n = scene_count(s);
 
-	if (put(b, "["))
+	if (JSON_BUF_LIT(b, "["))
 		return RIGD_E_NOMEM;
 	for (int pos = 0; pos < n; pos++)
-		if ((pos && put(b, ",")) || node_body(b, s, scene_at(s, pos)))
+		if ((pos && JSON_BUF_LIT(b, ",")) || node_body(b, s, scene_at(s, pos)))
 			return RIGD_E_NOMEM;
-	return put(b, "]");
+	return JSON_BUF_LIT(b, "]");
 }
 
 int proto_encode_tree(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s)
@@ -194,7 +154,7 @@ int proto_encode_tree(proto_buf *b, const char *scene_name, uint64_t seq, const 
 	size_t start = b->len;
 
 	if (put(b, "{\"scene\":") || proto_buf_json_string(b, scene_name) || key(b, "seq", false) ||
-	    put_int(b, (int64_t)seq) || key(b, "nodes", false) || nodes_array(b, s) || put(b, "}"))
+	    put_int(b, (int64_t)seq) || key(b, "nodes", false) || nodes_array(b, s) || JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -205,7 +165,7 @@ int proto_encode_snapshot(proto_buf *b, const char *scene_name, uint64_t seq, co
 
 	if (put(b, "{\"type\":\"snapshot\",\"scene\":") || proto_buf_json_string(b, scene_name) ||
 	    key(b, "seq", false) || put_int(b, (int64_t)seq) || key(b, "nodes", false) ||
-	    nodes_array(b, s) || put(b, "}"))
+	    nodes_array(b, s) || JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -225,7 +185,7 @@ int proto_encode_ack(proto_buf *b, const proto_req *req, uint64_t seq, long reco
 
 	if (put(b, "{\"type\":\"ack\"") || put_req(b, req) || key(b, "seq", false) ||
 	    put_int(b, (int64_t)seq) || key(b, "recomputed", false) || put_int(b, recomputed) ||
-	    put(b, "}"))
+	    JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -235,7 +195,7 @@ int proto_encode_http_ack(proto_buf *b, uint64_t seq, long recomputed)
 	size_t start = b->len;
 
 	if (put(b, "{\"seq\":") || put_int(b, (int64_t)seq) || key(b, "recomputed", false) ||
-	    put_int(b, recomputed) || put(b, "}"))
+	    put_int(b, recomputed) || JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -255,8 +215,8 @@ int proto_encode_error(proto_buf *b, const proto_req *req, const edit_error *e)
 {
 	size_t start = b->len;
 
-	if (put(b, "{\"type\":\"error\"") || put_req(b, req) || put(b, ",") ||
-	    error_members(b, e) || put(b, "}"))
+	if (put(b, "{\"type\":\"error\"") || put_req(b, req) || JSON_BUF_LIT(b, ",") ||
+	    error_members(b, e) || JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -265,19 +225,19 @@ int proto_encode_http_error(proto_buf *b, const edit_error *e)
 {
 	size_t start = b->len;
 
-	if (put(b, "{\"error\":{") || error_members(b, e) || put(b, "}}"))
+	if (put(b, "{\"error\":{") || error_members(b, e) || JSON_BUF_LIT(b, "}}"))
 		return undo_to(b, start);
 	return 0;
 }
 
 static int id_array(proto_buf *b, const edit_id *ids, int n)
 {
-	if (put(b, "["))
+	if (JSON_BUF_LIT(b, "["))
 		return RIGD_E_NOMEM;
 	for (int i = 0; i < n; i++)
-		if ((i && put(b, ",")) || proto_buf_json_string(b, ids[i].s))
+		if ((i && JSON_BUF_LIT(b, ",")) || proto_buf_json_string(b, ids[i].s))
 			return RIGD_E_NOMEM;
-	return put(b, "]");
+	return JSON_BUF_LIT(b, "]");
 }
 
 int proto_encode_update(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s,
@@ -289,19 +249,19 @@ int proto_encode_update(proto_buf *b, const char *scene_name, uint64_t seq, cons
 	assert(n_world >= 0 && n_changed >= 0 && n_removed >= 0);
 	if (put(b, "{\"type\":\"update\",\"scene\":") || proto_buf_json_string(b, scene_name) ||
 	    key(b, "seq", false) || put_int(b, (int64_t)seq) || key(b, "world", false) ||
-	    put(b, "{"))
+	    JSON_BUF_LIT(b, "{"))
 		return undo_to(b, start);
 	for (int i = 0; i < n_world; i++)
-		if ((i && put(b, ",")) || proto_buf_json_string(b, scene_id(s, world_nodes[i])) ||
-		    put(b, ":") || put_world(b, s, world_nodes[i]))
+		if ((i && JSON_BUF_LIT(b, ",")) || proto_buf_json_string(b, scene_id(s, world_nodes[i])) ||
+		    JSON_BUF_LIT(b, ":") || put_world(b, s, world_nodes[i]))
 			return undo_to(b, start);
-	if (put(b, "}") || key(b, "nodes", false) || put(b, "["))
+	if (JSON_BUF_LIT(b, "}") || key(b, "nodes", false) || JSON_BUF_LIT(b, "["))
 		return undo_to(b, start);
 	for (int i = 0; i < n_changed; i++)
-		if ((i && put(b, ",")) || node_body(b, s, changed_nodes[i]))
+		if ((i && JSON_BUF_LIT(b, ",")) || node_body(b, s, changed_nodes[i]))
 			return undo_to(b, start);
-	if (put(b, "]") || key(b, "removed", false) || id_array(b, removed, n_removed) ||
-	    put(b, "}"))
+	if (JSON_BUF_LIT(b, "]") || key(b, "removed", false) || id_array(b, removed, n_removed) ||
+	    JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -314,7 +274,7 @@ int proto_encode_presence(proto_buf *b, const char *scene_name, const char *clie
 	if (put(b, "{\"type\":\"presence\",\"scene\":") || proto_buf_json_string(b, scene_name) ||
 	    key(b, "client", false) || proto_buf_json_string(b, client) || key(b, "name", false) ||
 	    put_str_or_null(b, name) || key(b, "selection", false) ||
-	    id_array(b, selection, n_selection) || put(b, "}"))
+	    id_array(b, selection, n_selection) || JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -325,7 +285,7 @@ int proto_encode_join(proto_buf *b, const char *scene_name, const char *client, 
 
 	if (put(b, "{\"type\":\"join\",\"scene\":") || proto_buf_json_string(b, scene_name) ||
 	    key(b, "client", false) || proto_buf_json_string(b, client) || key(b, "name", false) ||
-	    put_str_or_null(b, name) || put(b, "}"))
+	    put_str_or_null(b, name) || JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -335,7 +295,7 @@ int proto_encode_leave(proto_buf *b, const char *scene_name, const char *client)
 	size_t start = b->len;
 
 	if (put(b, "{\"type\":\"leave\",\"scene\":") || proto_buf_json_string(b, scene_name) ||
-	    key(b, "client", false) || proto_buf_json_string(b, client) || put(b, "}"))
+	    key(b, "client", false) || proto_buf_json_string(b, client) || JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -371,7 +331,7 @@ static int op_body(proto_buf *b, const edit_op *op)
 	if (f & (EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR)) {
 		bool first = true;
 
-		if (key(b, "camera", false) || put(b, "{"))
+		if (key(b, "camera", false) || JSON_BUF_LIT(b, "{"))
 			return RIGD_E_NOMEM;
 		if ((f & EDIT_F_FOV) && (key(b, "fov", first) || put_num(b, op->fov_deg)))
 			return RIGD_E_NOMEM;
@@ -381,7 +341,7 @@ static int op_body(proto_buf *b, const edit_op *op)
 		first = first && !(f & EDIT_F_NEAR);
 		if ((f & EDIT_F_FAR) && (key(b, "far", first) || put_num(b, op->zfar)))
 			return RIGD_E_NOMEM;
-		if (put(b, "}"))
+		if (JSON_BUF_LIT(b, "}"))
 			return RIGD_E_NOMEM;
 	}
 	if ((f & EDIT_F_VISIBLE) &&
@@ -390,7 +350,7 @@ static int op_body(proto_buf *b, const edit_op *op)
 	if ((f & EDIT_F_KEEP_WORLD) &&
 	    (key(b, "keep_world", false) || put(b, op->keep_world ? "true" : "false")))
 		return RIGD_E_NOMEM;
-	return put(b, "}");
+	return JSON_BUF_LIT(b, "}");
 }
 
 int proto_encode_op(proto_buf *b, const edit_op *op)
@@ -402,12 +362,12 @@ int proto_encode_op(proto_buf *b, const edit_op *op)
 
 static int ops_array(proto_buf *b, const edit_batch *batch)
 {
-	if (put(b, "["))
+	if (JSON_BUF_LIT(b, "["))
 		return RIGD_E_NOMEM;
 	for (int i = 0; i < batch->n_ops; i++)
-		if ((i && put(b, ",")) || op_body(b, &batch->ops[i]))
+		if ((i && JSON_BUF_LIT(b, ",")) || op_body(b, &batch->ops[i]))
 			return RIGD_E_NOMEM;
-	return put(b, "]");
+	return JSON_BUF_LIT(b, "]");
 }
 
 int proto_encode_ops(proto_buf *b, const edit_batch *batch)
@@ -426,7 +386,7 @@ int proto_encode_batch(proto_buf *b, const edit_batch *batch)
 	     (key(b, "client", false) || proto_buf_json_string(b, batch->client))) ||
 	    (batch->has_client_seq &&
 	     (key(b, "client_seq", false) || put_int(b, batch->client_seq))) ||
-	    put(b, "}"))
+	    JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -439,8 +399,8 @@ int proto_encode_log_line(proto_buf *b, uint64_t seq, int64_t time_us, const edi
 	    put_int(b, time_us) || key(b, "client", false) ||
 	    put_str_or_null(b, batch->client[0] ? batch->client : NULL) ||
 	    key(b, "client_seq", false) ||
-	    (batch->has_client_seq ? put_int(b, batch->client_seq) : put(b, "null")) ||
-	    key(b, "ops", false) || ops_array(b, batch) || put(b, "}\n"))
+	    (batch->has_client_seq ? put_int(b, batch->client_seq) : JSON_BUF_LIT(b, "null")) ||
+	    key(b, "ops", false) || ops_array(b, batch) || JSON_BUF_LIT(b, "}\n"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -453,12 +413,12 @@ int proto_encode_scene_list(proto_buf *b, const proto_scene_info *scenes, int n)
 	if (put(b, "{\"scenes\":["))
 		return undo_to(b, start);
 	for (int i = 0; i < n; i++)
-		if ((i && put(b, ",")) || put(b, "{\"name\":") ||
+		if ((i && JSON_BUF_LIT(b, ",")) || put(b, "{\"name\":") ||
 		    proto_buf_json_string(b, scenes[i].name) || key(b, "seq", false) ||
 		    put_int(b, (int64_t)scenes[i].seq) || key(b, "nodes", false) ||
-		    put_int(b, scenes[i].nodes) || put(b, "}"))
+		    put_int(b, scenes[i].nodes) || JSON_BUF_LIT(b, "}"))
 			return undo_to(b, start);
-	if (put(b, "]}"))
+	if (JSON_BUF_LIT(b, "]}"))
 		return undo_to(b, start);
 	return 0;
 }
