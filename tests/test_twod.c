@@ -563,6 +563,22 @@ static void test_ik_2d(void **state)
 	op->target = vec3_make(200, 200, 0);
 	op->pole = vec3_make(0, 0, 1);
 	apply_fails(s, &b, RIGD_E_BAD_FIELD, 0, "pole");
+	/* A target too far to compute, a move that overflows. */
+	edit_batch_init(&b);
+	op = edit_batch_add(&b, EDIT_IK, "shoulder");
+	snprintf(op->chain_mid, sizeof(op->chain_mid), "elbow");
+	snprintf(op->chain_end, sizeof(op->chain_end), "hand");
+	op->fields = EDIT_F_CHAIN | EDIT_F_TARGET;
+	op->target = vec3_make(1e308, -1e308, 0);
+	apply_fails(s, &b, RIGD_E_NOT_FINITE, 0, "target");
+	edit_batch_init(&b);
+	op = edit_batch_add(&b, EDIT_MOVE, "shoulder");
+	op->fields = EDIT_F_BY;
+	op->by = vec3_make(1.7e308, 0, 0);
+	op = edit_batch_add(&b, EDIT_MOVE, "shoulder");
+	op->fields = EDIT_F_BY;
+	op->by = vec3_make(1.7e308, 0, 0);
+	apply_fails(s, &b, RIGD_E_NOT_FINITE, 1, "by");
 	/* A zero-length bone. */
 	edit_batch_init(&b);
 	op = edit_batch_add(&b, EDIT_SET, "hand");

@@ -463,29 +463,11 @@ int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_re
 	return edit_apply_resolve(s, b, lim, res, inverse, NULL, err);
 }
 
-int edit_apply_resolve(scene *s, const edit_batch *b, const edit_limits *lim, edit_result *res,
-		       edit_batch *inverse, edit_batch *resolved, edit_error *err)
+/* The checks of a batch as a whole: its op count, client and client_seq. */
+static int check_batch(const edit_batch *b, const edit_limits *lim, edit_error *err)
 {
-	edit_batch undo;
-	touch_set touched = { 0 };
-	int *starts = NULL;
-	int rc = 0, k = 0;
 	char q[QUOTED_MAX];
-	apply_ctx c = { .s = s, .lim = lim, .undo = &undo, .touched = res ? &touched : NULL,
-			.resolved = resolved, .err = err };
 
-	edit_error_clear(err);
-	edit_batch_init(&undo);
-	if (res)
-		edit_result_init(res);
-	if (inverse)
-		edit_batch_init(inverse);
-	if (resolved) {
-		edit_batch_init(resolved);
-		memcpy(resolved->client, b->client, sizeof(resolved->client));
-		resolved->has_client_seq = b->has_client_seq;
-		resolved->client_seq = b->client_seq;
-	}
 	if (b->n_ops < 0 || (lim && b->n_ops > lim->max_ops)) {
 		edit_error_set(err, RIGD_E_LIMIT, -1, "ops", "%d ops in one batch; the limit is %d",
 			       b->n_ops, lim ? lim->max_ops : 0);
@@ -501,6 +483,33 @@ int edit_apply_resolve(scene *s, const edit_batch *b, const edit_limits *lim, ed
 			       "client_seq must be a non-negative integer");
 		return RIGD_E_BAD_FIELD;
 	}
+	return 0;
+}
+
+int edit_apply_resolve(scene *s, const edit_batch *b, const edit_limits *lim, edit_result *res,
+		       edit_batch *inverse, edit_batch *resolved, edit_error *err)
+{
+	edit_batch undo;
+	touch_set touched = { 0 };
+	int *starts = NULL;
+	int rc = 0, k = 0;
+	apply_ctx c = { .s = s, .lim = lim, .undo = &undo, .touched = res ? &touched : NULL,
+			.resolved = resolved, .err = err };
+
+	edit_error_clear(err);
+	edit_batch_init(&undo);
+	if (res)
+		edit_result_init(res);
+	if (inverse)
+		edit_batch_init(inverse);
+	if (resolved) {
+		edit_batch_init(resolved);
+		memcpy(resolved->client, b->client, sizeof(resolved->client));
+		resolved->has_client_seq = b->has_client_seq;
+		resolved->client_seq = b->client_seq;
+	}
+	if ((rc = check_batch(b, lim, err)) != 0)
+		return rc;
 	/* At most two groups an op (an ik's two sets), and the end. */
 	if (!(starts = malloc(sizeof(int) * (2 * (size_t)b->n_ops + 1)))) {
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));

@@ -43,6 +43,15 @@ static bool vec3_ok(vec3 v)
 	return isfinite(v.x) && isfinite(v.y) && isfinite(v.z);
 }
 
+/* 'v' divided by its largest component, so that its length cannot
+ * overflow (1e308 on two axes); a direction keeps its direction. */
+static vec3 tame(vec3 v)
+{
+	double big = fmax(fabs(v.x), fmax(fabs(v.y), fabs(v.z)));
+
+	return big > 0 ? vec3_scale(v, 1 / big) : v;
+}
+
 /* A set op of node 'id' with no field yet. */
 static edit_op set_op(const char *id)
 {
@@ -107,10 +116,10 @@ static int resolve_rotate(const scene *s, const edit_op *op, int k, int node, ed
 				 "");
 	if (!flat && !(op->fields & EDIT_F_AXIS))
 		return bad_field(err, k, "axis", "a rotate op in a 3D scene needs an axis", "", "");
-	if (!flat && (!vec3_ok(op->axis) || !(vec3_length(op->axis) > 0)))
+	if (!flat && (!vec3_ok(op->axis) || !(vec3_length(tame(op->axis)) > 0)))
 		return bad_field(err, k, "axis", "must be a finite, non-zero vector", "", "");
 	delta = flat ? quat_from_angle2d_deg(op->angle_deg)
-		     : quat_from_axis_angle(op->axis, op->angle_deg * DEG_RAD);
+		     : quat_from_axis_angle(tame(op->axis), op->angle_deg * DEG_RAD);
 	scene_props(s, node, &p);
 	/* r' = r * delta: the turn is made in the node's own frame (about its
 	 * pivot, before its own rotation), so an axis names a local axis. */
@@ -136,6 +145,10 @@ static int resolve_move(const scene *s, const edit_op *op, int k, int node, edit
 	*out = set_op(op->id);
 	out->fields = EDIT_F_T;
 	out->t = vec3_add(p.t, op->by);
+	if (!vec3_ok(out->t)) {
+		edit_error_set(err, RIGD_E_NOT_FINITE, k, "by", "by: t + by overflows");
+		return RIGD_E_NOT_FINITE;
+	}
 	return 0;
 }
 
@@ -229,10 +242,11 @@ static int ik_bend(const scene *s, const edit_op *op, int k, vec3 dir, vec3 a, v
 		*out = vec3_make(-dir.y * sgn, dir.x * sgn, 0);
 		return 0;
 	}
-	vec3 pp = vec3_sub(op->pole, vec3_scale(dir, vec3_dot(op->pole, dir)));
+	vec3 pole = tame(op->pole);
+	vec3 pp = vec3_sub(pole, vec3_scale(dir, vec3_dot(pole, dir)));
 	double len = vec3_length(pp);
 
-	if (!(len > 1e-12 * vec3_length(op->pole)))
+	if (!(len > 1e-12 * vec3_length(pole)))
 		return bad_field(err, k, "pole", "parallel to the line from the root joint to the target",
 				 "", "");
 	*out = vec3_scale(pp, 1 / len);
@@ -255,7 +269,7 @@ static int ik_check_fields(const scene *s, const edit_op *op, int k, edit_error 
 				 "", "");
 	if (!flat && !(op->fields & EDIT_F_POLE))
 		return bad_field(err, k, "pole", "an ik op in a 3D scene needs a pole direction", "", "");
-	if (!flat && (!vec3_ok(op->pole) || !(vec3_length(op->pole) > 0)))
+	if (!flat && (!vec3_ok(op->pole) || !(vec3_length(tame(op->pole)) > 0)))
 		return bad_field(err, k, "pole", "must be a finite, non-zero vector", "", "");
 	return 0;
 }
@@ -282,6 +296,11 @@ static int resolve_ik(const scene *s, const edit_op *op, int k, edit_op out[2],
 		return bad_field(err, k, "chain", "the bone from '%s' has zero length",
 				 ed_quoted(l1 > 0 ? op->chain_mid : op->id, q), "");
 	d = vec3_length(vec3_sub(op->target, a));
+	if (!isfinite(d) || !isfinite(l1 + l2)) {
+		edit_error_set(err, RIGD_E_NOT_FINITE, k, "target",
+			       "target: too far from the chain to compute");
+		return RIGD_E_NOT_FINITE;
+	}
 	if (!(d > 1e-12 * (l1 + l2)))
 		return bad_field(err, k, "target", "at the chain's root joint: no direction to point in",
 				 "", "");
@@ -314,6 +333,11 @@ static int resolve_ik(const scene *s, const edit_op *op, int k, edit_op out[2],
 	}
 	if (rc)
 		return bad_field(err, k, "chain", "a joint's parent has a singular world matrix", "", "");
+	if (!(isfinite(r1.x + r1.y + r1.z + r1.w) && isfinite(r2.x + r2.y + r2.z + r2.w))) {
+		edit_error_set(err, RIGD_E_NOT_FINITE, k, "target", "target: %s",
+			       err_str(RIGD_E_NOT_FINITE));
+		return RIGD_E_NOT_FINITE;
+	}
 	out[0] = set_op(op->id);
 	out[0].fields = EDIT_F_R;
 	out[0].r = planar(s, r1);

@@ -83,6 +83,13 @@ test('a 2D scene: dims in the answers, 3D answers unchanged', async () => {
     assert.equal(r.json.error.field, 'dims');
   }
   assert.equal((await get(server, '/api/scenes/nope')).status, 404);
+  /* rigctl creates one too. */
+  const cli = await run('rigctl', ['--url', server.url, 'create', 'cli2d', '--dims', '2']);
+  assert.equal(cli.code, 0, cli.stderr);
+  assert.equal(JSON.parse(cli.stdout).dims, 2);
+  assert.equal((await tree(server, 'cli2d')).dims, 2);
+  const bad = await run('rigctl', ['--url', server.url, 'create', 'cli4d', '--dims', '4']);
+  assert.equal(bad.code, 2);
 });
 
 test('the worked example: elbow (320.48, 194.49), hand (373.305, 81.206)', async () => {
