@@ -836,32 +836,3 @@ int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_
 		name_out[0] = '\0';
 	return rc;
 }
-
-int proto_decode_scene_create_dims(const char *json, size_t len,
-				   char name_out[SCENE_ID_MAX + 1], int *dims, edit_error *err)
-{
-	static const char *const names[] = { "name", "dims" };
-	proto_limits lim = proto_limits_default();
-	const cJSON *f[2] = { 0 };
-	cJSON *root;
-	proto_where w = { -1, err };
-	int64_t d = 3;
-	int rc;
-
-	name_out[0] = '\0';
-	*dims = 3;
-	edit_error_clear(err);
-	if ((rc = proto_parse(json, len, &lim, &root, err)) != 0)
-		return rc;
-	if ((rc = proto_members(root, "body", names, 2, f, &w)) == 0)
-		rc = f[0] ? proto_get_scene_name(f[0], "name", name_out, &w)
-			  : proto_bad_field(&w, "name", "missing");
-	if (rc == 0 && f[1] && (rc = proto_get_int(f[1], "dims", 2, 3, &d, &w)) != 0)
-		rc = proto_bad_field(&w, "dims", "must be 2 or 3");
-	cJSON_Delete(root);
-	if (rc)
-		name_out[0] = '\0';
-	else
-		*dims = (int)d;
-	return rc;
-}

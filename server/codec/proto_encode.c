@@ -1,7 +1,7 @@
 /*
  * proto_encode.c: the protocol's JSON out (see proto.h): nodes, trees,
- * snapshots, updates, acks, errors, presence, ops, batches, log lines and
- * scene lists, appended to a proto_buf with json.h's writers. cJSON's own
+ * snapshots, updates, acks, errors, presence, ops, batches, log lines,
+ * scene lists and debug records, appended to a proto_buf with json.h's writers. cJSON's own
  * printer is not used: it does not print the shortest round-trip form of a
  * double, and the log must replay bit for bit.
  *
