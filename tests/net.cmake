@@ -14,3 +14,4 @@ set_tests_properties(e2e_slow PROPERTIES RUN_SERIAL TRUE)
 rigd_node_test(e2e_rigctl e2e/rigctl.js)
 set_tests_properties(e2e_rigctl PROPERTIES TIMEOUT 300)
 rigd_node_test(e2e_gltf e2e/gltf.js)  # glTF in and out over HTTP and rigctl
+rigd_node_test(e2e_twod e2e/twod.js)  # 2D scenes: angle, rotate, move, ik, debug

@@ -1128,7 +1128,7 @@ static void test_batch_copy_move(void **state)
 	assert_string_equal(edit_field_name(EDIT_F_KEEP_WORLD), "keep_world");
 	assert_string_equal(edit_field_name(3), "");
 	assert_int_equal(edit_op_from_name("reparent"), EDIT_REPARENT);
-	assert_int_equal(edit_op_from_name("move"), -1);
+	assert_int_equal(edit_op_from_name("spin"), -1);
 	assert_int_equal(edit_kind_from_name("camera"), NODE_CAMERA);
 	assert_int_equal(edit_kind_from_name("light"), -1);
 	assert_int_equal(edit_fields_allowed(EDIT_DELETE), 0);

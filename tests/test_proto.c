@@ -411,7 +411,7 @@ static void test_wrong_types(void **state)
 		{ "set", "camera", "{\"near\":1}", { "{\"near\":1e999}", NULL }, RIGD_E_NOT_FINITE },
 		{ "set", "id", "\"a\"", { "\"a/b\"", "\"..\\/x\"", "\"\"", "\"sp ace\"", "\"\\u00e9\"", NULL }, RIGD_E_BAD_ID },
 		{ "create", "parent", "\"p\"", { "\"../p\"", "\"p\\\\q\"", NULL }, RIGD_E_BAD_ID },
-		{ "set", "op", "\"set\"", { "\"move\"", "\"SET\"", "\"\"", NULL }, RIGD_E_UNKNOWN_OP },
+		{ "set", "op", "\"set\"", { "\"spin\"", "\"SET\"", "\"\"", NULL }, RIGD_E_UNKNOWN_OP },
 	};
 	char json[512];
 	edit_batch b;

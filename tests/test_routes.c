@@ -39,6 +39,8 @@ static const struct {
 	{NET_GET, "/api/scenes/demo/gltf", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT, ROUTE_BODY_API},
 	{NET_POST, "/api/scenes/a.b-c:d/gltf", "a.b-c:d", ROLE_EDITOR, ROUTE_AFTER_COMMIT,
 	 ROUTE_BODY_GLTF},
+	{NET_GET, "/api/scenes/demo/debug/hand", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT,
+	 ROUTE_BODY_API},
 };
 #define N_EXPECT ((int)(sizeof(expect) / sizeof(expect[0])))
 
@@ -73,6 +75,8 @@ static void test_unknown_path_refused(void **state)
 		"/api/nothing", "/api/scenes/", "/api/scenes//log", "/api/scenes/demo/",
 		"/api/scenes/demo/unknown", "/api/scenes/demo/log/more", "/api/scenes/demo/edits/x",
 		"/api/", "/api/scenesx", "/api/scenes/demo/gltfx", "/metrics/x", "/healthz/",
+		"/api/scenes/demo/debug", "/api/scenes/demo/debug/", "/api/scenes/demo/debug/a/b",
+		"/api/scenes/demo/debugx/a",
 	};
 	char name[SCENE_ID_MAX + 2];
 
@@ -114,6 +118,7 @@ static void test_wrong_method_refused(void **state)
 		{NET_PUT, "/api/scenes/demo/log", "GET or POST"},
 		{NET_DELETE, "/api/scenes/demo/gltf", "GET or POST"},
 		{NET_OPTIONS, "/api/scenes/demo/gltf", "GET or POST"},
+		{NET_POST, "/api/scenes/demo/debug/hand", "GET"},
 	};
 	char name[SCENE_ID_MAX + 2], allowed[64];
 

@@ -224,6 +224,42 @@ static void test_migrate_old_database(void **state)
 	tmpdb_remove(&t);
 }
 
+static int dims_cb(void *ctx, const store_scene *sc)
+{
+	int *dims = ctx;
+	dims[sc->name[0] == 'f' ? 0 : 1] = sc->dims;
+	return 0;
+}
+
+/* A scene's dims (schema 4): stored, listed, 3 for scenes made before; a
+ * database kept at schema 3 has no 2D scenes. */
+static void test_scene_dims(void **state)
+{
+	tmpdb t;
+	(void)state;
+	tmpdb_make_here(&t);
+	store_opts o = store_opts_default();
+	o.migrate_to = 3;
+	store *st = open_ok(t.path, &o);
+	int64_t id = 0;
+	int dims[2] = { 0, 0 };
+	assert_int_equal(store_scene_create(st, "deep", 1, &id), 0);
+	assert_int_equal(store_scene_create_dims(st, "flat", 2, 2, &id), RIGD_E_STORAGE);
+	assert_int_equal(store_scenes(st, dims_cb, dims), 0);
+	assert_int_equal(dims[1], 3);
+	store_close(st);
+	st = open_ok(t.path, NULL);
+	assert_int_equal(store_scene_create_dims(st, "flat", 2, 2, &id), 0);
+	assert_int_equal(store_scene_create_dims(st, "odd", 3, 4, &id), RIGD_E_BAD_FIELD);
+	store_close(st);
+	st = open_ok(t.path, NULL);
+	assert_int_equal(store_scenes(st, dims_cb, dims), 0);
+	assert_int_equal(dims[0], 2);
+	assert_int_equal(dims[1], 3);
+	store_close(st);
+	tmpdb_remove(&t);
+}
+
 static void test_refuse_newer_and_foreign(void **state)
 {
 	tmpdb t;
@@ -756,6 +792,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_open_creates_latest),
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_migrate_old_database),
+		cmocka_unit_test(test_scene_dims),
 		cmocka_unit_test(test_migrate_shared),
 		cmocka_unit_test(test_ops_bin_column),
 		cmocka_unit_test(test_refuse_newer_and_foreign),

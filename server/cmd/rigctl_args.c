@@ -33,7 +33,8 @@ static const char usage_text[] =
 	"  get SCENE [--at SEQ]         the scene's tree (at an earlier seq)\n"
 	"  log SCENE [--from N] [--to N] the edit log as NDJSON\n"
 	"  scenes                       list the scenes\n"
-	"  create SCENE | delete SCENE  create an empty scene, delete one\n"
+	"  create SCENE [--dims 2] | delete SCENE\n"
+	"                               create an empty scene (2D with --dims 2), delete one\n"
 	"  import SCENE FILE [--nearest] [--scene-index N] [--scene-name NAME] [--parent ID]\n"
 	"                               import a .gltf or .glb file as one batch into a\n"
 	"                               new (or empty) scene, or under node ID; --nearest\n"
@@ -333,9 +334,19 @@ static int args_log(struct rigctl *r, struct argv_cursor *a)
 	return 0;
 }
 
-static int args_create(struct rigctl *r)
+static int args_create(struct rigctl *r, struct argv_cursor *a)
 {
-	size_t n = strlen(r->scene) + 16;
+	size_t n = strlen(r->scene) + 32;
+	int dims = 3;
+
+	if (a->i < a->argc && strcmp(a->argv[a->i], "--dims") == 0) {
+		const char *v = next_value(a);
+
+		if (!v || (strcmp(v, "2") != 0 && strcmp(v, "3") != 0))
+			return usage_error("--dims needs 2 or 3");
+		dims = v[0] - '0';
+		a->i += 2;
+	}
 
 	r->mode = RIGCTL_HTTP;
 	r->method = "POST";
@@ -346,7 +357,10 @@ static int args_create(struct rigctl *r)
 		return 1;
 	}
 	/* scene_id_valid: the name needs no escaping. */
-	snprintf(r->owned_body, n, "{\"name\":\"%s\"}", r->scene);
+	if (dims == 2)
+		snprintf(r->owned_body, n, "{\"name\":\"%s\",\"dims\":2}", r->scene);
+	else
+		snprintf(r->owned_body, n, "{\"name\":\"%s\"}", r->scene);
 	r->body = r->owned_body;
 	r->body_len = strlen(r->owned_body);
 	return 0;
@@ -429,7 +443,7 @@ static int args_command(struct rigctl *r, const char *cmd, struct argv_cursor *a
 	if (strcmp(cmd, "import") == 0)
 		return args_import(r, a);
 	if (strcmp(cmd, "create") == 0)
-		return args_create(r);
+		return args_create(r, a);
 	r->mode = RIGCTL_HTTP;
 	if (strcmp(cmd, "scenes") == 0) {
 		r->method = "GET";

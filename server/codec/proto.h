@@ -106,7 +106,8 @@ proto_limits proto_limits_default(void);
  *   not_finite  a number that overflows a double (1e400)
  *   bad_id      an id, parent, client or scene name that fails
  *               scene_id_valid or exceeds lim->edit.max_id_len
- *   unknown_op  an op name other than create/set/reparent/delete
+ *   unknown_op  an op name other than create/set/reparent/delete/rotate/
+ *               move/ik
  *   unknown_type  a message type that is not listed below
  *   limit       more than lim->edit.max_ops ops or lim->max_selection ids
  * Decoding checks shapes and types, not the scene: zero quaternions, bounds
@@ -211,6 +212,10 @@ int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 /* POST /api/scenes {"name":"..."}: the name (scene_id_valid) into name_out. */
 int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_ID_MAX + 1],
 			      edit_error *err);
+/* POST /api/scenes {"name":"...","dims":2|3}: as proto_decode_scene_create,
+ * and *dims (3 when absent); a dims other than 2 or 3 is bad_field. */
+int proto_decode_scene_create_dims(const char *json, size_t len,
+				   char name_out[SCENE_ID_MAX + 1], int *dims, edit_error *err);
 
 /* --- encoding --- */
 
@@ -225,15 +230,18 @@ int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_
  * {"id","name","parent","index","t","r","s","pivot","euler","bounds",
  *  "mesh","kind","camera":{"fov","near","far"},"visible","world":[16]}
  * name, parent, bounds and mesh are null when absent; euler is derived from r
- * (degrees, 'XYZ'); world is column-major.
+ * (degrees, 'XYZ'); world is column-major. In a 2D scene (scene_dims 2)
+ * "angle" follows "r": the screen angle in degrees (quat_to_angle2d_deg).
  */
 int proto_encode_node(proto_buf *b, const scene *s, int node);
 
 /* {"scene":NAME,"seq":SEQ,"nodes":[every node depth-first]}: the body of
- * GET /api/scenes/NAME. */
+ * GET /api/scenes/NAME; a 2D scene has "dims":2 after "seq" (a 3D one
+ * nothing, so its answer is as before dims existed). */
 int proto_encode_tree(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s);
 
-/* {"type":"snapshot","scene","seq","nodes":[...]}. */
+/* {"type":"snapshot","scene","seq","nodes":[...]} ("dims":2 after "seq"
+ * for a 2D scene). */
 int proto_encode_snapshot(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s);
 
 /* Websocket ack {"type":"ack","req","seq","recomputed"} (req omitted when
@@ -243,6 +251,20 @@ int proto_encode_ack(proto_buf *b, const proto_req *req, uint64_t seq, long reco
 
 /* HTTP ack {"seq","recomputed"}. */
 int proto_encode_http_ack(proto_buf *b, uint64_t seq, long recomputed);
+
+/* The acks above with "ik":[{"op","reached","distance"},...] after
+ * "recomputed" when n_ik > 0 (else byte-identical to them). */
+int proto_encode_ack_ik(proto_buf *b, const proto_req *req, uint64_t seq, long recomputed,
+			const edit_ik_report *ik, int n_ik);
+int proto_encode_http_ack_ik(proto_buf *b, uint64_t seq, long recomputed,
+			     const edit_ik_report *ik, int n_ik);
+
+/* GET /api/scenes/NAME/debug/NODE: the debug record of one node (see
+ * docs/protocol.md): {"scene","seq","id","parent","dims","local_angle",
+ * "world_angle" (2D, degrees), "local_r","world_r" (quaternions),
+ * "pivot_world":[3],"det","scale_in_chain","flag"}. */
+int proto_encode_debug(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s,
+		       int node);
 
 /* Websocket error {"type":"error","req","code","message","op","field"};
  * req omitted when absent, op when e->op < 0, field when "". The message is
@@ -291,5 +313,9 @@ typedef struct proto_scene_info {
 	int nodes;
 } proto_scene_info;
 int proto_encode_scene_list(proto_buf *b, const proto_scene_info *scenes, int n);
+/* The same with each scene's dims ('dims' may be NULL: all 3D): a 2D
+ * scene's entry has "dims":2 after "nodes", a 3D one's nothing. */
+int proto_encode_scene_list_dims(proto_buf *b, const proto_scene_info *scenes, const int *dims,
+				 int n);
 
 #endif

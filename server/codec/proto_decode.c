@@ -399,19 +399,22 @@ int proto_get_text(const cJSON *item, const char *field, size_t max_bytes, bool 
 
 enum {
 	K_OP, K_ID, K_PARENT, K_INDEX, K_NAME, K_T, K_R, K_S, K_PIVOT, K_EULER, K_BOUNDS,
-	K_MESH, K_KIND, K_CAMERA, K_VISIBLE, K_KEEP_WORLD, K_COUNT
+	K_MESH, K_KIND, K_CAMERA, K_VISIBLE, K_KEEP_WORLD, K_ANGLE, K_AXIS, K_BY, K_CHAIN,
+	K_TARGET, K_POLE, K_COUNT
 };
 
 static const char *const op_keys[K_COUNT] = {
 	"op", "id", "parent", "index", "name", "t", "r", "s", "pivot", "euler", "bounds",
-	"mesh", "kind", "camera", "visible", "keep_world",
+	"mesh", "kind", "camera", "visible", "keep_world", "angle", "axis", "by", "chain",
+	"target", "pole",
 };
 
 /* The EDIT_F_ bits a member stands for (camera: any of fov, near, far). */
 static const unsigned key_fields[K_COUNT] = {
 	0, 0, EDIT_F_PARENT, EDIT_F_INDEX, EDIT_F_NAME, EDIT_F_T, EDIT_F_R, EDIT_F_S,
 	EDIT_F_PIVOT, EDIT_F_EULER, EDIT_F_BOUNDS, EDIT_F_MESH, EDIT_F_KIND,
-	EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR, EDIT_F_VISIBLE, EDIT_F_KEEP_WORLD,
+	EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR, EDIT_F_VISIBLE, EDIT_F_KEEP_WORLD, EDIT_F_ANGLE,
+	EDIT_F_AXIS, EDIT_F_BY, EDIT_F_CHAIN, EDIT_F_TARGET, EDIT_F_POLE,
 };
 
 /* The members of three numbers, in the order they are checked, and where
@@ -424,6 +427,9 @@ static const struct {
 	{ K_S, offsetof(edit_op, s) },
 	{ K_PIVOT, offsetof(edit_op, pivot) },
 	{ K_EULER, offsetof(edit_op, euler_deg) },
+	{ K_AXIS, offsetof(edit_op, axis) },
+	{ K_BY, offsetof(edit_op, by) },
+	{ K_POLE, offsetof(edit_op, pole) },
 };
 
 static int decode_bounds(const cJSON *item, edit_op *op, const proto_where *w)
@@ -464,6 +470,59 @@ static int decode_camera(const cJSON *item, edit_op *op, const proto_where *w)
 	if (f[2] && (rc = get_number(f[2], "far", &op->zfar, w)) != 0)
 		return rc;
 	op->fields |= (f[0] ? EDIT_F_FOV : 0) | (f[1] ? EDIT_F_NEAR : 0) | (f[2] ? EDIT_F_FAR : 0);
+	return 0;
+}
+
+/* An ik chain: three ids, root joint first, into the op's id, chain_mid
+ * and chain_end. */
+static int decode_chain(const cJSON *item, const proto_limits *lim, edit_op *op,
+			const proto_where *w)
+{
+	char *slots[3] = { op->id, op->chain_mid, op->chain_end };
+	const cJSON *e;
+	int i = 0, rc;
+
+	if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 3)
+		return proto_bad_field(w, "chain", "must be an array of 3 ids (root joint, middle joint, end)");
+	cJSON_ArrayForEach(e, item)
+		if ((rc = proto_get_id(e, "chain", false, lim->edit.max_id_len, slots[i++], w)) != 0)
+			return rc;
+	op->fields |= EDIT_F_CHAIN;
+	return 0;
+}
+
+/* An ik target: [x, y] (z = 0) or [x, y, z]. */
+static int decode_target(const cJSON *item, edit_op *op, const proto_where *w)
+{
+	double v[3] = { 0, 0, 0 };
+	int n = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : 0;
+	int rc;
+
+	if (n != 2 && n != 3)
+		return proto_bad_field(w, "target", "must be an array of 2 or 3 numbers");
+	if ((rc = get_numbers(item, "target", v, n, w)) != 0)
+		return rc;
+	op->target = vec3_make(v[0], v[1], v[2]);
+	op->fields |= EDIT_F_TARGET;
+	return 0;
+}
+
+/* The members of the relative ops (angle, chain, target) into 'op'; the
+ * vectors axis, by and pole are read with the other vectors. */
+static int decode_relative_fields(const cJSON *const *f, const proto_limits *lim, edit_op *op,
+				  const proto_where *w)
+{
+	int rc;
+
+	if (f[K_ANGLE]) {
+		if ((rc = get_number(f[K_ANGLE], "angle", &op->angle_deg, w)) != 0)
+			return rc;
+		op->fields |= EDIT_F_ANGLE;
+	}
+	if (f[K_CHAIN] && (rc = decode_chain(f[K_CHAIN], lim, op, w)) != 0)
+		return rc;
+	if (f[K_TARGET] && (rc = decode_target(f[K_TARGET], op, w)) != 0)
+		return rc;
 	return 0;
 }
 
@@ -538,7 +597,7 @@ static int decode_op_fields(const cJSON *const *f, const proto_limits *lim, edit
 			return rc;
 		op->fields |= EDIT_F_KEEP_WORLD;
 	}
-	return 0;
+	return decode_relative_fields(f, lim, op, w);
 }
 
 /*
@@ -555,7 +614,8 @@ static int check_op(const cJSON *item, const proto_limits *lim, const cJSON **f,
 	if ((rc = proto_members(item, "ops", op_keys, K_COUNT, f, w)) != 0)
 		return rc;
 	if (!f[K_OP] || !cJSON_IsString(f[K_OP]))
-		return proto_bad_field(w, "op", "must be create, set, reparent or delete");
+		return proto_bad_field(w, "op",
+				       "must be create, set, reparent, delete, rotate, move or ik");
 	if ((*kind = edit_op_from_name(f[K_OP]->valuestring)) < 0) {
 		char q[72];
 
@@ -563,9 +623,16 @@ static int check_op(const cJSON *item, const proto_limits *lim, const cJSON **f,
 			       proto_safe_key(f[K_OP]->valuestring, q, sizeof(q)));
 		return RIGD_E_UNKNOWN_OP;
 	}
-	if (!f[K_ID])
+	/* An ik op names its nodes in its chain, the root joint standing as its
+	 * id once decoded. */
+	if (*kind == EDIT_IK && f[K_ID])
+		return proto_bad_field(w, "id", "not allowed in an ik op (chain names its nodes)");
+	if (*kind == EDIT_IK && !f[K_CHAIN])
+		return proto_bad_field(w, "chain", "missing");
+	if (*kind != EDIT_IK && !f[K_ID])
 		return proto_bad_field(w, "id", "missing");
-	if ((rc = proto_get_id(f[K_ID], "id", false, lim->edit.max_id_len, id, w)) != 0)
+	id[0] = '\0';
+	if (f[K_ID] && (rc = proto_get_id(f[K_ID], "id", false, lim->edit.max_id_len, id, w)) != 0)
 		return rc;
 	allowed = edit_fields_allowed(*kind);
 	for (int j = K_PARENT; j < K_COUNT; j++)
@@ -579,6 +646,8 @@ static int check_op(const cJSON *item, const proto_limits *lim, const cJSON **f,
 		return proto_bad_field(w, "parent", "missing (null makes the node a root)");
 	if (f[K_R] && f[K_EULER])
 		return proto_bad_field(w, "euler", "give either r or euler, not both");
+	if (f[K_ANGLE] && (f[K_R] || f[K_EULER]) && *kind != EDIT_ROTATE)
+		return proto_bad_field(w, "angle", "give one of r, euler or angle, not several");
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /*
  * proto_encode.c: the protocol's JSON out (see proto.h): nodes, trees,
- * snapshots, updates, acks, errors, presence, ops, batches, log lines and
- * scene lists, appended to a proto_buf with json.h's writers. cJSON's own
+ * snapshots, updates, acks, errors, presence, ops, batches, log lines,
+ * scene lists and debug records, appended to a proto_buf with json.h's writers. cJSON's own
  * printer is not used: it does not print the shortest round-trip form of a
  * double, and the log must replay bit for bit.
  *
@@ -15,6 +15,7 @@
 #include "core/err.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -117,6 +118,8 @@ static int node_body(proto_buf *b, const scene *s, int node)
 	       key(b, "index", false) || put_int(b, scene_child_index(s, node)) ||
 	       key(b, "t", false) || put_vec3(b, p.t) ||
 	       key(b, "r", false) || put_quat(b, p.r) ||
+	       (scene_dims(s) == 2 &&
+		(key(b, "angle", false) || put_num(b, quat_to_angle2d_deg(p.r)))) ||
 	       key(b, "s", false) || put_vec3(b, p.s) ||
 	       key(b, "pivot", false) || put_vec3(b, p.pivot) ||
 	       key(b, "euler", false) || put_vec3(b, euler) ||
@@ -137,6 +140,13 @@ int proto_encode_node(proto_buf *b, const scene *s, int node)
 	return node_body(b, s, node) ? undo_to(b, start) : 0;
 }
 
+/* ',"dims":2' for a 2D scene; nothing for a 3D one, whose answers stay as
+ * they were before scenes had dims. */
+static int put_dims(proto_buf *b, const scene *s)
+{
+	return scene_dims(s) == 2 && put(b, ",\"dims\":2");
+}
+
 static int nodes_array(proto_buf *b, const scene *s)
 {
 	int n = scene_count(s);
@@ -154,7 +164,8 @@ int proto_encode_tree(proto_buf *b, const char *scene_name, uint64_t seq, const 
 	size_t start = b->len;
 
 	if (put(b, "{\"scene\":") || proto_buf_json_string(b, scene_name) || key(b, "seq", false) ||
-	    put_int(b, (int64_t)seq) || key(b, "nodes", false) || nodes_array(b, s) || JSON_BUF_LIT(b, "}"))
+	    put_int(b, (int64_t)seq) || put_dims(b, s) || key(b, "nodes", false) ||
+	    nodes_array(b, s) || put(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -164,8 +175,8 @@ int proto_encode_snapshot(proto_buf *b, const char *scene_name, uint64_t seq, co
 	size_t start = b->len;
 
 	if (put(b, "{\"type\":\"snapshot\",\"scene\":") || proto_buf_json_string(b, scene_name) ||
-	    key(b, "seq", false) || put_int(b, (int64_t)seq) || key(b, "nodes", false) ||
-	    nodes_array(b, s) || JSON_BUF_LIT(b, "}"))
+	    key(b, "seq", false) || put_int(b, (int64_t)seq) || put_dims(b, s) ||
+	    key(b, "nodes", false) || nodes_array(b, s) || put(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -196,6 +207,44 @@ int proto_encode_http_ack(proto_buf *b, uint64_t seq, long recomputed)
 
 	if (put(b, "{\"seq\":") || put_int(b, (int64_t)seq) || key(b, "recomputed", false) ||
 	    put_int(b, recomputed) || JSON_BUF_LIT(b, "}"))
+		return undo_to(b, start);
+	return 0;
+}
+
+/* ',"ik":[{"op","reached","distance"},...]' when there are reports. */
+static int put_ik(proto_buf *b, const edit_ik_report *ik, int n_ik)
+{
+	if (n_ik <= 0)
+		return 0;
+	if (key(b, "ik", false) || put(b, "["))
+		return RIGD_E_NOMEM;
+	for (int i = 0; i < n_ik; i++)
+		if ((i && put(b, ",")) || put(b, "{\"op\":") || put_int(b, ik[i].op) ||
+		    put(b, ik[i].reached ? ",\"reached\":true" : ",\"reached\":false") ||
+		    key(b, "distance", false) || put_num(b, ik[i].distance) || put(b, "}"))
+			return RIGD_E_NOMEM;
+	return put(b, "]");
+}
+
+int proto_encode_ack_ik(proto_buf *b, const proto_req *req, uint64_t seq, long recomputed,
+			const edit_ik_report *ik, int n_ik)
+{
+	size_t start = b->len;
+
+	if (put(b, "{\"type\":\"ack\"") || put_req(b, req) || key(b, "seq", false) ||
+	    put_int(b, (int64_t)seq) || key(b, "recomputed", false) || put_int(b, recomputed) ||
+	    put_ik(b, ik, n_ik) || put(b, "}"))
+		return undo_to(b, start);
+	return 0;
+}
+
+int proto_encode_http_ack_ik(proto_buf *b, uint64_t seq, long recomputed,
+			     const edit_ik_report *ik, int n_ik)
+{
+	size_t start = b->len;
+
+	if (put(b, "{\"seq\":") || put_int(b, (int64_t)seq) || key(b, "recomputed", false) ||
+	    put_int(b, recomputed) || put_ik(b, ik, n_ik) || put(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -304,8 +353,13 @@ static int op_body(proto_buf *b, const edit_op *op)
 {
 	unsigned f = op->fields;
 
-	if (put(b, "{\"op\":") || proto_buf_json_string(b, edit_op_name(op->kind)) ||
-	    key(b, "id", false) || proto_buf_json_string(b, op->id))
+	if (put(b, "{\"op\":") || proto_buf_json_string(b, edit_op_name(op->kind)))
+		return RIGD_E_NOMEM;
+	if (op->kind == EDIT_IK
+		    ? (key(b, "chain", false) || put(b, "[") || proto_buf_json_string(b, op->id) ||
+		       put(b, ",") || proto_buf_json_string(b, op->chain_mid) || put(b, ",") ||
+		       proto_buf_json_string(b, op->chain_end) || put(b, "]"))
+		    : (key(b, "id", false) || proto_buf_json_string(b, op->id)))
 		return RIGD_E_NOMEM;
 	if ((f & EDIT_F_PARENT) &&
 	    (key(b, "parent", false) || put_str_or_null(b, op->parent[0] ? op->parent : NULL)))
@@ -350,7 +404,13 @@ static int op_body(proto_buf *b, const edit_op *op)
 	if ((f & EDIT_F_KEEP_WORLD) &&
 	    (key(b, "keep_world", false) || put(b, op->keep_world ? "true" : "false")))
 		return RIGD_E_NOMEM;
-	return JSON_BUF_LIT(b, "}");
+	if (((f & EDIT_F_ANGLE) && (key(b, "angle", false) || put_num(b, op->angle_deg))) ||
+	    ((f & EDIT_F_AXIS) && (key(b, "axis", false) || put_vec3(b, op->axis))) ||
+	    ((f & EDIT_F_BY) && (key(b, "by", false) || put_vec3(b, op->by))) ||
+	    ((f & EDIT_F_TARGET) && (key(b, "target", false) || put_vec3(b, op->target))) ||
+	    ((f & EDIT_F_POLE) && (key(b, "pole", false) || put_vec3(b, op->pole))))
+		return RIGD_E_NOMEM;
+	return put(b, "}");
 }
 
 int proto_encode_op(proto_buf *b, const edit_op *op)
@@ -407,6 +467,12 @@ int proto_encode_log_line(proto_buf *b, uint64_t seq, int64_t time_us, const edi
 
 int proto_encode_scene_list(proto_buf *b, const proto_scene_info *scenes, int n)
 {
+	return proto_encode_scene_list_dims(b, scenes, NULL, n);
+}
+
+int proto_encode_scene_list_dims(proto_buf *b, const proto_scene_info *scenes, const int *dims,
+				 int n)
+{
 	size_t start = b->len;
 
 	assert(n >= 0);
@@ -416,9 +482,77 @@ int proto_encode_scene_list(proto_buf *b, const proto_scene_info *scenes, int n)
 		if ((i && JSON_BUF_LIT(b, ",")) || put(b, "{\"name\":") ||
 		    proto_buf_json_string(b, scenes[i].name) || key(b, "seq", false) ||
 		    put_int(b, (int64_t)scenes[i].seq) || key(b, "nodes", false) ||
-		    put_int(b, scenes[i].nodes) || JSON_BUF_LIT(b, "}"))
+		    put_int(b, scenes[i].nodes) ||
+		    (dims && dims[i] == 2 && put(b, ",\"dims\":2")) || put(b, "}"))
 			return undo_to(b, start);
 	if (JSON_BUF_LIT(b, "]}"))
+		return undo_to(b, start);
+	return 0;
+}
+
+/* ---------- the debug record of a node ---------- */
+
+/* True when some node from 'node' up to its root has a scale other than
+ * (1, 1, 1). */
+static bool scale_in_chain(const scene *s, int node)
+{
+	node_props p;
+
+	for (; node >= 0; node = scene_parent(s, node)) {
+		scene_props(s, node, &p);
+		if (p.s.x != 1 || p.s.y != 1 || p.s.z != 1)
+			return true;
+	}
+	return false;
+}
+
+/* The screen angle of a world matrix's x axis (2D: y down, counter-
+ * clockwise positive), in (-180, 180]. */
+static double world_angle2d_deg(mat4 w)
+{
+	double a = -atan2(w.m[1], w.m[0]) * (180.0 / M_PI);
+
+	return (a <= -180 ? 180 : a) + 0.0;
+}
+
+int proto_encode_debug(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s,
+		       int node)
+{
+	size_t start = b->len;
+	node_props p, pp;
+	int parent = scene_parent(s, node);
+	mat4 w = scene_world(s, node);
+	vec3 joint, t, sc;
+	quat wr;
+	double det = mat4_det3(w), length = 0;
+	bool scaled = scale_in_chain(s, node);
+	bool flag = fabs(det - 1) > 1e-6 && !scaled;
+
+	scene_props(s, node, &p);
+	joint = mat4_point(w, p.pivot);
+	if (parent >= 0) {
+		scene_props(s, parent, &pp);
+		length = vec3_length(vec3_sub(joint, mat4_point(scene_world(s, parent), pp.pivot)));
+	}
+	mat4_decompose(w, 0, &t, &wr, &sc, NULL);
+	if (put(b, "{\"scene\":") || proto_buf_json_string(b, scene_name) ||
+	    key(b, "seq", false) || put_int(b, (int64_t)seq) || key(b, "id", false) ||
+	    proto_buf_json_string(b, scene_id(s, node)) || key(b, "parent", false) ||
+	    put_str_or_null(b, parent >= 0 ? scene_id(s, parent) : NULL) ||
+	    key(b, "dims", false) || put_int(b, scene_dims(s)))
+		return undo_to(b, start);
+	if (scene_dims(s) == 2 &&
+	    (key(b, "local_angle", false) || put_num(b, quat_to_angle2d_deg(p.r)) ||
+	     key(b, "world_angle", false) || put_num(b, world_angle2d_deg(w))))
+		return undo_to(b, start);
+	if (key(b, "local_r", false) || put_quat(b, p.r) || key(b, "world_r", false) ||
+	    put_quat(b, wr) || key(b, "pivot_world", false) || put_vec3(b, joint) ||
+	    key(b, "length", false) || (parent >= 0 ? put_num(b, length) : put(b, "null")) ||
+	    key(b, "det", false) ||
+	    put_num(b, det) || key(b, "scale_in_chain", false) || put(b, scaled ? "true" : "false") ||
+	    key(b, "flag", false) ||
+	    (flag ? proto_buf_json_string(b, "scale or shear entered the chain") : put(b, "null")) ||
+	    put(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }

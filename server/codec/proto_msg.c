@@ -1,8 +1,9 @@
 /*
  * proto_msg.c: websocket messages in (proto_decode_msg, see proto.h): the
  * "type" field picks which members a message takes and needs, and the
- * field readers of proto_decode.c read them. Like every decoder it never
- * trusts its input and never keeps a cJSON tree past its return.
+ * field readers of proto_decode.c read them; also the body of a scene
+ * create with its dims (proto_decode_scene_create_dims). Like every decoder
+ * it never trusts its input and never keeps a cJSON tree past its return.
  */
 #include "proto_internal.h"
 
@@ -289,4 +290,35 @@ int proto_peek_reply(const char *json, size_t len, proto_reply_head *out)
 	out->has_seq = exact_int(cJSON_GetObjectItemCaseSensitive(root, "seq"), &out->seq);
 	cJSON_Delete(root);
 	return 0;
+}
+
+/* POST /api/scenes {"name","dims"?}: the name and the scene's dims (3
+ * when absent). */
+int proto_decode_scene_create_dims(const char *json, size_t len,
+				   char name_out[SCENE_ID_MAX + 1], int *dims, edit_error *err)
+{
+	static const char *const names[] = { "name", "dims" };
+	proto_limits lim = proto_limits_default();
+	const cJSON *f[2] = { 0 };
+	cJSON *root;
+	proto_where w = { -1, err };
+	int64_t d = 3;
+	int rc;
+
+	name_out[0] = '\0';
+	*dims = 3;
+	edit_error_clear(err);
+	if ((rc = proto_parse(json, len, &lim, &root, err)) != 0)
+		return rc;
+	if ((rc = proto_members(root, "body", names, 2, f, &w)) == 0)
+		rc = f[0] ? proto_get_scene_name(f[0], "name", name_out, &w)
+			  : proto_bad_field(&w, "name", "missing");
+	if (rc == 0 && f[1] && (rc = proto_get_int(f[1], "dims", 2, 3, &d, &w)) != 0)
+		rc = proto_bad_field(&w, "dims", "must be 2 or 3");
+	cJSON_Delete(root);
+	if (rc)
+		name_out[0] = '\0';
+	else
+		*dims = (int)d;
+	return rc;
 }

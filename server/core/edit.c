@@ -29,17 +29,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const field_names[EDIT_F_COUNT_] = {
+static const char *const field_names[EDIT_F_ALL_COUNT_] = {
 	"parent", "index", "name", "t", "r", "s", "pivot", "euler",
 	"bounds", "mesh", "kind", "fov", "near", "far", "visible", "keep_world",
+	"angle", "axis", "by", "chain", "target", "pole",
 };
 
 static const char *const kind_names[] = { "group", "mesh", "camera" };
-static const char *const op_names[] = { "create", "set", "reparent", "delete" };
+static const char *const op_names[] = { "create", "set", "reparent", "delete",
+					"rotate", "move", "ik" };
+#define N_OP_NAMES ((int)(sizeof(op_names) / sizeof(op_names[0])))
 
 const char *edit_field_name(unsigned field_bit)
 {
-	for (int i = 0; i < EDIT_F_COUNT_; i++)
+	for (int i = 0; i < EDIT_F_ALL_COUNT_; i++)
 		if (field_bit == 1u << i)
 			return field_names[i];
 	return "";
@@ -48,9 +51,9 @@ const char *edit_field_name(unsigned field_bit)
 unsigned edit_fields_allowed(int op_kind)
 {
 	static const unsigned allowed[] = { 0, CREATE_FIELDS, SET_FIELDS, REPARENT_FIELDS,
-					    DELETE_FIELDS };
+					    DELETE_FIELDS, ROTATE_FIELDS, MOVE_FIELDS, IK_FIELDS };
 
-	return op_kind >= EDIT_CREATE && op_kind <= EDIT_DELETE ? allowed[op_kind] : 0;
+	return op_kind >= EDIT_CREATE && op_kind <= EDIT_IK ? allowed[op_kind] : 0;
 }
 
 const char *edit_kind_name(int node_kind)
@@ -68,12 +71,12 @@ int edit_kind_from_name(const char *name)
 
 const char *edit_op_name(int op_kind)
 {
-	return op_kind >= EDIT_CREATE && op_kind <= EDIT_DELETE ? op_names[op_kind - 1] : "";
+	return op_kind >= EDIT_CREATE && op_kind <= EDIT_IK ? op_names[op_kind - 1] : "";
 }
 
 int edit_op_from_name(const char *name)
 {
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < N_OP_NAMES; i++)
 		if (strcmp(name, op_names[i]) == 0)
 			return EDIT_CREATE + i;
 	return -1;
@@ -227,6 +230,14 @@ nomem:
 	return RIGD_E_NOMEM;
 }
 
+bool edit_batch_is_absolute(const edit_batch *b)
+{
+	for (int i = 0; i < b->n_ops; i++)
+		if (b->ops[i].kind > EDIT_DELETE || (b->ops[i].fields & EDIT_F_ANGLE))
+			return false;
+	return true;
+}
+
 void edit_batch_move(edit_batch *dst, edit_batch *src)
 {
 	edit_batch_release(dst);
@@ -248,6 +259,7 @@ void edit_result_release(edit_result *r)
 	free(r->created);
 	free(r->changed);
 	free(r->removed);
+	free(r->ik);
 	edit_result_init(r);
 }
 

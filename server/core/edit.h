@@ -32,6 +32,11 @@ enum edit_op_kind {
 	EDIT_SET = 2,
 	EDIT_REPARENT = 3,
 	EDIT_DELETE = 4,
+	/* Relative ops: resolved against the scene into the absolute set ops
+	 * they amount to (edit_apply_resolve), which is what a log stores. */
+	EDIT_ROTATE = 5,
+	EDIT_MOVE = 6,
+	EDIT_IK = 7,
 };
 
 /*
@@ -43,7 +48,11 @@ enum edit_op_kind {
  *   set:      name t r s pivot euler bounds mesh kind fov near far visible
  *   reparent: parent (required; "" = make it a root), index, keep_world
  *   delete:   none (deletes the whole subtree)
- * r and euler exclude each other. Any other field is RIGD_E_BAD_FIELD.
+ *   rotate:   angle (required), axis (required in 3D, refused in 2D)
+ *   move:     by (required)
+ *   ik:       chain, target (required), pole (required in 3D, refused in 2D)
+ * r, euler and angle exclude each other; angle (create, set) only in a 2D
+ * scene. Any other field is RIGD_E_BAD_FIELD.
  */
 enum edit_field {
 	EDIT_F_PARENT = 1u << 0,
@@ -62,7 +71,19 @@ enum edit_field {
 	EDIT_F_FAR = 1u << 13,
 	EDIT_F_VISIBLE = 1u << 14,
 	EDIT_F_KEEP_WORLD = 1u << 15,
+	/* The fields of the absolute ops (create, set, reparent, delete) as a
+	 * log stores them: bits below EDIT_F_COUNT_. */
 	EDIT_F_COUNT_ = 16,
+	/* The fields only a request carries: an angle, and the members of the
+	 * relative ops, which are resolved into absolute fields before a batch
+	 * is logged. */
+	EDIT_F_ANGLE = 1u << 16,
+	EDIT_F_AXIS = 1u << 17,
+	EDIT_F_BY = 1u << 18,
+	EDIT_F_CHAIN = 1u << 19,
+	EDIT_F_TARGET = 1u << 20,
+	EDIT_F_POLE = 1u << 21,
+	EDIT_F_ALL_COUNT_ = 22,         /* every field bit */
 };
 
 /* The wire name of one EDIT_F_ bit ("t", "keep_world", ...), "" if none. */
@@ -96,6 +117,15 @@ typedef struct edit_op {
 	double zfar;
 	bool visible;
 	bool keep_world;                 /* reparent: rewrite t, r, s to keep the world matrix */
+	double angle_deg;                /* 2D screen angle (create, set), or the turn of a rotate */
+	vec3 axis;                       /* rotate in 3D: the axis, in the node's local frame */
+	vec3 by;                         /* move: added to t */
+	/* ik: the chain is id (root joint), chain_mid (middle joint), chain_end
+	 * (end); target a world point, pole a world direction (3D). */
+	char chain_mid[SCENE_ID_MAX + 1];
+	char chain_end[SCENE_ID_MAX + 1];
+	vec3 target;
+	vec3 pole;
 } edit_op;
 
 /*
@@ -129,6 +159,15 @@ typedef struct edit_id {
  * of the union of the subtrees of the nodes it created, reparented or whose
  * t, r, s or pivot it set, measured on the tree after the batch.
  */
+/* What an ik op did: whether its end reached the target (else the chain
+ * points at it, stretched or folded), and the distance left from the end's
+ * joint to the target (world units). */
+typedef struct edit_ik_report {
+	int op;                          /* index of the ik op in its batch */
+	bool reached;
+	double distance;
+} edit_ik_report;
+
 typedef struct edit_result {
 	long recomputed;
 	edit_id *created;
@@ -137,6 +176,8 @@ typedef struct edit_result {
 	int n_changed;
 	edit_id *removed;
 	int n_removed;
+	edit_ik_report *ik;              /* one per ik op, in batch order */
+	int n_ik;
 } edit_result;
 
 /*
@@ -257,6 +298,23 @@ int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_re
  */
 int edit_revert(scene *s, edit_batch *inverse);
 
+/*
+ * edit_apply_ex that also writes the batch as applied to 'resolved' (may be
+ * NULL; initialised by the call, with 'b's client and client_seq): every
+ * relative op (rotate, move, ik) replaced by the set ops of the absolute
+ * channels it produced, and every angle by the r it stands for. Applying
+ * 'resolved' to the scene 'b' was applied to gives bit-identical stored
+ * values, so a log stores 'resolved' and replays exactly whatever the
+ * solver. On error 'resolved' is empty. edit_apply_ex applies relative ops
+ * the same way and merely does not hand the resolved batch out.
+ */
+int edit_apply_resolve(scene *s, const edit_batch *b, const edit_limits *lim, edit_result *res,
+		       edit_batch *inverse, edit_batch *resolved, edit_error *err);
+
+/* True when 'b' holds only absolute ops (create, set, reparent, delete)
+ * and no angle: then edit_apply_resolve's 'resolved' equals 'b'. */
+bool edit_batch_is_absolute(const edit_batch *b);
+
 /* edit_apply_ex with lim NULL. */
 int edit_apply(scene *s, const edit_batch *b, edit_result *res, edit_batch *inverse,
 	       edit_error *err);
@@ -265,7 +323,8 @@ int edit_apply(scene *s, const edit_batch *b, edit_result *res, edit_batch *inve
  * edit_kind_from_name returns -1 for an unknown name. */
 const char *edit_kind_name(int node_kind);
 int edit_kind_from_name(const char *name);
-/* "create", "set", "reparent", "delete"; -1 for an unknown op name. */
+/* "create", "set", "reparent", "delete", "rotate", "move", "ik"; -1 for an
+ * unknown op name. */
 const char *edit_op_name(int op_kind);
 int edit_op_from_name(const char *name);
 

@@ -194,6 +194,14 @@ typedef struct apply_ctx {
 	const edit_limits *lim;
 	edit_batch *undo;       /* the inverses recorded so far */
 	touch_set *touched;     /* NULL when nobody wants the result */
+	edit_batch *resolved;   /* the batch as applied; NULL when not wanted */
+	/* Where each group of inverses starts in 'undo': one group per
+	 * absolute op applied (a relative op may apply two), so the inverse
+	 * is ordered as the resolved batch's own inverse would be. */
+	int *starts;
+	int n_groups;
+	edit_ik_report *ik;     /* one per ik op applied */
+	int n_ik, cap_ik;
 	edit_error *err;
 } apply_ctx;
 
@@ -217,7 +225,8 @@ static int apply_create(apply_ctx *c, const edit_op *op, int k)
 		return RIGD_E_BAD_INDEX;
 	}
 	ed_props_from_op(op, &p);
-	if ((rc = ed_check_props(op, k, &p, c->err)) != 0)
+	if ((rc = ed_check_props(op, k, &p, c->err)) != 0 ||
+	    (rc = ed_check_plane(c->s, op, k, &p, c->err)) != 0)
 		return rc;
 	if (scene_count(c->s) >= scene_max_nodes(c->s)) {
 		edit_error_set(c->err, RIGD_E_LIMIT, k, "id", "the scene holds its maximum of %d nodes",
@@ -246,7 +255,8 @@ static int apply_set(apply_ctx *c, const edit_op *op, int k)
 		return rc;
 	scene_props(c->s, node, &p);
 	ed_props_from_op(op, &p);
-	if ((rc = ed_check_props(op, k, &p, c->err)) != 0)
+	if ((rc = ed_check_props(op, k, &p, c->err)) != 0 ||
+	    (rc = ed_check_plane(c->s, op, k, &p, c->err)) != 0)
 		return rc;
 	if (c->touched &&
 	    (rc = touch_id(c->touched, op->id, true, (op->fields & TRANSFORM_FIELDS) != 0)) != 0)
@@ -347,12 +357,9 @@ static int apply_delete(apply_ctx *c, const edit_op *op, int k)
 	return 0;
 }
 
-static int apply_op(apply_ctx *c, const edit_op *op, int k)
+/* One absolute op (create, set, reparent, delete), its shape checked. */
+static int apply_absolute(apply_ctx *c, const edit_op *op, int k)
 {
-	int rc = ed_check_shape(op, k, c->lim, c->err);
-
-	if (rc)
-		return rc;
 	/* Every apply_ below relies on the op's shape being valid. */
 	assert(op->kind >= EDIT_CREATE && op->kind <= EDIT_DELETE);
 	assert((op->fields & ~edit_fields_allowed(op->kind)) == 0);
@@ -364,25 +371,103 @@ static int apply_op(apply_ctx *c, const edit_op *op, int k)
 	}
 }
 
+/*
+ * Applies absolute op 'op' (for batch op k) and, when the resolved batch is
+ * wanted, appends a copy of it there. Everything the copy needs is
+ * allocated before the op is made, so once the op is in the scene nothing
+ * can fail.
+ */
+static int apply_kept(apply_ctx *c, const edit_op *op, int k)
+{
+	char *name = NULL, *mesh = NULL;
+	edit_op *kept;
+	int rc;
+
+	if (c->resolved &&
+	    ((c->resolved->n_ops == c->resolved->cap_ops &&
+	      edit_batch_reserve(c->resolved, c->resolved->cap_ops ? 2 * c->resolved->cap_ops : 8)) ||
+	     (op->name && !(name = strdup(op->name))) || (op->mesh && !(mesh = strdup(op->mesh))))) {
+		free(name);
+		return scene_error(RIGD_E_NOMEM, k, "", c->err);
+	}
+	if ((rc = apply_absolute(c, op, k)) != 0) {
+		free(name);
+		free(mesh);
+		return rc;
+	}
+	if (c->resolved) {
+		kept = &c->resolved->ops[c->resolved->n_ops++];
+		*kept = *op;
+		kept->name = name;
+		kept->mesh = mesh;
+	}
+	return 0;
+}
+
+/*
+ * A relative op (rotate, move, ik) or an absolute one with an angle:
+ * resolved into the absolute ops it amounts to, which are applied (and
+ * kept) in turn. Should the second of them fail, the caller's rollback
+ * takes back the first with the rest of op k's inverses.
+ */
+static int apply_relative(apply_ctx *c, const edit_op *op, int k)
+{
+	edit_op abs_ops[2];
+	edit_ik_report rep;
+	int n = 0, rc;
+
+	if (op->kind == EDIT_IK && c->n_ik == c->cap_ik) {
+		int nc = c->cap_ik ? 2 * c->cap_ik : 4;
+		edit_ik_report *v = realloc(c->ik, sizeof(*v) * (size_t)nc);
+
+		if (!v)
+			return scene_error(RIGD_E_NOMEM, k, "", c->err);
+		c->ik = v;
+		c->cap_ik = nc;
+	}
+	if ((rc = ed_resolve(c->s, op, k, abs_ops, &n, &rep, c->err)) != 0)
+		return rc;
+	assert(n >= 1 && n <= 2);
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			c->starts[c->n_groups++] = c->undo->n_ops;
+		if ((rc = apply_kept(c, &abs_ops[i], k)) != 0)
+			return rc;
+	}
+	if (op->kind == EDIT_IK) {
+		int end = scene_find(c->s, op->chain_end);
+
+		/* The distance left is measured on the scene as the sets left it. */
+		rep.distance = vec3_length(vec3_sub(ed_joint_world(c->s, end), op->target));
+		c->ik[c->n_ik++] = rep;
+	}
+	return 0;
+}
+
+static int apply_op(apply_ctx *c, const edit_op *op, int k)
+{
+	int rc = ed_check_shape(op, k, c->lim, c->err);
+
+	if (rc)
+		return rc;
+	if (op->kind > EDIT_DELETE || (op->fields & EDIT_F_ANGLE))
+		return apply_relative(c, op, k);
+	return apply_kept(c, op, k);
+}
+
 /* ---------- the batch ---------- */
 
 int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_result *res,
 		  edit_batch *inverse, edit_error *err)
 {
-	edit_batch undo;
-	touch_set touched = { 0 };
-	int *starts = NULL;
-	int rc = 0, k = 0;
-	char q[QUOTED_MAX];
-	apply_ctx c = { .s = s, .lim = lim, .undo = &undo, .touched = res ? &touched : NULL,
-			.err = err };
+	return edit_apply_resolve(s, b, lim, res, inverse, NULL, err);
+}
 
-	edit_error_clear(err);
-	edit_batch_init(&undo);
-	if (res)
-		edit_result_init(res);
-	if (inverse)
-		edit_batch_init(inverse);
+/* The checks of a batch as a whole: its op count, client and client_seq. */
+static int check_batch(const edit_batch *b, const edit_limits *lim, edit_error *err)
+{
+	char q[QUOTED_MAX];
+
 	if (b->n_ops < 0 || (lim && b->n_ops > lim->max_ops)) {
 		edit_error_set(err, RIGD_E_LIMIT, -1, "ops", "%d ops in one batch; the limit is %d",
 			       b->n_ops, lim ? lim->max_ops : 0);
@@ -398,40 +483,80 @@ int edit_apply_ex(scene *s, const edit_batch *b, const edit_limits *lim, edit_re
 			       "client_seq must be a non-negative integer");
 		return RIGD_E_BAD_FIELD;
 	}
-	if (!(starts = malloc(sizeof(int) * ((size_t)b->n_ops + 1)))) {
+	return 0;
+}
+
+int edit_apply_resolve(scene *s, const edit_batch *b, const edit_limits *lim, edit_result *res,
+		       edit_batch *inverse, edit_batch *resolved, edit_error *err)
+{
+	edit_batch undo;
+	touch_set touched = { 0 };
+	int *starts = NULL;
+	int rc = 0, k = 0;
+	apply_ctx c = { .s = s, .lim = lim, .undo = &undo, .touched = res ? &touched : NULL,
+			.resolved = resolved, .err = err };
+
+	edit_error_clear(err);
+	edit_batch_init(&undo);
+	if (res)
+		edit_result_init(res);
+	if (inverse)
+		edit_batch_init(inverse);
+	if (resolved) {
+		edit_batch_init(resolved);
+		memcpy(resolved->client, b->client, sizeof(resolved->client));
+		resolved->has_client_seq = b->has_client_seq;
+		resolved->client_seq = b->client_seq;
+	}
+	if ((rc = check_batch(b, lim, err)) != 0)
+		return rc;
+	/* At most two groups an op (an ik's two sets), and the end. */
+	if (!(starts = malloc(sizeof(int) * (2 * (size_t)b->n_ops + 1)))) {
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
+	c.starts = starts;
 	for (k = 0; k < b->n_ops; k++) {
-		starts[k] = undo.n_ops;
+		starts[c.n_groups++] = undo.n_ops;
 		if ((rc = apply_op(&c, &b->ops[k], k)) != 0)
 			break;
 	}
-	starts[k] = undo.n_ops;
 	assert(rc || k == b->n_ops);
+	assert(c.n_groups <= 2 * b->n_ops);
+	/* The groups so far, the failing op's part included (the first set of
+	 * an ik may be made when the second fails): a rollback takes all. */
+	starts[c.n_groups] = undo.n_ops;
 	if (rc) {
-		ed_rollback(s, &undo, starts, k);
+		ed_rollback(s, &undo, starts, c.n_groups);
 		goto out;
 	}
 	if (res && (rc = build_result(s, &touched, res)) != 0) {
 		/* The batch applied but its result cannot be kept: take it back
 		 * rather than report a success half told. */
-		ed_rollback(s, &undo, starts, b->n_ops);
+		ed_rollback(s, &undo, starts, c.n_groups);
 		edit_error_set(err, rc, -1, "", "%s", err_str(rc));
 		goto out;
+	}
+	if (res) {
+		res->ik = c.ik;
+		res->n_ik = c.n_ik;
+		c.ik = NULL;
 	}
 	if (inverse) {
 		/* Every op recorded its inverse, a delete one per node it removed. */
 		assert(b->n_ops == 0 || undo.n_ops >= b->n_ops);
-		ed_reorder_inverse(&undo, starts, b->n_ops);
+		ed_reorder_inverse(&undo, starts, c.n_groups);
 		edit_batch_move(inverse, &undo);
 		memcpy(inverse->client, b->client, sizeof(inverse->client));
 	}
 out:
 	if (rc && res)
 		edit_result_release(res);
+	if (rc && resolved)
+		edit_batch_release(resolved);
 	edit_batch_release(&undo);
 	touch_set_release(&touched);
+	free(c.ik);
 	free(starts);
 	return rc;
 }

@@ -16,14 +16,18 @@
 #define CREATE_FIELDS                                                                      \
 	(EDIT_F_PARENT | EDIT_F_INDEX | EDIT_F_NAME | EDIT_F_T | EDIT_F_R | EDIT_F_S |     \
 	 EDIT_F_PIVOT | EDIT_F_EULER | EDIT_F_BOUNDS | EDIT_F_MESH | EDIT_F_KIND | EDIT_F_FOV | \
-	 EDIT_F_NEAR | EDIT_F_FAR | EDIT_F_VISIBLE)
+	 EDIT_F_NEAR | EDIT_F_FAR | EDIT_F_VISIBLE | EDIT_F_ANGLE)
 #define SET_FIELDS (CREATE_FIELDS & ~(EDIT_F_PARENT | EDIT_F_INDEX))
+#define ROTATE_FIELDS (EDIT_F_ANGLE | EDIT_F_AXIS)
+#define MOVE_FIELDS EDIT_F_BY
+#define IK_FIELDS (EDIT_F_CHAIN | EDIT_F_TARGET | EDIT_F_POLE)
 #define REPARENT_FIELDS (EDIT_F_PARENT | EDIT_F_INDEX | EDIT_F_KEEP_WORLD)
 #define DELETE_FIELDS 0u
 /* Everything a create restoring a deleted node carries. */
-#define RESTORE_FIELDS (CREATE_FIELDS & ~EDIT_F_EULER)
+#define RESTORE_FIELDS (CREATE_FIELDS & ~(EDIT_F_EULER | EDIT_F_ANGLE))
 #define CAMERA_FIELDS (EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR)
-#define TRANSFORM_FIELDS (EDIT_F_T | EDIT_F_R | EDIT_F_S | EDIT_F_PIVOT | EDIT_F_EULER)
+#define TRANSFORM_FIELDS \
+	(EDIT_F_T | EDIT_F_R | EDIT_F_S | EDIT_F_PIVOT | EDIT_F_EULER | EDIT_F_ANGLE)
 
 /* Bytes of the buffer ed_quoted writes. */
 #define QUOTED_MAX (SCENE_ID_MAX + 4)
@@ -62,6 +66,29 @@ int ed_find_parent(const scene *s, const edit_op *op, int k, int *parent, edit_e
 
 /* The handle of the node op k names: 0, or RIGD_E_UNKNOWN_NODE set in 'err'. */
 int ed_find_node(const scene *s, const edit_op *op, int k, int *node, edit_error *err);
+
+/* 0, or RIGD_E_BAD_FIELD set in 'err' naming the field, when op k's
+ * merged values 'p' leave the xy plane in a 2D scene (t.z, pivot.z not 0,
+ * s.z not 1, a rotation not about z), or op k gives an angle in a 3D
+ * scene. Checks only the fields the op carries. */
+int ed_check_plane(const scene *s, const edit_op *op, int k, const node_props *p,
+		   edit_error *err);
+
+/* --- edit_relative.c: relative ops resolved into absolute ones --- */
+
+/* The world position of a node's joint: its pivot carried by its world
+ * matrix (where t + pivot sits in the parent's frame). */
+vec3 ed_joint_world(const scene *s, int node);
+
+/*
+ * Resolves op k, a rotate, move or ik op, or a create or set with an angle,
+ * against the scene as the ops before it left it: writes to out[0..*n_out)
+ * (at most 2) the absolute ops it amounts to (sets, or the create with r;
+ * their strings borrowed from 'op'), and for ik fills *ik. Changes nothing.
+ * 0, or an error set in 'err' naming op k and the field.
+ */
+int ed_resolve(const scene *s, const edit_op *op, int k, edit_op out[2], int *n_out,
+	       edit_ik_report *ik, edit_error *err);
 
 /* --- edit_invert.c: recording inverses and applying them --- */
 

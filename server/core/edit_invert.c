@@ -74,8 +74,8 @@ int ed_record_old_values(const scene *s, int node, unsigned fields, edit_batch *
 	if (!op)
 		return RIGD_E_NOMEM;
 	scene_props(s, node, &p);
-	if (fields & EDIT_F_EULER)
-		fields = (fields & ~EDIT_F_EULER) | EDIT_F_R;
+	if (fields & (EDIT_F_EULER | EDIT_F_ANGLE))
+		fields = (fields & ~(EDIT_F_EULER | EDIT_F_ANGLE)) | EDIT_F_R;
 	if (fields & CAMERA_FIELDS)
 		fields |= CAMERA_FIELDS; /* the scene sets the three together */
 	op->fields = fields;

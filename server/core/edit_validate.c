@@ -27,7 +27,7 @@ unsigned ed_prop_mask(unsigned fields)
 
 	if (fields & EDIT_F_T)
 		m |= PROP_T;
-	if (fields & (EDIT_F_R | EDIT_F_EULER))
+	if (fields & (EDIT_F_R | EDIT_F_EULER | EDIT_F_ANGLE))
 		m |= PROP_R;
 	if (fields & EDIT_F_S)
 		m |= PROP_S;
@@ -59,6 +59,8 @@ void ed_props_from_op(const edit_op *op, node_props *p)
 		p->r = op->r;
 	if (f & EDIT_F_EULER)
 		p->r = quat_from_euler_deg(op->euler_deg);
+	if (f & EDIT_F_ANGLE)
+		p->r = quat_from_angle2d_deg(op->angle_deg);
 	if (f & EDIT_F_S)
 		p->s = op->s;
 	if (f & EDIT_F_PIVOT)
@@ -96,12 +98,19 @@ int ed_check_props(const edit_op *op, int k, const node_props *p, edit_error *er
 			       err_str(RIGD_E_NOT_FINITE));
 		return RIGD_E_NOT_FINITE;
 	}
+	if ((op->fields & EDIT_F_ANGLE) && !isfinite(op->angle_deg)) {
+		edit_error_set(err, RIGD_E_NOT_FINITE, k, "angle", "angle: %s",
+			       err_str(RIGD_E_NOT_FINITE));
+		return RIGD_E_NOT_FINITE;
+	}
 	rc = node_props_check(p, ed_prop_mask(op->fields), &bad);
 	if (rc == 0)
 		return 0;
 	switch (bad) {
 	case PROP_T: field = "t"; break;
-	case PROP_R: field = (op->fields & EDIT_F_EULER) ? "euler" : "r"; break;
+	case PROP_R:
+		field = (op->fields & EDIT_F_EULER) ? "euler" : (op->fields & EDIT_F_ANGLE) ? "angle" : "r";
+		break;
 	case PROP_S: field = "s"; break;
 	case PROP_PIVOT: field = "pivot"; break;
 	case PROP_BOUNDS: field = "bounds"; break;
@@ -138,14 +147,34 @@ int ed_check_props(const edit_op *op, int k, const node_props *p, edit_error *er
 	return rc;
 }
 
+/* The fields a relative op cannot do without. */
+static int check_required(const edit_op *op, int k, edit_error *err)
+{
+	unsigned need = op->kind == EDIT_ROTATE ? EDIT_F_ANGLE
+			: op->kind == EDIT_MOVE ? EDIT_F_BY
+			: op->kind == EDIT_IK   ? EDIT_F_CHAIN | EDIT_F_TARGET
+						: 0u;
+	unsigned missing = need & ~op->fields;
+
+	if (missing) {
+		const char *f = edit_field_name(missing & -missing);
+
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, f, "a %s op needs '%s'",
+			       edit_op_name(op->kind), f);
+		return RIGD_E_BAD_FIELD;
+	}
+	return 0;
+}
+
 /* Validation that needs no scene: kind, allowed fields, ids. */
 int ed_check_shape(const edit_op *op, int k, const edit_limits *lim, edit_error *err)
 {
 	char q[QUOTED_MAX];
 	unsigned extra;
 	size_t max_id = lim ? (size_t)lim->max_id_len : SCENE_ID_MAX;
+	int rc;
 
-	if (op->kind < EDIT_CREATE || op->kind > EDIT_DELETE) {
+	if (op->kind < EDIT_CREATE || op->kind > EDIT_IK) {
 		edit_error_set(err, RIGD_E_UNKNOWN_OP, k, "op", "unknown op %d", op->kind);
 		return RIGD_E_UNKNOWN_OP;
 	}
@@ -166,6 +195,13 @@ int ed_check_shape(const edit_op *op, int k, const edit_limits *lim, edit_error 
 		edit_error_set(err, RIGD_E_BAD_FIELD, k, "euler", "give either 'r' or 'euler', not both");
 		return RIGD_E_BAD_FIELD;
 	}
+	if ((op->fields & EDIT_F_ANGLE) && (op->fields & (EDIT_F_R | EDIT_F_EULER))) {
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, "angle",
+			       "give one of 'r', 'euler' or 'angle', not several");
+		return RIGD_E_BAD_FIELD;
+	}
+	if ((rc = check_required(op, k, err)) != 0)
+		return rc;
 	if (!scene_id_valid(op->id) || strlen(op->id) > max_id) {
 		edit_error_set(err, RIGD_E_BAD_ID, k, "id", "bad id '%s': %s", ed_quoted(op->id, q),
 			       err_str(RIGD_E_BAD_ID));
@@ -176,6 +212,16 @@ int ed_check_shape(const edit_op *op, int k, const edit_limits *lim, edit_error 
 		edit_error_set(err, RIGD_E_BAD_ID, k, "parent", "bad parent id '%s': %s",
 			       ed_quoted(op->parent, q), err_str(RIGD_E_BAD_ID));
 		return RIGD_E_BAD_ID;
+	}
+	if (op->kind == EDIT_IK) {
+		const char *ids[2] = { op->chain_mid, op->chain_end };
+
+		for (int i = 0; i < 2; i++)
+			if (!scene_id_valid(ids[i]) || strlen(ids[i]) > max_id) {
+				edit_error_set(err, RIGD_E_BAD_ID, k, "chain", "chain: bad id '%s': %s",
+					       ed_quoted(ids[i], q), err_str(RIGD_E_BAD_ID));
+				return RIGD_E_BAD_ID;
+			}
 	}
 	if ((op->fields & EDIT_F_INDEX) && op->index < -1) {
 		edit_error_set(err, RIGD_E_BAD_INDEX, k, "index", "index %d: %s", op->index,
@@ -214,3 +260,38 @@ int ed_find_node(const scene *s, const edit_op *op, int k, int *node, edit_error
 	return 0;
 }
 
+
+/* ---------- 2D scenes ---------- */
+
+static int plane_error(edit_error *err, int k, const char *field, const char *why)
+{
+	edit_error_set(err, RIGD_E_BAD_FIELD, k, field, "%s: %s in a 2D scene", field, why);
+	return RIGD_E_BAD_FIELD;
+}
+
+int ed_check_plane(const scene *s, const edit_op *op, int k, const node_props *p,
+		   edit_error *err)
+{
+	unsigned f = op->fields;
+
+	if (scene_dims(s) != 2) {
+		if (f & EDIT_F_ANGLE) {
+			edit_error_set(err, RIGD_E_BAD_FIELD, k, "angle",
+				       "angle: only nodes of a 2D scene have an angle (use r or euler)");
+			return RIGD_E_BAD_FIELD;
+		}
+		return 0;
+	}
+	if ((f & EDIT_F_T) && p->t.z != 0)
+		return plane_error(err, k, "t", "z must be 0");
+	if ((f & EDIT_F_PIVOT) && p->pivot.z != 0)
+		return plane_error(err, k, "pivot", "z must be 0");
+	if ((f & EDIT_F_S) && p->s.z != 1)
+		return plane_error(err, k, "s", "z must be 1");
+	/* A rotation about z alone has x = y = 0; the scene normalises without
+	 * changing a zero component. */
+	if ((f & (EDIT_F_R | EDIT_F_EULER)) && (p->r.x != 0 || p->r.y != 0))
+		return plane_error(err, k, (f & EDIT_F_EULER) ? "euler" : "r",
+				   "the rotation must be about z only");
+	return 0;
+}

@@ -76,6 +76,24 @@ quat quat_mul(quat a, quat b)
 	};
 }
 
+quat quat_from_angle2d_deg(double deg)
+{
+	return quat_from_axis_angle(vec3_make(0, 0, 1), -deg * DEG);
+}
+
+double quat_to_angle2d_deg(quat q)
+{
+	/* The rotation about z is 2 atan2(z, w); the screen angle its negative,
+	 * folded into (-180, 180]. q and -q give angles 360 degrees apart. */
+	double a = -2 * atan2(q.z, q.w) / DEG;
+
+	while (a > 180)
+		a -= 360;
+	while (a <= -180)
+		a += 360;
+	return a + 0.0;
+}
+
 quat quat_from_euler_deg(vec3 deg)
 {
 	quat qx = quat_from_axis_angle(vec3_make(1, 0, 0), deg.x * DEG);

@@ -91,6 +91,17 @@ double quat_length(quat q);
  * component, RIGD_E_ZERO_QUATERNION for a length below 1e-12. */
 int quat_normalize(quat q, quat *out);
 vec3 quat_rotate(quat q, vec3 v);
+/*
+ * The 2D screen convention (transforms.md, "2D scenes"): artwork
+ * coordinates with y down, a positive angle counter-clockwise as seen on
+ * screen. On screen that is a turn from +x towards -y, so the angle 'deg'
+ * is the rotation about z by -deg: quat_from_angle2d_deg(deg) is
+ * quat_from_axis_angle((0, 0, 1), -deg in radians).
+ */
+quat quat_from_angle2d_deg(double deg);
+/* The screen angle of a rotation about z, in degrees in (-180, 180]; only
+ * the z and w components are read (x and y are zero in a 2D scene). */
+double quat_to_angle2d_deg(quat q);
 
 /* matrices */
 mat4 mat4_identity(void);

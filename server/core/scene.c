@@ -81,6 +81,7 @@ struct scene {
 	int nslots;    /* handles ever used (high-water mark) */
 	int cap;       /* capacity of every per-handle array */
 	int max_nodes;
+	int dims;        /* 3, or 2 for a scene in the xy plane */
 
 	double *xf;      /* XF_DOUBLES * cap: local then world, mat34 each */
 	int *parent;     /* -1 for a root; alone, as the full pass reads only it */
@@ -215,6 +216,7 @@ scene *scene_new(void)
 	if (!s)
 		return NULL;
 	s->max_nodes = SCENE_DEFAULT_MAX_NODES;
+	s->dims = 3;
 	s->hash = array_alloc(sizeof(int) * 16);
 	if (!s->hash) {
 		free(s);
@@ -255,6 +257,19 @@ void scene_set_max_nodes(scene *s, int max_nodes)
 int scene_max_nodes(const scene *s)
 {
 	return s->max_nodes;
+}
+
+int scene_set_dims(scene *s, int dims)
+{
+	if (dims != 2 && dims != 3)
+		return RIGD_E_BAD_FIELD;
+	s->dims = dims;
+	return 0;
+}
+
+int scene_dims(const scene *s)
+{
+	return s->dims;
 }
 
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)

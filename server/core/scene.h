@@ -93,6 +93,18 @@ void scene_free(scene *s);
 /* The node limit checked by scene_create (RIGD_E_LIMIT beyond it). */
 void scene_set_max_nodes(scene *s, int max_nodes);
 int scene_max_nodes(const scene *s);
+/*
+ * The scene's dimensions: 3 (the default) or 2. In a 2D scene every node
+ * lives in the xy plane (t.z = 0, rotation about z only, s.z = 1,
+ * pivot.z = 0): the edit layer refuses an op that leaves it, and encoders
+ * show each node's screen angle (quat_to_angle2d_deg). The scene itself
+ * stores and recomputes 2D nodes exactly as 3D ones. scene_set_dims
+ * returns 0, or RIGD_E_BAD_FIELD for a value other than 2 or 3 (dims then
+ * unchanged). Set it before the first node: nodes already there are not
+ * checked (a scene loaded from a snapshot of a 2D scene is in the plane).
+ */
+int scene_set_dims(scene *s, int dims);
+int scene_dims(const scene *s);
 
 /* --- structure (reads) --- */
 int scene_count(const scene *s);                   /* number of nodes */

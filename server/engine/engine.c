@@ -161,6 +161,7 @@ static scene_rt *rt_new(const char *name, int64_t id)
 		return NULL;
 	}
 	rt->next_seq = 1;
+	rt->dims = 3;
 	return rt;
 }
 
@@ -176,6 +177,8 @@ static int open_scene_cb(void *vctx, const store_scene *sc)
 		return err == RIGD_E_SCENE_EXISTS ? RIGD_E_STORAGE : err;
 	}
 	rt->seq = sc->last_seq; /* load_scene sets it from the log */
+	rt->dims = sc->dims == 2 ? 2 : 3;
+	scene_set_dims(rt->sc, rt->dims);
 	return 0;
 }
 
@@ -271,8 +274,15 @@ int eng_writable(engine *e, edit_error *err)
 
 int engine_scene_create(engine *e, const char *name)
 {
+	return engine_scene_create_dims(e, name, 3);
+}
+
+int engine_scene_create_dims(engine *e, const char *name, int dims)
+{
 	if (eng_writable(e, NULL))
 		return RIGD_E_FORBIDDEN;
+	if (dims != 2 && dims != 3)
+		return RIGD_E_BAD_FIELD;
 	if (!name || !scene_id_valid(name))
 		return RIGD_E_BAD_ID;
 	if (eng_find_scene(e, name))
@@ -281,6 +291,8 @@ int engine_scene_create(engine *e, const char *name)
 	if (!rt)
 		return RIGD_E_NOMEM;
 	scene_set_max_nodes(rt->sc, e->opts.max_nodes);
+	rt->dims = dims;
+	scene_set_dims(rt->sc, dims);
 	/* Room in the array first, so that nothing can fail after the row is
 	 * stored. */
 	if (e->n_scenes == e->cap_scenes) {
@@ -293,7 +305,7 @@ int engine_scene_create(engine *e, const char *name)
 		e->scenes = p;
 		e->cap_scenes = cap;
 	}
-	int err = store_scene_create(e->st, name, eng_now_us(), &rt->id);
+	int err = store_scene_create_dims(e->st, name, eng_now_us(), dims, &rt->id);
 	if (err) {
 		if (err == RIGD_E_STORAGE)
 			eng_set_errmsg(e, "%s", store_errmsg(e->st));
@@ -333,6 +345,12 @@ const scene *engine_scene(const engine *e, const char *name)
 {
 	scene_rt *rt = eng_find_scene(e, name);
 	return rt ? rt->sc : NULL;
+}
+
+int engine_scene_dims(const engine *e, const char *name)
+{
+	scene_rt *rt = eng_find_scene(e, name);
+	return rt ? rt->dims : RIGD_E_UNKNOWN_SCENE;
 }
 
 int64_t engine_seq(const engine *e, const char *name)
@@ -510,7 +528,11 @@ int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit
 			int kind, int64_t target, engine_ack *ack, edit_error *err)
 {
 	edit_result res;
-	edit_batch inv;
+	edit_batch inv, resolved;
+	/* Relative ops (rotate, move, ik) and angles are logged as the
+	 * absolute channels they produced, so replay needs no solver. */
+	bool relative = !edit_batch_is_absolute(b);
+	const edit_batch *logged = relative ? &resolved : b;
 	/* Seqs are gapless: the committed ones, then one per queued batch. */
 	assert(rt->next_seq == rt->seq + rt->n_pending + 1);
 	assert(kind == STORE_EDIT ? target == 0 : target > 0 && target < rt->next_seq);
@@ -519,7 +541,7 @@ int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit
 		edit_error_set(err, rc, -1, "", "out of memory");
 		return rc;
 	}
-	rc = edit_apply_ex(rt->sc, b, lim, &res, &inv, err);
+	rc = edit_apply_resolve(rt->sc, b, lim, &res, &inv, relative ? &resolved : NULL, err);
 	if (rc)
 		return rc; /* the scene is as it was, out of memory or not */
 	pending *p = &e->q[e->n_q];
@@ -532,12 +554,14 @@ int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit
 	p->client_seq = b->client_seq;
 	p->kind = kind;
 	p->target = target;
-	p->n_ops = b->n_ops;
-	rc = eng_encode_ops(b, &p->ops, &p->ops_len);
+	p->n_ops = logged->n_ops;
+	rc = eng_encode_ops(logged, &p->ops, &p->ops_len);
 	if (!rc)
 		rc = eng_encode_ops(&inv, &p->inverse, &p->inverse_len);
 	if (!rc)
-		rc = engine_ops_encode_bin(b, &p->ops_bin, &p->ops_bin_len);
+		rc = engine_ops_encode_bin(logged, &p->ops_bin, &p->ops_bin_len);
+	if (relative)
+		edit_batch_release(&resolved);
 	hist *h = eng_hist_find(rt, p->client);
 	if (!rc && h)
 		rc = eng_hist_step(h, e->opts.undo_depth, p->seq, kind, target);
@@ -562,7 +586,7 @@ int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit
 	e->n_q++;
 	rt->next_seq++;
 	rt->n_pending++;
-	rt->pending_weight += batch_weight(b->n_ops);
+	rt->pending_weight += batch_weight(p->n_ops);
 	if (ack) {
 		ack->seq = p->seq;
 		ack->recomputed = res.recomputed;

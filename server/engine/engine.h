@@ -98,6 +98,13 @@ const char *engine_errmsg(const engine *e);
 /* Creates an empty scene and stores it at once (durably, outside any turn).
  * RIGD_E_BAD_ID, RIGD_E_SCENE_EXISTS, RIGD_E_STORAGE. */
 int engine_scene_create(engine *e, const char *name);
+/* engine_scene_create of a scene with 'dims' 2 (every node in the xy plane,
+ * scene_set_dims) or 3; RIGD_E_BAD_FIELD for any other value. The dims are
+ * stored with the scene and never change. */
+int engine_scene_create_dims(engine *e, const char *name, int dims);
+
+/* The dims of scene 'name' (2 or 3), or RIGD_E_UNKNOWN_SCENE. */
+int engine_scene_dims(const engine *e, const char *name);
 
 /*
  * Deletes a scene with its log and snapshots, at once. RIGD_E_UNKNOWN_SCENE,
@@ -135,7 +142,9 @@ void engine_ack_release(engine_ack *a);
 
 /*
  * Applies batch 'b' to scene 'name' in memory and queues its log row for
- * the next engine_commit. A batch whose (client, client_seq) the scene has
+ * the next engine_commit. Relative ops (rotate, move, ik) and angles are
+ * logged as the absolute set ops they resolved to (edit_apply_resolve), so
+ * the log holds only create, set, reparent and delete. A batch whose (client, client_seq) the scene has
  * already seen (committed, or queued in this turn) is not applied again:
  * *ack gets its original seq and duplicate = true. Otherwise the batch gets
  * the scene's next seq (gapless from 1), and *ack what it changed.
@@ -267,8 +276,10 @@ int engine_check(engine *e, engine_report_fn fn, void *ctx);
 
 /* Encodes the ops of 'b' (not its client or client_seq); *out gets a
  * malloc'd image of *len bytes, which the caller frees. Returns 0,
- * RIGD_E_TOO_LARGE (a name or mesh of 65535 bytes or more, an unknown field
- * bit) or RIGD_E_NOMEM; *out is then unchanged. */
+ * RIGD_E_TOO_LARGE (a name or mesh of 65535 bytes or more, a field bit of
+ * EDIT_F_ANGLE or above, an op other than create, set, reparent or delete:
+ * relative ops are resolved before they are logged) or RIGD_E_NOMEM; *out
+ * is then unchanged. */
 int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len);
 
 /*

@@ -191,6 +191,7 @@ static int check_scene(check_ctx *c, scene_rt *rt)
 	if (!c->r.sc)
 		return RIGD_E_NOMEM;
 	scene_set_max_nodes(c->r.sc, INT_MAX);
+	scene_set_dims(c->r.sc, rt->dims);
 	c->json_rows = 0;
 	err = store_snapshots(e->st, rt->id, false, snap_list_cb, &cr.snaps);
 	if (!err)

@@ -39,6 +39,8 @@ typedef struct hist {
 typedef struct scene_rt {
 	char name[SCENE_ID_MAX + 1];
 	int64_t id;               /* scenes.id */
+	int dims;                 /* scenes.dims: 3, or 2; every scene built
+	                             for it (replay, time travel) gets it */
 	scene *sc;
 	int64_t seq;              /* last committed */
 	int64_t next_seq;         /* the seq the next batch gets */

@@ -137,6 +137,19 @@ static int import_line(import_ctx *c, const char *line, size_t n, edit_error *er
 		edit_batch_release(&ll.batch);
 		return RIGD_E_BAD_SEQ;
 	}
+	/* A log holds the absolute channels relative ops resolved to; a line
+	 * with a relative op was not written by rigd and would store one. */
+	for (int i = 0; i < ll.batch.n_ops; i++) {
+		const edit_op *op = &ll.batch.ops[i];
+		if (op->kind > EDIT_DELETE || (op->fields & EDIT_F_ANGLE)) {
+			const char *f = op->kind > EDIT_DELETE ? "op" : "angle";
+			edit_error_set(err, RIGD_E_BAD_FIELD, i, f,
+				       "%s: a log holds only create, set, reparent and delete ops with "
+				       "absolute channels (r, not angle)", f);
+			edit_batch_release(&ll.batch);
+			return RIGD_E_BAD_FIELD;
+		}
+	}
 	rc = edit_apply_ex(c->rt->sc, &ll.batch, NULL, NULL, &inv, err);
 	if (rc) {
 		edit_batch_release(&ll.batch);
@@ -194,6 +207,7 @@ static void import_undo(import_ctx *c, int line_no, int *bad_line, edit_error *e
 	scene *s = scene_new();
 	if (s) {
 		scene_set_max_nodes(s, e->opts.max_nodes);
+		scene_set_dims(s, rt->dims);
 		scene_free(rt->sc);
 		rt->sc = s;
 	} else {

@@ -37,6 +37,11 @@
  * the bytes left before it is read. */
 
 #define OPS_BIN_HEADER 5        /* format byte and op count */
+/* The field bits an image holds: those of the absolute ops a log stores
+ * (create, set, reparent, delete), below EDIT_F_COUNT_. Relative ops and
+ * angles (EDIT_F_ANGLE and up) are resolved into absolute ones before they
+ * are logged (edit_apply_resolve), so format 1 never needs more. */
+#define OPS_BIN_FIELD_BITS EDIT_F_COUNT_
 #define OPS_BIN_MIN_OP 4        /* kind, fields, id length */
 #define OPS_BIN_NULL_STR 0xffffu
 
@@ -138,8 +143,8 @@ int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
 		return RIGD_E_TOO_LARGE;
 	for (int i = 0; i < b->n_ops; i++) {
 		size_t n = op_bin_size(&b->ops[i]);
-		if (n == 0 || (b->ops[i].fields >> EDIT_F_COUNT_) != 0 ||
-		    b->ops[i].kind < 0 || b->ops[i].kind > 0xff)
+		if (n == 0 || (b->ops[i].fields >> OPS_BIN_FIELD_BITS) != 0 ||
+		    b->ops[i].kind < EDIT_CREATE || b->ops[i].kind > EDIT_DELETE)
 			return RIGD_E_TOO_LARGE;
 		total += n;
 	}
@@ -248,7 +253,7 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 		op->fields = f;
 		get_bin_id(&r, op->id);
 		if (r.bad || op->kind < EDIT_CREATE || op->kind > EDIT_DELETE ||
-		    (f >> EDIT_F_COUNT_) != 0) {
+		    (f >> OPS_BIN_FIELD_BITS) != 0) {
 			r.bad = true;
 			break;
 		}

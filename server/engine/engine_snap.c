@@ -178,6 +178,7 @@ static int snap_load_cb(void *vctx, const store_snapshot *sn)
 			       (long long)sn->seq);
 		return err;
 	}
+	scene_set_dims(s, scene_dims(c->sc));
 	scene_free(c->sc);
 	c->sc = s;
 	c->expect = sn->seq + 1;
@@ -238,9 +239,12 @@ static int build_scene(engine *e, const char *name, int64_t id, int64_t upto, sc
 		       int64_t *tail_weight, int64_t *last)
 {
 	replay_ctx c = { .e = e, .name = name, .sc = scene_new(), .expect = 1 };
+	scene_rt *rt = eng_find_scene(e, name);
 	if (!c.sc)
 		return RIGD_E_NOMEM;
 	scene_set_max_nodes(c.sc, INT_MAX);
+	/* The dims come with the scene's row, never from its log. */
+	scene_set_dims(c.sc, rt ? rt->dims : 3);
 	int err = store_snapshot_latest(e->st, id, upto, snap_load_cb, &c);
 	if (err == RIGD_E_STORAGE && !e->errmsg[0])
 		eng_set_errmsg(e, "%s", store_errmsg(e->st));

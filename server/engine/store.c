@@ -52,6 +52,10 @@ static const char *const stmt_sql[ST_COUNT_] = {
 		     " WHERE scene_id = ?1 ORDER BY seq",
 	[ST_SNAPS_META] = "SELECT seq, format, n_nodes, hash, length(data) FROM snapshots"
 			  " WHERE scene_id = ?1 ORDER BY seq",
+	[ST_SCENES_DIMS] = "SELECT s.id, s.name, s.created_us,"
+			   " (SELECT max(e.seq) FROM edits e WHERE e.scene_id = s.id), s.dims"
+			   " FROM scenes s ORDER BY s.name",
+	[ST_SCENE_INSERT_DIMS] = "INSERT INTO scenes (name, created_us, dims) VALUES (?1, ?2, ?3)",
 };
 
 /*
@@ -227,10 +231,11 @@ bool store_in_transaction(const store *st)
 int store_scenes(store *st, store_scene_fn fn, void *ctx)
 {
 	sqlite3_stmt *s;
-	int prep_err = stmt(st, ST_SCENES, &s);
+	enum stmt_id id = st->has_dims ? ST_SCENES_DIMS : ST_SCENES;
+	int prep_err = stmt(st, id, &s);
 	if (prep_err)
 		return prep_err;
-	st->stmt_busy[ST_SCENES] = true;
+	st->stmt_busy[id] = true;
 	int rc, ret = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		store_scene sc = {
@@ -238,6 +243,7 @@ int store_scenes(store *st, store_scene_fn fn, void *ctx)
 			.name = (const char *)sqlite3_column_text(s, 1),
 			.created_us = sqlite3_column_int64(s, 2),
 			.last_seq = sqlite3_column_int64(s, 3),
+			.dims = st->has_dims ? sqlite3_column_int(s, 4) : 3,
 		};
 		if (!sc.name) {
 			ret = sto_fail(st, sqlite3_errcode(st->db));
@@ -249,18 +255,34 @@ int store_scenes(store *st, store_scene_fn fn, void *ctx)
 	}
 	if (!ret && rc != SQLITE_DONE)
 		ret = sto_fail(st, rc);
-	done(st, ST_SCENES);
+	done(st, id);
 	return ret;
 }
 
 int store_scene_create(store *st, const char *name, int64_t created_us, int64_t *id)
 {
+	return store_scene_create_dims(st, name, created_us, 3, id);
+}
+
+int store_scene_create_dims(store *st, const char *name, int64_t created_us, int dims,
+			    int64_t *id)
+{
 	sqlite3_stmt *s;
-	int prep_err = stmt(st, ST_SCENE_INSERT, &s);
+	enum stmt_id sid = st->has_dims ? ST_SCENE_INSERT_DIMS : ST_SCENE_INSERT;
+	if (dims != 2 && dims != 3)
+		return RIGD_E_BAD_FIELD;
+	if (dims == 2 && !st->has_dims) {
+		snprintf(st->errmsg, sizeof(st->errmsg), "schema version %d has no 2D scenes",
+			 SCHEMA_DIMS - 1);
+		return RIGD_E_STORAGE;
+	}
+	int prep_err = stmt(st, sid, &s);
 	if (prep_err)
 		return prep_err;
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, created_us);
+	if (st->has_dims)
+		sqlite3_bind_int(s, 3, dims);
 	int rc = sqlite3_step(s);
 	int err = 0;
 	if (rc == SQLITE_DONE) {
@@ -272,7 +294,7 @@ int store_scene_create(store *st, const char *name, int64_t created_us, int64_t 
 	} else {
 		err = sto_fail(st, rc);
 	}
-	done(st, ST_SCENE_INSERT);
+	done(st, sid);
 	return err;
 }
 

@@ -91,6 +91,7 @@ typedef struct store_scene {
 	const char *name;        /* valid during the callback */
 	int64_t created_us;      /* microseconds since the Unix epoch */
 	int64_t last_seq;        /* seq of its latest batch, 0 if none */
+	int dims;                /* 3, or 2 for a 2D scene (schema 4) */
 } store_scene;
 
 /* Calls fn for every scene in name order. A non-zero return from fn stops
@@ -101,6 +102,10 @@ int store_scenes(store *st, store_scene_fn fn, void *ctx);
 /* Creates scene 'name'; *id gets its id. RIGD_E_SCENE_EXISTS if taken.
  * Outside a transaction it commits at once. */
 int store_scene_create(store *st, const char *name, int64_t created_us, int64_t *id);
+/* store_scene_create of a scene with 'dims' (2 or 3; RIGD_E_BAD_FIELD
+ * otherwise; RIGD_E_STORAGE for 2 on a database kept below schema 4). */
+int store_scene_create_dims(store *st, const char *name, int64_t created_us, int dims,
+			    int64_t *id);
 
 /* Deletes a scene with its log and snapshots. Outside a transaction it
  * commits at once. RIGD_E_UNKNOWN_SCENE if there is no such id. */

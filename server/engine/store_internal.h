@@ -36,11 +36,15 @@ enum stmt_id {
 	ST_SNAP_LATEST,
 	ST_SNAPS,
 	ST_SNAPS_META,
+	ST_SCENES_DIMS,           /* ST_SCENES and ST_SCENE_INSERT from schema 4 */
+	ST_SCENE_INSERT_DIMS,
 	ST_COUNT_
 };
 
 /* The first schema version whose edits table has ops_bin. */
 #define SCHEMA_OPS_BIN 3
+/* The first schema version whose scenes table has dims. */
+#define SCHEMA_DIMS 4
 
 /* The store: one connection, its process lock and its statements. */
 struct store {
@@ -52,6 +56,7 @@ struct store {
 	int checkpoint_pages;
 	uint64_t checkpoints;
 	bool has_ops_bin;           /* the schema has edits.ops_bin */
+	bool has_dims;              /* the schema has scenes.dims */
 	char errmsg[256];
 };
 

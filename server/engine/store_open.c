@@ -244,6 +244,7 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 		version = target;
 	}
 	st->has_ops_bin = version >= SCHEMA_OPS_BIN;
+	st->has_dims = version >= SCHEMA_DIMS;
 	if (err)
 		*err = 0;
 	return st;

@@ -41,6 +41,7 @@ static void route_scene_list(struct server *S, const struct http_call *call)
 	uint64_t conn = call->conn;
 	int n = engine_scenes(S->e, NULL, 0);
 	proto_scene_info *v = n > 0 ? calloc((size_t)n, sizeof(*v)) : NULL;
+	int *dims;
 	proto_buf b;
 
 	if (n > 0 && !v) {
@@ -56,25 +57,33 @@ static void route_scene_list(struct server *S, const struct http_call *call)
 				v[w++] = v[i];
 		n = w;
 	}
+	dims = n > 0 ? calloc((size_t)n, sizeof(*dims)) : NULL;
+	for (int i = 0; dims && i < n; i++)
+		dims[i] = engine_scene_dims(S->e, v[i].name);
 	proto_buf_init(&b, 0);
-	if (proto_encode_scene_list(&b, v, n)) {
+	if ((n > 0 && !dims) || proto_encode_scene_list_dims(&b, v, dims, n)) {
 		free(v);
+		free(dims);
 		proto_buf_release(&b);
 		http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
 		return;
 	}
 	free(v);
+	free(dims);
 	http_respond_json(S, conn, 200, &b);
 }
 
-/* {"name","seq":0,"nodes":0}: a scene just created. */
-static void http_scene_info(struct server *S, uint64_t conn, int status, const char *name)
+/* {"name","seq":0,"nodes":0}: a scene just created ("dims":2 after
+ * "nodes" for a 2D one). */
+static void http_scene_info(struct server *S, uint64_t conn, int status, const char *name,
+			    int dims)
 {
 	proto_buf b;
 
 	proto_buf_init(&b, 0);
 	if (PROTO_BUF_LIT(&b, "{\"name\":") || proto_buf_json_string(&b, name) ||
-	    PROTO_BUF_LIT(&b, ",\"seq\":0,\"nodes\":0}")) {
+	    PROTO_BUF_LIT(&b, ",\"seq\":0,\"nodes\":0") ||
+	    (dims == 2 && PROTO_BUF_LIT(&b, ",\"dims\":2")) || PROTO_BUF_LIT(&b, "}")) {
 		proto_buf_release(&b);
 		http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
 		return;
@@ -186,9 +195,11 @@ static bool read_scene_at(struct server *S, uint64_t conn, const char *name, con
 		return false;
 	}
 	/* Seq 0 is the empty scene by definition: no history to read. */
-	if (*seq == 0 && engine_seq(S->e, name) >= 0)
+	if (*seq == 0 && engine_seq(S->e, name) >= 0) {
 		rc = (*past = scene_new()) ? 0 : RIGD_E_NOMEM;
-	else
+		if (*past)
+			scene_set_dims(*past, engine_scene_dims(S->e, name));
+	} else
 		rc = engine_at(S->e, name, *seq, past);
 	if (rc == RIGD_E_BAD_SEQ) {
 		http_respond_code(S, conn, rc, "at", "scene '%s' has no seq %" PRId64, name, *seq);
@@ -448,20 +459,58 @@ static void route_metrics(struct server *S, const struct http_call *call)
 	http_respond_buf(S, call->conn, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
 }
 
-/* POST /api/scenes {"name"}: a new, empty scene. */
+/*
+ * GET /api/scenes/{name}/debug/{node}[?at=SEQ]: the debug record of one
+ * node (bone id, local and world angle, pivot world position, determinant,
+ * the scale-or-shear flag).
+ */
+static void route_debug(struct server *S, const struct http_call *call)
+{
+	const char *node_id = strrchr(call->path, '/') + 1;
+	const scene *s;
+	scene *past;
+	int64_t seq;
+	proto_buf b;
+	int node, rc;
+
+	if (!scene_id_valid(node_id)) {
+		http_respond_code(S, call->conn, RIGD_E_BAD_ID, "node", "bad node id");
+		return;
+	}
+	if (!read_scene_at(S, call->conn, call->name, http_arg(call->args, call->n_args, "at"), &s,
+			   &past, &seq))
+		return;
+	if ((node = scene_find(s, node_id)) < 0) {
+		scene_free(past);
+		http_respond_code(S, call->conn, RIGD_E_UNKNOWN_NODE, "node",
+				  "scene '%s' has no node '%s'", call->name, node_id);
+		return;
+	}
+	proto_buf_init(&b, 0);
+	rc = proto_encode_debug(&b, call->name, (uint64_t)seq, s, node);
+	scene_free(past);
+	if (rc) {
+		proto_buf_release(&b);
+		http_respond_code(S, call->conn, rc, "", "out of memory");
+		return;
+	}
+	http_respond_json(S, call->conn, 200, &b);
+}
+
+/* POST /api/scenes {"name","dims"}: a new, empty scene (3D unless dims 2). */
 static void route_scene_create(struct server *S, const struct http_call *call)
 {
 	char name[SCENE_ID_MAX + 2];
 	edit_error err;
-	int rc;
+	int dims = 3, rc;
 
-	rc = proto_decode_scene_create(call->body, call->body_len, name, &err);
+	rc = proto_decode_scene_create_dims(call->body, call->body_len, name, &dims, &err);
 	if (rc == 0 && engine_seq(S->e, name) < 0 &&
 	    engine_scenes(S->e, NULL, 0) >= S->o.max_scenes) {
 		rc = RIGD_E_LIMIT;
 		edit_error_set(&err, rc, -1, "name", "there are %d scenes already (--max-scenes)",
 			       S->o.max_scenes);
-	} else if (rc == 0 && (rc = engine_scene_create(S->e, name)) != 0) {
+	} else if (rc == 0 && (rc = engine_scene_create_dims(S->e, name, dims)) != 0) {
 		edit_error_set(&err, rc, -1, "name", "%s '%s'",
 			       rc == RIGD_E_SCENE_EXISTS ? "there is already a scene" : err_str(rc),
 			       name);
@@ -470,8 +519,8 @@ static void route_scene_create(struct server *S, const struct http_call *call)
 		http_respond_error(S, call->conn, &err);
 		return;
 	}
-	serve_log(LOG_INFO, "scene %s created", name);
-	http_scene_info(S, call->conn, 201, name);
+	serve_log(LOG_INFO, "scene %s created (%dD)", name, dims);
+	http_scene_info(S, call->conn, 201, name, dims);
 }
 
 /* DELETE /api/scenes/{name}: the scene and its log go; subscribers hear. */
@@ -515,6 +564,7 @@ const struct route routes[] = {
 	{NET_POST,   "/api/scenes/{name}/log",   ROLE_EDITOR, AFTER, ROUTE_BODY_API,  route_log_import},
 	{NET_GET,    "/api/scenes/{name}/gltf",  ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_gltf_export},
 	{NET_POST,   "/api/scenes/{name}/gltf",  ROLE_EDITOR, AFTER, ROUTE_BODY_GLTF, route_gltf_import},
+	{NET_GET,    "/api/scenes/{name}/debug/{node}", ROLE_VIEWER, AFTER, ROUTE_BODY_API, route_debug},
 };
 const int routes_count = (int)(sizeof(routes) / sizeof(routes[0]));
 
@@ -532,6 +582,21 @@ bool routes_covers(const char *path)
 	return false;
 }
 
+/* True when the rest of a path fits the rest of a pattern after its
+ * "{name}": equal text, or a final "{node}" segment standing for a non-empty
+ * segment without '/' (its handler reads it from the path's end). */
+static bool tail_fits(const char *pattern_tail, const char *path_tail)
+{
+	const char *node = strstr(pattern_tail, "{node}");
+	size_t lit = node ? (size_t)(node - pattern_tail) : 0;
+
+	if (!node)
+		return strcmp(pattern_tail, path_tail) == 0;
+	assert(strcmp(node, "{node}") == 0); /* only ever the last segment */
+	return strncmp(pattern_tail, path_tail, lit) == 0 && path_tail[lit] &&
+	       !strchr(path_tail + lit, '/');
+}
+
 /* True when 'path' fits 'pattern'; its "{name}" segment goes to 'name'. */
 static bool pattern_fits(const char *pattern, const char *path, char *name, size_t cap)
 {
@@ -546,7 +611,7 @@ static bool pattern_fits(const char *pattern, const char *path, char *name, size
 	len = strcspn(path, "/");
 	if (len == 0 || len >= cap)
 		return false;
-	if (strcmp(var + strlen("{name}"), path + len) != 0)
+	if (!tail_fits(var + strlen("{name}"), path + len))
 		return false;
 	memcpy(name, path, len);
 	name[len] = '\0';

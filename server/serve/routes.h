@@ -9,7 +9,9 @@
  *
  * A pattern is literal text and at most one "{name}" segment: a scene name
  * of 1..SCENE_ID_MAX+1 characters without '/' (validity is checked after
- * authorisation, so a bad name is a 400, not a 404).
+ * authorisation, so a bad name is a 400, not a 404). After "{name}" a
+ * pattern may end in a "{node}" segment (any non-empty segment without
+ * '/'), which its handler reads from the end of the path.
  */
 #ifndef RIGD_SERVE_ROUTES_H
 #define RIGD_SERVE_ROUTES_H

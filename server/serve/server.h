@@ -143,6 +143,10 @@ struct pending {
 	 * the scene the import created, deleted again if the commit fails. */
 	char *report;
 	char created[SCENE_ID_MAX + 1];
+	/* What the batch's ik ops did (owned; NULL when it had none),
+	 * reported in its ack. */
+	edit_ik_report *ik;
+	int n_ik;
 };
 
 /*

@@ -89,6 +89,11 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 		p.req = *req;
 	p.seq = ack.seq;
 	p.recomputed = ack.recomputed;
+	/* The ik reports travel with the answer (owned by the pending entry). */
+	p.ik = ack.changes.ik;
+	p.n_ik = ack.changes.n_ik;
+	ack.changes.ik = NULL;
+	ack.changes.n_ik = 0;
 	if (!ack.duplicate) {
 		/* Ops are counted from what the engine reports at commit. */
 		struct room *st = rooms_get(S, scene_name);
@@ -125,68 +130,75 @@ void turn_deferred_free(struct deferred *d)
 	free(d);
 }
 
+/* Answers one batch of the turn: its ack after a commit, else "storage". */
+static void answer_one(struct server *S, struct pending *p, int commit_rc)
+{
+	proto_buf b;
+	edit_error err;
+	size_t len;
+	char *f;
+
+	if (commit_rc)
+		edit_error_set(&err, RIGD_E_STORAGE, -1, "", "the edit could not be stored: %s",
+			       engine_errmsg(S->e));
+	if (p->report) {
+		/* A glTF import: the scene it created goes again when
+		 * the import could not be stored. */
+		if (commit_rc)
+			http_respond_error(S, p->conn, &err);
+		else
+			routes_respond_import(S, p);
+		if (commit_rc && p->created[0]) {
+			if (engine_scene_delete(S->e, p->created) == 0)
+				rooms_scene_gone(S, p->created);
+			else
+				serve_log(LOG_WARN, "cannot delete scene %s after a failed import",
+				      p->created);
+		}
+		free(p->report);
+		p->report = NULL;
+		return;
+	}
+	if (p->http) {
+		proto_buf_init(&b, 0);
+		if (commit_rc) {
+			http_respond_error(S, p->conn, &err);
+		} else if (proto_encode_http_ack_ik(&b, (uint64_t)p->seq, p->recomputed, p->ik,
+						    p->n_ik) == 0) {
+			http_respond_json(S, p->conn, 200, &b);
+			return;
+		} else {
+			http_respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
+		}
+		proto_buf_release(&b);
+		return;
+	}
+	if (!p->reply)
+		return;  /* the client has gone */
+	struct client *c = clients_get(S, p->conn);
+
+	if (!c)
+		return;
+	proto_buf_init(&b, S->head);
+	if (commit_rc ? proto_encode_error(&b, &p->req, &err)
+		      : proto_encode_ack_ik(&b, &p->req, (uint64_t)p->seq, p->recomputed, p->ik,
+					    p->n_ik)) {
+		proto_buf_release(&b);
+		f = NULL;
+		len = 0;
+	} else {
+		f = serve_take_frame(&b, &len);
+	}
+	clients_fill(S, c, p->reply, f, len);
+}
+
 /* Answers every batch of the turn: acks after a commit, else "storage". */
 static void answer_pending(struct server *S, int commit_rc)
 {
 	for (int i = 0; i < S->n_pend; i++) {
-		struct pending *p = &S->pend[i];
-		proto_buf b;
-		edit_error err;
-		size_t len;
-		char *f;
-
-		if (commit_rc)
-			edit_error_set(&err, RIGD_E_STORAGE, -1, "", "the edit could not be stored: %s",
-				       engine_errmsg(S->e));
-		if (p->report) {
-			/* A glTF import: the scene it created goes again when
-			 * the import could not be stored. */
-			if (commit_rc)
-				http_respond_error(S, p->conn, &err);
-			else
-				routes_respond_import(S, p);
-			if (commit_rc && p->created[0]) {
-				if (engine_scene_delete(S->e, p->created) == 0)
-					rooms_scene_gone(S, p->created);
-				else
-					serve_log(LOG_WARN, "cannot delete scene %s after a failed import",
-					      p->created);
-			}
-			free(p->report);
-			p->report = NULL;
-			continue;
-		}
-		if (p->http) {
-			proto_buf_init(&b, 0);
-			if (commit_rc) {
-				http_respond_error(S, p->conn, &err);
-			} else if (proto_encode_http_ack(&b, (uint64_t)p->seq, p->recomputed) == 0) {
-				http_respond_json(S, p->conn, 200, &b);
-				continue;
-			} else {
-				http_respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
-			}
-			proto_buf_release(&b);
-			continue;
-		}
-		if (!p->reply)
-			continue;  /* the client has gone */
-		{
-			struct client *c = clients_get(S, p->conn);
-
-			if (!c)
-				continue;
-			proto_buf_init(&b, S->head);
-			if (commit_rc ? proto_encode_error(&b, &p->req, &err)
-				      : proto_encode_ack(&b, &p->req, (uint64_t)p->seq, p->recomputed)) {
-				proto_buf_release(&b);
-				f = NULL;
-				len = 0;
-			} else {
-				f = serve_take_frame(&b, &len);
-			}
-			clients_fill(S, c, p->reply, f, len);
-		}
+		answer_one(S, &S->pend[i], commit_rc);
+		free(S->pend[i].ik);
+		S->pend[i].ik = NULL;
 	}
 	S->n_pend = 0;
 }
