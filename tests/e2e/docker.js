@@ -13,7 +13,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const {
-  SOURCE_DIR, BUILD_DIR, SANITIZED, tempDir, get,
+  SOURCE_DIR, BUILD_DIR, SANITIZED, tempDir, get, childPid,
 } = require('../lib/rigd.js');
 
 const ENTRYPOINT = path.join(SOURCE_DIR, 'docker', 'entrypoint.sh');
@@ -45,8 +45,17 @@ function startEntrypoint(data) {
         host: m[1],
         port: Number(m[2]),
         stderr: () => stderr,
-        /* The script exec's rigd, so the child is rigd itself. */
-        stop: async () => { proc.kill('SIGTERM'); return exit; },
+        /* The script exec's rigd, so the child of `timeout` is rigd itself.
+         * SIGTERM goes to rigd alone, as `docker stop` sends it: sent to
+         * `timeout`, it would reach rigd twice (timeout signals its child and
+         * then its whole process group), and under ASan a second SIGTERM
+         * that lands during the leak check at exit kills the checker. */
+        stop: async () => {
+          const rigd = childPid(proc.pid);
+          if (rigd) process.kill(rigd, 'SIGTERM');
+          else proc.kill('SIGTERM');
+          return exit;
+        },
       });
     });
   });
@@ -71,7 +80,7 @@ test('first start: an admin token shown once, kept hashed, and required', async 
     assert.equal(r.status, 200, r.text);
     assert.ok(r.json.scenes.some((s) => s.name === 'demo'), r.text);
   } finally {
-    assert.equal(await server.stop(), 0);
+    assert.equal(await server.stop(), 0, `rigd's exit, with its stderr:\n${server.stderr()}`);
   }
 
   const before = fs.readFileSync(path.join(data, 'tokens'), 'utf8');
@@ -81,6 +90,6 @@ test('first start: an admin token shown once, kept hashed, and required', async 
     assert.equal(fs.readFileSync(path.join(data, 'tokens'), 'utf8'), before, 'and keeps the file');
     assert.equal((await get(again, '/api/scenes')).status, 401);
   } finally {
-    assert.equal(await again.stop(), 0);
+    assert.equal(await again.stop(), 0, `rigd's exit, with its stderr:\n${again.stderr()}`);
   }
 });

@@ -612,5 +612,5 @@ function percentile(values, p) {
 module.exports = {
   SOURCE_DIR, BUILD_DIR, SANITIZED, WebSocket, sleep, tempDir, startRigd, request, get, post,
   tree, postEdit, worldsOf, Client, schemaErrors, assertSchema, skeletonOps, createScene, run,
-  percentile, execFileSync, RawWs,
+  percentile, execFileSync, RawWs, childPid,
 };
