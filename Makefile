@@ -79,6 +79,7 @@ bench: build web-deps
 	./$(BUILD)/bench/bench_proto
 	./$(BUILD)/bench/bench_store
 	cmake --build $(BUILD) --target bench_net
+	cmake --build $(BUILD) --target bench_wire
 
 run: build web-deps
 	@mkdir -p $(dir $(DB))
