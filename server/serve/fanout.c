@@ -56,6 +56,25 @@ static struct cache_ref cache_of(struct room *st, int format)
 	return (struct cache_ref){ &bc->frame, &bc->len, &bc->from, &bc->to, &bc->covered };
 }
 
+/* Keeps a copy of update 'f' (with 'head' bytes of room, 'len' bytes of
+ * frame) from 'from' to 'to' for the next client at that cursor; without
+ * memory the old copy stays (it is keyed by its own cursor). */
+static void cache_store(struct cache_ref cr, const char *f, size_t head, size_t len, int64_t from,
+			int64_t to, int covered)
+{
+	char *copy = malloc(head + len + 1);
+
+	if (!copy)
+		return;
+	memcpy(copy, f, head + len + 1);
+	free(*cr.frame);
+	*cr.frame = copy;
+	*cr.len = len;
+	*cr.from = from;
+	*cr.to = to;
+	*cr.covered = covered;
+}
+
 /* The subscription's snapshot (JSON or binary) into 'b'. */
 static int encode_snapshot(proto_buf *b, const struct sub *sb, int64_t seq, const scene *s)
 {
@@ -119,19 +138,8 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 		proto_buf_release(&b);
 		return NULL;
 	}
-	if (!snapshot) {
-		char *copy = malloc(S->head + *len + 1);
-
-		if (copy) {
-			memcpy(copy, f, S->head + *len + 1);
-			free(*cr.frame);
-			*cr.frame = copy;
-			*cr.len = *len;
-			*cr.from = sb->cursor;
-			*cr.to = seq;
-			*cr.covered = covered;
-		}
-	}
+	if (!snapshot)
+		cache_store(cr, f, S->head, *len, sb->cursor, seq, covered);
 sent:
 	if (snapshot) {
 		S->m.snapshots_sent_total++;
