@@ -255,6 +255,7 @@ static void names_clear(proto_bin_names *n)
 		free(n->ids[i]);
 		n->ids[i] = NULL;
 	}
+	n->n = 0;
 }
 
 void proto_bin_names_release(proto_bin_names *n)
@@ -262,38 +263,70 @@ void proto_bin_names_release(proto_bin_names *n)
 	if (!n)
 		return;
 	names_clear(n);
+	free(n->keys);
 	free(n->ids);
 	proto_bin_names_init(n);
+}
+
+/* The slot of 'index', or of the empty slot where it would go (cap > 0). */
+static int names_slot(const proto_bin_names *n, uint32_t index)
+{
+	uint32_t mask = (uint32_t)n->cap - 1, i = (index * 2654435761u) & mask;
+
+	while (n->ids[i] && n->keys[i] != index)
+		i = (i + 1) & mask;
+	return (int)i;
+}
+
+/* Twice the slots (at least 64), every binding moved over. */
+static int names_grow(proto_bin_names *n)
+{
+	proto_bin_names bigger = { 0 };
+
+	bigger.cap = n->cap ? n->cap * 2 : 64;
+	bigger.keys = malloc((size_t)bigger.cap * sizeof(uint32_t));
+	bigger.ids = calloc((size_t)bigger.cap, sizeof(char *));
+	if (!bigger.keys || !bigger.ids) {
+		free(bigger.keys);
+		free(bigger.ids);
+		return RIGD_E_NOMEM;
+	}
+	for (int i = 0; i < n->cap; i++)
+		if (n->ids[i]) {
+			int to = names_slot(&bigger, n->keys[i]);
+
+			bigger.keys[to] = n->keys[i];
+			bigger.ids[to] = n->ids[i];
+			bigger.n++;
+		}
+	free(n->keys);
+	free(n->ids);
+	*n = bigger;
+	return 0;
 }
 
 /* Binds 'index' to a copy of 'id'. */
 static int names_bind(proto_bin_names *n, uint32_t index, const char *id)
 {
 	char *copy;
+	int slot;
 
-	assert(index < PROTO_BIN_MAX_INDEX);
-	if ((int)index >= n->cap) {
-		int cap = n->cap ? n->cap : 64;
-		char **v;
-
-		while (cap <= (int)index)
-			cap *= 2;
-		if (!(v = realloc(n->ids, (size_t)cap * sizeof(char *))))
-			return RIGD_E_NOMEM;
-		memset(v + n->cap, 0, (size_t)(cap - n->cap) * sizeof(char *));
-		n->ids = v;
-		n->cap = cap;
-	}
+	if ((n->n + 1) * 2 > n->cap && names_grow(n))
+		return RIGD_E_NOMEM;
 	if (!(copy = strdup(id)))
 		return RIGD_E_NOMEM;
-	free(n->ids[index]);
-	n->ids[index] = copy;
+	slot = names_slot(n, index);
+	if (!n->ids[slot])
+		n->n++;
+	free(n->ids[slot]);
+	n->keys[slot] = index;
+	n->ids[slot] = copy;
 	return 0;
 }
 
 static const char *names_get(const proto_bin_names *n, uint32_t index)
 {
-	return (int64_t)index < n->cap ? n->ids[index] : NULL;
+	return n->cap ? n->ids[names_slot(n, index)] : NULL;
 }
 
 static uint64_t get_le(const unsigned char *p, int bytes)

@@ -72,12 +72,15 @@ bool proto_bin_is_frame(const char *data, size_t len);
 
 /*
  * A decoder's table of index -> id for one scene, filled by the frames it
- * decodes (a snapshot starts it afresh). Owned by the caller: init, then
- * release.
+ * decodes (a snapshot starts it afresh): an open-addressing hash table, so
+ * its memory follows the bindings, never the size of an index a frame
+ * names. Owned by the caller: init, then release.
  */
 typedef struct proto_bin_names {
-	char **ids;          /* ids[index], NULL when unbound */
-	int cap;
+	uint32_t *keys;      /* the index of each slot */
+	char **ids;          /* the id bound in each slot, NULL when empty */
+	int cap;             /* slots: 0 or a power of two */
+	int n;               /* bound slots, at most cap / 2 */
 } proto_bin_names;
 
 void proto_bin_names_init(proto_bin_names *n);
