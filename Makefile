@@ -10,7 +10,7 @@ DB         ?= data/rig.db
 CTEST_ARGS ?=
 FUZZ_BUILD ?= build-fuzz
 RIGD_FUZZ_SECONDS ?= 30
-FUZZ_TARGETS = msg edit gltf
+FUZZ_TARGETS = msg edit gltf bin
 
 .PHONY: all deps web-deps build build-asan test test-release test-asan run bench clean
 .PHONY: build-fuzz test-fuzz fuzz-merge test-image
@@ -79,6 +79,7 @@ bench: build web-deps
 	./$(BUILD)/bench/bench_proto
 	./$(BUILD)/bench/bench_store
 	cmake --build $(BUILD) --target bench_net
+	cmake --build $(BUILD) --target bench_wire
 
 run: build web-deps
 	@mkdir -p $(dir $(DB))

@@ -153,8 +153,9 @@ static void cb_message(void *ctx, uint64_t conn, const char *data, size_t len, b
 	push_frame(conn, data, len);
 }
 
-static char *cb_writable(void *ctx, uint64_t conn, size_t *len, bool *more)
+static char *cb_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *binary)
 {
+	(void)binary;  /* text frames only */
 	struct frame_q *q = &srv.q;
 	char *f;
 

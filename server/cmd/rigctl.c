@@ -135,6 +135,7 @@ void rigctl_release(struct rigctl *r)
 	free(r->inbuf);
 	free(r->timed_msg);
 	free(r->owned_body);
+	proto_bin_names_release(&r->names);
 	if (r->out_file)
 		fclose(r->out_file);  /* an answer cut short: what came is kept */
 	if (r->in_fd >= 0 && !r->in_adopted)

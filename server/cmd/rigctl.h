@@ -14,6 +14,7 @@
 #ifndef RIGD_RIGCTL_H
 #define RIGD_RIGCTL_H
 
+#include "codec/proto_bin.h"
 #include "net/client.h"
 
 #include <stdbool.h>
@@ -75,6 +76,8 @@ struct rigctl {
 	long count_limit;            /* 0: none */
 	int64_t until_seq;           /* -1: none */
 	long received;
+	int format;                  /* --format: enum proto_format */
+	proto_bin_names names;       /* binary frames' index -> id */
 
 	/* HTTP */
 	const char *method;

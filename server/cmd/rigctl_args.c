@@ -27,9 +27,10 @@ static const char usage_text[] =
 	"  replay SCENE LOG [--speed S] replay an NDJSON log (GET .../log) into SCENE with its\n"
 	"                               recorded timing (S = 1, or a factor) or as fast as\n"
 	"                               possible (S = max); a progress bar on a terminal\n"
-	"  watch SCENE [--count N] [--until-seq SEQ]\n"
+	"  watch SCENE [--count N] [--until-seq SEQ] [--format json|f32|f64]\n"
 	"                               print the snapshot, then every update, presence,\n"
-	"                               join and leave as it arrives\n"
+	"                               join and leave as it arrives; f32 and f64 receive\n"
+	"                               binary frames and print them as the same JSON\n"
 	"  get SCENE [--at SEQ]         the scene's tree (at an earlier seq)\n"
 	"  log SCENE [--from N] [--to N] the edit log as NDJSON\n"
 	"  scenes                       list the scenes\n"
@@ -259,6 +260,11 @@ static int args_watch(struct rigctl *r, struct argv_cursor *a)
 		} else if (strcmp(flag, "--until-seq") == 0) {
 			if (!seq_arg(flag, next_value(a), &r->until_seq, &status))
 				return status;
+		} else if (strcmp(flag, "--format") == 0) {
+			const char *name = next_value(a);
+
+			if (!name || proto_format_parse(name, &r->format) != 0)
+				return usage_error("--format takes json, f32 or f64");
 		} else {
 			return usage_error("unknown watch argument '%s'", flag);
 		}

@@ -421,12 +421,32 @@ static void answer_message(struct rigctl *r, const char *text, size_t len,
 	rigctl_fail(r, "an answer to no request: %.200s", text);
 }
 
+/* watch --format f32|f64: a binary frame, printed as the JSON message it
+ * stands for. */
+static void on_binary(struct rigctl *r, const char *data, size_t len)
+{
+	proto_buf b;
+	proto_reply_head f;
+	edit_error err;
+
+	proto_buf_init(&b, 0);
+	if (proto_bin_to_json(&r->names, (const unsigned char *)data, len, &b, &err) != 0)
+		rigctl_fail(r, "the server sent a bad binary frame: %s", err.message);
+	else if (proto_peek_reply(proto_buf_str(&b), b.len, &f) != 0)
+		rigctl_fail(r, "out of memory");
+	else
+		watch_message(r, proto_buf_str(&b), b.len, &f);
+	proto_buf_release(&b);
+}
+
 static void on_message(void *user, const char *text, size_t len)
 {
 	struct rigctl *r = user;
 	proto_reply_head f;
 
-	if (proto_peek_reply(text, len, &f) != 0)
+	if (r->mode == RIGCTL_WATCH && proto_bin_is_frame(text, len))
+		on_binary(r, text, len);
+	else if (proto_peek_reply(text, len, &f) != 0)
 		rigctl_fail(r, "the server sent something that is not JSON: %.80s", text);
 	else if (r->mode == RIGCTL_WATCH)
 		watch_message(r, text, len, &f);
@@ -451,7 +471,11 @@ static void on_open(void *user)
 	}
 	proto_buf_init(&b, 0);
 	if (PROTO_BUF_LIT(&b, "{\"type\":\"subscribe\",\"scene\":") ||
-	    proto_buf_json_string(&b, r->scene) || PROTO_BUF_LIT(&b, "}") ||
+	    proto_buf_json_string(&b, r->scene) ||
+	    (r->format != PROTO_FORMAT_JSON &&
+	     (PROTO_BUF_LIT(&b, ",\"format\":") ||
+	      proto_buf_json_string(&b, proto_format_name(r->format)))) ||
+	    PROTO_BUF_LIT(&b, "}") ||
 	    net_client_ws_send(r->net, b.data, b.len))
 		rigctl_fail(r, "out of memory");
 	proto_buf_release(&b);

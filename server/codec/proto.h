@@ -126,13 +126,22 @@ int proto_decode_ops(const char *json, size_t len, const proto_limits *lim,
 
 /* Websocket message types (the "type" field). */
 enum proto_type {
-	PROTO_SUBSCRIBE = 1,   /* scene [req] */
+	PROTO_SUBSCRIBE = 1,   /* scene [req] [format] */
 	PROTO_UNSUBSCRIBE,     /* scene [req] */
 	PROTO_EDIT,            /* scene req ops [client] [client_seq] */
 	PROTO_UNDO,            /* scene req [client] */
 	PROTO_REDO,            /* scene req [client] */
 	PROTO_PRESENCE,        /* scene selection [name] */
 	PROTO_AUTH,            /* token [req]: no scene */
+};
+
+/* A subscription's frames (subscribe's "format"): JSON text, the default,
+ * or binary frames with float32 or float64 matrices (proto_bin.h). */
+enum proto_format {
+	PROTO_FORMAT_JSON = 0,
+	PROTO_FORMAT_F32,
+	PROTO_FORMAT_F64,
+	PROTO_FORMAT_COUNT
 };
 
 /* A request id, echoed in the ack or error: a JSON integer 0..2^53-1 or a
@@ -153,6 +162,7 @@ typedef struct proto_req {
 typedef struct proto_msg {
 	int type;                        /* enum proto_type */
 	char scene[SCENE_ID_MAX + 1];
+	int format;                      /* subscribe: enum proto_format */
 	proto_req req;
 	edit_batch batch;
 	edit_id *selection;
@@ -234,6 +244,9 @@ int proto_decode_scene_create_dims(const char *json, size_t len,
  * "angle" follows "r": the screen angle in degrees (quat_to_angle2d_deg).
  */
 int proto_encode_node(proto_buf *b, const scene *s, int node);
+/* The same record without its "world" member (binary frames carry the
+ * matrices apart). */
+int proto_encode_node_record(proto_buf *b, const scene *s, int node);
 
 /* {"scene":NAME,"seq":SEQ,"nodes":[every node depth-first]}: the body of
  * GET /api/scenes/NAME; a 2D scene has "dims":2 after "seq" (a 3D one

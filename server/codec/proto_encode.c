@@ -102,7 +102,7 @@ static int put_world(proto_buf *b, const scene *s, int node)
 	return put_numbers(b, w.m, 16);
 }
 
-static int node_body(proto_buf *b, const scene *s, int node)
+static int node_fields(proto_buf *b, const scene *s, int node, bool world)
 {
 	node_props p;
 	int parent = scene_parent(s, node);
@@ -130,7 +130,19 @@ static int node_body(proto_buf *b, const scene *s, int node)
 	       put(b, ",\"near\":") || put_num(b, p.znear) || put(b, ",\"far\":") ||
 	       put_num(b, p.zfar) || JSON_BUF_LIT(b, "}") ||
 	       key(b, "visible", false) || put(b, p.visible ? "true" : "false") ||
-	       key(b, "world", false) || put_world(b, s, node) || JSON_BUF_LIT(b, "}");
+	       (world && (key(b, "world", false) || put_world(b, s, node))) || put(b, "}");
+}
+
+static int node_body(proto_buf *b, const scene *s, int node)
+{
+	return node_fields(b, s, node, true);
+}
+
+int proto_encode_node_record(proto_buf *b, const scene *s, int node)
+{
+	size_t start = b->len;
+
+	return node_fields(b, s, node, false) ? undo_to(b, start) : 0;
 }
 
 int proto_encode_node(proto_buf *b, const scene *s, int node)

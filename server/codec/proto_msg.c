@@ -5,6 +5,7 @@
  * create with its dims (proto_decode_scene_create_dims). Like every decoder
  * it never trusts its input and never keeps a cJSON tree past its return.
  */
+#include "proto_bin.h"
 #include "proto_internal.h"
 
 #include "core/err.h"
@@ -19,11 +20,12 @@
 
 enum {
 	M_TYPE, M_SCENE, M_REQ, M_OPS, M_CLIENT, M_CLIENT_SEQ, M_SELECTION, M_NAME, M_TOKEN,
-	M_COUNT
+	M_FORMAT, M_COUNT
 };
 
 static const char *const msg_keys[M_COUNT] = {
 	"type", "scene", "req", "ops", "client", "client_seq", "selection", "name", "token",
+	"format",
 };
 
 static const char *const type_names[] = {
@@ -34,7 +36,7 @@ static const char *const type_names[] = {
 #define BIT(k) (1u << (k))
 static const unsigned type_allowed[] = {
 	0,
-	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ),
+	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ) | BIT(M_FORMAT),
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ),
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ) | BIT(M_OPS) | BIT(M_CLIENT) | BIT(M_CLIENT_SEQ),
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ) | BIT(M_CLIENT),
@@ -207,6 +209,9 @@ static int decode_msg_fields(const cJSON *const *f, const proto_limits *lim, pro
 		return rc;
 	if (f[M_SELECTION] && (rc = decode_selection(f[M_SELECTION], lim, out, w)) != 0)
 		return rc;
+	if (f[M_FORMAT] && (!cJSON_IsString(f[M_FORMAT]) ||
+			    proto_format_parse(f[M_FORMAT]->valuestring, &out->format) != 0))
+		return proto_bad_field(w, "format", "must be \"json\", \"f32\" or \"f64\"");
 	if (f[M_NAME])
 		rc = proto_get_text(f[M_NAME], "name", SCENE_NAME_MAX, true, &out->name, w);
 	return rc;

@@ -279,14 +279,14 @@ static int on_ws_writeable(struct net *n, struct conn *c)
 {
 	char *frame;
 	size_t len = 0;
-	bool more = false;
+	bool more = false, binary = false;
 	int wrote;
 
 	if (!c->is_ws || c->close_sent)
 		return 0;
 	if (c->close_code && (!c->close_after_flush || c->over_limit))
 		return close_now(n, c, c->close_code, c->close_reason);
-	frame = n->cb.ws_writable ? n->cb.ws_writable(n->cb.ctx, c->id, &len, &more) : NULL;
+	frame = n->cb.ws_writable ? n->cb.ws_writable(n->cb.ctx, c->id, &len, &more, &binary) : NULL;
 	if (!frame) {
 		if (c->close_code)
 			return close_now(n, c, c->close_code, c->close_reason);
@@ -296,7 +296,8 @@ static int on_ws_writeable(struct net *n, struct conn *c)
 	}
 	/* lws frames the text in the LWS_PRE bytes before it, and keeps its
 	 * own copy of whatever the socket does not take at once. */
-	wrote = lws_write(c->wsi, (unsigned char *)frame + LWS_PRE, len, LWS_WRITE_TEXT);
+	wrote = lws_write(c->wsi, (unsigned char *)frame + LWS_PRE, len,
+			  binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
 	free(frame);
 	if (wrote < (int)len)
 		return -1;

@@ -94,11 +94,12 @@ typedef struct net_callbacks {
 	 * The connection can take one frame. Return a malloc'd buffer whose
 	 * first net_frame_head() bytes are left for net, followed by the *len
 	 * bytes of a text frame (ownership passes to net), or NULL when there is
-	 * nothing to send; set *more when another frame is already waiting.
+	 * nothing to send; set *more when another frame is already waiting, and
+	 * *binary (false on entry) when the frame is a binary message.
 	 * (A proto_buf initialised with that head and taken with
 	 * proto_buf_take is such a buffer.)
 	 */
-	char *(*ws_writable)(void *ctx, uint64_t conn, size_t *len, bool *more);
+	char *(*ws_writable)(void *ctx, uint64_t conn, size_t *len, bool *more, bool *binary);
 	/* The connection has gone (whoever closed it). Its id is dead now. */
 	void (*ws_closed)(void *ctx, uint64_t conn);
 	/* The end of a service turn asked for with net_schedule_turn. */

@@ -9,6 +9,8 @@
 #include "rooms.h"
 #include "util.h"
 
+#include "codec/proto_bin.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +35,61 @@ static bool client_has_work(struct server *S, struct client *c)
 	return false;
 }
 
+/* Where the shared frame of a subscription's format is kept: the JSON
+ * update's fields or the binary format's slot, seen through one shape. */
+struct cache_ref {
+	char **frame;
+	size_t *len;
+	int64_t *from, *to;
+	int *covered;
+};
+
+static struct cache_ref cache_of(struct room *st, int format)
+{
+	struct bin_cache *bc;
+
+	if (format == PROTO_FORMAT_JSON)
+		return (struct cache_ref){ &st->cache, &st->cache_len, &st->cache_from,
+					   &st->cache_to, &st->cache_covered };
+	assert(format > 0 && format < PROTO_FORMAT_COUNT);
+	bc = &st->bin_cache[format - 1];
+	return (struct cache_ref){ &bc->frame, &bc->len, &bc->from, &bc->to, &bc->covered };
+}
+
+/* Keeps a copy of update 'f' (with 'head' bytes of room, 'len' bytes of
+ * frame) from 'from' to 'to' for the next client at that cursor; without
+ * memory the old copy stays (it is keyed by its own cursor). */
+static void cache_store(struct cache_ref cr, const char *f, size_t head, size_t len, int64_t from,
+			int64_t to, int covered)
+{
+	char *copy = malloc(head + len + 1);
+
+	if (!copy)
+		return;
+	memcpy(copy, f, head + len + 1);
+	free(*cr.frame);
+	*cr.frame = copy;
+	*cr.len = len;
+	*cr.from = from;
+	*cr.to = to;
+	*cr.covered = covered;
+}
+
+/* The subscription's snapshot (JSON or binary) into 'b'. */
+static int encode_snapshot(proto_buf *b, const struct sub *sb, int64_t seq, const scene *s)
+{
+	if (sb->format == PROTO_FORMAT_JSON)
+		return proto_encode_snapshot(b, sb->scene, (uint64_t)seq, s);
+	return proto_bin_encode_snapshot(b, sb->format, sb->scene, (uint64_t)seq, s);
+}
+
 /* One frame for one lagging subscription, or NULL. */
 static char *subscription_frame(struct server *S, struct client *c, struct sub *sb, size_t *len)
 {
 	const scene *s = engine_scene(S->e, sb->scene);
 	int64_t seq = engine_seq(S->e, sb->scene);
 	struct room *st = rooms_get(S, sb->scene);
+	struct cache_ref cr;
 	proto_buf b;
 	int covered = 0;
 	bool snapshot = true;
@@ -49,23 +100,35 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 	/* Cursors only move to a committed seq, and a scene's seq never goes
 	 * back while it has subscribers (a deleted scene loses them). */
 	assert(sb->cursor <= seq);
-	if (sb->cursor >= 0 && st->cache && st->cache_from == sb->cursor && st->cache_to == seq) {
-		/* Most clients keep up and share one cursor: encode once. */
-		f = malloc(S->head + st->cache_len + 1);
+	if (st->scene_seen != s) {
+		/* The engine reloaded the scene from storage (its last resort
+		 * after a failed rollback): handles, the indices of binary
+		 * frames, may differ, so every lagging client resyncs from a
+		 * snapshot. */
+		if (st->scene_seen)
+			journal_clear(st, seq);
+		st->scene_seen = s;
+	}
+	cr = cache_of(st, sb->format);
+	if (sb->cursor >= 0 && *cr.frame && *cr.from == sb->cursor && *cr.to == seq) {
+		/* Most clients keep up and share one cursor: encode once per
+		 * format. */
+		f = malloc(S->head + *cr.len + 1);
 		if (!f)
 			return NULL;
-		memcpy(f, st->cache, S->head + st->cache_len + 1);
-		*len = st->cache_len;
+		memcpy(f, *cr.frame, S->head + *cr.len + 1);
+		*len = *cr.len;
 		snapshot = false;
-		covered = st->cache_covered;
+		covered = *cr.covered;
 		goto sent;
 	}
 	proto_buf_init(&b, S->head);
-	if (sb->cursor >= 0 && journal_build_update(st, s, seq, sb->cursor, &b, &covered) == 0)
+	if (sb->cursor >= 0 &&
+	    journal_build_frame(st, s, seq, sb->cursor, sb->format, &b, &covered) == 0)
 		snapshot = false;
 	if (snapshot) {
 		proto_buf_reset(&b);
-		if (proto_encode_snapshot(&b, sb->scene, (uint64_t)seq, s)) {
+		if (encode_snapshot(&b, sb, seq, s)) {
 			proto_buf_release(&b);
 			return NULL;
 		}
@@ -75,19 +138,8 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 		proto_buf_release(&b);
 		return NULL;
 	}
-	if (!snapshot) {
-		char *copy = malloc(S->head + *len + 1);
-
-		if (copy) {
-			memcpy(copy, f, S->head + *len + 1);
-			free(st->cache);
-			st->cache = copy;
-			st->cache_len = *len;
-			st->cache_from = sb->cursor;
-			st->cache_to = seq;
-			st->cache_covered = covered;
-		}
-	}
+	if (!snapshot)
+		cache_store(cr, f, S->head, *len, sb->cursor, seq, covered);
 sent:
 	if (snapshot) {
 		S->m.snapshots_sent_total++;
@@ -103,7 +155,8 @@ sent:
 	}
 	return f;
 }
-char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more)
+
+char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *binary)
 {
 	struct server *S = ctx;
 	struct client *c = clients_get(S, conn);
@@ -134,6 +187,8 @@ char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more)
 			if (!sub_behind(S, sb))
 				continue;
 			frame = subscription_frame(S, c, sb, len);
+			if (frame)
+				*binary = sb->format != PROTO_FORMAT_JSON;
 			c->next_sub = (c->next_sub + k + 1) % c->n_subs;
 		}
 	}

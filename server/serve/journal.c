@@ -6,6 +6,8 @@
 #include "journal.h"
 #include "util.h"
 
+#include "codec/proto_bin.h"
+
 #include "core/err.h"
 
 #include <assert.h>
@@ -25,6 +27,10 @@ void journal_clear(struct room *st, int64_t epoch)
 	assert(st->n >= 0 && st->n <= st->ring_cap);
 	free(st->cache);
 	st->cache = NULL;
+	for (int f = 0; f < PROTO_FORMAT_COUNT - 1; f++) {
+		free(st->bin_cache[f].frame);
+		st->bin_cache[f].frame = NULL;
+	}
 	for (int i = 0; i < st->n; i++)
 		jentry_free(&st->ring[(st->head + i) % st->ring_cap]);
 	st->head = 0;
@@ -253,13 +259,14 @@ static int changed_nodes(const scene *s, struct parts *p)
 	return 0;
 }
 
-int journal_build_update(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
-			 proto_buf *b, int *n_entries)
+int journal_build_frame(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+			int format, proto_buf *b, int *n_entries)
 {
 	struct parts p;
 	int rc, covered = 0;
 
 	assert(st->n >= 0 && st->n <= st->ring_cap);
+	assert(format >= 0 && format < PROTO_FORMAT_COUNT);
 	if (cursor < st->epoch || cursor > seq)
 		return RIGD_E_BAD_SEQ;
 	memset(&p, 0, sizeof(p));
@@ -270,13 +277,23 @@ int journal_build_update(const struct room *st, const scene *s, int64_t seq, int
 		rc = world_nodes(s, cursor, &p);
 	if (rc == 0)
 		rc = changed_nodes(s, &p);
-	if (rc == 0)
+	if (rc == 0 && format == PROTO_FORMAT_JSON)
 		rc = proto_encode_update(b, st->name, (uint64_t)seq, s, p.world, p.n_world, p.nodes,
 					 p.n_nodes, p.gone, p.n_gone);
+	else if (rc == 0)
+		rc = proto_bin_encode_update(b, format, st->name, (uint64_t)seq, (uint64_t)cursor, s,
+					     p.world, p.n_world, p.nodes, p.n_nodes, p.gone,
+					     p.n_gone);
 	if (rc == 0)
 		*n_entries = covered;
 	parts_free(&p);
 	return rc;
+}
+
+int journal_build_update(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+			 proto_buf *b, int *n_entries)
+{
+	return journal_build_frame(st, s, seq, cursor, PROTO_FORMAT_JSON, b, n_entries);
 }
 
 /* Records what an accepted batch changed in its scene's turn lists. */

@@ -65,4 +65,13 @@ void journal_turn_drop(struct room *st);
 int journal_build_update(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
 			 proto_buf *b, int *n_entries);
 
+/*
+ * journal_build_update in the subscription's 'format' (enum proto_format):
+ * JSON text, or a binary frame (codec/proto_bin.h) whose node indices are
+ * the scene's handles, so the frame is the same for every client at
+ * 'cursor'. Same returns and state on error.
+ */
+int journal_build_frame(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+			int format, proto_buf *b, int *n_entries);
+
 #endif

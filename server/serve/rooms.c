@@ -340,7 +340,9 @@ void rooms_subscribe(struct server *S, struct deferred *d)
 	if (d->reply)
 		clients_fill(S, c, d->reply, NULL, 0);  /* the snapshot answers */
 	if (rooms_sub_find(c, d->scene)) {
-		rooms_sub_find(c, d->scene)->cursor = -1;  /* again: a fresh snapshot */
+		/* Again: a fresh snapshot, in the format asked for this time. */
+		rooms_sub_find(c, d->scene)->cursor = -1;
+		rooms_sub_find(c, d->scene)->format = d->format;
 		net_ws_wake(S->n, c->conn);
 		return;
 	}
@@ -373,6 +375,7 @@ void rooms_subscribe(struct server *S, struct deferred *d)
 	memset(&c->subs[c->n_subs], 0, sizeof(c->subs[0]));
 	snprintf(c->subs[c->n_subs].scene, sizeof(c->subs[0].scene), "%s", d->scene);
 	c->subs[c->n_subs].cursor = -1;
+	c->subs[c->n_subs].format = d->format;
 	c->subs[c->n_subs].peers_pending = true;
 	c->n_subs++;
 	assert(c->n_subs <= S->o.max_subs && st->n_subs < st->cap_subs);

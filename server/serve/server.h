@@ -43,6 +43,7 @@ struct sub {
 	char scene[SCENE_ID_MAX + 1];
 	int64_t cursor;              /* the seq the client has; -1: owes a snapshot */
 	bool peers_pending;          /* after the snapshot: who else is here */
+	int format;                  /* enum proto_format: JSON text or binary frames */
 };
 
 struct client {
@@ -123,6 +124,17 @@ struct room {
 	size_t cache_len;
 	int64_t cache_from, cache_to;
 	int cache_covered;
+	/* The same for binary subscribers, one per binary format (float32,
+	 * float64): a frame is encoded once per distinct (cursor, format). */
+	struct bin_cache {
+		char *frame;             /* with net's head room; NULL when none */
+		size_t len;
+		int64_t from, to;
+		int covered;
+	} bin_cache[PROTO_FORMAT_COUNT - 1];
+	/* The scene object frames were last built from: binary indices are its
+	 * handles, so a scene the engine reloaded restarts the journal. */
+	const scene *scene_seen;
 	/* this turn */
 	bool touched;
 	int64_t turn_from;
@@ -176,6 +188,7 @@ struct deferred {
 	struct reply *reply;
 	proto_req req;
 	char scene[SCENE_ID_MAX + 1];
+	int format;                  /* D_SUBSCRIBE: enum proto_format */
 	/* D_HTTP: the route and a copy of the request */
 	int route;                   /* index into the route table */
 	int method;

@@ -141,6 +141,7 @@ static void defer_subscribe(struct server *S, struct client *c, const proto_msg 
 	d->conn = c->conn;
 	d->req = msg->req;
 	snprintf(d->scene, sizeof(d->scene), "%s", msg->scene);
+	d->format = msg->format;
 	d->reply = clients_enqueue(S, c, NULL, 0, true);
 	turn_defer(S, d);
 }

@@ -28,6 +28,7 @@ case $name in
 msg)  max_len=4096 ;;
 edit) max_len=2048 ;;
 gltf) max_len=16384 ;;
+bin)  max_len=4096 ;;
 *) echo "run.sh: unknown target $name" >&2; exit 2 ;;
 esac
 dict=

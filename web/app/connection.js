@@ -8,9 +8,12 @@
  * every connection is {"type":"auth","token"}, before anyone subscribes
  * (the server reads a connection's messages in order, so nobody waits for
  * its ack); the token never goes into the URL. What a message means is the
- * session's business (session.js); this module knows only JSON frames.
+ * session's business (session.js); this module knows only frames: JSON
+ * text, and binary snapshots and updates, which it turns into the same
+ * messages with wire.js.
  */
 import { Emitter, backoffDelay } from './util.js';
+import { WireDecoder } from './wire.js';
 
 /* A request answered by an error frame rejects with this. */
 export class ServerError extends Error {
@@ -53,6 +56,7 @@ export class Connection extends Emitter {
 		this._nextReq = 1;
 		this._pending = new Map();
 		this._closedByUser = false;
+		this._wire = new WireDecoder();
 		this.state = { state: 'closed', retryAt: 0, attempt: 0, reason: '' };
 	}
 
@@ -74,6 +78,9 @@ export class Connection extends Emitter {
 			return;
 		}
 		this._socket = socket;
+		socket.binaryType = 'arraybuffer';
+		// Index bindings belong to one connection's frames.
+		this._wire.reset();
 		socket.onopen = () => {
 			performance.mark('rigd:socket-open');
 			this._attempt = 0;
@@ -174,6 +181,12 @@ export class Connection extends Emitter {
 
 	_onMessage(text) {
 		let msg;
+		if (typeof text !== 'string') {
+			msg = this._wire.decode(text);
+			if (msg.error) this.emit('message', { type: 'error', code: 'bad_frame', message: `the server sent a broken binary frame: ${msg.error}` });
+			else this.emit('message', msg);
+			return;
+		}
 		try {
 			if (text.length > 1e6) performance.mark('rigd:large-frame');
 			msg = JSON.parse(text);

@@ -19,6 +19,7 @@ import { SceneSession } from './session.js';
 import { Timeline } from './timeline.js';
 import { Listeners, clear, colourFor, el, randomToken } from './util.js';
 import { Viewport } from './viewport.js';
+import { chooseFormat } from './wire.js';
 
 /* The display name, kept across visits. */
 function loadName() {
@@ -29,6 +30,18 @@ function loadName() {
 		/* storage may be disabled */
 	}
 	return `guest-${randomToken(4)}`;
+}
+
+/* The frames to subscribe with: ?format=f32|f64|json, else the stored
+ * rigd.format setting, else binary float32 (docs/protocol.md). */
+function loadFormat() {
+	let stored = null;
+	try {
+		stored = localStorage.getItem('rigd.format');
+	} catch {
+		/* storage may be disabled */
+	}
+	return chooseFormat(location.search, stored);
 }
 function saveName(name) {
 	try {
@@ -69,7 +82,7 @@ class SceneView {
 		// The viewport first: when WebGL is missing it throws, before a
 		// subscription or a listener exists that would need undoing.
 		this.viewport = new Viewport(centre);
-		this.session = new SceneSession(conn, name, { displayName: app.displayName });
+		this.session = new SceneSession(conn, name, { displayName: app.displayName, format: app.format });
 		this.live = this.session.model;
 		this.shown = this.live;
 		centre.append(this.toolbar, this.banner, this.loading);
@@ -419,6 +432,7 @@ class SceneView {
 class App {
 	constructor() {
 		this.displayName = loadName();
+		this.format = loadFormat();
 		const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
 		this.conn = new Connection(`${proto}//${location.host}/ws`, { token: () => auth.token });
 		this._listeners = new Listeners();
@@ -627,6 +641,8 @@ class App {
 			tree: () => view().shown.shape(),
 			selection: () => view().selected,
 			phase: () => (app.view ? app.view.session.phase : 'none'),
+			/* The frames the scene is subscribed with: 'f32', 'f64' or 'json'. */
+			format: () => app.format,
 			connection: () => app.conn.state.state,
 			editable: () => view().editable,
 			viewMatrix: () => view().viewport.viewMatrix(),

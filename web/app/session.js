@@ -22,10 +22,12 @@ export class SceneSession extends Emitter {
 	 *   history   undo/redo availability changed {canUndo, canRedo, busy}
 	 *   notice    {level: 'error'|'info', message, code} not tied to a request
 	 */
-	constructor(connection, sceneName, { clientId, displayName } = {}) {
+	constructor(connection, sceneName, { clientId, displayName, format = 'json' } = {}) {
 		super();
 		this.conn = connection;
 		this.scene = sceneName;
+		// 'json', or binary frames 'f32' / 'f64' (docs/protocol.md).
+		this.format = format;
 		this.model = new SceneModel(sceneName);
 		this.clientId = clientId || `web-${randomToken(10)}`;
 		this.displayName = displayName || 'guest';
@@ -87,7 +89,9 @@ export class SceneSession extends Emitter {
 
 	_subscribe() {
 		this._subReq++;
-		this.conn.send({ type: 'subscribe', scene: this.scene, req: `sub-${this._subReq}` });
+		const msg = { type: 'subscribe', scene: this.scene, req: `sub-${this._subReq}` };
+		if (this.format !== 'json') msg.format = this.format;
+		this.conn.send(msg);
 	}
 
 	_onMessage(msg) {

@@ -40,14 +40,17 @@ export async function launch() {
 
 /*
  * Opens 'url' in a fresh context (own storage) and waits until the scene
- * view is live. Returns {page, problems, tolerated, outage}: 'problems'
+ * view is live. The viewer subscribes with binary float64 frames ('format',
+ * stored as its rigd.format setting; null leaves its float32 default), so
+ * the matrices it draws are the server's doubles bit for bit. Returns {page, problems, tolerated, outage}: 'problems'
  * collects console errors and page errors as they happen; set 'outage'
  * while the server is down on purpose, and the browser's own reports of
  * failed websocket connections go to 'tolerated' instead.
  */
-export async function openPage(browser, url, { width = 1120, height = 700, name = null, waitLive = true } = {}) {
+export async function openPage(browser, url, { width = 1120, height = 700, name = null, waitLive = true, format = 'f64' } = {}) {
 	const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1 });
 	if (name) await context.addInitScript((n) => localStorage.setItem('rigd.name', n), name);
+	if (format) await context.addInitScript((f) => localStorage.setItem('rigd.format', f), format);
 	const page = await context.newPage();
 	const problems = [];
 	const tolerated = [];

@@ -1,0 +1,150 @@
+/*
+ * wire.js: rigd's binary snapshot and update frames (docs/protocol.md,
+ * "Binary frames"), decoded into the very message a JSON subscriber gets:
+ * {type:'snapshot', scene, seq, nodes} or {type:'update', scene, seq,
+ * world: {id: [16]}, nodes, removed}, every node record with its "world"
+ * (column-major, 16 numbers, the fourth row 0 0 0 1). float64 frames give
+ * the server's doubles bit for bit; float32 frames each element rounded
+ * to float32.
+ *
+ * Pure: no DOM, no sockets; runs in the browser and under node. It never
+ * throws on bad input and never reads past the buffer: every length is
+ * checked against the bytes before anything after the header is read, and
+ * a malformed frame is reported as {error}.
+ */
+
+export const FORMATS = ['json', 'f32', 'f64'];
+const HEAD = 38;
+const MAX_INDEX = 1 << 27;
+const KINDS = { 1: 'snapshot', 2: 'update' };
+
+/*
+ * The format the viewer subscribes with: ?format= in the page's query
+ * string ('search'), else the stored setting ('stored', localStorage's
+ * rigd.format), else float32. An unknown name counts as absent.
+ */
+export function chooseFormat(search, stored) {
+	const asked = new URLSearchParams(search || '').get('format');
+	if (FORMATS.includes(asked)) return asked;
+	if (FORMATS.includes(stored)) return stored;
+	return 'f32';
+}
+
+/* True when 'buf' (ArrayBuffer or a typed array's view) starts with the magic. */
+export function isBinaryFrame(buf) {
+	const b = bytesOf(buf);
+	return b !== null && b.length >= 4 && b[0] === 0x52 && b[1] === 0x49 && b[2] === 0x47 && b[3] === 0x42;
+}
+
+function bytesOf(buf) {
+	if (buf instanceof ArrayBuffer) return new Uint8Array(buf);
+	if (ArrayBuffer.isView(buf)) return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+	return null;
+}
+
+/*
+ * The header and the places of a frame's parts: {kind, elem, seq, from,
+ * scene, nNodes, nWorld, jsonLen, nodeAt, worldAt, matAt, jsonAt}, or
+ * {error} naming what is wrong. seq and from are Numbers (exact below 2^53).
+ */
+export function readHeader(buf) {
+	const b = bytesOf(buf);
+	if (!b) return { error: 'length: not a byte buffer' };
+	if (b.length < HEAD) return { error: 'length: shorter than its header' };
+	if (!isBinaryFrame(b)) return { error: 'magic: does not start with RIGB' };
+	const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+	if (b[4] !== 1) return { error: `version: unknown version ${b[4]}` };
+	const kind = KINDS[b[5]];
+	if (!kind) return { error: `kind: unknown kind ${b[5]}` };
+	const elem = b[6];
+	if ((elem !== 4 && elem !== 8) || b[7] !== 0) return { error: 'format: element size must be 4 or 8, reserved byte 0' };
+	const u64 = (at) => v.getUint32(at, true) + v.getUint32(at + 4, true) * 2 ** 32;
+	const h = {
+		kind, elem, seq: u64(8), from: u64(16),
+		nNodes: v.getUint32(24, true), nWorld: v.getUint32(28, true), jsonLen: v.getUint32(32, true),
+	};
+	const nameLen = v.getUint16(36, true);
+	const need = HEAD + nameLen + 4 * h.nNodes + h.nWorld * (4 + 12 * elem) + h.jsonLen;
+	if (need !== b.length) return { error: need > b.length ? 'length: counts run past the end' : 'length: trailing bytes' };
+	try {
+		h.scene = new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(HEAD, HEAD + nameLen));
+	} catch {
+		return { error: 'scene: not UTF-8' };
+	}
+	h.nodeAt = HEAD + nameLen;
+	h.worldAt = h.nodeAt + 4 * h.nNodes;
+	h.matAt = h.worldAt + 4 * h.nWorld;
+	h.jsonAt = h.matAt + 12 * elem * h.nWorld;
+	return h;
+}
+
+function parseSection(b, h) {
+	let section;
+	try {
+		section = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(h.jsonAt, h.jsonAt + h.jsonLen)));
+	} catch {
+		return { error: 'json: the JSON section is not JSON' };
+	}
+	if (!section || typeof section !== 'object' || Array.isArray(section)) return { error: 'json: the JSON section is not an object' };
+	const keys = Object.keys(section).sort().join(',');
+	if (keys !== (h.kind === 'update' ? 'nodes,removed' : 'nodes')) return { error: 'json: the JSON section\'s members are not nodes (and removed)' };
+	const { nodes, removed = [] } = section;
+	if (!Array.isArray(nodes) || !Array.isArray(removed)) return { error: 'json: nodes and removed must be arrays' };
+	if (nodes.length !== h.nNodes) return { error: 'json: the node count differs from the header\'s' };
+	if (!nodes.every((n) => n && typeof n === 'object' && typeof n.id === 'string')) return { error: 'json: a node record without an id' };
+	if (!removed.every((id) => typeof id === 'string')) return { error: 'json: removed holds a non-string' };
+	return { nodes, removed };
+}
+
+/*
+ * A decoder for one connection: keeps, per scene, the table of index -> id
+ * the frames bind. decode(buf) returns the JSON-shaped message, or {error}
+ * (a frame that failed may have rebound some indices; the next snapshot
+ * starts afresh).
+ */
+export class WireDecoder {
+	constructor() {
+		this.names = new Map(); // scene -> Map(index -> id)
+	}
+
+	/* Forgets every binding (a new connection). */
+	reset() {
+		this.names.clear();
+	}
+
+	decode(buf) {
+		const h = readHeader(buf);
+		if (h.error) return h;
+		const b = bytesOf(buf);
+		const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+		const section = parseSection(b, h);
+		if (section.error) return section;
+		let names = this.names.get(h.scene);
+		if (!names || h.kind === 'snapshot') {
+			names = new Map();
+			this.names.set(h.scene, names);
+		}
+		for (let i = 0; i < h.nNodes; i++) {
+			const index = v.getUint32(h.nodeAt + 4 * i, true);
+			if (index >= MAX_INDEX) return { error: 'index: an index beyond the largest scene' };
+			names.set(index, section.nodes[i].id);
+		}
+		const world = {};
+		const read = h.elem === 4 ? (at) => v.getFloat32(at, true) : (at) => v.getFloat64(at, true);
+		for (let k = 0; k < h.nWorld; k++) {
+			const id = names.get(v.getUint32(h.worldAt + 4 * k, true));
+			if (id === undefined) return { error: 'index: a matrix for an index no frame bound' };
+			const at = h.matAt + 12 * h.elem * k;
+			const m = new Array(16);
+			for (let c = 0; c < 4; c++) {
+				for (let r = 0; r < 3; r++) m[c * 4 + r] = read(at + h.elem * (c * 3 + r));
+				m[c * 4 + 3] = c === 3 ? 1 : 0;
+			}
+			if (!m.every(Number.isFinite)) return { error: 'matrix: a matrix element is not finite' };
+			world[id] = m;
+		}
+		for (const node of section.nodes) if (world[node.id]) node.world = world[node.id];
+		if (h.kind === 'snapshot') return { type: 'snapshot', scene: h.scene, seq: h.seq, nodes: section.nodes };
+		return { type: 'update', scene: h.scene, seq: h.seq, world, nodes: section.nodes, removed: section.removed };
+	}
+}
