@@ -110,18 +110,30 @@ describe('viewer: two browsers on one rig', () => {
 		const took = performance.now() - released;
 		console.log(`# page B matched the server's hand ${took.toFixed(0)} ms after the slider was released (${ms.toFixed(0)} ms polling)`);
 		assert.ok(took < 1000, `page B converged in ${took.toFixed(0)} ms`);
-		const tree = await rigd.tree(server, 'demo');
+		// Every node, on both pages, once each has taken in the server's
+		// latest seq (page A's own update may still be on its way when page B
+		// already shows it, and under load the slider's last edit may still be
+		// in flight, moving the server past the seq read first: each page is
+		// compared with the tree read at the seq it shows).
+		const pageWorlds = (page, ids) => page.evaluate((list) => [window.rigd.seq(),
+			Object.fromEntries(list.map((id) => [id, window.rigd.worldOf(id)]))], ids);
+		let tree;
+		for (const { page } of [A, B]) {
+			let last;
+			const same = async () => {
+				const t = await rigd.tree(server, 'demo');
+				const [seq, worlds] = await pageWorlds(page, t.nodes.map((n) => n.id));
+				last = { t, seq, worlds };
+				return seq === t.seq && t.nodes.every((n) => worlds[n.id] && maxDiff(worlds[n.id], n.world) <= 1e-9) && t;
+			};
+			await poll(same, { timeout: 5000, what: 'the page to show the server\'s latest seq' }).catch(() => {});
+			tree = last.t;
+			assert.equal(last.seq, tree.seq, 'the page shows the server\'s seq');
+			for (const n of tree.nodes) assert.ok(maxDiff(last.worlds[n.id], n.world) <= 1e-9, n.id);
+		}
 		const yaw = tree.nodes.find((n) => n.id === 'base').euler[1];
 		assert.ok(Math.abs(yaw - 30) > 20, `the yaw moved (now ${yaw})`);
 		assert.ok(maxDiff(worldOfTree(tree, 'hand'), worldOfTree(before, 'hand')) > 0.1, 'the hand moved');
-		// Every node, on both pages, once each has taken in that seq (page A's
-		// own update may still be on its way when page B already shows it).
-		for (const { page } of [A, B]) {
-			await page.waitForFunction((s) => window.rigd.seq() === s, tree.seq, { timeout: 5000 });
-			for (const n of tree.nodes) {
-				assert.ok(maxDiff(await page.evaluate((id) => window.rigd.worldOf(id), n.id), n.world) <= 1e-9, n.id);
-			}
-		}
 		// The inspector of page A reads the server's yaw.
 		const shown = Number(await A.page.inputValue('[data-field="euler"] [data-axis="y"] input.num'));
 		assert.ok(Math.abs(shown - yaw) < 1e-3, `inspector shows ${shown}, server ${yaw}`);
