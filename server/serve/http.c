@@ -62,6 +62,16 @@ void http_respond_json(struct server *S, uint64_t conn, int status, proto_buf *b
 	http_respond_buf(S, conn, status, "application/json", b);
 }
 
+void http_respond_built(struct server *S, uint64_t conn, int status, proto_buf *b, int rc)
+{
+	if (rc) {
+		proto_buf_release(b);
+		http_respond_code(S, conn, rc, "", "%s", err_str(rc));
+		return;
+	}
+	http_respond_json(S, conn, status, b);
+}
+
 /* Answers an engine error about scene 'name'. */
 void http_respond_engine(struct server *S, uint64_t conn, int rc, const char *name)
 {

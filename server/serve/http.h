@@ -36,6 +36,10 @@ void http_respond_code(struct server *S, uint64_t conn, int code, const char *fi
 /* Answers with 'status' and the JSON in 'b' (taken), plus a newline. */
 void http_respond_json(struct server *S, uint64_t conn, int status, proto_buf *b);
 
+/* Answers with 'status' and the JSON in 'b' (taken), or, when building it
+ * failed with 'rc' (not 0), releases 'b' and answers that error. */
+void http_respond_built(struct server *S, uint64_t conn, int status, proto_buf *b, int rc);
+
 /* Answers an engine error 'rc' about scene 'name'. */
 void http_respond_engine(struct server *S, uint64_t conn, int rc, const char *name);
 

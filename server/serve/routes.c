@@ -79,16 +79,13 @@ static void http_scene_info(struct server *S, uint64_t conn, int status, const c
 			    int dims)
 {
 	proto_buf b;
+	int rc;
 
 	proto_buf_init(&b, 0);
-	if (PROTO_BUF_LIT(&b, "{\"name\":") || proto_buf_json_string(&b, name) ||
-	    PROTO_BUF_LIT(&b, ",\"seq\":0,\"nodes\":0") ||
-	    (dims == 2 && PROTO_BUF_LIT(&b, ",\"dims\":2")) || PROTO_BUF_LIT(&b, "}")) {
-		proto_buf_release(&b);
-		http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
-		return;
-	}
-	http_respond_json(S, conn, status, &b);
+	rc = PROTO_BUF_LIT(&b, "{\"name\":") || proto_buf_json_string(&b, name) ||
+	     PROTO_BUF_LIT(&b, ",\"seq\":0,\"nodes\":0") ||
+	     (dims == 2 && PROTO_BUF_LIT(&b, ",\"dims\":2")) || PROTO_BUF_LIT(&b, "}");
+	http_respond_built(S, conn, status, &b, rc ? RIGD_E_NOMEM : 0);
 }
 
 static int log_line(void *ctx, const char *line, size_t len)
@@ -157,14 +154,10 @@ static void route_log_import(struct server *S, const struct http_call *call)
 				net_ws_wake(S->n, st->subs[i]);
 		}
 		proto_buf_init(&b, 0);
-		if (PROTO_BUF_LIT(&b, "{\"scene\":") || proto_buf_json_string(&b, name) ||
-		    PROTO_BUF_LIT(&b, ",\"batches\":") || append_i64(&b, n) ||
-		    PROTO_BUF_LIT(&b, ",\"seq\":") || append_i64(&b, seq) || PROTO_BUF_LIT(&b, "}")) {
-			proto_buf_release(&b);
-			http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
-			return;
-		}
-		http_respond_json(S, conn, 200, &b);
+		rc = PROTO_BUF_LIT(&b, "{\"scene\":") || proto_buf_json_string(&b, name) ||
+		     PROTO_BUF_LIT(&b, ",\"batches\":") || append_i64(&b, n) ||
+		     PROTO_BUF_LIT(&b, ",\"seq\":") || append_i64(&b, seq) || PROTO_BUF_LIT(&b, "}");
+		http_respond_built(S, conn, 200, &b, rc ? RIGD_E_NOMEM : 0);
 	}
 }
 
@@ -430,12 +423,7 @@ static void route_tree(struct server *S, const struct http_call *call)
 	proto_buf_init(&b, 0);
 	rc = proto_encode_tree(&b, call->name, (uint64_t)seq, s);
 	scene_free(past);
-	if (rc) {
-		proto_buf_release(&b);
-		http_respond_code(S, call->conn, rc, "", "out of memory");
-		return;
-	}
-	http_respond_json(S, call->conn, 200, &b);
+	http_respond_built(S, call->conn, 200, &b, rc);
 }
 
 static void route_healthz(struct server *S, const struct http_call *call)
@@ -489,12 +477,7 @@ static void route_debug(struct server *S, const struct http_call *call)
 	proto_buf_init(&b, 0);
 	rc = proto_encode_debug(&b, call->name, (uint64_t)seq, s, node);
 	scene_free(past);
-	if (rc) {
-		proto_buf_release(&b);
-		http_respond_code(S, call->conn, rc, "", "out of memory");
-		return;
-	}
-	http_respond_json(S, call->conn, 200, &b);
+	http_respond_built(S, call->conn, 200, &b, rc);
 }
 
 /* POST /api/scenes {"name","dims"}: a new, empty scene (3D unless dims 2). */
@@ -536,13 +519,9 @@ static void route_scene_delete(struct server *S, const struct http_call *call)
 	serve_log(LOG_INFO, "scene %s deleted", call->name);
 	rooms_scene_gone(S, call->name);
 	proto_buf_init(&b, 0);
-	if (PROTO_BUF_LIT(&b, "{\"deleted\":") || proto_buf_json_string(&b, call->name) ||
-	    PROTO_BUF_LIT(&b, "}")) {
-		proto_buf_release(&b);
-		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
-		return;
-	}
-	http_respond_json(S, call->conn, 200, &b);
+	rc = PROTO_BUF_LIT(&b, "{\"deleted\":") || proto_buf_json_string(&b, call->name) ||
+	     PROTO_BUF_LIT(&b, "}");
+	http_respond_built(S, call->conn, 200, &b, rc ? RIGD_E_NOMEM : 0);
 }
 
 #define NOW ROUTE_NOW

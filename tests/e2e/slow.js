@@ -23,6 +23,7 @@ const assert = require('node:assert/strict');
 const {
   startRigd, get, tree, worldsOf, Client, createScene, skeletonOps, sleep, percentile, SANITIZED,
 } = require('../lib/rigd.js');
+const { editLatencies } = require('../lib/latency.js');
 
 const STALL_MS = 10000;
 const BASELINE_MS = 3000;
@@ -42,43 +43,12 @@ test.before(async () => {
 });
 test.after(async () => { assert.equal(await server.stop('SIGTERM'), 0); });
 
-/*
- * Edits the root as fast as acks come back (8 in flight) for 'ms', and
- * returns the edit-to-update latencies (ms) seen by 'watchers'. Rejects when
- * an ack or a watcher's update does not come within 10 s (the server is
- * blocked).
- */
-async function editFor(editor, watchers, ms) {
-  const sent = new Map();   /* seq -> send time */
-  const starts = watchers.map((w) => w.messages.length);
-  const inflight = new Set();
-  const end = Date.now() + ms;
-  let i = 0;
-  while (Date.now() < end) {
-    while (inflight.size >= 8) await Promise.race(inflight);
-    const t0 = process.hrtime.bigint();
-    const p = editor.request({ type: 'edit', scene: 'skel', ops: [
-      { op: 'set', id: 'root', euler: [0, (i++ * 3) % 360, 0] }] }).then((ack) => {
-      inflight.delete(p);
-      if (ack.type === 'ack') sent.set(ack.seq, t0);
-    });
-    inflight.add(p);
-  }
-  await Promise.all(inflight);
-  const last = Math.max(...sent.keys());
-  for (const w of watchers) await w.waitSeq('skel', last);
-  /* For every edit, the first update at or past its seq, per watcher. */
-  const latencies = [];
-  const seqs = [...sent.keys()].sort((a, b) => a - b);
-  watchers.forEach((w, k) => {
-    const updates = w.messages.slice(starts[k]).filter((m) => m.type === 'update');
-    let u = 0;
-    for (const seq of seqs) {
-      while (u < updates.length && updates[u].seq < seq) u++;
-      if (u < updates.length) latencies.push(Number(updates[u].receivedAt - sent.get(seq)) / 1e6);
-    }
+/* Turns the root as fast as acks come back, for 'ms' (tests/lib/latency.js). */
+function editFor(editor, watchers, ms) {
+  return editLatencies(editor, watchers, ms, {
+    scene: 'skel',
+    opsFor: (i) => [{ op: 'set', id: 'root', euler: [0, (i * 3) % 360, 0] }],
   });
-  return { latencies, edits: seqs.length };
 }
 
 test('a client that stops reading for 10 s delays nobody and costs no memory', async () => {

@@ -21,6 +21,7 @@ const {
   startRigd, tree, worldsOf, Client, createScene, skeletonOps, sleep, percentile, run,
   assertSchema, tempDir, SOURCE_DIR, SANITIZED,
 } = require('../lib/rigd.js');
+const { editLatencies } = require('../lib/latency.js');
 const { WireClient, matrixDiffs, recordsOf } = require('../lib/wire.js');
 
 let server;
@@ -247,45 +248,25 @@ for f in sys.argv[1:]:
 });
 
 /*
- * Edits the root as fast as acks come back (8 in flight) for 'ms'; every
- * 25th edit also deletes a leaf and creates another (so the stalled
- * client's catch-up update reuses handles). Returns the edit-to-update
- * latencies (ms) the watchers saw.
+ * Turns the root as fast as acks come back for 'ms' (tests/lib/latency.js);
+ * every 25th edit also deletes a leaf and creates another (so the stalled
+ * client's catch-up update reuses handles). 'state.i' counts edits across
+ * calls, so leaf names stay unique.
  */
-async function editFor(editor, watchers, ms, state) {
-  const sent = new Map();
-  const starts = watchers.map((w) => w.messages.length);
-  const inflight = new Set();
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    while (inflight.size >= 8) await Promise.race(inflight);
-    const i = state.i++;
-    const ops = [{ op: 'set', id: 'root', euler: [0, (i * 3) % 360, 0] }];
-    if (i % 25 === 0) {
-      ops.push({ op: 'delete', id: `leaf${i - 25}` }, { op: 'create', id: `leaf${i}`, parent: 'head', t: [0, i * 1e-3, 0] });
-    }
-    const t0 = process.hrtime.bigint();
-    const p = editor.request({ type: 'edit', scene: 'slow', ops }).then((ack) => {
-      inflight.delete(p);
-      if (ack.type !== 'ack') throw new Error(JSON.stringify(ack));
-      sent.set(ack.seq, t0);
-    });
-    inflight.add(p);
-  }
-  await Promise.all(inflight);
-  const last = Math.max(...sent.keys());
-  for (const w of watchers) await w.waitSeq('slow', last);
-  const latencies = [];
-  const seqs = [...sent.keys()].sort((a, b) => a - b);
-  watchers.forEach((w, k) => {
-    const updates = w.messages.slice(starts[k]).filter((m) => m.type === 'update');
-    let u = 0;
-    for (const seq of seqs) {
-      while (u < updates.length && updates[u].seq < seq) u++;
-      if (u < updates.length) latencies.push(Number(updates[u].receivedAt - sent.get(seq)) / 1e6);
-    }
+function editFor(editor, watchers, ms, state) {
+  return editLatencies(editor, watchers, ms, {
+    scene: 'slow',
+    mustAck: true,
+    opsFor: () => {
+      const i = state.i++;
+      const ops = [{ op: 'set', id: 'root', euler: [0, (i * 3) % 360, 0] }];
+      if (i % 25 === 0) {
+        ops.push({ op: 'delete', id: `leaf${i - 25}` },
+          { op: 'create', id: `leaf${i}`, parent: 'head', t: [0, i * 1e-3, 0] });
+      }
+      return ops;
+    },
   });
-  return { latencies, edits: seqs.length };
 }
 
 test('a stalled binary subscriber delays nobody and catches up exactly', async () => {
