@@ -73,6 +73,9 @@ test('with --deflate on, an offering client gets it and the same JSON', async ()
     const b = framesOf(plain, 'skel');
     assert.equal(a.length, EDITS.length + 1);
     assert.deepEqual(a, b);
+    /* And it travelled deflated: the same messages took fewer socket bytes. */
+    assert.ok(deflated.ws._socket.bytesRead < plain.ws._socket.bytesRead / 2,
+      `${deflated.ws._socket.bytesRead} bytes read deflated, ${plain.ws._socket.bytesRead} plain`);
     assert.deepEqual(deflated.schemaViolations, []);
     assert.deepEqual(plain.schemaViolations, []);
     /* Bad input on a deflated connection: a clear error, the connection stays. */
