@@ -80,6 +80,7 @@ bench: build web-deps
 	./$(BUILD)/bench/bench_store
 	cmake --build $(BUILD) --target bench_net
 	cmake --build $(BUILD) --target bench_wire
+	cmake --build $(BUILD) --target bench_deflate
 
 run: build web-deps
 	@mkdir -p $(dir $(DB))

@@ -427,8 +427,23 @@ static int create_context(struct net *n)
 	return 0;
 }
 
+/*
+ * The websocket extensions the vhost accepts when cfg.deflate is on: RFC 7692
+ * permessage-deflate, libwebsockets' own. It is negotiated only with a client
+ * that offers it, and then applies to every message of that connection (lws
+ * 4.1 has no per-write opt-out), so a binary subscriber that wants its frames
+ * as they are simply does not offer it. The offer string is for clients; the
+ * server answers with the parameters the client offered.
+ */
+static const struct lws_extension deflate_extensions[] = {
+	{"permessage-deflate", lws_extension_callback_pm_deflate,
+	 "permessage-deflate; client_no_context_takeover; client_max_window_bits"},
+	{NULL, NULL, NULL},
+};
+
 /* The one vhost: listens on cfg.host:cfg.port (TLS when a certificate
- * was given) with the rigd protocol. 0, or -1 with the reason on stderr. */
+ * was given) with the rigd protocol, and permessage-deflate when cfg.deflate.
+ * 0, or -1 with the reason on stderr. */
 static int create_vhost(struct net *n)
 {
 	struct lws_context_creation_info info;
@@ -449,6 +464,8 @@ static int create_vhost(struct net *n)
 	info.uid = -1;
 	info.keepalive_timeout = 30;
 	info.timeout_secs = 30;
+	if (cfg->deflate)
+		info.extensions = deflate_extensions;
 	if (cfg->idle_timeout_s > 0)
 		info.retry_and_idle_policy = &n->retry;
 	if (n->tls_cert) {

@@ -123,6 +123,8 @@ typedef struct net_config {
 	int log_level;                /* 0 errors .. 3 debug */
 	const char *tls_cert;         /* PEM certificate (chain) and key: */
 	const char *tls_key;          /* both set, or TLS is off */
+	bool deflate;                 /* accept permessage-deflate (RFC 7692)
+					 from websocket clients that offer it */
 } net_config;
 
 /* Counters for /metrics; every field only grows except the gauges. */

@@ -353,6 +353,7 @@ static int parse_hash_token(const config_flag *f, const char *v, void *dst, FILE
 }
 
 static const char *const sync_names[] = {"full", "normal", NULL};
+static const char *const on_off_names[] = {"off", "on", NULL};
 static const char *const level_names[] = {"error", "warn", "info", "debug", NULL};
 
 #define AT(member) offsetof(struct config, member)
@@ -394,6 +395,9 @@ static const config_flag server_flags[] = {
 	{.name = "--idle-timeout", .arg = "SECS", NUMBER(CONFIG_INT, idle_timeout_s, 0, 65535, 60),
 	 .help = "ping an idle websocket after half, close it after\n"
 		 "all of it without an answer (0: never)"},
+	{.name = "--deflate", .arg = "on|off", .kind = CONFIG_BOOL_ENUM, .offset = AT(deflate),
+	 .names = on_off_names, .def = 0,
+	 .help = "accept permessage-deflate from websocket clients\nthat offer it (docs/protocol.md)"},
 	{.name = "--reply-queue", .arg = "BYTES",
 	 NUMBER(CONFIG_SIZE, reply_queue, 4096, 1 << 30, DEFAULT_REPLY_QUEUE),
 	 .help = "replies queued for a client that does not read\nbefore it is closed with 1008"},

@@ -57,6 +57,7 @@ struct config {
 	size_t max_body;
 	size_t max_gltf;             /* bytes of a glTF body (POST .../gltf) */
 	int idle_timeout_s;
+	bool deflate;                /* --deflate on: permessage-deflate offered */
 	int max_clients;
 	int max_ops;
 	int max_nodes;

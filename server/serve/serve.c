@@ -188,6 +188,7 @@ static int open_net(struct server *S)
 	ncfg.max_fragments = S->o.max_fragments;
 	ncfg.max_body = S->o.max_body > S->o.max_gltf ? S->o.max_body : S->o.max_gltf;
 	ncfg.idle_timeout_s = S->o.idle_timeout_s;
+	ncfg.deflate = S->o.deflate;
 	ncfg.max_connections = S->o.max_clients;
 	ncfg.log_level = S->o.log_level > LOG_WARN ? S->o.log_level - 1 : 0;
 	ncfg.tls_cert = S->o.tls_cert;

@@ -263,7 +263,10 @@ class Client {
     this.validate = opts.validate !== false;
     const headers = opts.origin ? { origin: opts.origin } : {};
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    this.ws = new WebSocket(opts.url || server.wsUrl, { headers, perMessageDeflate: false,
+    /* deflate: true offers permessage-deflate as a browser does (the server
+     * takes it only with --deflate on); by default nothing is offered. */
+    this.ws = new WebSocket(opts.url || server.wsUrl, { headers,
+      perMessageDeflate: opts.deflate ? { threshold: 0 } : false,
       maxPayload: 256 * 1024 * 1024, rejectUnauthorized: false });
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', resolve);
