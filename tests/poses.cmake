@@ -1,3 +1,4 @@
 # Poses: saved sets of node channels and their blend (server/core/pose.c,
 # server/core/edit_pose.c).
 rigd_unit_test(pose rigd_core)
+rigd_node_test(e2e_poses e2e/poses.js)  # pose_save, blend, the pose list, undo, restart, import

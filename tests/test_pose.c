@@ -304,6 +304,42 @@ static void test_resolved_replays(void **state)
 
 /* ---------- inverses ---------- */
 
+/* The inverse of a batch with a blend and a pose_save equals, op for op,
+ * the inverse of its resolved batch: a log's stored inverse is what its
+ * replay records. */
+static void test_inverse_matches_resolved(void **state)
+{
+	scene *s = arm_scene(), *replay = arm_scene();
+	edit_batch b, resolved, inv, inv2;
+	edit_error err;
+
+	(void)state;
+	edit_batch_init(&b);
+	blend(&b, "hips", "p0", "p90", 0.4);
+	save(&b, "p0", "upper");
+	assert_int_equal(edit_apply_resolve(s, &b, NULL, NULL, &inv, &resolved, &err), 0);
+	assert_int_equal(edit_apply(replay, &resolved, NULL, &inv2, &err), 0);
+	assert_int_equal(inv.n_ops, inv2.n_ops);
+	for (int i = 0; i < inv.n_ops; i++) {
+		const edit_op *x = &inv.ops[i], *y = &inv2.ops[i];
+
+		assert_int_equal(x->kind, y->kind);
+		assert_string_equal(x->id, y->id);
+		assert_int_equal(x->fields, y->fields);
+		assert_memory_equal(&x->r, &y->r, sizeof(x->r));
+		assert_int_equal(x->n_channels, y->n_channels);
+		if (x->n_channels)
+			assert_memory_equal(x->channels, y->channels,
+					    sizeof(pose_channel) * (size_t)x->n_channels);
+	}
+	edit_batch_release(&b);
+	edit_batch_release(&resolved);
+	edit_batch_release(&inv);
+	edit_batch_release(&inv2);
+	scene_free(s);
+	scene_free(replay);
+}
+
 static void check_undo(edit_batch *b, bool by_revert)
 {
 	scene *s = arm_scene(), *ref = arm_scene();
@@ -514,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_blend_3d),
 		cmocka_unit_test(test_resolved_replays),
 		cmocka_unit_test(test_inverses),
+		cmocka_unit_test(test_inverse_matches_resolved),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_missing_nodes),
 		cmocka_unit_test(test_batch_copy),

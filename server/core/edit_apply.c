@@ -462,7 +462,7 @@ static int apply_pose_relative(apply_ctx *c, const edit_op *op, int k)
 {
 	edit_batch sets;
 	edit_op save;
-	int rc;
+	int rc, first;
 
 	if (op->kind == EDIT_POSE_SAVE) {
 		if ((rc = ed_resolve_pose_save(c->s, op, k, &save, c->err)) != 0)
@@ -473,9 +473,19 @@ static int apply_pose_relative(apply_ctx *c, const edit_op *op, int k)
 	}
 	if ((rc = ed_resolve_blend(c->s, op, k, &sets, c->err)) != 0)
 		return rc;
+	first = c->undo->n_ops;
 	for (int i = 0; i < sets.n_ops && rc == 0; i++)
 		rc = apply_kept(c, &sets.ops[i], k);
 	edit_batch_release(&sets);
+	/* One inverse set per set, reversed: the inverse the resolved batch
+	 * (one group per set) would have, so a log's stored inverse and its
+	 * replay's agree op for op. */
+	for (int lo = first, hi = c->undo->n_ops - 1; rc == 0 && lo < hi; lo++, hi--) {
+		edit_op t = c->undo->ops[lo];
+
+		c->undo->ops[lo] = c->undo->ops[hi];
+		c->undo->ops[hi] = t;
+	}
 	return rc;
 }
 
