@@ -2,3 +2,4 @@
 # server/core/edit_pose.c).
 rigd_unit_test(pose rigd_core)
 rigd_node_test(e2e_poses e2e/poses.js)  # pose_save, blend, the pose list, undo, restart, import
+rigd_unit_test(pose_wire rigd_engine)  # pose ops in JSON and in the log's op image

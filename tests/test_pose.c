@@ -285,6 +285,7 @@ static void test_resolved_replays(void **state)
 	assert_int_equal(resolved.ops[1].kind, EDIT_SET);
 	assert_string_equal(resolved.ops[1].id, "upper");
 	assert_string_equal(resolved.ops[2].id, "fore");
+	edit_batch_release(&b);
 	/* The resolved batch replays exactly on a scene whose channels differ
 	 * (a pose_set carries values; nothing reads the scene). */
 	edit_batch_init(&b);
@@ -328,9 +329,12 @@ static void test_inverse_matches_resolved(void **state)
 		assert_int_equal(x->fields, y->fields);
 		assert_memory_equal(&x->r, &y->r, sizeof(x->r));
 		assert_int_equal(x->n_channels, y->n_channels);
-		if (x->n_channels)
-			assert_memory_equal(x->channels, y->channels,
-					    sizeof(pose_channel) * (size_t)x->n_channels);
+		for (int c = 0; c < x->n_channels; c++) {
+			assert_string_equal(x->channels[c].id, y->channels[c].id);
+			assert_memory_equal(&x->channels[c].t, &y->channels[c].t, 3 * sizeof(double));
+			assert_memory_equal(&x->channels[c].r, &y->channels[c].r, 4 * sizeof(double));
+			assert_memory_equal(&x->channels[c].s, &y->channels[c].s, 3 * sizeof(double));
+		}
 	}
 	edit_batch_release(&b);
 	edit_batch_release(&resolved);
@@ -531,7 +535,10 @@ static void test_batch_copy(void **state)
 	assert_int_equal(edit_batch_copy(&b, &copy), 0);
 	assert_int_equal(b.ops[0].n_channels, 4);
 	assert_ptr_not_equal(b.ops[0].channels, copy.ops[0].channels);
-	assert_memory_equal(b.ops[0].channels, copy.ops[0].channels, 4 * sizeof(pose_channel));
+	for (int c = 0; c < 4; c++) {
+		assert_string_equal(b.ops[0].channels[c].id, copy.ops[0].channels[c].id);
+		assert_memory_equal(&b.ops[0].channels[c].r, &copy.ops[0].channels[c].r, sizeof(quat));
+	}
 	assert_string_equal(edit_op_name(EDIT_BLEND), "blend");
 	assert_int_equal(edit_op_from_name("pose_save"), EDIT_POSE_SAVE);
 	assert_true(edit_op_is_relative(EDIT_BLEND));

@@ -168,7 +168,8 @@ static int build_result(const scene *s, const touch_set *ts, edit_result *res)
 	/* Subtree ranges are nested or disjoint: sorted by start with the
 	 * enclosing one first, a range starting inside the last counted one is
 	 * inside it. */
-	qsort(ranges, (size_t)n_ranges, sizeof(range), cmp_range);
+	if (n_ranges) /* ranges is NULL for a batch that touched no node (poses only) */
+		qsort(ranges, (size_t)n_ranges, sizeof(range), cmp_range);
 	res->recomputed = 0;
 	for (int i = 0; i < n_ranges; i++) {
 		if (ranges[i].first < cur_end)

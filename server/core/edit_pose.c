@@ -242,7 +242,8 @@ int ed_resolve_pose_save(const scene *s, const edit_op *op, int k, edit_op *out,
 		c->r = p.r;
 		c->s = p.s;
 	}
-	qsort(ch, (size_t)(end - first), sizeof(*ch), cmp_channel);
+	if (ch)
+		qsort(ch, (size_t)(end - first), sizeof(*ch), cmp_channel);
 	out->kind = EDIT_POSE_SET;
 	out->fields = EDIT_F_CHANNELS;
 	out->index = -1;
