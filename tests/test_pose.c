@@ -443,6 +443,9 @@ static void test_refusals(void **state)
 	prefix(&b);
 	blend(&b, "ghost", "p0", "p90", 0.5);
 	refused(&b, RIGD_E_UNKNOWN_NODE, 2, "root");
+	prefix(&b);                      /* p0 now holds only leg: nothing under upper */
+	blend(&b, "upper", "p0", "p90", 0.5);
+	refused(&b, RIGD_E_BAD_FIELD, 2, "root");
 	prefix(&b);
 	save(&b, "x", "ghost");
 	refused(&b, RIGD_E_UNKNOWN_NODE, 2, "root");

@@ -361,5 +361,15 @@ int ed_resolve_blend(const scene *s, const edit_op *op, int k, edit_batch *out,
 			return nomem(err, k);
 		}
 	}
+	/* A blend that would set nothing is a mistake (a wrong root or pose),
+	 * and would log an empty batch. */
+	if (out->n_ops == 0) {
+		char q[QUOTED_MAX], q2[QUOTED_MAX];
+
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, "root",
+			       "root: poses '%s' and '%s' hold no node of this subtree in common",
+			       ed_quoted(op->pose_a, q), ed_quoted(op->pose_b, q2));
+		return RIGD_E_BAD_FIELD;
+	}
 	return 0;
 }
