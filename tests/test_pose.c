@@ -470,9 +470,11 @@ static void test_refusals(void **state)
 	refused(&b, RIGD_E_BAD_FIELD, 2, "t");
 
 	/* pose_set's channels: sorted and once each, finite, non-zero r */
-	for (int c = 0; c < 4; c++) {
-		static const int codes[4] = { RIGD_E_BAD_FIELD, RIGD_E_BAD_FIELD, RIGD_E_NOT_FINITE,
-					      RIGD_E_ZERO_QUATERNION };
+	/* ... and in the plane of the 2D scene: t.z, s.z, r off z */
+	for (int c = 0; c < 7; c++) {
+		static const int codes[7] = { RIGD_E_BAD_FIELD, RIGD_E_BAD_FIELD, RIGD_E_NOT_FINITE,
+					      RIGD_E_ZERO_QUATERNION, RIGD_E_BAD_FIELD,
+					      RIGD_E_BAD_FIELD, RIGD_E_BAD_FIELD };
 		pose_channel *ch = calloc(2, sizeof(*ch));
 
 		assert_non_null(ch);
@@ -486,6 +488,12 @@ static void test_refusals(void **state)
 			ch[1].t.y = INFINITY;
 		if (c == 3)
 			ch[1].r = (quat){ 0, 0, 0, 0 };
+		if (c == 4)
+			ch[1].t.z = 1;
+		if (c == 5)
+			ch[1].s.z = 2;
+		if (c == 6)
+			ch[1].r = (quat){ 0.1, 0, 0, 1 };
 		prefix(&b);
 		op = add(&b, EDIT_POSE_SET, "q");
 		op->fields = EDIT_F_CHANNELS;

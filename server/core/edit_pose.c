@@ -53,8 +53,9 @@ static bool vec3_finite(vec3 v)
 }
 
 /* Checks pose_set op k's channels: ids valid and strictly ascending,
- * numbers finite, rotations non-zero. */
-static int check_channels(const edit_op *op, int k, edit_error *err)
+ * numbers finite, rotations non-zero, and in a 2D scene ('flat') in the
+ * plane (t.z 0, s.z 1, r about z only). */
+static int check_channels(const edit_op *op, int k, bool flat, edit_error *err)
 {
 	char q[QUOTED_MAX];
 
@@ -81,6 +82,12 @@ static int check_channels(const edit_op *op, int k, edit_error *err)
 				       ed_quoted(c->id, q), err_str(RIGD_E_ZERO_QUATERNION));
 			return RIGD_E_ZERO_QUATERNION;
 		}
+		if (flat && (c->t.z != 0 || c->s.z != 1 || unit.x != 0 || unit.y != 0)) {
+			edit_error_set(err, RIGD_E_BAD_FIELD, k, "channels",
+				       "channels: '%s' leaves the plane of a 2D scene (t.z 0, s.z 1, "
+				       "r about z only)", ed_quoted(c->id, q));
+			return RIGD_E_BAD_FIELD;
+		}
 	}
 	return 0;
 }
@@ -100,15 +107,16 @@ static int unknown_pose(edit_error *err, int k, const char *field, const char *n
 	return RIGD_E_UNKNOWN_POSE;
 }
 
-static int apply_pose_set(pose_set *ps, const edit_op *op, int k, edit_batch *undo,
+static int apply_pose_set(scene *s, const edit_op *op, int k, edit_batch *undo,
 			  edit_error *err)
 {
+	pose_set *ps = scene_poses(s);
 	pose_channel *ch, *old;
 	edit_op *back = NULL;
 	bool oom;
 	int rc, n_old, at = pose_find(ps, op->id);
 
-	if ((rc = check_channels(op, k, err)) != 0)
+	if ((rc = check_channels(op, k, scene_dims(s) == 2, err)) != 0)
 		return rc;
 	if (at < 0 && pose_count(ps) >= POSE_DEFAULT_MAX) {
 		edit_error_set(err, RIGD_E_LIMIT, k, "pose", "the scene holds its maximum of %d poses",
@@ -147,7 +155,7 @@ int ed_apply_pose(scene *s, const edit_op *op, int k, edit_batch *undo, edit_err
 
 	assert(op->kind == EDIT_POSE_SET || op->kind == EDIT_POSE_DELETE);
 	if (op->kind == EDIT_POSE_SET)
-		return apply_pose_set(ps, op, k, undo, err);
+		return apply_pose_set(s, op, k, undo, err);
 	if ((at = pose_find(ps, op->id)) < 0)
 		return unknown_pose(err, k, "pose", op->id);
 	if (undo && !(back = edit_batch_add(undo, EDIT_POSE_SET, op->id)))
