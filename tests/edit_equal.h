@@ -65,6 +65,26 @@ static void assert_same_ops(const edit_batch *a, const edit_batch *b)
 			assert_int_equal(x->visible, y->visible);
 		if (f & EDIT_F_KEEP_WORLD)
 			assert_int_equal(x->keep_world, y->keep_world);
+		if (f & EDIT_F_ROOT)
+			assert_string_equal(x->root, y->root);
+		if (f & EDIT_F_POSE_A)
+			assert_string_equal(x->pose_a, y->pose_a);
+		if (f & EDIT_F_POSE_B)
+			assert_string_equal(x->pose_b, y->pose_b);
+		if (f & EDIT_F_WEIGHT)
+			assert_memory_equal(&x->weight, &y->weight, sizeof(double));
+		if (f & EDIT_F_CHANNELS) {
+			assert_int_equal(x->n_channels, y->n_channels);
+			/* Field by field: the struct's padding is not a value. */
+			for (int c = 0; c < x->n_channels; c++) {
+				const pose_channel *p = &x->channels[c], *q = &y->channels[c];
+
+				assert_string_equal(p->id, q->id);
+				assert_memory_equal(&p->t, &q->t, sizeof(p->t));
+				assert_memory_equal(&p->r, &q->r, sizeof(p->r));
+				assert_memory_equal(&p->s, &q->s, sizeof(p->s));
+			}
+		}
 	}
 }
 

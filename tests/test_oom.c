@@ -10,7 +10,8 @@
  *   - the edit path: decode a batch (proto_decode_batch) -> edit_apply_ex
  *     on a scene -> scene_update -> encode the ack and the update, for
  *     batches that create, set, reparent (keep_world), delete a subtree,
- *     delete and re-create, and one whose last op fails (the rollback);
+ *     delete and re-create, one whose last op fails (the rollback), and
+ *     two of pose ops (saved, replaced, blended, deleted; and rolled back);
  *   - an engine round on a temporary database: decode -> engine_submit ->
  *     engine_commit -> engine_update -> encode the ack, then the database
  *     reopened to see what is stored; and the same with engine_undo;
@@ -79,6 +80,7 @@
 #include "codec/proto.h"
 #include "core/edit.h"
 #include "core/err.h"
+#include "core/pose.h"
 #include "core/scene.h"
 #include "engine/engine.h"
 #include "scene_digest.h"
@@ -336,6 +338,18 @@ static uint64_t digest(const scene *s)
 		h = digest_mix(h, world.m, sizeof(world.m));
 		h = digest_mix_props(h, &p);
 	}
+	/* The poses, name and channels (not the struct's padding). */
+	for (int i = 0; i < pose_count(scene_poses_c(s)); i++) {
+		const pose *ps = pose_at(scene_poses_c(s), i);
+
+		h = digest_mix_str(h, ps->name);
+		for (int k = 0; k < ps->n; k++) {
+			h = digest_mix_str(h, ps->ch[k].id);
+			h = digest_mix(h, &ps->ch[k].t, sizeof(ps->ch[k].t));
+			h = digest_mix(h, &ps->ch[k].r, sizeof(ps->ch[k].r));
+			h = digest_mix(h, &ps->ch[k].s, sizeof(ps->ch[k].s));
+		}
+	}
 	return h;
 }
 
@@ -397,6 +411,23 @@ static const char *const edit_batches[] = {
 	"{\"op\":\"delete\",\"id\":\"prop\"},"
 	"{\"op\":\"reparent\",\"id\":\"hand\",\"parent\":\"x\",\"keep_world\":true},"
 	"{\"op\":\"delete\",\"id\":\"nope\"}]}",
+	/* poses: saved (the channels copied), replaced (the old ones moved
+	 * to the inverse), blended (a set per node), deleted */
+	"{\"ops\":[{\"op\":\"pose_save\",\"pose\":\"p\",\"root\":\"base\"},"
+	"{\"op\":\"pose_save\",\"pose\":\"q\"},"
+	"{\"op\":\"set\",\"id\":\"arm\",\"euler\":[0,0,-20]},"
+	"{\"op\":\"pose_save\",\"pose\":\"p\",\"root\":\"base\"},"
+	"{\"op\":\"blend\",\"root\":\"base\",\"a\":\"p\",\"b\":\"q\",\"t\":0.3},"
+	"{\"op\":\"pose_set\",\"pose\":\"r\",\"channels\":{\"leg\":"
+	"{\"t\":[0,1,0],\"r\":[0,0,0,1],\"s\":[1,1,1]}}},"
+	"{\"op\":\"pose_delete\",\"pose\":\"q\"}]}",
+	/* pose ops taken back when the last op is refused */
+	"{\"ops\":[{\"op\":\"pose_save\",\"pose\":\"p\"},"
+	"{\"op\":\"set\",\"id\":\"hand\",\"t\":[1,1,1]},"
+	"{\"op\":\"pose_save\",\"pose\":\"q\",\"root\":\"arm\"},"
+	"{\"op\":\"blend\",\"root\":\"arm\",\"a\":\"p\",\"b\":\"q\",\"t\":0.5},"
+	"{\"op\":\"pose_delete\",\"pose\":\"p\"},"
+	"{\"op\":\"blend\",\"root\":\"arm\",\"a\":\"p\",\"b\":\"q\",\"t\":0.5}]}",
 };
 
 enum stage { STAGE_DECODE, STAGE_APPLY, STAGE_ENCODE, STAGE_DONE };

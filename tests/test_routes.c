@@ -41,6 +41,7 @@ static const struct {
 	 ROUTE_BODY_GLTF},
 	{NET_GET, "/api/scenes/demo/debug/hand", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT,
 	 ROUTE_BODY_API},
+	{NET_GET, "/api/scenes/demo/poses", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT, ROUTE_BODY_API},
 };
 #define N_EXPECT ((int)(sizeof(expect) / sizeof(expect[0])))
 

@@ -309,6 +309,15 @@ int proto_encode_leave(proto_buf *b, const char *scene_name, const char *client)
 
 /* One op as an object, every field it carries (r, never a recomputed value). */
 int proto_encode_op(proto_buf *b, const edit_op *op);
+/* A pose op (pose_save, pose_set, pose_delete, blend) as its JSON object;
+ * proto_encode_op calls it for those kinds. 0 or RIGD_E_NOMEM (b as before). */
+int proto_encode_pose_op(proto_buf *b, const edit_op *op);
+
+/* {"scene","seq","poses":[{"name","nodes":{ID:{"t","r","s"[,"angle"]}},
+ * "missing":[ids the scene no longer holds]}]}: the body of
+ * GET /api/scenes/NAME/poses, poses by name, nodes by id ("angle", in
+ * degrees, only in a 2D scene). 0 or RIGD_E_NOMEM (b as before). */
+int proto_encode_poses(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s);
 /* The ops array [...] of a batch (the log's ops and inverse columns). */
 int proto_encode_ops(proto_buf *b, const edit_batch *batch);
 /* {"ops":[...],"client","client_seq"} (client and client_seq when set). */

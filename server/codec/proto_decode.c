@@ -615,7 +615,8 @@ static int check_op(const cJSON *item, const proto_limits *lim, const cJSON **f,
 		return rc;
 	if (!f[K_OP] || !cJSON_IsString(f[K_OP]))
 		return proto_bad_field(w, "op",
-				       "must be create, set, reparent, delete, rotate, move or ik");
+				       "must be create, set, reparent, delete, rotate, move, ik, "
+				       "pose_save, pose_set, pose_delete or blend");
 	if ((*kind = edit_op_from_name(f[K_OP]->valuestring)) < 0) {
 		char q[72];
 
@@ -660,7 +661,12 @@ static int decode_op(const cJSON *item, int k, const proto_limits *lim, edit_bat
 	edit_op *op;
 	int kind = 0, rc;
 	char id[SCENE_ID_MAX + 1];
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(item, "op");
 
+	/* Pose ops name a pose rather than a node: their own members. */
+	if (cJSON_IsObject(item) && cJSON_IsString(name) &&
+	    (kind = edit_op_from_name(name->valuestring)) >= EDIT_POSE_SAVE)
+		return proto_decode_pose_op(item, k, kind, lim, b, err);
 	if ((rc = check_op(item, lim, f, &kind, id, &w)) != 0)
 		return rc;
 	if (!(op = edit_batch_add(b, kind, id))) {

@@ -365,6 +365,8 @@ static int op_body(proto_buf *b, const edit_op *op)
 {
 	unsigned f = op->fields;
 
+	if (op->kind >= EDIT_POSE_SAVE)
+		return proto_encode_pose_op(b, op);
 	if (put(b, "{\"op\":") || proto_buf_json_string(b, edit_op_name(op->kind)))
 		return RIGD_E_NOMEM;
 	if (op->kind == EDIT_IK

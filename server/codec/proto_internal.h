@@ -74,6 +74,12 @@ int proto_get_text(const cJSON *item, const char *field, size_t max_bytes, bool 
 int proto_decode_op_array(const cJSON *arr, const proto_limits *lim, edit_batch *b,
 			  edit_error *err);
 
+/* Decodes op object 'item' (index k) of pose op 'kind' (pose_save,
+ * pose_set, pose_delete, blend; proto_pose.c) and appends it to 'b'. On
+ * error 'b' may hold the op, partly filled: the caller releases it. */
+int proto_decode_pose_op(const cJSON *item, int k, int kind, const proto_limits *lim,
+			 edit_batch *b, edit_error *err);
+
 /* client_seq (an integer 0..2^53-1, or null for none) into 'b'. */
 int proto_decode_client_seq(const cJSON *item, edit_batch *b, const proto_where *w);
 

@@ -33,11 +33,13 @@ static const char *const field_names[EDIT_F_ALL_COUNT_] = {
 	"parent", "index", "name", "t", "r", "s", "pivot", "euler",
 	"bounds", "mesh", "kind", "fov", "near", "far", "visible", "keep_world",
 	"angle", "axis", "by", "chain", "target", "pole",
+	"root", "a", "b", "t", "channels",
 };
 
 static const char *const kind_names[] = { "group", "mesh", "camera" };
 static const char *const op_names[] = { "create", "set", "reparent", "delete",
-					"rotate", "move", "ik" };
+					"rotate", "move", "ik", "pose_save", "pose_delete",
+					"pose_set", "blend" };
 #define N_OP_NAMES ((int)(sizeof(op_names) / sizeof(op_names[0])))
 
 const char *edit_field_name(unsigned field_bit)
@@ -51,9 +53,11 @@ const char *edit_field_name(unsigned field_bit)
 unsigned edit_fields_allowed(int op_kind)
 {
 	static const unsigned allowed[] = { 0, CREATE_FIELDS, SET_FIELDS, REPARENT_FIELDS,
-					    DELETE_FIELDS, ROTATE_FIELDS, MOVE_FIELDS, IK_FIELDS };
+					    DELETE_FIELDS, ROTATE_FIELDS, MOVE_FIELDS, IK_FIELDS,
+					    EDIT_F_ROOT, 0u, EDIT_F_CHANNELS,
+					    EDIT_F_POSE_A | EDIT_F_POSE_B | EDIT_F_WEIGHT };
 
-	return op_kind >= EDIT_CREATE && op_kind <= EDIT_IK ? allowed[op_kind] : 0;
+	return op_kind >= EDIT_CREATE && op_kind <= EDIT_OP_LAST_ ? allowed[op_kind] : 0;
 }
 
 const char *edit_kind_name(int node_kind)
@@ -71,7 +75,13 @@ int edit_kind_from_name(const char *name)
 
 const char *edit_op_name(int op_kind)
 {
-	return op_kind >= EDIT_CREATE && op_kind <= EDIT_IK ? op_names[op_kind - 1] : "";
+	return op_kind >= EDIT_CREATE && op_kind <= EDIT_OP_LAST_ ? op_names[op_kind - 1] : "";
+}
+
+bool edit_op_is_relative(int op_kind)
+{
+	return op_kind == EDIT_ROTATE || op_kind == EDIT_MOVE || op_kind == EDIT_IK ||
+	       op_kind == EDIT_POSE_SAVE || op_kind == EDIT_BLEND;
 }
 
 int edit_op_from_name(const char *name)
@@ -98,7 +108,10 @@ void ed_op_release(edit_op *op)
 {
 	free(op->name);
 	free(op->mesh);
+	free(op->channels);
 	op->name = op->mesh = NULL;
+	op->channels = NULL;
+	op->n_channels = 0;
 }
 
 void edit_batch_release(edit_batch *b)
@@ -216,13 +229,20 @@ int edit_batch_copy(edit_batch *dst, const edit_batch *src)
 	dst->cap_ops = src->n_ops;
 	for (int i = 0; i < src->n_ops; i++) {
 		edit_op *op = &dst->ops[i];
+		bool nomem = false;
 
 		*op = src->ops[i];
 		op->name = op->mesh = NULL;
+		op->channels = NULL;
 		dst->n_ops = i + 1;
 		if ((src->ops[i].name && !(op->name = strdup(src->ops[i].name))) ||
 		    (src->ops[i].mesh && !(op->mesh = strdup(src->ops[i].mesh))))
 			goto nomem;
+		op->channels = pose_channels_dup(src->ops[i].channels, src->ops[i].n_channels, &nomem);
+		if (nomem) {
+			op->n_channels = 0;
+			goto nomem;
+		}
 	}
 	return 0;
 nomem:
@@ -233,7 +253,7 @@ nomem:
 bool edit_batch_is_absolute(const edit_batch *b)
 {
 	for (int i = 0; i < b->n_ops; i++)
-		if (b->ops[i].kind > EDIT_DELETE || (b->ops[i].fields & EDIT_F_ANGLE))
+		if (edit_op_is_relative(b->ops[i].kind) || (b->ops[i].fields & EDIT_F_ANGLE))
 			return false;
 	return true;
 }

@@ -16,6 +16,7 @@
 #ifndef RIGD_EDIT_H
 #define RIGD_EDIT_H
 
+#include "pose.h"
 #include "scene.h"
 
 #include <stdarg.h>
@@ -37,6 +38,15 @@ enum edit_op_kind {
 	EDIT_ROTATE = 5,
 	EDIT_MOVE = 6,
 	EDIT_IK = 7,
+	/* Poses (pose.h): pose_save is relative (it captures the channels the
+	 * scene holds and is resolved into the pose_set that carries them);
+	 * pose_set and pose_delete are absolute; blend is relative (resolved
+	 * into the set ops of the channels it produces). */
+	EDIT_POSE_SAVE = 8,
+	EDIT_POSE_DELETE = 9,
+	EDIT_POSE_SET = 10,
+	EDIT_BLEND = 11,
+	EDIT_OP_LAST_ = EDIT_BLEND,
 };
 
 /*
@@ -51,6 +61,12 @@ enum edit_op_kind {
  *   rotate:   angle (required), axis (required in 3D, refused in 2D)
  *   move:     by (required)
  *   ik:       chain, target (required), pole (required in 3D, refused in 2D)
+ *   pose_save:   id is the pose's name; root (optional: the subtree saved;
+ *                absent = the whole scene)
+ *   pose_set:    id is the pose's name; channels (required)
+ *   pose_delete: id is the pose's name
+ *   blend:    id is the subtree's root node; a, b (pose names) and
+ *             weight (the wire's "t") required
  * r, euler and angle exclude each other; angle (create, set) only in a 2D
  * scene. Any other field is RIGD_E_BAD_FIELD.
  */
@@ -83,7 +99,12 @@ enum edit_field {
 	EDIT_F_CHAIN = 1u << 19,
 	EDIT_F_TARGET = 1u << 20,
 	EDIT_F_POLE = 1u << 21,
-	EDIT_F_ALL_COUNT_ = 22,         /* every field bit */
+	EDIT_F_ROOT = 1u << 22,
+	EDIT_F_POSE_A = 1u << 23,
+	EDIT_F_POSE_B = 1u << 24,
+	EDIT_F_WEIGHT = 1u << 25,       /* a blend's weight; "t" on the wire */
+	EDIT_F_CHANNELS = 1u << 26,
+	EDIT_F_ALL_COUNT_ = 27,         /* every field bit */
 };
 
 /* The wire name of one EDIT_F_ bit ("t", "keep_world", ...), "" if none. */
@@ -126,7 +147,20 @@ typedef struct edit_op {
 	char chain_end[SCENE_ID_MAX + 1];
 	vec3 target;
 	vec3 pole;
+	/* Poses: pose_save's subtree root (pose name in id); blend's poses a
+	 * and b and its weight in [0, 1]; pose_set's channels, sorted by id
+	 * strictly ascending, owned by the op (freed by edit_batch_release). */
+	char root[SCENE_ID_MAX + 1];
+	char pose_a[SCENE_ID_MAX + 1];
+	char pose_b[SCENE_ID_MAX + 1];
+	double weight;
+	pose_channel *channels;
+	int n_channels;
 } edit_op;
+
+/* True for the ops a log never stores because they are resolved into
+ * absolute ones first: rotate, move, ik, pose_save, blend. */
+bool edit_op_is_relative(int op_kind);
 
 /*
  * A batch: 'ops' is owned (with the strings of every op). 'client' is ""
@@ -323,8 +357,9 @@ int edit_apply(scene *s, const edit_batch *b, edit_result *res, edit_batch *inve
  * edit_kind_from_name returns -1 for an unknown name. */
 const char *edit_kind_name(int node_kind);
 int edit_kind_from_name(const char *name);
-/* "create", "set", "reparent", "delete", "rotate", "move", "ik"; -1 for an
- * unknown op name. */
+/* "create", "set", "reparent", "delete", "rotate", "move", "ik",
+ * "pose_save", "pose_set", "pose_delete", "blend"; -1 for an unknown op
+ * name. */
 const char *edit_op_name(int op_kind);
 int edit_op_from_name(const char *name);
 

@@ -168,7 +168,8 @@ static int build_result(const scene *s, const touch_set *ts, edit_result *res)
 	/* Subtree ranges are nested or disjoint: sorted by start with the
 	 * enclosing one first, a range starting inside the last counted one is
 	 * inside it. */
-	qsort(ranges, (size_t)n_ranges, sizeof(range), cmp_range);
+	if (n_ranges) /* ranges is NULL for a batch that touched no node (poses only) */
+		qsort(ranges, (size_t)n_ranges, sizeof(range), cmp_range);
 	res->recomputed = 0;
 	for (int i = 0; i < n_ranges; i++) {
 		if (ranges[i].first < cur_end)
@@ -361,9 +362,11 @@ static int apply_delete(apply_ctx *c, const edit_op *op, int k)
 static int apply_absolute(apply_ctx *c, const edit_op *op, int k)
 {
 	/* Every apply_ below relies on the op's shape being valid. */
-	assert(op->kind >= EDIT_CREATE && op->kind <= EDIT_DELETE);
+	assert(!edit_op_is_relative(op->kind));
 	assert((op->fields & ~edit_fields_allowed(op->kind)) == 0);
 	switch (op->kind) {
+	case EDIT_POSE_SET:
+	case EDIT_POSE_DELETE: return ed_apply_pose(c->s, op, k, c->undo, c->err);
 	case EDIT_CREATE: return apply_create(c, op, k);
 	case EDIT_SET: return apply_set(c, op, k);
 	case EDIT_REPARENT: return apply_reparent(c, op, k);
@@ -380,19 +383,24 @@ static int apply_absolute(apply_ctx *c, const edit_op *op, int k)
 static int apply_kept(apply_ctx *c, const edit_op *op, int k)
 {
 	char *name = NULL, *mesh = NULL;
+	pose_channel *ch = NULL;
+	bool oom = false;
 	edit_op *kept;
 	int rc;
 
 	if (c->resolved &&
 	    ((c->resolved->n_ops == c->resolved->cap_ops &&
 	      edit_batch_reserve(c->resolved, c->resolved->cap_ops ? 2 * c->resolved->cap_ops : 8)) ||
-	     (op->name && !(name = strdup(op->name))) || (op->mesh && !(mesh = strdup(op->mesh))))) {
+	     (op->name && !(name = strdup(op->name))) || (op->mesh && !(mesh = strdup(op->mesh))) ||
+	     ((ch = pose_channels_dup(op->channels, op->n_channels, &oom)), oom))) {
 		free(name);
+		free(mesh);
 		return scene_error(RIGD_E_NOMEM, k, "", c->err);
 	}
 	if ((rc = apply_absolute(c, op, k)) != 0) {
 		free(name);
 		free(mesh);
+		free(ch);
 		return rc;
 	}
 	if (c->resolved) {
@@ -400,6 +408,7 @@ static int apply_kept(apply_ctx *c, const edit_op *op, int k)
 		*kept = *op;
 		kept->name = name;
 		kept->mesh = mesh;
+		kept->channels = ch;
 	}
 	return 0;
 }
@@ -444,13 +453,52 @@ static int apply_relative(apply_ctx *c, const edit_op *op, int k)
 	return 0;
 }
 
+/*
+ * A pose_save, applied as the pose_set of the channels it captured, or a
+ * blend, applied as the set ops of the channels it produced: all of them
+ * one group of inverses (a blend's sets touch distinct nodes, so their
+ * inverses may run in any order).
+ */
+static int apply_pose_relative(apply_ctx *c, const edit_op *op, int k)
+{
+	edit_batch sets;
+	edit_op save;
+	int rc, first;
+
+	if (op->kind == EDIT_POSE_SAVE) {
+		if ((rc = ed_resolve_pose_save(c->s, op, k, &save, c->err)) != 0)
+			return rc;
+		rc = apply_kept(c, &save, k);
+		ed_op_release(&save);
+		return rc;
+	}
+	if ((rc = ed_resolve_blend(c->s, op, k, &sets, c->err)) != 0)
+		return rc;
+	first = c->undo->n_ops;
+	for (int i = 0; i < sets.n_ops && rc == 0; i++)
+		rc = apply_kept(c, &sets.ops[i], k);
+	edit_batch_release(&sets);
+	/* One inverse set per set, reversed: the inverse the resolved batch
+	 * (one group per set) would have, so a log's stored inverse and its
+	 * replay's agree op for op. */
+	for (int lo = first, hi = c->undo->n_ops - 1; rc == 0 && lo < hi; lo++, hi--) {
+		edit_op t = c->undo->ops[lo];
+
+		c->undo->ops[lo] = c->undo->ops[hi];
+		c->undo->ops[hi] = t;
+	}
+	return rc;
+}
+
 static int apply_op(apply_ctx *c, const edit_op *op, int k)
 {
 	int rc = ed_check_shape(op, k, c->lim, c->err);
 
 	if (rc)
 		return rc;
-	if (op->kind > EDIT_DELETE || (op->fields & EDIT_F_ANGLE))
+	if (op->kind == EDIT_POSE_SAVE || op->kind == EDIT_BLEND)
+		return apply_pose_relative(c, op, k);
+	if (edit_op_is_relative(op->kind) || (op->fields & EDIT_F_ANGLE))
 		return apply_relative(c, op, k);
 	return apply_kept(c, op, k);
 }

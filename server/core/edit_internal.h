@@ -90,6 +90,37 @@ vec3 ed_joint_world(const scene *s, int node);
 int ed_resolve(const scene *s, const edit_op *op, int k, edit_op out[2], int *n_out,
 	       edit_ik_report *ik, edit_error *err);
 
+/* --- edit_pose.c: the pose ops --- */
+
+/* The names and root a pose op carries (root, a, b) are valid ids no
+ * longer than 'max_id': 0 or RIGD_E_BAD_ID set in 'err'. */
+int ed_check_pose_ids(const edit_op *op, int k, size_t max_id, edit_error *err);
+
+/*
+ * Applies pose_set or pose_delete op k to the scene's poses and, when
+ * 'undo' is not NULL, appends its inverse there (a pose_delete of a new
+ * pose, a pose_set of the old channels, moved from the store). 0, or an
+ * error set in 'err' with nothing changed.
+ */
+int ed_apply_pose(scene *s, const edit_op *op, int k, edit_batch *undo, edit_error *err);
+
+/* Takes back a pose_set or pose_delete recorded by ed_apply_pose; takes the
+ * op's channels. Allocates nothing. 0, or RIGD_E_INTERNAL when the poses
+ * are not as the op left them (a bug). */
+int ed_undo_pose(scene *s, edit_op *op);
+
+/* Resolves pose_save op k into the pose_set 'out' that carries the
+ * captured channels (owned by 'out': release with ed_op_release). 0 or
+ * the error set in 'err'. */
+int ed_resolve_pose_save(const scene *s, const edit_op *op, int k, edit_op *out,
+			 edit_error *err);
+
+/* Resolves blend op k into 'out' (initialised by the call): one set of t,
+ * r and s for each node of the subtree both poses hold, in preorder. 0 or
+ * the error set in 'err' ('out' then empty). */
+int ed_resolve_blend(const scene *s, const edit_op *op, int k, edit_batch *out,
+		     edit_error *err);
+
 /* --- edit_invert.c: recording inverses and applying them --- */
 
 /* Appends to 'undo' a create that restores 'node' exactly under its parent,

@@ -134,8 +134,11 @@ static int undo_op(scene *s, edit_op *op)
 {
 	node_props p = node_props_default();
 	unsigned strings = PROP_NAME | PROP_MESH;
-	int node = scene_find(s, op->id), parent = -1, rc;
+	int node, parent = -1, rc;
 
+	if (op->kind == EDIT_POSE_SET || op->kind == EDIT_POSE_DELETE)
+		return ed_undo_pose(s, op);
+	node = scene_find(s, op->id);
 	if ((op->fields & EDIT_F_PARENT) && op->parent[0] && (parent = scene_find(s, op->parent)) < 0)
 		return RIGD_E_UNKNOWN_NODE;
 	ed_props_from_op(op, &p);

@@ -153,6 +153,8 @@ static int check_required(const edit_op *op, int k, edit_error *err)
 	unsigned need = op->kind == EDIT_ROTATE ? EDIT_F_ANGLE
 			: op->kind == EDIT_MOVE ? EDIT_F_BY
 			: op->kind == EDIT_IK   ? EDIT_F_CHAIN | EDIT_F_TARGET
+			: op->kind == EDIT_POSE_SET ? EDIT_F_CHANNELS
+			: op->kind == EDIT_BLEND ? EDIT_F_POSE_A | EDIT_F_POSE_B | EDIT_F_WEIGHT
 						: 0u;
 	unsigned missing = need & ~op->fields;
 
@@ -174,7 +176,7 @@ int ed_check_shape(const edit_op *op, int k, const edit_limits *lim, edit_error 
 	size_t max_id = lim ? (size_t)lim->max_id_len : SCENE_ID_MAX;
 	int rc;
 
-	if (op->kind < EDIT_CREATE || op->kind > EDIT_IK) {
+	if (op->kind < EDIT_CREATE || op->kind > EDIT_OP_LAST_) {
 		edit_error_set(err, RIGD_E_UNKNOWN_OP, k, "op", "unknown op %d", op->kind);
 		return RIGD_E_UNKNOWN_OP;
 	}
@@ -203,7 +205,11 @@ int ed_check_shape(const edit_op *op, int k, const edit_limits *lim, edit_error 
 	if ((rc = check_required(op, k, err)) != 0)
 		return rc;
 	if (!scene_id_valid(op->id) || strlen(op->id) > max_id) {
-		edit_error_set(err, RIGD_E_BAD_ID, k, "id", "bad id '%s': %s", ed_quoted(op->id, q),
+		/* A pose op's id is the pose's name, a blend's its root node. */
+		const char *f = op->kind == EDIT_BLEND ? "root"
+				: op->kind >= EDIT_POSE_SAVE ? "pose" : "id";
+
+		edit_error_set(err, RIGD_E_BAD_ID, k, f, "bad %s '%s': %s", f, ed_quoted(op->id, q),
 			       err_str(RIGD_E_BAD_ID));
 		return RIGD_E_BAD_ID;
 	}
@@ -213,6 +219,8 @@ int ed_check_shape(const edit_op *op, int k, const edit_limits *lim, edit_error 
 			       ed_quoted(op->parent, q), err_str(RIGD_E_BAD_ID));
 		return RIGD_E_BAD_ID;
 	}
+	if ((rc = ed_check_pose_ids(op, k, max_id, err)) != 0)
+		return rc;
 	if (op->kind == EDIT_IK) {
 		const char *ids[2] = { op->chain_mid, op->chain_end };
 

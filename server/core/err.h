@@ -46,7 +46,8 @@
 	X(DB_TOO_NEW,       400, "db_too_new",      "the database was written by a newer rigd") \
 	X(NOMEM,            500, "nomem",           "out of memory") \
 	X(IO,               500, "io",              "input/output error") \
-	X(INTERNAL,         500, "internal",        "internal error")
+	X(INTERNAL,         500, "internal",        "internal error") \
+	X(UNKNOWN_POSE,     400, "unknown_pose",    "no pose with that name")
 
 enum rigd_err {
 	RIGD_OK = 0,

@@ -39,6 +39,7 @@
 #include "scene.h"
 
 #include "err.h"
+#include "pose.h"
 
 #include <assert.h>
 #include <math.h>
@@ -82,6 +83,7 @@ struct scene {
 	int cap;       /* capacity of every per-handle array */
 	int max_nodes;
 	int dims;        /* 3, or 2 for a scene in the xy plane */
+	pose_set *poses; /* named sets of node channels (pose.h) */
 
 	double *xf;      /* XF_DOUBLES * cap: local then world, mat34 each */
 	int *parent;     /* -1 for a root; alone, as the full pass reads only it */
@@ -218,7 +220,10 @@ scene *scene_new(void)
 	s->max_nodes = SCENE_DEFAULT_MAX_NODES;
 	s->dims = 3;
 	s->hash = array_alloc(sizeof(int) * 16);
-	if (!s->hash) {
+	s->poses = pose_set_new();
+	if (!s->hash || !s->poses) {
+		array_free(s->hash);
+		pose_set_free(s->poses);
 		free(s);
 		return NULL;
 	}
@@ -227,6 +232,16 @@ scene *scene_new(void)
 	s->order_is_handles = true;
 	s->gen = 1;
 	return s;
+}
+
+pose_set *scene_poses(scene *s)
+{
+	return s->poses;
+}
+
+const pose_set *scene_poses_c(const scene *s)
+{
+	return s->poses;
 }
 
 void scene_free(scene *s)
@@ -246,6 +261,7 @@ void scene_free(scene *s)
 	array_free(s->free_handles);
 	array_free(s->hash);
 	free(s->dirty_roots);
+	pose_set_free(s->poses);
 	free(s);
 }
 

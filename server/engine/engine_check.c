@@ -50,7 +50,7 @@ static int cmp_snap_cb(void *vctx, const store_snapshot *sn)
 {
 	check_ctx *c = vctx;
 	c->snap_found = true;
-	c->snap_equal = sn->format == SNAP_FORMAT && sn->len == c->enc.len &&
+	c->snap_equal = sn->len == c->enc.len && sn->format == (int)eng_snap_format(&c->enc) &&
 			memcmp(sn->data, c->enc.p, sn->len) == 0 &&
 			fnv1a(sn->data, sn->len, FNV_OFFSET) == sn->hash &&
 			sn->n_nodes == scene_count(c->r.sc);

@@ -20,7 +20,13 @@
 
 /* The snapshot format (laid out in engine_snap.c) and its leading bytes. */
 #define SNAP_FORMAT 1
+/* Format 1 followed by the scene's poses; written only for a scene that
+ * holds poses, so every other snapshot stays byte for byte as before. */
+#define SNAP_FORMAT_POSES 2
 #define SNAP_MAGIC "RIGS"
+
+/* The format a snapshot encoded by eng_snap_encode carries (its bytes 4..7). */
+uint32_t eng_snap_format(const bytes *snap);
 
 /* One client's undo and redo stacks in one scene: seqs of batches, newest
  * last. Undoing entry X applies X's inverse; redoing entry X re-applies X's

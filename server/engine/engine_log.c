@@ -141,11 +141,11 @@ static int import_line(import_ctx *c, const char *line, size_t n, edit_error *er
 	 * with a relative op was not written by rigd and would store one. */
 	for (int i = 0; i < ll.batch.n_ops; i++) {
 		const edit_op *op = &ll.batch.ops[i];
-		if (op->kind > EDIT_DELETE || (op->fields & EDIT_F_ANGLE)) {
-			const char *f = op->kind > EDIT_DELETE ? "op" : "angle";
+		if (edit_op_is_relative(op->kind) || (op->fields & EDIT_F_ANGLE)) {
+			const char *f = edit_op_is_relative(op->kind) ? "op" : "angle";
 			edit_error_set(err, RIGD_E_BAD_FIELD, i, f,
-				       "%s: a log holds only create, set, reparent and delete ops with "
-				       "absolute channels (r, not angle)", f);
+				       "%s: a log holds only create, set, reparent, delete, pose_set and "
+				       "pose_delete ops with absolute channels (r, not angle)", f);
 			edit_batch_release(&ll.batch);
 			return RIGD_E_BAD_FIELD;
 		}

@@ -32,6 +32,10 @@
  *   kind       i32 node_kind
  *   fov near far        f64 each
  *   visible keep_world  u8 (0 or 1) each
+ * The pose ops a log stores (pose_delete and pose_set; pose_save and blend
+ * are resolved before) carry fields 0 in the image: pose_delete is its
+ * kind and id (the pose's name) alone; pose_set is followed by u32
+ * n_channels and per channel u8 id_len, id, f64 t[3] r[4] s[3].
  * Doubles are copied bit for bit, so an image decodes to exactly the batch
  * it was made from. Nothing is recursive; every length is checked against
  * the bytes left before it is read. */
@@ -44,6 +48,14 @@
 #define OPS_BIN_FIELD_BITS EDIT_F_COUNT_
 #define OPS_BIN_MIN_OP 4        /* kind, fields, id length */
 #define OPS_BIN_NULL_STR 0xffffu
+#define OPS_BIN_CHANNEL_MIN 81  /* bytes of a channel with a 0-byte id */
+
+/* A kind an image may hold: the absolute ops. */
+static bool bin_kind(int kind)
+{
+	return (kind >= EDIT_CREATE && kind <= EDIT_DELETE) || kind == EDIT_POSE_SET ||
+	       kind == EDIT_POSE_DELETE;
+}
 
 /* Bytes of one op's image, or 0 when a string is too long for it. */
 static size_t op_bin_size(const edit_op *op)
@@ -54,6 +66,14 @@ static size_t op_bin_size(const edit_op *op)
 	size_t mesh_len = op->mesh ? strlen(op->mesh) : 0;
 	if (name_len >= OPS_BIN_NULL_STR || mesh_len >= OPS_BIN_NULL_STR)
 		return 0;
+	if (op->kind == EDIT_POSE_SET) {
+		n += 4;
+		for (int i = 0; i < op->n_channels; i++)
+			n += OPS_BIN_CHANNEL_MIN + strlen(op->channels[i].id);
+		return n;
+	}
+	if (op->kind == EDIT_POSE_DELETE)
+		return n;
 	if (f & EDIT_F_PARENT)
 		n += 1 + strlen(op->parent);
 	if (f & EDIT_F_INDEX)
@@ -84,12 +104,27 @@ static void put_bin_str(bytes *b, const char *str)
 /* Appends the image of op 'op' to 'b', which has room for it. */
 static void op_bin_put(bytes *b, const edit_op *op)
 {
-	unsigned f = op->fields;
+	unsigned f = op->kind >= EDIT_POSE_SAVE ? 0 : op->fields;
 	size_t id_len = strlen(op->id);
 	put_u8(b, (unsigned)op->kind);
 	put_u16(b, f);
 	put_u8(b, (unsigned)id_len);
 	put_raw(b, op->id, id_len);
+	if (op->kind == EDIT_POSE_SET) {
+		put_u32(b, (uint32_t)op->n_channels);
+		for (int i = 0; i < op->n_channels; i++) {
+			const pose_channel *c = &op->channels[i];
+			size_t len = strlen(c->id);
+			put_u8(b, (unsigned)len);
+			put_raw(b, c->id, len);
+			put_vec3(b, c->t);
+			put_f64(b, c->r.x);
+			put_f64(b, c->r.y);
+			put_f64(b, c->r.z);
+			put_f64(b, c->r.w);
+			put_vec3(b, c->s);
+		}
+	}
 	if (f & EDIT_F_PARENT) {
 		size_t len = strlen(op->parent);
 		put_u8(b, (unsigned)len);
@@ -143,8 +178,8 @@ int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
 		return RIGD_E_TOO_LARGE;
 	for (int i = 0; i < b->n_ops; i++) {
 		size_t n = op_bin_size(&b->ops[i]);
-		if (n == 0 || (b->ops[i].fields >> OPS_BIN_FIELD_BITS) != 0 ||
-		    b->ops[i].kind < EDIT_CREATE || b->ops[i].kind > EDIT_DELETE)
+		if (n == 0 || !bin_kind(b->ops[i].kind) ||
+		    (b->ops[i].kind <= EDIT_DELETE && (b->ops[i].fields >> OPS_BIN_FIELD_BITS) != 0))
 			return RIGD_E_TOO_LARGE;
 		total += n;
 	}
@@ -216,12 +251,39 @@ static bool get_bool(reader *r)
 	return v == 1;
 }
 
+/* A pose_set's channels into 'op' (EDIT_F_CHANNELS); true when out of
+ * memory, r->bad for bytes that are not channels. */
+static bool get_bin_channels(reader *r, edit_op *op)
+{
+	uint32_t n = get_u32(r);
+	op->fields = EDIT_F_CHANNELS;
+	if (r->bad || n > (r->len - r->off) / OPS_BIN_CHANNEL_MIN) {
+		r->bad = true;
+		return false;
+	}
+	if (n && !(op->channels = calloc(n, sizeof(pose_channel))))
+		return true;
+	for (uint32_t i = 0; i < n && !r->bad; i++) {
+		pose_channel *c = &op->channels[i];
+		get_bin_id(r, c->id);
+		c->t = get_vec3(r);
+		c->r.x = get_f64(r);
+		c->r.y = get_f64(r);
+		c->r.z = get_f64(r);
+		c->r.w = get_f64(r);
+		c->s = get_vec3(r);
+		op->n_channels = (int)i + 1;
+	}
+	return false;
+}
+
 /* Empties 'b' of its ops but keeps their array, for the next image. */
 static void batch_clear_ops(edit_batch *b)
 {
 	for (int i = 0; i < b->n_ops; i++) {
 		free(b->ops[i].name);
 		free(b->ops[i].mesh);
+		free(b->ops[i].channels);
 	}
 	b->n_ops = 0;
 }
@@ -252,10 +314,14 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 		unsigned f = get_u16(&r);
 		op->fields = f;
 		get_bin_id(&r, op->id);
-		if (r.bad || op->kind < EDIT_CREATE || op->kind > EDIT_DELETE ||
-		    (f >> OPS_BIN_FIELD_BITS) != 0) {
+		if (r.bad || !bin_kind(op->kind) || (f >> OPS_BIN_FIELD_BITS) != 0 ||
+		    (op->kind > EDIT_DELETE && f != 0)) {
 			r.bad = true;
 			break;
+		}
+		if (op->kind == EDIT_POSE_SET) {
+			nomem = get_bin_channels(&r, op);
+			continue;
 		}
 		if (f & EDIT_F_PARENT)
 			get_bin_id(&r, op->parent);

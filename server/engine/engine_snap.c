@@ -11,6 +11,7 @@
 #include "engine_internal.h"
 
 #include "core/err.h"
+#include "core/pose.h"
 
 #include <assert.h>
 #include <limits.h>
@@ -28,15 +29,126 @@
  *   pivot[3] fov znear zfar, [f64 bounds min[3] max[3]],
  *   [u16 len, name], [u16 len, mesh].
  * r is the quaternion as the scene stores it (already normalised).
+ *
+ * Format 2, written only when the scene holds poses (so a scene without
+ * them gives the same bytes as before poses existed), is format 1 followed
+ * by: u32 n_poses, then per pose in name order: u8 name_len, name,
+ * u32 n_channels, then per channel in id order: u8 id_len, id,
+ * f64 t[3] r[4] s[3]. Both formats load.
  */
+
+#define SNAP_CHANNEL_MIN 81     /* bytes of a channel with a 0-byte id */
+
+uint32_t eng_snap_format(const bytes *snap)
+{
+	const unsigned char *p = snap->p + 4;
+
+	assert(snap->len >= 12);
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int snap_encode_poses(const pose_set *ps, bytes *out)
+{
+	if (bytes_reserve(out, 4))
+		return RIGD_E_NOMEM;
+	put_u32(out, (uint32_t)pose_count(ps));
+	for (int i = 0; i < pose_count(ps); i++) {
+		const pose *p = pose_at(ps, i);
+		size_t len = strlen(p->name);
+
+		if (bytes_reserve(out, 1 + len + 4 + (size_t)p->n * (SNAP_CHANNEL_MIN + SCENE_ID_MAX)))
+			return RIGD_E_NOMEM;
+		put_u8(out, (unsigned)len);
+		put_raw(out, p->name, len);
+		put_u32(out, (uint32_t)p->n);
+		for (int k = 0; k < p->n; k++) {
+			const pose_channel *c = &p->ch[k];
+
+			len = strlen(c->id);
+			put_u8(out, (unsigned)len);
+			put_raw(out, c->id, len);
+			put_vec3(out, c->t);
+			put_f64(out, c->r.x);
+			put_f64(out, c->r.y);
+			put_f64(out, c->r.z);
+			put_f64(out, c->r.w);
+			put_vec3(out, c->s);
+		}
+	}
+	return 0;
+}
+
+/* An id (u8 length, bytes) into 'dst'; r->bad unless it is a valid id. */
+static void get_snap_id(reader *r, char dst[SCENE_ID_MAX + 1])
+{
+	unsigned len = get_u8(r);
+	const unsigned char *p = take(r, len);
+
+	dst[0] = 0;
+	if (!p || len > SCENE_ID_MAX) {
+		r->bad = true;
+		return;
+	}
+	memcpy(dst, p, len);
+	dst[len] = 0;
+	if (!scene_id_valid(dst))
+		r->bad = true;
+}
+
+/* The poses section of a format-2 snapshot into the scene's poses. The
+ * bytes are untrusted: names and ids must be valid and in order, counts
+ * must fit the bytes left. */
+static int snap_decode_poses(reader *r, scene *s)
+{
+	pose_set *ps = scene_poses(s);
+	uint32_t n = get_u32(r);
+	char last[SCENE_ID_MAX + 1] = "";
+
+	for (uint32_t i = 0; i < n && !r->bad; i++) {
+		char name[SCENE_ID_MAX + 1];
+		pose_channel *ch = NULL, *old;
+		uint32_t n_ch;
+		int n_old;
+
+		get_snap_id(r, name);
+		n_ch = get_u32(r);
+		if (r->bad || (i && strcmp(last, name) >= 0) ||
+		    n_ch > (r->len - r->off) / SNAP_CHANNEL_MIN)
+			return RIGD_E_STORAGE;
+		if ((n_ch && !(ch = malloc(sizeof(*ch) * n_ch))) || pose_reserve(ps)) {
+			free(ch);
+			return RIGD_E_NOMEM;
+		}
+		for (uint32_t k = 0; k < n_ch && !r->bad; k++) {
+			get_snap_id(r, ch[k].id);
+			ch[k].t = get_vec3(r);
+			ch[k].r.x = get_f64(r);
+			ch[k].r.y = get_f64(r);
+			ch[k].r.z = get_f64(r);
+			ch[k].r.w = get_f64(r);
+			ch[k].s = get_vec3(r);
+			if (k && strcmp(ch[k - 1].id, ch[k].id) >= 0)
+				r->bad = true;
+		}
+		if (r->bad) {
+			free(ch);
+			return RIGD_E_STORAGE;
+		}
+		pose_put(ps, name, ch, (int)n_ch, &old, &n_old);
+		assert(!old);
+		memcpy(last, name, sizeof(last));
+	}
+	return r->bad ? RIGD_E_STORAGE : 0;
+}
 
 int eng_snap_encode(const scene *s, bytes *out)
 {
 	int n = scene_count(s);
+	bool posed = pose_count(scene_poses_c(s)) > 0;
 	if (bytes_reserve(out, 12))
 		return RIGD_E_NOMEM;
 	put_raw(out, SNAP_MAGIC, 4);
-	put_u32(out, SNAP_FORMAT);
+	put_u32(out, posed ? SNAP_FORMAT_POSES : SNAP_FORMAT);
 	put_u32(out, (uint32_t)n);
 	for (int pos = 0; pos < n; pos++) {
 		int node = scene_at(s, pos);
@@ -84,7 +196,7 @@ int eng_snap_encode(const scene *s, bytes *out)
 			put_raw(out, p.mesh, mesh_len);
 		}
 	}
-	return 0;
+	return posed ? snap_encode_poses(scene_poses_c(s), out) : 0;
 }
 
 static int snap_decode(const void *data, size_t len, scene **out)
@@ -93,7 +205,8 @@ static int snap_decode(const void *data, size_t len, scene **out)
 	const unsigned char *magic = take(&r, 4);
 	uint32_t format = get_u32(&r);
 	uint32_t n = get_u32(&r);
-	if (r.bad || memcmp(magic, SNAP_MAGIC, 4) != 0 || format != SNAP_FORMAT)
+	if (r.bad || memcmp(magic, SNAP_MAGIC, 4) != 0 ||
+	    (format != SNAP_FORMAT && format != SNAP_FORMAT_POSES))
 		return RIGD_E_STORAGE;
 	/* Every node takes at least 1 + 1 + 4 + 2 + 16 * 8 bytes: a count the
 	 * bytes cannot hold is corrupt (and must not size an allocation). */
@@ -140,6 +253,8 @@ static int snap_decode(const void *data, size_t len, scene **out)
 		if (flags & ~15u)
 			r.bad = true;
 	}
+	if (!r.bad && format == SNAP_FORMAT_POSES && (err = snap_decode_poses(&r, s)) != 0)
+		goto out;
 	if (r.bad || r.off != len) {
 		err = RIGD_E_STORAGE;
 		goto out;
@@ -167,7 +282,7 @@ static int snap_load_cb(void *vctx, const store_snapshot *sn)
 {
 	replay_ctx *c = vctx;
 	scene *s = NULL;
-	if (sn->format != SNAP_FORMAT || fnv1a(sn->data, sn->len, FNV_OFFSET) != sn->hash) {
+	if ((sn->format != SNAP_FORMAT && sn->format != SNAP_FORMAT_POSES) || fnv1a(sn->data, sn->len, FNV_OFFSET) != sn->hash) {
 		eng_set_errmsg(c->e, "scene '%s': snapshot at seq %lld is corrupt", c->name,
 			       (long long)sn->seq);
 		return RIGD_E_STORAGE;
@@ -316,7 +431,7 @@ int eng_put_snapshot(engine *e, const scene_rt *rt, const scene *s, int64_t seq)
 		store_snapshot sn = {
 			.scene_id = rt->id,
 			.seq = seq,
-			.format = SNAP_FORMAT,
+			.format = (int)eng_snap_format(&b),
 			.n_nodes = scene_count(s),
 			.hash = fnv1a(b.p, b.len, FNV_OFFSET),
 			.data = b.p,

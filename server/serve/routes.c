@@ -480,6 +480,27 @@ static void route_debug(struct server *S, const struct http_call *call)
 	http_respond_built(S, call->conn, 200, &b, rc);
 }
 
+/*
+ * GET /api/scenes/{name}/poses[?at=SEQ]: the scene's poses, each with the
+ * channels of its nodes and the ids of those the scene no longer holds.
+ */
+static void route_poses(struct server *S, const struct http_call *call)
+{
+	const scene *s;
+	scene *past;
+	int64_t seq;
+	proto_buf b;
+	int rc;
+
+	if (!read_scene_at(S, call->conn, call->name, http_arg(call->args, call->n_args, "at"), &s,
+			   &past, &seq))
+		return;
+	proto_buf_init(&b, 0);
+	rc = proto_encode_poses(&b, call->name, (uint64_t)seq, s);
+	scene_free(past);
+	http_respond_built(S, call->conn, 200, &b, rc);
+}
+
 /* POST /api/scenes {"name","dims"}: a new, empty scene (3D unless dims 2). */
 static void route_scene_create(struct server *S, const struct http_call *call)
 {
@@ -544,6 +565,7 @@ const struct route routes[] = {
 	{NET_GET,    "/api/scenes/{name}/gltf",  ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_gltf_export},
 	{NET_POST,   "/api/scenes/{name}/gltf",  ROLE_EDITOR, AFTER, ROUTE_BODY_GLTF, route_gltf_import},
 	{NET_GET,    "/api/scenes/{name}/debug/{node}", ROLE_VIEWER, AFTER, ROUTE_BODY_API, route_debug},
+	{NET_GET,    "/api/scenes/{name}/poses", ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_poses},
 };
 const int routes_count = (int)(sizeof(routes) / sizeof(routes[0]));
 

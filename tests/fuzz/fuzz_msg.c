@@ -172,7 +172,7 @@ static void fuzz_decode_batch(const char *json, size_t len, const proto_limits *
 	for (int i = 0; i < b.n_ops; i++) {
 		const edit_op *op = &b.ops[i];
 
-		FUZZ_CHECK(op->kind >= EDIT_CREATE && op->kind <= EDIT_IK, "op kind %d",
+		FUZZ_CHECK(op->kind >= EDIT_CREATE && op->kind <= EDIT_OP_LAST_, "op kind %d",
 			   op->kind);
 		FUZZ_CHECK((op->fields & ~edit_fields_allowed(op->kind)) == 0,
 			   "op %d carries fields %#x its kind refuses", i, op->fields);
