@@ -408,8 +408,10 @@ static void route_edits(struct server *S, const struct http_call *call)
 	edit_batch_release(&batch);
 }
 
-/* GET /api/scenes/{name}[?at=SEQ]: the scene's tree, now or at a seq. */
-static void route_tree(struct server *S, const struct http_call *call)
+/* Answers with what 'encode' writes of the scene, now or at the seq of the
+ * request's ?at= argument. */
+static void respond_scene_at(struct server *S, const struct http_call *call,
+			     int (*encode)(proto_buf *, const char *, uint64_t, const scene *))
 {
 	const scene *s;
 	scene *past;
@@ -421,9 +423,15 @@ static void route_tree(struct server *S, const struct http_call *call)
 			   &past, &seq))
 		return;
 	proto_buf_init(&b, 0);
-	rc = proto_encode_tree(&b, call->name, (uint64_t)seq, s);
+	rc = encode(&b, call->name, (uint64_t)seq, s);
 	scene_free(past);
 	http_respond_built(S, call->conn, 200, &b, rc);
+}
+
+/* GET /api/scenes/{name}[?at=SEQ]: the scene's tree, now or at a seq. */
+static void route_tree(struct server *S, const struct http_call *call)
+{
+	respond_scene_at(S, call, proto_encode_tree);
 }
 
 static void route_healthz(struct server *S, const struct http_call *call)
@@ -486,19 +494,7 @@ static void route_debug(struct server *S, const struct http_call *call)
  */
 static void route_poses(struct server *S, const struct http_call *call)
 {
-	const scene *s;
-	scene *past;
-	int64_t seq;
-	proto_buf b;
-	int rc;
-
-	if (!read_scene_at(S, call->conn, call->name, http_arg(call->args, call->n_args, "at"), &s,
-			   &past, &seq))
-		return;
-	proto_buf_init(&b, 0);
-	rc = proto_encode_poses(&b, call->name, (uint64_t)seq, s);
-	scene_free(past);
-	http_respond_built(S, call->conn, 200, &b, rc);
+	respond_scene_at(S, call, proto_encode_poses);
 }
 
 /* POST /api/scenes {"name","dims"}: a new, empty scene (3D unless dims 2). */
