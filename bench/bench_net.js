@@ -10,12 +10,10 @@
  *      edited at 60 Hz (each frame turns an upper arm, so each update carries
  *      19 matrices), with the server's CPU time per second and per update.
  *
- * The subscribers run in a worker thread, as raw sockets that speak just
- * enough RFC 6455 to subscribe and then walk the frame headers, counting
- * update frames and reading "seq" from the first bytes of each without
- * parsing the rest; the editor runs on the main thread. A client built on
- * the ws package in one event loop cannot keep up with 1,000 subscribers at
- * 60 Hz and would measure itself instead of the server.
+ * The subscribers run in a worker thread (bench/lib/subscribers.js: raw
+ * sockets that walk the frame headers without parsing the rest); the
+ * editor runs on the main thread. bench_fanout runs them in processes of
+ * their own, so that 1,000 of them are not the bottleneck.
  *
  * The server runs with synchronous=NORMAL: with FULL every group commit adds
  * an fsync (about 7 ms on the machine this was written on) to every edit's
@@ -34,93 +32,12 @@ if (!isMainThread) {
   main().catch((e) => { console.error(e); process.exit(1); });
 }
 
-/* ---- the subscribers' thread ---- */
+/* ---- the subscribers' thread (bench/lib/subscribers.js) ---- */
 
 function subscriberThread() {
-  const net = require('node:net');
-  const { port, scene, n, keepArrivals } = workerData;
-  const subs = [];
-  let ready = 0;
-
-  const connect = (k) => {
-    const sock = net.connect(port, '127.0.0.1');
-    const sub = { sock, frames: 0, bytes: 0, arrivals: [] };
-    let buf = Buffer.alloc(0);
-    let handshaken = false;
-    let skip = 0;   /* payload bytes of the current frame still to come */
-    let subscribed = false;
-    subs[k] = sub;
-    sock.on('error', (e) => parentPort.postMessage({ error: String(e) }));
-    sock.on('connect', () => {
-      sock.write(`GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\n` +
-        'Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
-        'Sec-WebSocket-Version: 13\r\n\r\n');
-    });
-    sock.on('data', (chunk) => {
-      sub.bytes += chunk.length;
-      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      if (!handshaken) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        handshaken = true;
-        buf = buf.subarray(end + 4);
-        const msg = Buffer.from(JSON.stringify({ type: 'subscribe', scene }));
-        const mask = Buffer.from([1, 2, 3, 4]);
-        sock.write(Buffer.concat([Buffer.from([0x81, 0x80 | msg.length]), mask,
-          msg.map((x, i) => x ^ mask[i % 4])]));
-      }
-      for (;;) {
-        if (skip) {
-          const m = Math.min(skip, buf.length);
-          skip -= m;
-          buf = buf.subarray(m);
-          if (skip) return;
-        }
-        if (buf.length < 2) return;
-        let len = buf[1] & 0x7f;
-        let off = 2;
-        if (len === 126) {
-          if (buf.length < 4) return;
-          len = buf.readUInt16BE(2);
-          off = 4;
-        } else if (len === 127) {
-          if (buf.length < 10) return;
-          len = Number(buf.readBigUInt64BE(2));
-          off = 10;
-        }
-        if (buf.length < off + Math.min(len, 64)) return;
-        const head = buf.toString('latin1', off, off + Math.min(len, 64));
-        if (head.startsWith('{"type":"snapshot"') && !subscribed) {
-          subscribed = true;
-          if (++ready === n) parentPort.postMessage({ ready: true });
-        } else if (head.startsWith('{"type":"update"')) {
-          sub.frames++;
-          if (keepArrivals) {
-            const m = /"seq":(\d+)/.exec(head);
-            if (m) sub.arrivals.push([Number(m[1]), process.hrtime.bigint()]);
-          }
-        }
-        skip = len;
-        buf = buf.subarray(off);
-      }
-    });
-  };
-  /* Connect in waves so the listen backlog is never the bottleneck. */
-  let k = 0;
-  const wave = () => {
-    for (let end = Math.min(n, k + 50); k < end; k++) connect(k);
-    if (k < n) setTimeout(wave, 5);
-  };
-  wave();
-  parentPort.on('message', (m) => {
-    if (m === 'count') {
-      parentPort.postMessage({ frames: subs.reduce((a, s) => a + s.frames, 0),
-        bytes: subs.reduce((a, s) => a + s.bytes, 0) });
-    } else if (m === 'stop') {
-      for (const s of subs) s.sock.destroy();
-      parentPort.postMessage({ done: true, arrivals: subs.map((s) => s.arrivals) });
-    }
-  });
+  const { runPool } = require(path.join(__dirname, 'lib', 'subscribers.js'));
+  const take = runPool(workerData, (m) => parentPort.postMessage(m));
+  parentPort.on('message', take);
 }
 
 /* ---- the editor and the report, on the main thread ---- */
@@ -189,7 +106,7 @@ async function main() {
       let g = 0;
       for (const seq of seqs) {
         while (g < got.length && got[g][0] < seq) g++;
-        if (g < got.length) lat.push(Number(got[g][1] - sent.get(seq)) / 1e6);
+        if (g < got.length) lat.push(Number(BigInt(got[g][1]) - sent.get(seq)) / 1e6);
       }
     }
     await editor.close();

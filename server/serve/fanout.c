@@ -75,6 +75,75 @@ static void cache_store(struct cache_ref cr, const char *f, size_t head, size_t 
 	*cr.covered = covered;
 }
 
+/* Drops every step frame of 'format'. */
+static void steps_clear(struct room *st, int format)
+{
+	for (int i = 0; i < st->n_steps[format]; i++)
+		free(st->steps[format][i].frame);
+	st->n_steps[format] = 0;
+}
+
+/* The step frame of 'format' that starts at 'cursor', or NULL. */
+static const struct step_frame *step_at(const struct room *st, int format, int64_t cursor)
+{
+	for (int i = 0; i < st->n_steps[format]; i++)
+		if (st->steps[format][i].from == cursor)
+			return &st->steps[format][i];
+	return NULL;
+}
+
+/* True when a subscriber of 'st' in 'format' is at most FANOUT_STEPS turns
+ * behind 'from' (its cursor one a step frame, or the new one, starts at). */
+static bool steps_wanted(struct server *S, const struct room *st, int format, int64_t from)
+{
+	int64_t oldest = st->n_steps[format] ? st->steps[format][0].from : from;
+
+	for (int k = 0; k < st->n_subs; k++) {
+		struct client *c = clients_get(S, st->subs[k]);
+		struct sub *sb = c ? rooms_sub_find(c, st->name) : NULL;
+
+		if (sb && sb->format == format && sb->cursor >= oldest && sb->cursor <= from)
+			return true;
+	}
+	return false;
+}
+
+void fanout_turn_end(struct server *S, struct room *st, int64_t from, int64_t to)
+{
+	const scene *s = engine_scene(S->e, st->name);
+
+	if (!s || s != st->scene_seen)
+		return;  /* a reloaded scene: the next frame resyncs everyone */
+	for (int f = 0; f < PROTO_FORMAT_COUNT; f++) {
+		struct step_frame *sf;
+		proto_buf b;
+		int covered = 0;
+		size_t len;
+		char *frame;
+
+		if (st->n_steps[f] && st->steps[f][st->n_steps[f] - 1].to != from)
+			steps_clear(st, f);  /* not contiguous: start again */
+		if (!steps_wanted(S, st, f, from))
+			continue;
+		proto_buf_init(&b, S->head);
+		if (journal_build_frame(st, s, to, from, f, &b, &covered) ||
+		    b.len > FANOUT_STEP_MAX_BYTES || !(frame = serve_take_frame(&b, &len))) {
+			proto_buf_release(&b);
+			steps_clear(st, f);
+			continue;
+		}
+		if (st->n_steps[f] == FANOUT_STEPS) {
+			free(st->steps[f][0].frame);
+			memmove(&st->steps[f][0], &st->steps[f][1],
+				(FANOUT_STEPS - 1) * sizeof(st->steps[f][0]));
+			st->n_steps[f]--;
+		}
+		sf = &st->steps[f][st->n_steps[f]++];
+		*sf = (struct step_frame){ frame, len, from, to, covered };
+		S->m.step_frames_total++;
+	}
+}
+
 /* The subscription's snapshot (JSON or binary) into 'b'. */
 static int encode_snapshot(proto_buf *b, const struct sub *sb, int64_t seq, const scene *s)
 {
@@ -110,6 +179,23 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 		st->scene_seen = s;
 	}
 	cr = cache_of(st, sb->format);
+	if (sb->cursor >= 0) {
+		/* A few turns behind: the next turn's own frame, so the
+		 * client sees every pose in order. */
+		const struct step_frame *sf = step_at(st, sb->format, sb->cursor);
+
+		if (sf) {
+			f = malloc(S->head + sf->len + 1);
+			if (!f)
+				return NULL;
+			memcpy(f, sf->frame, S->head + sf->len + 1);
+			*len = sf->len;
+			snapshot = false;
+			covered = sf->covered;
+			seq = sf->to;
+			goto sent;
+		}
+	}
 	if (sb->cursor >= 0 && *cr.frame && *cr.from == sb->cursor && *cr.to == seq) {
 		/* Most clients keep up and share one cursor: encode once per
 		 * format. */

@@ -5,6 +5,12 @@
  * the scene's seq (built from the journal, shared by every client at the
  * same cursor and format), or a snapshot when the journal cannot say.
  *
+ * A client at most FANOUT_STEPS turns behind gets the turns one by one, in
+ * order, from the step frames encoded when each turn ended: every viewer
+ * that keeps up on average sees every pose, even when one turn's fan-out
+ * to a thousand sockets overlaps the next turn. A client further behind (a
+ * slow one) gets one frame from its cursor to the latest seq instead.
+ *
  * Never builds a frame while batches await their commit, so nobody sees an
  * edit that might still be rolled back.
  */
@@ -21,5 +27,14 @@
  * snapshot in a binary format).
  */
 char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *binary);
+
+/*
+ * The end of a turn that moved scene 'st' from seq 'from' to 'to' (its
+ * journal entry added): encodes the turn's update once per format that a
+ * subscriber within FANOUT_STEPS turns of it uses, and keeps it as a step
+ * frame. Without memory, or for a frame over FANOUT_STEP_MAX_BYTES, the
+ * steps are dropped (those clients then get one frame to the latest seq).
+ */
+void fanout_turn_end(struct server *S, struct room *st, int64_t from, int64_t to);
 
 #endif

@@ -31,6 +31,11 @@ void journal_clear(struct room *st, int64_t epoch)
 		free(st->bin_cache[f].frame);
 		st->bin_cache[f].frame = NULL;
 	}
+	for (int f = 0; f < PROTO_FORMAT_COUNT; f++) {
+		for (int i = 0; i < st->n_steps[f]; i++)
+			free(st->steps[f][i].frame);
+		st->n_steps[f] = 0;
+	}
 	for (int i = 0; i < st->n; i++)
 		jentry_free(&st->ring[(st->head + i) % st->ring_cap]);
 	st->head = 0;

@@ -18,8 +18,8 @@
 #define JOURNAL_TURN_MAX_IDS 8192        /* a bigger turn restarts the journal */
 #define JOURNAL_MAX_IDS 131072           /* ids kept per scene (about 8 MB) */
 
-/* Forgets every entry (and the cached update): deltas are possible again
- * from cursor 'epoch' on. */
+/* Forgets every entry (and the cached updates and step frames): deltas
+ * are possible again from cursor 'epoch' on. */
 void journal_clear(struct room *st, int64_t epoch);
 
 /* Drops the oldest entry; clients older than the new epoch get snapshots.

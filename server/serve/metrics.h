@@ -48,6 +48,9 @@
 	X(updates_coalesced_total, counter, \
 	  "Turns folded into a later update for a client that was behind.", uint64_t, "%" PRIu64, \
 	  OWN) \
+	X(step_frames_total, counter, \
+	  "Turn updates encoded as the turn ended, kept for clients a few turns behind.", \
+	  uint64_t, "%" PRIu64, OWN) \
 	X(presence_coalesced_total, counter, \
 	  "Presence messages replaced by a newer one before they were sent.", uint64_t, \
 	  "%" PRIu64, OWN) \

@@ -99,6 +99,12 @@ struct jentry {
 	int n_removed;
 };
 
+/* Turns of step frames a room keeps per format, and the largest frame
+ * kept (a bigger update, a root edit of a huge scene say, is sent to the
+ * clients at its cursor from the cache but not kept for those behind). */
+#define FANOUT_STEPS 4
+#define FANOUT_STEP_MAX_BYTES (256 * 1024)
+
 /* The selection a participant last announced in a room. */
 struct presence {
 	uint64_t conn;
@@ -132,6 +138,18 @@ struct room {
 		int64_t from, to;
 		int covered;
 	} bin_cache[PROTO_FORMAT_COUNT - 1];
+	/* The update of each of the last FANOUT_STEPS turns (from -> to), per
+	 * format (JSON, float32, float64), encoded when the turn ended (so
+	 * with that turn's matrices), oldest first, each 'from' the 'to' of
+	 * the one before: a client a few turns behind gets every pose in
+	 * order (fanout.c). */
+	struct step_frame {
+		char *frame;             /* with net's head room */
+		size_t len;
+		int64_t from, to;
+		int covered;
+	} steps[PROTO_FORMAT_COUNT][FANOUT_STEPS];
+	int n_steps[PROTO_FORMAT_COUNT];
 	/* The scene object frames were last built from: binary indices are its
 	 * handles, so a scene the engine reloaded restarts the journal. */
 	const scene *scene_seen;

@@ -12,6 +12,7 @@
 #include "turn.h"
 #include "clients.h"
 #include "http.h"
+#include "fanout.h"
 #include "journal.h"
 #include "log.h"
 #include "metrics.h"
@@ -252,7 +253,10 @@ static void end_scene_turn(struct server *S, struct room *st, int commit_rc)
 		journal_turn_drop(st);
 		journal_clear(st, seq);
 	} else if (seq > st->turn_from) {
+		int64_t from = st->turn_from;
+
 		journal_add(st, seq);
+		fanout_turn_end(S, st, from, seq);
 	} else {
 		journal_turn_drop(st);
 	}
