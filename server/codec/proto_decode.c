@@ -272,6 +272,11 @@ static int get_number(const cJSON *item, const char *field, double *out, const p
 	return 0;
 }
 
+int proto_get_number(const cJSON *item, const char *field, double *out, const proto_where *w)
+{
+	return get_number(item, field, out, w);
+}
+
 /* An exact integer in [min, max]. */
 int proto_get_int(const cJSON *item, const char *field, double min, double max, int64_t *out,
 		  const proto_where *w)
@@ -400,13 +405,13 @@ int proto_get_text(const cJSON *item, const char *field, size_t max_bytes, bool 
 enum {
 	K_OP, K_ID, K_PARENT, K_INDEX, K_NAME, K_T, K_R, K_S, K_PIVOT, K_EULER, K_BOUNDS,
 	K_MESH, K_KIND, K_CAMERA, K_VISIBLE, K_KEEP_WORLD, K_ANGLE, K_AXIS, K_BY, K_CHAIN,
-	K_TARGET, K_POLE, K_COUNT
+	K_TARGET, K_POLE, K_LAYER, K_Z, K_FACING, K_COUNT
 };
 
 static const char *const op_keys[K_COUNT] = {
 	"op", "id", "parent", "index", "name", "t", "r", "s", "pivot", "euler", "bounds",
 	"mesh", "kind", "camera", "visible", "keep_world", "angle", "axis", "by", "chain",
-	"target", "pole",
+	"target", "pole", "layer", "z", "facing",
 };
 
 /* The EDIT_F_ bits a member stands for (camera: any of fov, near, far). */
@@ -414,7 +419,8 @@ static const unsigned key_fields[K_COUNT] = {
 	0, 0, EDIT_F_PARENT, EDIT_F_INDEX, EDIT_F_NAME, EDIT_F_T, EDIT_F_R, EDIT_F_S,
 	EDIT_F_PIVOT, EDIT_F_EULER, EDIT_F_BOUNDS, EDIT_F_MESH, EDIT_F_KIND,
 	EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR, EDIT_F_VISIBLE, EDIT_F_KEEP_WORLD, EDIT_F_ANGLE,
-	EDIT_F_AXIS, EDIT_F_BY, EDIT_F_CHAIN, EDIT_F_TARGET, EDIT_F_POLE,
+	EDIT_F_AXIS, EDIT_F_BY, EDIT_F_CHAIN, EDIT_F_TARGET, EDIT_F_POLE, EDIT_F_LAYER, EDIT_F_Z,
+	EDIT_F_FACING,
 };
 
 /* The members of three numbers, in the order they are checked, and where
@@ -597,6 +603,8 @@ static int decode_op_fields(const cJSON *const *f, const proto_limits *lim, edit
 			return rc;
 		op->fields |= EDIT_F_KEEP_WORLD;
 	}
+	if ((rc = proto_decode_draw(f[K_LAYER], f[K_Z], f[K_FACING], op, w)) != 0)
+		return rc;
 	return decode_relative_fields(f, lim, op, w);
 }
 

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---------- the byte buffer: proto's names for json.h ---------- */
 
@@ -95,6 +96,29 @@ static int put_bounds(proto_buf *b, bool has, aabb box)
 	       put_vec3(b, box.max) || JSON_BUF_LIT(b, "}");
 }
 
+/* A z: one number when both facings hold the same bits (so that -0 and 0
+ * are told apart and a log replays exactly), else {"right","left"}. */
+static int put_z(proto_buf *b, double right, double left)
+{
+	if (memcmp(&right, &left, sizeof(right)) == 0)
+		return put_num(b, right);
+	return put(b, "{\"right\":") || put_num(b, right) || put(b, ",\"left\":") ||
+	       put_num(b, left) || JSON_BUF_LIT(b, "}");
+}
+
+static int put_facing(proto_buf *b, int facing)
+{
+	return put(b, facing == FACING_RIGHT ? "\"right\"" : facing == FACING_LEFT ? "\"left\"" : "null");
+}
+
+/* ',"layer":..,"z":..,"facing":..' of a node of a 2D scene. */
+static int put_draw(proto_buf *b, const node_props *p)
+{
+	return key(b, "layer", false) || put_str_or_null(b, p->layer) || key(b, "z", false) ||
+	       put_z(b, p->z_right, p->z_left) || key(b, "facing", false) ||
+	       put_facing(b, p->facing);
+}
+
 static int put_world(proto_buf *b, const scene *s, int node)
 {
 	mat4 w = scene_world(s, node);
@@ -130,6 +154,7 @@ static int node_fields(proto_buf *b, const scene *s, int node, bool world)
 	       put(b, ",\"near\":") || put_num(b, p.znear) || put(b, ",\"far\":") ||
 	       put_num(b, p.zfar) || JSON_BUF_LIT(b, "}") ||
 	       key(b, "visible", false) || put(b, p.visible ? "true" : "false") ||
+	       (scene_dims(s) == 2 && put_draw(b, &p)) ||
 	       (world && (key(b, "world", false) || put_world(b, s, node))) || put(b, "}");
 }
 
@@ -171,13 +196,32 @@ static int nodes_array(proto_buf *b, const scene *s)
 	return JSON_BUF_LIT(b, "]");
 }
 
+int proto_encode_order(proto_buf *b, const scene *s)
+{
+	size_t start = b->len;
+	int n;
+
+	if (scene_draw_order(s, &n) || put(b, "\"order\":["))
+		return undo_to(b, start);
+	for (int i = 0; i < n; i++)
+		if ((i && JSON_BUF_LIT(b, ",")) || proto_buf_json_string(b, scene_draw_id(s, i)))
+			return undo_to(b, start);
+	return JSON_BUF_LIT(b, "]") ? undo_to(b, start) : 0;
+}
+
+/* ',"order":[...]' for a 2D scene; nothing for a 3D one. */
+static int put_order_2d(proto_buf *b, const scene *s)
+{
+	return scene_dims(s) == 2 && (JSON_BUF_LIT(b, ",") || proto_encode_order(b, s));
+}
+
 int proto_encode_tree(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s)
 {
 	size_t start = b->len;
 
 	if (put(b, "{\"scene\":") || proto_buf_json_string(b, scene_name) || key(b, "seq", false) ||
 	    put_int(b, (int64_t)seq) || put_dims(b, s) || key(b, "nodes", false) ||
-	    nodes_array(b, s) || put(b, "}"))
+	    nodes_array(b, s) || put_order_2d(b, s) || put(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -188,7 +232,7 @@ int proto_encode_snapshot(proto_buf *b, const char *scene_name, uint64_t seq, co
 
 	if (put(b, "{\"type\":\"snapshot\",\"scene\":") || proto_buf_json_string(b, scene_name) ||
 	    key(b, "seq", false) || put_int(b, (int64_t)seq) || put_dims(b, s) ||
-	    key(b, "nodes", false) || nodes_array(b, s) || put(b, "}"))
+	    key(b, "nodes", false) || nodes_array(b, s) || put_order_2d(b, s) || put(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -305,6 +349,15 @@ int proto_encode_update(proto_buf *b, const char *scene_name, uint64_t seq, cons
 			const int *world_nodes, int n_world, const int *changed_nodes,
 			int n_changed, const edit_id *removed, int n_removed)
 {
+	return proto_encode_update_order(b, scene_name, seq, s, world_nodes, n_world, changed_nodes,
+					 n_changed, removed, n_removed, false);
+}
+
+int proto_encode_update_order(proto_buf *b, const char *scene_name, uint64_t seq,
+			      const scene *s, const int *world_nodes, int n_world,
+			      const int *changed_nodes, int n_changed, const edit_id *removed,
+			      int n_removed, bool with_order)
+{
 	size_t start = b->len;
 
 	assert(n_world >= 0 && n_changed >= 0 && n_removed >= 0);
@@ -322,6 +375,7 @@ int proto_encode_update(proto_buf *b, const char *scene_name, uint64_t seq, cons
 		if ((i && JSON_BUF_LIT(b, ",")) || node_body(b, s, changed_nodes[i]))
 			return undo_to(b, start);
 	if (JSON_BUF_LIT(b, "]") || key(b, "removed", false) || id_array(b, removed, n_removed) ||
+	    (with_order && (JSON_BUF_LIT(b, ",") || proto_encode_order(b, s))) ||
 	    JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;
@@ -417,6 +471,10 @@ static int op_body(proto_buf *b, const edit_op *op)
 		return RIGD_E_NOMEM;
 	if ((f & EDIT_F_KEEP_WORLD) &&
 	    (key(b, "keep_world", false) || put(b, op->keep_world ? "true" : "false")))
+		return RIGD_E_NOMEM;
+	if (((f & EDIT_F_LAYER) && (key(b, "layer", false) || put_str_or_null(b, op->layer))) ||
+	    ((f & EDIT_F_Z) && (key(b, "z", false) || put_z(b, op->z_right, op->z_left))) ||
+	    ((f & EDIT_F_FACING) && (key(b, "facing", false) || put_facing(b, op->facing))))
 		return RIGD_E_NOMEM;
 	if (((f & EDIT_F_ANGLE) && (key(b, "angle", false) || put_num(b, op->angle_deg))) ||
 	    ((f & EDIT_F_AXIS) && (key(b, "axis", false) || put_vec3(b, op->axis))) ||
