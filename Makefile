@@ -10,7 +10,7 @@ DB         ?= data/rig.db
 CTEST_ARGS ?=
 FUZZ_BUILD ?= build-fuzz
 RIGD_FUZZ_SECONDS ?= 30
-FUZZ_TARGETS = msg edit gltf bin
+FUZZ_TARGETS = msg edit gltf bin svg
 
 .PHONY: all deps web-deps build build-asan test test-release test-asan run bench clean
 .PHONY: build-fuzz test-fuzz fuzz-merge test-image
