@@ -84,7 +84,7 @@ bench: build web-deps
 
 run: build web-deps
 	@mkdir -p $(dir $(DB))
-	./$(BUILD)/rigd --listen 127.0.0.1:$(PORT) --db $(DB) --web web
+	./$(BUILD)/rigd --listen 127.0.0.1:$(PORT) --db $(DB) --web web --demo2d on
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

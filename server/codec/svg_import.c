@@ -16,6 +16,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,23 @@ out:
 	free(order);
 	if (rc)
 		edit_batch_release(out);
+	return rc;
+}
+
+int svg_import_prepare(const char *body, size_t len, const scene *existing, svg_import *in,
+		       svg_clean *art, edit_batch *batch, edit_error *err)
+{
+	int rc;
+
+	memset(art, 0, sizeof(*art));
+	edit_batch_init(batch);
+	if ((rc = svg_import_decode(body, len, SIZE_MAX, in, err)) != 0)
+		return rc;
+	if ((rc = svg_sanitize(in->svg, in->svg_len, NULL, art, err)) == 0 &&
+	    (rc = svg_import_batch(in, art, existing, batch, err)) == 0)
+		return 0;
+	svg_clean_release(art);
+	svg_import_release(in);
 	return rc;
 }
 

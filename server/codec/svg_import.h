@@ -78,6 +78,15 @@ void svg_import_release(svg_import *in);
 int svg_import_batch(const svg_import *in, const svg_clean *art, const scene *existing,
 		     edit_batch *out, edit_error *err);
 
+/*
+ * The three steps of an import in one: svg_import_decode of 'body',
+ * svg_sanitize of its SVG (default limits) into *art, svg_import_batch
+ * into *batch. 0, or the first step's error in 'err' with *in, *art and
+ * *batch empty. The caller releases all three.
+ */
+int svg_import_prepare(const char *body, size_t len, const scene *existing, svg_import *in,
+		       svg_clean *art, edit_batch *batch, edit_error *err);
+
 /* The create op's layer "FILE#ID", z and facing for entry 'e' (see
  * svg_import_batch); 0 or nomem. */
 int svg_import_bind(edit_op *op, const char *file, const svg_manifest_entry *e);

@@ -205,7 +205,7 @@ void routes_svg_import(struct server *S, const struct http_call *call)
 {
 	const char *client = http_arg(call->args, call->n_args, "client");
 	svg_import in;
-	svg_clean art = { 0 };
+	svg_clean art;
 	edit_batch batch;
 	edit_limits lim = S->lim.edit;
 	edit_error err;
@@ -213,12 +213,10 @@ void routes_svg_import(struct server *S, const struct http_call *call)
 	bool created = false;
 	int rc;
 
-	edit_batch_init(&batch);
-	if ((rc = svg_import_decode(call->body, call->body_len, SIZE_MAX, &in, &err)) != 0 ||
-	    (rc = svg_sanitize(in.svg, in.svg_len, NULL, &art, &err)) != 0 ||
-	    (rc = svg_import_batch(&in, &art, engine_scene(S->e, call->name), &batch, &err)) != 0) {
+	if ((rc = svg_import_prepare(call->body, call->body_len, engine_scene(S->e, call->name), &in,
+				     &art, &batch, &err)) != 0) {
 		http_respond_error(S, call->conn, &err);
-		goto out;
+		return;
 	}
 	if (client && !scene_id_valid(client)) {
 		http_respond_code(S, call->conn, RIGD_E_BAD_ID, "client", "bad client id");
