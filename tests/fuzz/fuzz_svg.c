@@ -5,10 +5,11 @@
  * elements) so that the limit paths are reached. Checks:
  *   - refused: bad_svg, limit or nomem, field "svg", nothing written, no
  *     report;
- *   - kept: the output is UTF-8 and its markup (tags and <style>) holds
- *     none of the forbidden texts (no
- *     script, no event handler, no foreign object, no DOCTYPE, comment or
- *     processing instruction, no external or script URL, no CSS import);
+ *   - kept: the output is UTF-8; its element and attribute names hold no
+ *     script, event handler, foreign object, image, link, animation,
+ *     DOCTYPE, comment, processing instruction or xml:base, and its
+ *     attribute values and <style> text no script, data or external URL,
+ *     CSS import or escape;
  *     the report counts at least what it lists; every id listed is in the
  *     output; sanitising the output again gives the same bytes, the same
  *     ids and removes nothing (the fixed point log import relies on).
@@ -26,42 +27,57 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const FORBIDDEN[] = {
-	"<script", "javascript:", "vbscript:", "data:", "foreignobject", "<!", "<?",
-	"@import", "url(h", "url('h", "url(\"h", "<image", "<a ", "<a>", "<set", "<animate",
-	"\\",
+/* What no tag may hold outside its attribute values (names of elements
+ * and attributes), and what no attribute value or <style> text may hold. */
+static const char *const FORBIDDEN_NAMES[] = {
+	"<script", "<!", "<?", "foreignobject", "<image", "<a ", "<a>", "<a/", "<set", "<animate",
+	" xml:base=",
+};
+static const char *const FORBIDDEN_VALUES[] = {
+	"javascript:", "vbscript:", "data:", "@import", "url(h", "url('h", "url(\"h", "\\",
 };
 
-/* The markup of a sanitised document, lowercased: every tag from '<' to
- * '>' and the text of each <style> element, without the other text, which
- * is only shown, never run (libxml2 writes a '<' in text as "&lt;", so each
- * '<' of the output opens a tag). The caller frees it. */
-static char *markup_of(const char *svg, bool with_style)
+/* Splits a sanitised document, lowercased, into 'names' (every tag from '<'
+ * to '>' without its attribute values) and 'values' (the attribute values
+ * and the text of each <style> element). The other text is only shown,
+ * never run: libxml2 writes a '<' in text as "&lt;" and a '"' in a value as
+ * "&quot;", so each '<' opens a tag and each '"' in a tag opens or closes a
+ * value. The caller frees both. */
+static void split_markup(const char *svg, char **names, char **values)
 {
-	size_t n = strlen(svg), k = 0;
-	char *out = malloc(n + 1);
-	bool in_tag = false, in_style = false;
+	size_t n = strlen(svg), kn = 0, kv = 0;
+	bool in_tag = false, in_value = false, in_style = false;
 
-	FUZZ_CHECK(out != NULL, "out of memory");
+	*names = malloc(n + 1);
+	*values = malloc(n + 1);
+	FUZZ_CHECK(*names && *values, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		char ch = svg[i];
-		if (ch == '<') {
+		char lower = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+		if (!in_tag && ch == '<') {
 			in_tag = true;
 			in_style = !strncmp(svg + i, "<style", 6) && svg[i + 6] != '/';
 		}
-		if (in_tag || (with_style && in_style))
-			out[k++] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
-		if (ch == '>')
+		if (in_tag && ch == '"') {
+			in_value = !in_value;
+			(*values)[kv++] = ' ';
+			continue;
+		}
+		if (in_tag && !in_value)
+			(*names)[kn++] = lower;
+		else if (in_value || in_style)
+			(*values)[kv++] = lower;
+		if (in_tag && !in_value && ch == '>')
 			in_tag = false;
 	}
-	out[k] = 0;
-	return out;
+	(*names)[kn] = 0;
+	(*values)[kv] = 0;
 }
 
-/* Whether 'markup' holds an attribute named on...= (an event handler). */
-static bool has_handler(const char *markup)
+/* Whether 'names' holds an attribute named on...= (an event handler). */
+static bool has_handler(const char *names)
 {
-	for (const char *p = markup; (p = strstr(p, " on")) != NULL; p++) {
+	for (const char *p = names; (p = strstr(p, " on")) != NULL; p++) {
 		const char *q = p + 3;
 		while ((*q >= 'a' && *q <= 'z') || *q == '-')
 			q++;
@@ -91,15 +107,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_check_utf8(c.svg, c.len, "sanitised svg");
 	FUZZ_CHECK(c.n_removed <= c.n_removed_total && c.n_removed <= SVG_REPORT_MAX,
 		   "report lists %d of %d", c.n_removed, c.n_removed_total);
-	char *tags = markup_of(c.svg, false);
-	FUZZ_CHECK(!has_handler(tags), "output has an event handler: %.500s", c.svg);
-	FUZZ_CHECK(!strstr(tags, " xml:base="), "output has xml:base: %.500s", c.svg);
-	free(tags);
-	char *lower = markup_of(c.svg, true);
-	for (size_t i = 0; i < sizeof(FORBIDDEN) / sizeof(FORBIDDEN[0]); i++)
-		FUZZ_CHECK(!strstr(lower, FORBIDDEN[i]), "output holds '%s': %.500s", FORBIDDEN[i],
-			   c.svg);
-	free(lower);
+	char *names, *values;
+	split_markup(c.svg, &names, &values);
+	FUZZ_CHECK(!has_handler(names), "output has an event handler: %.500s", c.svg);
+	for (size_t i = 0; i < sizeof(FORBIDDEN_NAMES) / sizeof(FORBIDDEN_NAMES[0]); i++)
+		FUZZ_CHECK(!strstr(names, FORBIDDEN_NAMES[i]), "output has '%s': %.500s",
+			   FORBIDDEN_NAMES[i], c.svg);
+	for (size_t i = 0; i < sizeof(FORBIDDEN_VALUES) / sizeof(FORBIDDEN_VALUES[0]); i++)
+		FUZZ_CHECK(!strstr(values, FORBIDDEN_VALUES[i]), "a value has '%s': %.500s",
+			   FORBIDDEN_VALUES[i], c.svg);
+	free(names);
+	free(values);
 	for (int i = 0; i < c.n_ids; i++) {
 		FUZZ_CHECK(svg_clean_has_id(&c, c.ids[i]), "id '%s' not found", c.ids[i]);
 		FUZZ_CHECK(i == 0 || strcmp(c.ids[i - 1], c.ids[i]) < 0, "ids not sorted");
