@@ -11,6 +11,7 @@
  */
 #include "engine_internal.h"
 
+#include "core/asset.h"
 #include "core/err.h"
 #include "core/sha256.h"
 
@@ -57,6 +58,20 @@ int eng_asset_store(engine *e, const pending *p)
 	/* The file was checked free when the batch was queued, and the queue
 	 * holds it once: a clash here is the store's fault. */
 	return rc == RIGD_E_INTERNAL ? RIGD_E_STORAGE : rc;
+}
+
+static int register_cb(void *ctx, const store_asset *a)
+{
+	return asset_set_add(scene_assets(ctx), a->file, a->ids ? a->ids : "", a->ids_len);
+}
+
+int eng_assets_register(engine *e, int64_t scene_id, scene *s, int64_t upto)
+{
+	int rc = store_assets(e->st, scene_id, NULL, 0, upto, true, register_cb, s);
+
+	if (rc == RIGD_E_STORAGE)
+		eng_set_errmsg(e, "%s", store_errmsg(e->st));
+	return rc;
 }
 
 /* A copy of 'svg' as a queued asset, or NULL when out of memory. */
@@ -205,8 +220,16 @@ int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const 
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
+	/* Known to the scene first, so that the batch's layers may name it;
+	 * taken back with the batch (here, or by a failed commit). */
+	if (asset_set_add(scene_assets(rt->sc), a->file, a->ids, a->ids_len)) {
+		eng_asset_free(a);
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		return RIGD_E_NOMEM;
+	}
 	rc = eng_apply_and_queue(e, rt, b, lim, STORE_EDIT, 0, ack, err);
 	if (rc) {
+		asset_set_remove(scene_assets(rt->sc), a->file);
 		eng_asset_free(a);
 		return rc;
 	}

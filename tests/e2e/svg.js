@@ -75,6 +75,9 @@ test('an SVG rig imports as one batch: the asset and a node per entry, at rest t
     assert.deepEqual(n.pivot, [e.pivot[0], e.pivot[1], 0]);
     assert.deepEqual(n.t, [0, 0, 0]);
     assert.deepEqual(n.world, IDENTITY, `${e.id} at rest`);
+    assert.equal(n.layer, `hero.svg#${e.id}`);
+    assert.deepEqual(n.z, e.z === undefined ? 0 : e.z);
+    assert.equal(n.facing, e.facing === undefined ? null : e.facing);
   }
 
   const list = await assets(server, 'hero');
@@ -239,6 +242,15 @@ test('time travel: an asset is not there before the batch that stored it', async
   assert.equal(r.status, 201, r.text);
   r = await postEdit(server, 'late', { ops: [{ op: 'create', id: 'ground' }] });
   assert.equal(r.status, 200, r.text);
+  // A layer must name an asset the scene has, and one of its elements.
+  for (const [layer, why] of [['late.svg#torso', /no asset 'late.svg'/],
+    ['hero.svg#torso', /no asset 'hero.svg'/]]) {
+    r = await postEdit(server, 'late', { ops: [{ op: 'set', id: 'ground', layer }] });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json.error.code, 'bad_field');
+    assert.equal(r.json.error.field, 'layer');
+    assert.match(r.json.error.message, why);
+  }
   r = await importSvg(server, 'late', { file: 'late.svg', svg: demoSvg, manifest: demoManifest });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.seq, 2);
@@ -258,6 +270,12 @@ test('time travel: an asset is not there before the batch that stored it', async
   a = await get(server, '/api/scenes/nope/assets');
   assert.equal(a.json.error.code, 'unknown_scene');
   assert.equal((await tree(server, 'late', 1)).nodes.length, 1);
+  r = await postEdit(server, 'late', { ops: [{ op: 'set', id: 'ground', layer: 'late.svg#elbow' }] });
+  assert.equal(r.status, 400, r.text);
+  assert.match(r.json.error.message, /asset 'late.svg' has no element with id 'elbow'/);
+  r = await postEdit(server, 'late', { ops: [{ op: 'set', id: 'ground', layer: 'late.svg#head' }] });
+  assert.equal(r.status, 200, r.text);
+  assert.equal((await tree(server, 'late')).nodes.find((n) => n.id === 'ground').layer, 'late.svg#head');
   // Undoing the import takes its nodes, not the artwork (assets are immutable).
 });
 
@@ -322,7 +340,14 @@ test('assets survive a restart and rigd check; --demo2d on imports the demo char
   const t = await tree(server, 'demo2d');
   assert.equal(t.dims, 2);
   assert.deepEqual(t.nodes.map((n) => n.id).sort(), demoManifest.map((e) => e.id).sort());
-  for (const n of t.nodes) assert.deepEqual(n.world, IDENTITY, n.id);
+  for (const n of t.nodes) {
+    assert.deepEqual(n.world, IDENTITY, n.id);
+    assert.equal(n.layer, `demo2d.svg#${n.id}`);
+  }
+  // Arms swap their draw order with the facing.
+  const z = (id) => t.nodes.find((n) => n.id === id).z;
+  assert.ok(z('upper_arm_r').right > z('torso') && z('upper_arm_r').left < z('torso'));
+  assert.ok(z('upper_arm_l').right < z('torso') && z('upper_arm_l').left > z('torso'));
   const list = await assets(server, 'demo2d');
   assert.equal(list.length, 1);
   assert.equal(list[0].file, 'demo2d.svg');
