@@ -307,3 +307,73 @@ int engine_asset_get(engine *e, const char *name, const char *file, int64_t at, 
 	memcpy(sha256, c.sha256, 65);
 	return 0;
 }
+
+/* The state of eng_assets_verify. */
+typedef struct verify_ctx {
+	const scene_rt *rt;
+	engine_report_fn fn;
+	void *ctx;
+	int problems;
+} verify_ctx;
+
+static void verify_report(verify_ctx *v, const char *file, const char *what)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "scene '%s': asset '%s': %s", v->rt->name, file, what);
+	if (v->fn)
+		v->fn(v->ctx, line);
+	v->problems++;
+}
+
+/* The sanitiser's ids of 'c' as the store lists them, compared with 'ids'. */
+static bool ids_match(const svg_clean *c, const char *ids, size_t len)
+{
+	size_t off = 0;
+
+	for (int i = 0; i < c->n_ids; i++) {
+		size_t n = strlen(c->ids[i]);
+		if (off + n + 1 > len || memcmp(ids + off, c->ids[i], n) || ids[off + n] != '\n')
+			return false;
+		off += n + 1;
+	}
+	return off == len;
+}
+
+static int verify_cb(void *vctx, const store_asset *a)
+{
+	verify_ctx *v = vctx;
+	svg_clean again;
+	edit_error err;
+	char hex[65];
+
+	eng_sha256_hex(a->svg, (size_t)a->bytes, hex);
+	if (strcmp(hex, a->sha256))
+		verify_report(v, a->file, "its bytes do not have its sha256");
+	if (a->seq < 1 || a->seq > v->rt->seq)
+		verify_report(v, a->file, "stored by a seq the log does not have");
+	int rc = svg_sanitize(a->svg, (size_t)a->bytes, NULL, &again, &err);
+	if (rc == RIGD_E_NOMEM)
+		return rc;
+	if (rc) {
+		verify_report(v, a->file, "the sanitiser refuses its bytes");
+		return 0;
+	}
+	if (again.n_removed_total || again.len != (size_t)a->bytes ||
+	    memcmp(again.svg, a->svg, again.len))
+		verify_report(v, a->file, "its bytes are not what the sanitiser writes");
+	if (!ids_match(&again, a->ids ? a->ids : "", a->ids_len))
+		verify_report(v, a->file, "its element ids are not the document's");
+	svg_clean_release(&again);
+	return 0;
+}
+
+int eng_assets_verify(engine *e, const scene_rt *rt, engine_report_fn fn, void *ctx)
+{
+	verify_ctx v = { rt, fn, ctx, 0 };
+	int rc = store_assets(e->st, rt->id, NULL, 0, -1, true, verify_cb, &v);
+
+	if (rc)
+		return store_rc(e, rc);
+	return v.problems;
+}

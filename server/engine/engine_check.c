@@ -208,6 +208,14 @@ static int check_scene(check_ctx *c, scene_rt *rt)
 		c->problems++;
 		err = err == RIGD_E_NOMEM ? err : 0;
 	}
+	if (!err) {
+		/* The artwork: digest, sanitised bytes, ids (engine_asset.c). */
+		int bad = eng_assets_verify(e, rt, c->fn, c->fctx);
+		if (bad < 0)
+			err = bad;
+		else
+			c->problems += bad;
+	}
 	int64_t last = c->r.expect - 1;
 	if (!err && c->problems == problems_before) {
 		if (last != rt->seq) {

@@ -7,7 +7,8 @@
  * hostile documents refused or stored stripped with the report, the asset
  * routes' headers, time travel (an asset is not there before its seq), a
  * log exported and imported bit for bit with its assets (and a tampered one
- * refused), a restart, and the demo2d scene of --demo2d on. Everything the
+ * refused), undo and redo of an import, a restart and rigd check (a tampered
+ * asset found), and the demo2d scene of --demo2d on. Everything the
  * server sends is checked against the schema.
  */
 const test = require('node:test');
@@ -15,8 +16,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
+const { spawnSync } = require('node:child_process');
 const {
-  startRigd, get, post, tree, postEdit, assertSchema, run, tempDir,
+  startRigd, get, post, tree, postEdit, assertSchema, run, tempDir, Client,
 } = require('../lib/rigd.js');
 
 const DEMO = path.join(__dirname, '..', '..', 'web', 'demo');
@@ -279,6 +281,27 @@ test('time travel: an asset is not there before the batch that stored it', async
   // Undoing the import takes its nodes, not the artwork (assets are immutable).
 });
 
+test('an import undone by its client takes the nodes, not the artwork; redo binds them again', async () => {
+  const r = await post(server, '/api/scenes/undoable/svg?client=artist',
+    { file: 'u.svg', svg: demoSvg, manifest: demoManifest });
+  assert.equal(r.status, 200, r.text);
+  assertSchema('HttpSvgImported', r.json);
+  const c = await Client.connect(server);
+  try {
+    let ack = await c.request({ type: 'undo', scene: 'undoable', client: 'artist' });
+    assert.equal(ack.type, 'ack', `${ack.code}: ${ack.message}`);
+    assert.equal((await tree(server, 'undoable')).nodes.length, 0);
+    assert.equal((await assets(server, 'undoable')).length, 1);
+    ack = await c.request({ type: 'redo', scene: 'undoable', client: 'artist' });
+    assert.equal(ack.type, 'ack', `${ack.code}: ${ack.message}`);
+    const t = await tree(server, 'undoable');
+    assert.equal(t.nodes.length, demoManifest.length);
+    assert.ok(t.nodes.every((n) => n.layer === `u.svg#${n.id}`));
+  } finally {
+    c.close();
+  }
+});
+
 test('a log with assets exports and imports bit for bit; a tampered one is refused', async () => {
   const r0 = await postEdit(server, 'hero', { ops: [{ op: 'set', id: 'head', angle: 15 }] });
   assert.equal(r0.status, 200, r0.text);
@@ -333,6 +356,20 @@ test('assets survive a restart and rigd check; --demo2d on imports the demo char
   assert.equal(await server.stop('SIGTERM'), 0);
   const check = await run('rigd', ['check', '--db', server.db]);
   assert.equal(check.code, 0, check.stdout + check.stderr);
+  // rigd check proves each asset's digest, sanitised bytes and ids.
+  if (spawnSync('sqlite3', ['-version']).status === 0) {
+    const sql = (q) => spawnSync('sqlite3', [server.db, q], { encoding: 'utf8' });
+    const row = "file = 'hero.svg' AND scene_id = (SELECT id FROM scenes WHERE name = 'hero')";
+    const saved = sql(`SELECT hex(svg) FROM assets WHERE ${row}`).stdout.trim();
+    sql(`UPDATE assets SET svg = CAST(replace(CAST(svg AS TEXT), '<title>', '<!--x--><title>') AS BLOB) WHERE ${row}`);
+    const bad = await run('rigd', ['check', '--db', server.db]);
+    assert.equal(bad.code, 1, bad.stdout + bad.stderr);
+    assert.match(bad.stdout + bad.stderr, /asset 'hero.svg': its bytes do not have its sha256/);
+    assert.match(bad.stdout + bad.stderr, /asset 'hero.svg': its bytes are not what the sanitiser writes/);
+    sql(`UPDATE assets SET svg = X'${saved}' WHERE ${row}`);
+    const good = await run('rigd', ['check', '--db', server.db]);
+    assert.equal(good.code, 0, good.stdout + good.stderr);
+  }
   server = await startRigd({ db: server.db, dir: server.dir, args: ['--demo2d', 'on'] });
   assert.deepEqual(await assets(server, 'hero'), before);
   assert.equal((await get(server, '/api/scenes/hero/assets/hero.svg')).text, bytes);
