@@ -12,6 +12,7 @@
  */
 #include "engine_internal.h"
 
+#include "core/asset.h"
 #include "core/err.h"
 
 #include <assert.h>
@@ -442,6 +443,8 @@ static void pending_release(pending *p)
 	free(p->inverse);
 	free(p->ops_bin);
 	edit_batch_release(&p->inv);
+	eng_asset_free(p->asset);
+	p->asset = NULL;
 }
 
 static void queue_clear(engine *e)
@@ -632,6 +635,8 @@ static void rollback_memory(engine *e)
 			continue;
 		if (edit_revert(p->rt->sc, &p->inv) != 0)
 			p->rt->broken = true;
+		else if (p->asset)
+			asset_set_remove(scene_assets(p->rt->sc), p->asset->file);
 	}
 	for (int i = 0; i < e->n_scenes; i++) {
 		scene_rt *rt = e->scenes[i];
@@ -699,6 +704,8 @@ static int append_rows(engine *e)
 			.ops_bin_len = p->ops_bin_len,
 		};
 		err = store_edit_append(e->st, &row);
+		if (!err && p->asset)
+			err = eng_asset_store(e, p);
 		if (err)
 			eng_set_errmsg(e, "%s", store_errmsg(e->st));
 	}
