@@ -242,6 +242,26 @@ out:
 	return rc;
 }
 
+int proto_bin_append_hidden(proto_buf *b, size_t start, const scene *s, const int *hidden,
+			    int n_hidden)
+{
+	const unsigned char *p = (const unsigned char *)b->data + b->head + start + OFF_JSON;
+	size_t before = b->len;
+	uint32_t json_len;
+	int rc;
+
+	if (before < start + PROTO_BIN_HEAD)
+		return RIGD_E_INTERNAL;
+	json_len = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		   (uint32_t)p[3] << 24;
+	if ((rc = proto_append_hidden(b, before - json_len, s, hidden, n_hidden)) != 0)
+		return rc;
+	/* The JSON section is the frame's last part: it grew by what was
+	 * appended. */
+	patch_u32(b, start + OFF_JSON, (uint32_t)(json_len + (b->len - before)));
+	return 0;
+}
+
 /* ---------- reading ---------- */
 
 void proto_bin_names_init(proto_bin_names *n)
@@ -485,6 +505,7 @@ static int check_json(const struct frame *f, const cJSON *root, edit_error *err)
 {
 	const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
 	const cJSON *removed = cJSON_GetObjectItemCaseSensitive(root, "removed");
+	const cJSON *hidden = cJSON_GetObjectItemCaseSensitive(root, "hidden");
 	const cJSON *e;
 	int n = 0, members = 0;
 
@@ -493,8 +514,13 @@ static int check_json(const struct frame *f, const cJSON *root, edit_error *err)
 	cJSON_ArrayForEach(e, root)
 		members++;
 	if (!cJSON_IsArray(nodes) || (f->kind == PROTO_BIN_UPDATE && !cJSON_IsArray(removed)) ||
-	    members != (f->kind == PROTO_BIN_UPDATE ? 2 : 1))
-		return bad(err, "json", "the JSON section's members are not nodes (and removed)");
+	    (hidden && !cJSON_IsArray(hidden)) ||
+	    members != (f->kind == PROTO_BIN_UPDATE ? 2 : 1) + (hidden ? 1 : 0))
+		return bad(err, "json",
+			   "the JSON section's members are not nodes (and removed, hidden)");
+	cJSON_ArrayForEach(e, hidden)
+		if (!cJSON_IsString(e) || !scene_id_valid(e->valuestring))
+			return bad(err, "json", "hidden holds something other than ids");
 	cJSON_ArrayForEach(e, nodes) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
 
@@ -595,6 +621,10 @@ static int put_message(proto_buf *out, const struct frame *f, const cJSON *root,
 		return rc;
 	if (update && (PROTO_BUF_LIT(out, ",\"removed\":") ||
 		       put_value(out, cJSON_GetObjectItemCaseSensitive(root, "removed"))))
+		return RIGD_E_NOMEM;
+	if (cJSON_GetObjectItemCaseSensitive(root, "hidden") &&
+	    (PROTO_BUF_LIT(out, ",\"hidden\":") ||
+	     put_value(out, cJSON_GetObjectItemCaseSensitive(root, "hidden"))))
 		return RIGD_E_NOMEM;
 	return PROTO_BUF_LIT(out, "}");
 }

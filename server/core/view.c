@@ -271,3 +271,15 @@ int view_cull(const scene *s, const view_boxes *b, const view *v, unsigned flags
 		*tests = ntests;
 	return o.n;
 }
+
+bool view_same(const view *a, const view *b)
+{
+	if (a->has_vp != b->has_vp || a->width_px != b->width_px || a->height_px != b->height_px ||
+	    a->min_px != b->min_px)
+		return false;
+	for (int k = 0; k < VIEW_PLANES; k++)
+		if (a->planes[k].n.x != b->planes[k].n.x || a->planes[k].n.y != b->planes[k].n.y ||
+		    a->planes[k].n.z != b->planes[k].n.z || a->planes[k].d != b->planes[k].d)
+			return false;
+	return !a->has_vp || memcmp(a->vp, b->vp, sizeof(a->vp)) == 0;
+}

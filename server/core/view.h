@@ -60,6 +60,10 @@ int view_from_vp(const double vp[16], double width_px, double height_px, double 
 int view_from_planes(const double planes[VIEW_PLANES][4], double width_px, double height_px,
 		     double min_px, view *out);
 
+/* True when 'a' and 'b' select the same nodes of any scene: the same
+ * planes, matrix, viewport and minimum size (compared as numbers). */
+bool view_same(const view *a, const view *b);
+
 /*
  * The projected size in pixels of a world box: the diameter of its
  * bounding sphere (centre c, radius r: half the box's diagonal) on screen,

@@ -4,6 +4,7 @@
  */
 #include "fanout.h"
 #include "clients.h"
+#include "interest.h"
 #include "journal.h"
 #include "metrics.h"
 #include "rooms.h"
@@ -20,7 +21,7 @@ static bool sub_behind(struct server *S, const struct sub *sb)
 {
 	int64_t seq = engine_seq(S->e, sb->scene);
 
-	return seq >= 0 && (sb->cursor < 0 || sb->cursor != seq);
+	return seq >= 0 && (sb->cursor < 0 || sb->cursor != seq || sb->view_pending);
 }
 
 static bool client_has_work(struct server *S, struct client *c)
@@ -108,7 +109,10 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 		if (st->scene_seen)
 			journal_clear(st, seq);
 		st->scene_seen = s;
+		interest_scene_reloaded(st);
 	}
+	if (interest_active(sb))
+		return interest_frame(S, c, sb, st, s, seq, len);
 	cr = cache_of(st, sb->format);
 	if (sb->cursor >= 0 && *cr.frame && *cr.from == sb->cursor && *cr.to == seq) {
 		/* Most clients keep up and share one cursor: encode once per

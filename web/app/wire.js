@@ -86,14 +86,16 @@ function parseSection(b, h) {
 		return { error: 'json: the JSON section is not JSON' };
 	}
 	if (!section || typeof section !== 'object' || Array.isArray(section)) return { error: 'json: the JSON section is not an object' };
-	const keys = Object.keys(section).sort().join(',');
-	if (keys !== (h.kind === 'update' ? 'nodes,removed' : 'nodes')) return { error: 'json: the JSON section\'s members are not nodes (and removed)' };
-	const { nodes, removed = [] } = section;
+	/* "hidden" is there for a subscription with a view (docs/protocol.md, Views). */
+	const keys = Object.keys(section).filter((k) => k !== 'hidden').sort().join(',');
+	if (keys !== (h.kind === 'update' ? 'nodes,removed' : 'nodes')) return { error: 'json: the JSON section\'s members are not nodes (and removed, hidden)' };
+	const { nodes, removed = [], hidden } = section;
 	if (!Array.isArray(nodes) || !Array.isArray(removed)) return { error: 'json: nodes and removed must be arrays' };
+	if (hidden !== undefined && (!Array.isArray(hidden) || !hidden.every((id) => typeof id === 'string'))) return { error: 'json: hidden must be an array of ids' };
 	if (nodes.length !== h.nNodes) return { error: 'json: the node count differs from the header\'s' };
 	if (!nodes.every((n) => n && typeof n === 'object' && typeof n.id === 'string')) return { error: 'json: a node record without an id' };
 	if (!removed.every((id) => typeof id === 'string')) return { error: 'json: removed holds a non-string' };
-	return { nodes, removed };
+	return hidden === undefined ? { nodes, removed } : { nodes, removed, hidden };
 }
 
 /*
@@ -144,7 +146,8 @@ export class WireDecoder {
 			world[id] = m;
 		}
 		for (const node of section.nodes) if (world[node.id]) node.world = world[node.id];
-		if (h.kind === 'snapshot') return { type: 'snapshot', scene: h.scene, seq: h.seq, nodes: section.nodes };
-		return { type: 'update', scene: h.scene, seq: h.seq, world, nodes: section.nodes, removed: section.removed };
+		const extra = section.hidden ? { hidden: section.hidden } : {};
+		if (h.kind === 'snapshot') return { type: 'snapshot', scene: h.scene, seq: h.seq, nodes: section.nodes, ...extra };
+		return { type: 'update', scene: h.scene, seq: h.seq, world, nodes: section.nodes, removed: section.removed, ...extra };
 	}
 }
