@@ -144,6 +144,7 @@ void view_boxes_release(view_boxes *b)
 	free(b->own);
 	free(b->sub);
 	free(b->unbounded);
+	free(b->unbounded_pos);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -155,25 +156,31 @@ int view_boxes_build(const scene *s, view_boxes *b)
 		aabb *own = realloc(b->own, (size_t)n * sizeof(aabb));
 		aabb *sub = own ? realloc(b->sub, (size_t)n * sizeof(aabb)) : NULL;
 		int *unb = sub ? realloc(b->unbounded, (size_t)n * sizeof(int)) : NULL;
+		int *unb_pos = unb ? realloc(b->unbounded_pos, (size_t)n * sizeof(int)) : NULL;
 
 		if (own)
 			b->own = own;
 		if (sub)
 			b->sub = sub;
-		if (!unb) {
+		if (unb)
+			b->unbounded = unb;
+		if (!unb_pos) {
 			b->n = 0;
 			return RIGD_E_NOMEM;
 		}
-		b->unbounded = unb;
+		b->unbounded_pos = unb_pos;
 		b->cap = n;
 	}
 	b->n = n;
 	b->handle_end = 0;
+	b->n_unbounded = 0;
 	for (int i = 0; i < n; i++) {
 		int node = scene_at(s, i);
 
 		b->own[i] = b->sub[i] = scene_world_box(s, node);
 		b->unbounded[i] = aabb_is_empty(b->own[i]) ? 1 : 0;
+		if (b->unbounded[i])
+			b->unbounded_pos[b->n_unbounded++] = i;
 		if (node >= b->handle_end)
 			b->handle_end = node + 1;
 	}
@@ -205,6 +212,24 @@ static void add(struct out *o, int node)
 	o->n++;
 }
 
+/* Every node without bounds at positions [from, end), found in the sorted
+ * list of their positions: no walk over the bounded ones. */
+static void add_unbounded(const scene *s, const view_boxes *b, struct out *o, int from, int end)
+{
+	int lo = 0, hi = b->n_unbounded;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (b->unbounded_pos[mid] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int k = lo; k < b->n_unbounded && b->unbounded_pos[k] < end; k++)
+		add(o, scene_at(s, b->unbounded_pos[k]));
+}
+
 /* Every node of positions [from, end) that passes 'keep'. */
 static void add_range(const scene *s, const view_boxes *b, struct out *o, int from, int end,
 		      bool bounded, bool unbounded)
@@ -233,7 +258,7 @@ int view_cull(const scene *s, const view_boxes *b, const view *v, unsigned flags
 		if (aabb_is_empty(b->sub[i])) {
 			/* Nothing with bounds below: nothing to test. */
 			if (unb)
-				add_range(s, b, &o, i, end, false, true);
+				add_unbounded(s, b, &o, i, end);
 			i = end;
 			continue;
 		}
@@ -243,7 +268,7 @@ int view_cull(const scene *s, const view_boxes *b, const view *v, unsigned flags
 			side = SIDE_OUTSIDE; /* every box below is too small */
 		if (side == SIDE_OUTSIDE) {
 			if (unb && b->unbounded[i])
-				add_range(s, b, &o, i, end, false, true);
+				add_unbounded(s, b, &o, i, end);
 			i = end;
 			continue;
 		}

@@ -84,6 +84,8 @@ double view_node_px(const view *v, aabb world_box);
 typedef struct view_boxes {
 	aabb *own, *sub;
 	int *unbounded;
+	int *unbounded_pos; /* positions of the nodes without bounds, ascending */
+	int n_unbounded;
 	int n, cap;        /* nodes; room in the arrays */
 	int handle_end;    /* 1 + the largest handle in the scene (0: empty) */
 } view_boxes;

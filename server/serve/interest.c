@@ -53,6 +53,76 @@ static int hlist_add(struct hlist *l, int h)
 	return 0;
 }
 
+/* ---------- the journal's update, shared by every view ---------- */
+
+/*
+ * What the journal says between 'from' and 'to' of one scene, gathered
+ * once for every view subscription at that cursor: the update's lists and
+ * a bitset of the nodes whose matrix changed, so that each view picks its
+ * matrices word by word from its own visible set.
+ */
+struct interest_parts {
+	const scene *s;
+	int64_t from, to;
+	int rc;                      /* journal_collect's: not 0, a snapshot */
+	int covered;
+	struct journal_update u;
+	uint64_t *world_bits;
+	int words;
+};
+
+static void parts_free(struct interest_parts *p)
+{
+	if (!p)
+		return;
+	journal_update_release(&p->u);
+	free(p->world_bits);
+	free(p);
+}
+
+/* 1 + the largest handle of 's': the room's boxes know it when they are
+ * of this state, else a walk finds it. */
+static int handle_end(const struct room *st, const scene *s, int64_t seq)
+{
+	int end = 0;
+
+	if (st->boxes_scene == s && st->boxes_seq == seq)
+		return st->boxes.handle_end;
+	for (int pos = 0; pos < scene_count(s); pos++)
+		if (scene_at(s, pos) >= end)
+			end = scene_at(s, pos) + 1;
+	return end;
+}
+
+/* The parts from 'cursor' to 'seq', from the room's cache or gathered now;
+ * NULL when the journal cannot say (the caller sends a snapshot) or memory
+ * ran out. */
+static const struct interest_parts *parts_for(struct room *st, const scene *s, int64_t seq,
+					      int64_t cursor)
+{
+	struct interest_parts *p = st->parts;
+
+	if (!p || p->s != s || p->from != cursor || p->to != seq) {
+		parts_free(st->parts);
+		st->parts = p = calloc(1, sizeof(*p));
+		if (!p)
+			return NULL;
+		p->s = s;
+		p->from = cursor;
+		p->to = seq;
+		p->rc = journal_collect(st, s, seq, cursor, &p->u, &p->covered);
+		if (p->rc == 0) {
+			p->words = (handle_end(st, s, seq) + 63) / 64;
+			p->world_bits = calloc(p->words ? (size_t)p->words : 1, sizeof(uint64_t));
+			if (!p->world_bits)
+				p->rc = RIGD_E_NOMEM;
+			for (int i = 0; p->rc == 0 && i < p->u.n_world; i++)
+				bit_set(p->world_bits, p->u.world[i]);
+		}
+	}
+	return p->rc == 0 ? p : NULL;
+}
+
 /* ---------- views in a room ---------- */
 
 static struct rview *view_find(const struct room *st, uint64_t id)
@@ -133,6 +203,8 @@ void interest_room_free(struct room *st)
 	st->views = NULL;
 	st->n_views = st->cap_views = 0;
 	view_boxes_release(&st->boxes);
+	parts_free(st->parts);
+	st->parts = NULL;
 	free(st->scratch);
 	st->scratch = NULL;
 	st->cap_scratch = 0;
@@ -141,6 +213,8 @@ void interest_room_free(struct room *st)
 void interest_scene_reloaded(struct room *st)
 {
 	st->boxes_scene = NULL;
+	parts_free(st->parts);
+	st->parts = NULL;
 	for (int i = 0; i < st->n_views; i++)
 		st->views[i]->culled_scene = NULL;
 }
@@ -276,38 +350,25 @@ struct target {
 	int words;
 };
 
-static bool target_has(const scene *s, struct target t, int h)
-{
-	return t.bits ? bit_get(t.bits, t.words, h) : scene_pos(s, h) >= 0;
-}
-
 static bool known_has(const struct sub *sb, int h)
 {
 	return !sb->known || bit_get(sb->known, sb->known_words, h);
 }
 
-/* The update's matrices filtered by the target, plus the current matrix of
- * every node that entered it, into 'world'. */
-static int filter_world(const scene *s, const struct sub *sb, struct target t, int handle_end,
-			const struct journal_update *u, struct hlist *world)
+/* The update's matrices of the nodes in the target, and the current
+ * matrix of every node in it the client did not know (entered), into
+ * 'world': target & (changed | ~known), word by word. */
+static int filter_world(const scene *s, const struct sub *sb, struct target t,
+			const struct interest_parts *p, struct hlist *world)
 {
-	int n = scene_count(s), words = (handle_end + 63) / 64;
-	uint64_t *listed;
-	int rc = 0;
+	int rc = 0, n = scene_count(s);
 
-	listed = calloc(words ? (size_t)words : 1, sizeof(uint64_t));
-	if (!listed)
-		return RIGD_E_NOMEM;
-	for (int i = 0; i < u->n_world && rc == 0; i++)
-		if (target_has(s, t, u->world[i])) {
-			bit_set(listed, u->world[i]);
-			rc = hlist_add(world, u->world[i]);
-		}
-	if (rc == 0 && sb->known && t.bits) {
-		/* Entered: in the target, not known, not listed; word by word. */
+	if (t.bits) {
 		for (int i = 0; i < t.words && rc == 0; i++) {
-			uint64_t x = t.bits[i] & ~(i < sb->known_words ? sb->known[i] : 0) &
-				     ~(i < words ? listed[i] : 0);
+			uint64_t changed = i < p->words ? p->world_bits[i] : 0;
+			uint64_t known = !sb->known ? ~(uint64_t)0
+				       : i < sb->known_words ? sb->known[i] : 0;
+			uint64_t x = t.bits[i] & (changed | ~known);
 
 			while (x && rc == 0) {
 				int h = i * 64 + __builtin_ctzll(x);
@@ -316,16 +377,16 @@ static int filter_world(const scene *s, const struct sub *sb, struct target t, i
 				rc = hlist_add(world, h);
 			}
 		}
-	} else if (rc == 0 && sb->known) {
-		/* Leaving the view: every node the client did not know. */
-		for (int pos = 0; pos < n && rc == 0; pos++) {
-			int h = scene_at(s, pos);
-
-			if (!known_has(sb, h) && !bit_get(listed, words, h))
-				rc = hlist_add(world, h);
-		}
+		return rc;
 	}
-	free(listed);
+	/* Leaving the view: every node that changed or that the client did
+	 * not know. */
+	for (int pos = 0; pos < n && rc == 0; pos++) {
+		int h = scene_at(s, pos);
+
+		if (bit_get(p->world_bits, p->words, h) || !known_has(sb, h))
+			rc = hlist_add(world, h);
+	}
 	return rc;
 }
 
@@ -390,37 +451,22 @@ static int encode(proto_buf *b, const struct room *st, const struct sub *sb, con
 	return rc;
 }
 
-/* 1 + the largest handle of 's': the room's boxes know it when they are
- * of this state, else a walk finds it. */
-static int handle_end(const struct room *st, const scene *s, int64_t seq)
-{
-	int end = 0;
-
-	if (st->boxes_scene == s && st->boxes_seq == seq)
-		return st->boxes.handle_end;
-	for (int pos = 0; pos < scene_count(s); pos++)
-		if (scene_at(s, pos) >= end)
-			end = scene_at(s, pos) + 1;
-	return end;
-}
-
 /* Builds the frame of 'sb' into 'b'; *snapshot says which it is. */
-static int build(const struct room *st, const struct sub *sb, const scene *s, int64_t seq,
+static int build(struct room *st, const struct sub *sb, const scene *s, int64_t seq,
 		 struct target t, proto_buf *b, bool *snapshot, int *covered)
 {
-	struct journal_update u;
+	const struct interest_parts *p = sb->cursor >= 0 ? parts_for(st, s, seq, sb->cursor) : NULL;
 	struct hlist world = { 0 }, hidden = { 0 };
 	int rc;
 
-	*snapshot = sb->cursor < 0 || journal_collect(st, s, seq, sb->cursor, &u, covered) != 0;
-	if (*snapshot)
-		memset(&u, 0, sizeof(u));
-	rc = *snapshot ? 0 : filter_world(s, sb, t, handle_end(st, s, seq), &u, &world);
+	*snapshot = !p;
+	*covered = p ? p->covered : 0;
+	rc = p ? filter_world(s, sb, t, p, &world) : 0;
 	if (rc == 0)
-		rc = hidden_nodes(s, sb, t, *snapshot, u.nodes, u.n_nodes, &hidden);
+		rc = hidden_nodes(s, sb, t, *snapshot, p ? p->u.nodes : NULL, p ? p->u.n_nodes : 0,
+				  &hidden);
 	if (rc == 0)
-		rc = encode(b, st, sb, s, seq, *snapshot ? NULL : &u, &world, &hidden);
-	journal_update_release(&u);
+		rc = encode(b, st, sb, s, seq, p ? &p->u : NULL, &world, &hidden);
 	free(world.v);
 	free(hidden.v);
 	return rc;

@@ -114,6 +114,8 @@ struct presence {
 	int n_selection;
 };
 
+struct interest_parts;
+
 /* One view declared in a room, shared by every subscription that declared
  * an identical one (interest.h). */
 struct rview {
@@ -180,6 +182,7 @@ struct room {
 	int64_t boxes_seq;
 	int *scratch;                /* room for one cull's visible list */
 	int cap_scratch;
+	struct interest_parts *parts; /* the journal's update last gathered for views */
 };
 
 /* A batch submitted this turn, answered when the turn commits. */
