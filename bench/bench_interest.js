@@ -52,7 +52,11 @@ function viewerThread() {
   const { url, scene, viewers } = workerData;
   const sockets = [];
   let ready = 0;
-  for (const v of viewers) {
+  let started = 0;
+  /* A few viewers subscribe at a time: each snapshot is the whole scene
+   * (about 30 MB), and a hundred at once would hold gigabytes here. */
+  const startNext = () => { if (started < viewers.length) connect(viewers[started++]); };
+  const connect = (v) => {
     let viewing = false;  /* a frame with the view arrived */
     const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 1 << 30 });
     sockets.push(ws);
@@ -87,15 +91,20 @@ function viewerThread() {
         if (hidden >= 0) {
           viewing = true;
           if (++ready === viewers.length) parentPort.postMessage({ ready: true });
+          startNext();
         }
         return;
       }
       parentPort.postMessage({ viewer: v.id, seq, t, bytes: b.length, matrices: nWorld, hidden });
     });
-  }
+    ws.on('close', () => { if (!closing) parentPort.postMessage({ error: `viewer ${v.id}: connection closed` }); });
+  };
+  let closing = false;
+  for (let i = 0; i < 4; i++) startNext();
   /* 'clear': every viewer drops its view (the baseline). */
   parentPort.on('message', (cmd) => {
     if (cmd === 'clear') for (const ws of sockets) ws.send(JSON.stringify({ type: 'view', scene, clear: true }));
+    if (cmd === 'stop') closing = true;
   });
 }
 
@@ -133,11 +142,13 @@ async function startViewers(server, specs, onFrame) {
       sourceDir: process.env.RIGD_SOURCE_DIR || path.join(__dirname, '..') } });
     readies.push(new Promise((resolve, reject) => {
       w.on('message', (m) => {
-        if (m.error) reject(new Error(m.error));
-        else if (m.ready) resolve();
+        if (m.error) {
+          reject(new Error(m.error));
+          if (!w.stopping) { console.error(`bench_interest: ${m.error}`); process.exit(1); }
+        } else if (m.ready) resolve();
         else onFrame(m);
       });
-      w.on('error', reject);
+      w.on('error', (e) => { console.error(e); process.exit(1); });
     }));
     workers.push(w);
   }
@@ -164,7 +175,8 @@ function frameLog(n) {
 }
 
 /* Root edits one at a time; each waits for every viewer's update. */
-async function measure(editor, log, edits, label) {
+async function measure(server, editor, log, edits, label) {
+  const cpu0 = server.cpuSeconds();
   const specs = { length: log.n };
   const frames = log.frames;
   const lat = [];
@@ -179,7 +191,7 @@ async function measure(editor, log, edits, label) {
   }
   const mean = (k) => per.reduce((a, f) => a + f[k], 0) / per.length;
   const max = (k) => Math.max(...per.map((f) => f[k]));
-  return { label, edits, samples: lat.length, p50: percentile(lat, 50), p99: percentile(lat, 99),
+  return { label, edits, samples: lat.length, cpuMs: (1000 * (server.cpuSeconds() - cpu0)) / edits, p50: percentile(lat, 50), p99: percentile(lat, 99),
     matrices: mean('matrices'), maxMatrices: max('matrices'), bytes: mean('bytes'), maxBytes: max('bytes'),
     hidden: mean('hidden'), maxHidden: max('hidden') };
 }
@@ -223,19 +235,19 @@ async function main() {
     t0 = now();
     const viewerThreads = await startViewers(server, views.map((view, id) => ({ id, view })), log.onFrame);
     console.log(`(the viewers subscribed and declared their views in ${((now() - t0) / 1000).toFixed(1)} s: ` +
-      '100 snapshots of the whole scene)');
-    const withViews = await measure(editor, log, edits, 'views');
+      `${VIEWERS} snapshots of the whole scene)`);
+    const withViews = await measure(server, editor, log, edits, 'views');
     /* The same viewers drop their views: the baseline. */
     const mark = log.all.length;
     for (const w of viewerThreads) w.postMessage('clear');
     await log.until(() => log.all.slice(mark).filter((m) => m.hidden === 0).length === VIEWERS, 'the views cleared');
-    const baseline = await measure(editor, log, baseEdits, 'no view');
-    for (const w of viewerThreads) await w.terminate();
-    console.log('                 edits  matrices/viewer/update  (max)    bytes/viewer/update  (max)    hidden ids (max)   latency p50     p99');
+    const baseline = await measure(server, editor, log, baseEdits, 'no view');
+    for (const w of viewerThreads) { w.stopping = true; w.postMessage('stop'); await w.terminate(); }
+    console.log('                 edits  matrices/viewer/update  (max)    bytes/viewer/update  (max)    hidden ids (max)   latency p50     p99   server CPU/edit');
     for (const r of [withViews, baseline]) {
       console.log(`${r.label.padEnd(16)} ${String(r.edits).padStart(5)}  ${r.matrices.toFixed(0).padStart(22)}  ${String(r.maxMatrices).padStart(6)}  ` +
         `${r.bytes.toFixed(0).padStart(20)}  ${String(r.maxBytes).padStart(8)}  ${(r.hidden < 0 ? '-' : r.hidden.toFixed(0)).padStart(9)} ${String(r.hidden < 0 ? '' : `(${r.maxHidden})`).padStart(7)}  ` +
-        `${r.p50.toFixed(1).padStart(8)} ms ${r.p99.toFixed(1).padStart(7)} ms`);
+        `${r.p50.toFixed(1).padStart(8)} ms ${r.p99.toFixed(1).padStart(7)} ms ${r.cpuMs.toFixed(1).padStart(9)} ms`);
     }
     console.log(`with views: at most ${(100 * withViews.maxMatrices / t.nodes.length).toFixed(2)}% of the nodes' matrices per viewer and update ` +
       `(target 2%), p99 ${withViews.p99.toFixed(1)} ms (target 50 ms)`);
