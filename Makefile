@@ -81,6 +81,7 @@ bench: build web-deps
 	cmake --build $(BUILD) --target bench_net
 	cmake --build $(BUILD) --target bench_wire
 	cmake --build $(BUILD) --target bench_deflate
+	cmake --build $(BUILD) --target bench_interest
 
 run: build web-deps
 	@mkdir -p $(dir $(DB))

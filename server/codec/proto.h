@@ -19,6 +19,7 @@
 
 #include "core/edit.h"
 #include "core/scene.h"
+#include "core/view.h"
 #include "json.h"
 
 #include <stdbool.h>
@@ -133,6 +134,7 @@ enum proto_type {
 	PROTO_REDO,            /* scene req [client] */
 	PROTO_PRESENCE,        /* scene selection [name] */
 	PROTO_AUTH,            /* token [req]: no scene */
+	PROTO_VIEW,            /* scene [req] (vp | planes) viewport [min_px], or clear */
 };
 
 /* A subscription's frames (subscribe's "format"): JSON text, the default,
@@ -171,6 +173,8 @@ typedef struct proto_msg {
 	char *token;                     /* auth: 1..PROTO_TOKEN_MAX visible ASCII
 					  * characters (0x21..0x7e), NULL otherwise;
 					  * a secret: never log or echo it */
+	view view;                       /* view: the declared view, unless ... */
+	bool view_clear;                 /* view: "clear":true drops the view */
 } proto_msg;
 
 /*
@@ -356,6 +360,16 @@ int proto_encode_update_order(proto_buf *b, const char *scene_name, uint64_t seq
 			      const scene *s, const int *world_nodes, int n_world,
 			      const int *changed_nodes, int n_changed, const edit_id *removed,
 			      int n_removed, bool with_order);
+
+/*
+ * Per-viewer interest (docs/protocol.md, "Views"): appends
+ * ,"hidden":[ids of 'hidden', handles of 's'] to the JSON object that
+ * 'b' holds from byte 'start' on (an update or a snapshot just encoded
+ * there: its last byte is its closing brace). 0, RIGD_E_NOMEM ('b' as it
+ * was) or RIGD_E_INTERNAL when 'b' does not end in a brace after 'start'.
+ */
+int proto_append_hidden(proto_buf *b, size_t start, const scene *s, const int *hidden,
+			int n_hidden);
 
 /* {"type":"presence","scene","client","name","selection":[ids]} (name null
  * when NULL). */

@@ -257,6 +257,26 @@ out:
 	return rc;
 }
 
+int proto_bin_append_hidden(proto_buf *b, size_t start, const scene *s, const int *hidden,
+			    int n_hidden)
+{
+	const unsigned char *p = (const unsigned char *)b->data + b->head + start + OFF_JSON;
+	size_t before = b->len;
+	uint32_t json_len;
+	int rc;
+
+	if (before < start + PROTO_BIN_HEAD)
+		return RIGD_E_INTERNAL;
+	json_len = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		   (uint32_t)p[3] << 24;
+	if ((rc = proto_append_hidden(b, before - json_len, s, hidden, n_hidden)) != 0)
+		return rc;
+	/* The JSON section is the frame's last part: it grew by what was
+	 * appended. */
+	patch_u32(b, start + OFF_JSON, (uint32_t)(json_len + (b->len - before)));
+	return 0;
+}
+
 /* ---------- reading ---------- */
 
 void proto_bin_names_init(proto_bin_names *n)
@@ -495,13 +515,15 @@ static int cmp_pair(const void *a, const void *b)
 /*
  * The JSON section's shape: an object with "nodes" (n_nodes objects, each
  * with a valid "id"), in an update "removed" (strings), and, for a 2D
- * scene, "order" (valid ids), nothing else.
+ * scene, "order" (valid ids), for a subscription with a view "hidden"
+ * (valid ids), nothing else.
  */
 static int check_json(const struct frame *f, const cJSON *root, edit_error *err)
 {
 	const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
 	const cJSON *removed = cJSON_GetObjectItemCaseSensitive(root, "removed");
 	const cJSON *order = cJSON_GetObjectItemCaseSensitive(root, "order");
+	const cJSON *hidden = cJSON_GetObjectItemCaseSensitive(root, "hidden");
 	const cJSON *e;
 	int n = 0, members = 0;
 
@@ -510,12 +532,16 @@ static int check_json(const struct frame *f, const cJSON *root, edit_error *err)
 	cJSON_ArrayForEach(e, root)
 		members++;
 	if (!cJSON_IsArray(nodes) || (f->kind == PROTO_BIN_UPDATE && !cJSON_IsArray(removed)) ||
-	    (order && !cJSON_IsArray(order)) ||
-	    members != (f->kind == PROTO_BIN_UPDATE ? 2 : 1) + (order ? 1 : 0))
-		return bad(err, "json", "the JSON section's members are not nodes (and removed, order)");
+	    (order && !cJSON_IsArray(order)) || (hidden && !cJSON_IsArray(hidden)) ||
+	    members != (f->kind == PROTO_BIN_UPDATE ? 2 : 1) + (order ? 1 : 0) + (hidden ? 1 : 0))
+		return bad(err, "json",
+			   "the JSON section's members are not nodes (and removed, order, hidden)");
 	cJSON_ArrayForEach(e, order)
 		if (!cJSON_IsString(e) || !scene_id_valid(e->valuestring))
 			return bad(err, "json", "order holds something other than an id");
+	cJSON_ArrayForEach(e, hidden)
+		if (!cJSON_IsString(e) || !scene_id_valid(e->valuestring))
+			return bad(err, "json", "hidden holds something other than ids");
 	cJSON_ArrayForEach(e, nodes) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
 
@@ -620,6 +646,10 @@ static int put_message(proto_buf *out, const struct frame *f, const cJSON *root,
 	if (cJSON_GetObjectItemCaseSensitive(root, "order") &&
 	    (PROTO_BUF_LIT(out, ",\"order\":") ||
 	     put_value(out, cJSON_GetObjectItemCaseSensitive(root, "order"))))
+		return RIGD_E_NOMEM;
+	if (cJSON_GetObjectItemCaseSensitive(root, "hidden") &&
+	    (PROTO_BUF_LIT(out, ",\"hidden\":") ||
+	     put_value(out, cJSON_GetObjectItemCaseSensitive(root, "hidden"))))
 		return RIGD_E_NOMEM;
 	return PROTO_BUF_LIT(out, "}");
 }

@@ -74,6 +74,16 @@ int proto_bin_encode_update_order(proto_buf *b, int format, const char *scene_na
 				  int n_changed, const edit_id *removed, int n_removed,
 				  bool with_order);
 
+/*
+ * Per-viewer interest: appends "hidden":[ids of the handles 'hidden'] to
+ * the JSON section of the frame that 'b' holds from byte 'start' on (just
+ * encoded there by one of the encoders above) and patches its length.
+ * 0, RIGD_E_NOMEM or RIGD_E_INTERNAL as proto_append_hidden ('b' as it
+ * was).
+ */
+int proto_bin_append_hidden(proto_buf *b, size_t start, const scene *s, const int *hidden,
+			    int n_hidden);
+
 /* True when 'data' starts like a binary frame (its magic). */
 bool proto_bin_is_frame(const char *data, size_t len);
 

@@ -94,4 +94,10 @@ int proto_decode_pose_op(const cJSON *item, int k, int kind, const proto_limits 
 /* client_seq (an integer 0..2^53-1, or null for none) into 'b'. */
 int proto_decode_client_seq(const cJSON *item, edit_batch *b, const proto_where *w);
 
+/* The members of a view message (proto_view.c): 'clear', or 'vp' or
+ * 'planes' with 'viewport' and 'min_px' (each NULL when absent), into
+ * m->view or m->view_clear. bad_field or not_finite naming the member. */
+int proto_decode_view(const cJSON *vp, const cJSON *planes, const cJSON *viewport,
+		      const cJSON *min_px, const cJSON *clear, proto_msg *m, const proto_where *w);
+
 #endif

@@ -20,16 +20,16 @@
 
 enum {
 	M_TYPE, M_SCENE, M_REQ, M_OPS, M_CLIENT, M_CLIENT_SEQ, M_SELECTION, M_NAME, M_TOKEN,
-	M_FORMAT, M_COUNT
+	M_FORMAT, M_VP, M_PLANES, M_VIEWPORT, M_MIN_PX, M_CLEAR, M_COUNT
 };
 
 static const char *const msg_keys[M_COUNT] = {
 	"type", "scene", "req", "ops", "client", "client_seq", "selection", "name", "token",
-	"format",
+	"format", "vp", "planes", "viewport", "min_px", "clear",
 };
 
 static const char *const type_names[] = {
-	NULL, "subscribe", "unsubscribe", "edit", "undo", "redo", "presence", "auth",
+	NULL, "subscribe", "unsubscribe", "edit", "undo", "redo", "presence", "auth", "view",
 };
 
 /* Members each type accepts, and those it requires. */
@@ -43,6 +43,8 @@ static const unsigned type_allowed[] = {
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ) | BIT(M_CLIENT),
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_SELECTION) | BIT(M_NAME),
 	BIT(M_TYPE) | BIT(M_REQ) | BIT(M_TOKEN),
+	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ) | BIT(M_VP) | BIT(M_PLANES) | BIT(M_VIEWPORT) |
+		BIT(M_MIN_PX) | BIT(M_CLEAR),
 };
 static const unsigned type_required[] = {
 	0,
@@ -53,6 +55,7 @@ static const unsigned type_required[] = {
 	BIT(M_TYPE) | BIT(M_SCENE),
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_SELECTION),
 	BIT(M_TYPE) | BIT(M_TOKEN),
+	BIT(M_TYPE) | BIT(M_SCENE),
 };
 
 static int decode_req(const cJSON *item, proto_req *req, const proto_where *w)
@@ -165,7 +168,7 @@ static int check_type(const cJSON *const *f, int *type, const proto_where *w)
 	*type = 0;
 	if (!f[M_TYPE] || !cJSON_IsString(f[M_TYPE]))
 		return proto_bad_field(w, "type", f[M_TYPE] ? "must be a string" : "missing");
-	for (int t = PROTO_SUBSCRIBE; t <= PROTO_AUTH; t++)
+	for (int t = PROTO_SUBSCRIBE; t <= PROTO_VIEW; t++)
 		if (strcmp(f[M_TYPE]->valuestring, type_names[t]) == 0)
 			*type = t;
 	if (!*type) {
@@ -214,6 +217,9 @@ static int decode_msg_fields(const cJSON *const *f, const proto_limits *lim, pro
 		return proto_bad_field(w, "format", "must be \"json\", \"f32\" or \"f64\"");
 	if (f[M_NAME])
 		rc = proto_get_text(f[M_NAME], "name", SCENE_NAME_MAX, true, &out->name, w);
+	if (rc == 0 && out->type == PROTO_VIEW)
+		rc = proto_decode_view(f[M_VP], f[M_PLANES], f[M_VIEWPORT], f[M_MIN_PX], f[M_CLEAR],
+				       out, w);
 	return rc;
 }
 

@@ -216,6 +216,8 @@ void clients_remove(struct server *S, struct client *c)
 	clients_queue_free(c);
 	S->clients[slot] = NULL;
 	S->n_clients--;
+	for (int i = 0; i < c->n_subs; i++)
+		free(c->subs[i].known);  /* their rooms go with the server */
 	free(c->subs);
 	free(c->name);
 	free(c);

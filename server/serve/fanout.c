@@ -4,6 +4,7 @@
  */
 #include "fanout.h"
 #include "clients.h"
+#include "interest.h"
 #include "journal.h"
 #include "metrics.h"
 #include "rooms.h"
@@ -20,7 +21,7 @@ static bool sub_behind(struct server *S, const struct sub *sb)
 {
 	int64_t seq = engine_seq(S->e, sb->scene);
 
-	return seq >= 0 && (sb->cursor < 0 || sb->cursor != seq);
+	return seq >= 0 && (sb->cursor < 0 || sb->cursor != seq || sb->view_pending);
 }
 
 static bool client_has_work(struct server *S, struct client *c)
@@ -92,8 +93,9 @@ static const struct step_frame *step_at(const struct room *st, int format, int64
 	return NULL;
 }
 
-/* True when a subscriber of 'st' in 'format' is at most FANOUT_STEPS turns
- * behind 'from' (its cursor one a step frame, or the new one, starts at). */
+/* True when a subscriber of 'st' in 'format' without a view (a view gets
+ * frames of its own) is at most FANOUT_STEPS turns behind 'from' (its
+ * cursor one a step frame, or the new one, starts at). */
 static bool steps_wanted(struct server *S, const struct room *st, int format, int64_t from)
 {
 	int64_t oldest = st->n_steps[format] ? st->steps[format][0].from : from;
@@ -102,7 +104,8 @@ static bool steps_wanted(struct server *S, const struct room *st, int format, in
 		struct client *c = clients_get(S, st->subs[k]);
 		struct sub *sb = c ? rooms_sub_find(c, st->name) : NULL;
 
-		if (sb && sb->format == format && sb->cursor >= oldest && sb->cursor <= from)
+		if (sb && !interest_active(sb) && sb->format == format && sb->cursor >= oldest &&
+		    sb->cursor <= from)
 			return true;
 	}
 	return false;
@@ -177,7 +180,10 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 		if (st->scene_seen)
 			journal_clear(st, seq);
 		st->scene_seen = s;
+		interest_scene_reloaded(st);
 	}
+	if (interest_active(sb))
+		return interest_frame(S, c, sb, st, s, seq, len);
 	cr = cache_of(st, sb->format);
 	if (sb->cursor >= 0) {
 		/* A few turns behind: the next turn's own frame, so the

@@ -359,3 +359,44 @@ void journal_turn_drop(struct room *st)
 	st->turn_lost = false;
 	st->turn_order = false;
 }
+
+int journal_collect(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+		    struct journal_update *u, int *n_entries)
+{
+	struct parts p;
+	int rc, covered = 0;
+
+	memset(u, 0, sizeof(*u));
+	if (cursor < st->epoch || cursor > seq)
+		return RIGD_E_BAD_SEQ;
+	memset(&p, 0, sizeof(p));
+	rc = gather(st, s, cursor, &p, &covered);
+	if (rc == 0 && covered == 0 && cursor != seq)
+		rc = RIGD_E_BAD_SEQ;
+	if (rc == 0)
+		rc = world_nodes(s, cursor, &p);
+	if (rc == 0)
+		rc = changed_nodes(s, &p);
+	if (rc == 0) {
+		/* The lists move to 'u'. */
+		u->world = p.world;
+		u->n_world = p.n_world;
+		u->nodes = p.nodes;
+		u->n_nodes = p.n_nodes;
+		u->gone = p.gone;
+		u->n_gone = p.n_gone;
+		p.world = p.nodes = NULL;
+		p.gone = NULL;
+		*n_entries = covered;
+	}
+	parts_free(&p);
+	return rc;
+}
+
+void journal_update_release(struct journal_update *u)
+{
+	free(u->world);
+	free(u->nodes);
+	free(u->gone);
+	memset(u, 0, sizeof(*u));
+}

@@ -83,4 +83,27 @@ int journal_build_update(const struct room *st, const scene *s, int64_t seq, int
 int journal_build_frame(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
 			int format, proto_buf *b, int *n_entries);
 
+/*
+ * What an update from 'cursor' to 'seq' is made of, for per-viewer
+ * interest (interest.c filters it by view before encoding): the handles
+ * whose world matrix changed, the handles sent whole (parents first) and
+ * the ids removed. The arrays are owned by the struct.
+ */
+struct journal_update {
+	int *world;
+	int n_world;
+	int *nodes;
+	int n_nodes;
+	edit_id *gone;
+	int n_gone;
+};
+
+/* Fills 'u' (zeroed first) as journal_build_frame would encode it; same
+ * returns (then 'u' is empty). */
+int journal_collect(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+		    struct journal_update *u, int *n_entries);
+
+/* Frees what 'u' holds; 'u' is then empty. */
+void journal_update_release(struct journal_update *u);
+
 #endif

@@ -67,6 +67,21 @@
 	X(ws_closed_too_big_total, counter, "Websockets closed (1009) for size.", uint64_t, \
 	  "%" PRIu64, READ) \
 	X(snapshots_written_total, counter, "Scene snapshots stored.", uint64_t, "%" PRIu64, READ) \
+	X(view_culls_total, counter, "Culls of a declared view (one per distinct view and scene state).", \
+	  uint64_t, "%" PRIu64, OWN) \
+	X(view_cull_seconds_total, counter, "Time spent in the culls of declared views.", double, \
+	  "%.6f", OWN) \
+	X(view_cull_tests_total, counter, "Box tests made by the culls of declared views.", \
+	  uint64_t, "%" PRIu64, OWN) \
+	X(view_boxes_total, counter, "Builds of a scene's world and subtree boxes for views.", \
+	  uint64_t, "%" PRIu64, OWN) \
+	X(view_boxes_seconds_total, counter, "Time spent building boxes for views.", double, \
+	  "%.6f", OWN) \
+	X(view_frames_total, counter, "Frames built for subscriptions with a view.", uint64_t, \
+	  "%" PRIu64, OWN) \
+	X(view_frames_shared_total, counter, \
+	  "Frames of subscriptions with a view copied from one built for an identical view.", \
+	  uint64_t, "%" PRIu64, OWN) \
 	X(resident_memory_bytes, gauge, "Resident set size.", long, "%ld", READ) \
 	X(cpu_seconds_total, counter, "User and system CPU time.", double, "%.6f", READ) \
 	X(uptime_seconds, gauge, "Seconds since start.", double, "%.3f", READ)

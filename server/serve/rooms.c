@@ -3,6 +3,7 @@
  */
 #include "rooms.h"
 #include "clients.h"
+#include "interest.h"
 #include "journal.h"
 #include "util.h"
 
@@ -69,6 +70,7 @@ void rooms_free(struct room *st)
 	if (!st)
 		return;
 	journal_clear(st, 0);
+	interest_room_free(st);
 	free(st->cache);
 	free(st->ring);
 	free(st->subs);
@@ -161,8 +163,10 @@ void rooms_unsubscribe(struct server *S, struct client *c, const char *scene_nam
 	struct room *st = rooms_find(S, scene_name);
 	struct sub *sb = rooms_sub_find(c, scene_name);
 
-	if (sb)
+	if (sb) {
+		interest_sub_release(st, sb);
 		*sb = c->subs[--c->n_subs];
+	}
 	assert(c->n_subs >= 0 && (!sb || st));  /* a subscription has a room */
 	if (!st)
 		return;
@@ -279,8 +283,10 @@ void rooms_scene_gone(struct server *S, const char *name)
 		st->n_subs--;
 		if (!c)
 			continue;
-		if ((sb = rooms_sub_find(c, name)))
+		if ((sb = rooms_sub_find(c, name))) {
+			interest_sub_release(st, sb);
 			*sb = c->subs[--c->n_subs];
+		}
 		clients_reply_code(S, c, NULL, RIGD_E_UNKNOWN_SCENE, "scene",
 				 "scene '%s' was deleted", name);
 	}

@@ -44,6 +44,14 @@ struct sub {
 	int64_t cursor;              /* the seq the client has; -1: owes a snapshot */
 	bool peers_pending;          /* after the snapshot: who else is here */
 	int format;                  /* enum proto_format: JSON text or binary frames */
+	/* Per-viewer interest (interest.h): the room's view this subscription
+	 * declared (0: none), and the nodes the client was last told it may
+	 * draw, a bitset by handle (NULL: every node, as without a view). */
+	uint64_t view_id;
+	uint64_t *known;
+	int known_words;
+	uint64_t known_gen;          /* 'known' is that cull of the view (0: its own) */
+	bool view_pending;           /* owes the client a frame for a new view */
 };
 
 struct client {
@@ -113,6 +121,30 @@ struct presence {
 	int n_selection;
 };
 
+struct interest_parts;
+
+/* One view declared in a room, shared by every subscription that declared
+ * an identical one (interest.h). */
+struct rview {
+	uint64_t id;                 /* unique in its room, never reused; never 0 */
+	view v;
+	int refs;                    /* subscriptions that hold it */
+	const scene *culled_scene;   /* 'visible' is the cull of this scene ... */
+	int64_t culled_seq;          /* ... at this seq; -1: not culled yet */
+	uint64_t gen;                /* counts the culls; names 'visible' */
+	uint64_t *visible;           /* bitset by handle */
+	int words;
+	/* The last frame built for this view, per format, shared by every
+	 * client at the same cursor that knows the same cull. */
+	struct rview_frame {
+		char *frame;             /* with net's head room; NULL when none */
+		size_t len;
+		int64_t from, to;
+		uint64_t known_gen, gen;
+		int covered;
+	} cache[PROTO_FORMAT_COUNT];
+};
+
 /* The serving state of one scene: its journal, subscribers and presence. */
 struct room {
 	char name[SCENE_ID_MAX + 1];
@@ -166,6 +198,16 @@ struct room {
 	struct idlist turn_roots;
 	bool turn_lost;              /* a change could not be noted: snapshots */
 	bool turn_order;             /* the turn changed the draw order */
+	/* per-viewer interest (interest.h) */
+	struct rview **views;
+	int n_views, cap_views;
+	uint64_t next_view_id;
+	view_boxes boxes;            /* of 'boxes_scene' at 'boxes_seq' */
+	const scene *boxes_scene;
+	int64_t boxes_seq;
+	int *scratch;                /* room for one cull's visible list */
+	int cap_scratch;
+	struct interest_parts *parts; /* the journal's update last gathered for views */
 };
 
 /* A batch submitted this turn, answered when the turn commits. */
@@ -203,7 +245,7 @@ struct http_call {
 	const unsigned char *tok;    /* with tokens: the caller's digest; else NULL */
 };
 
-enum deferred_kind { D_SUBSCRIBE, D_UNSUBSCRIBE, D_HTTP };
+enum deferred_kind { D_SUBSCRIBE, D_UNSUBSCRIBE, D_HTTP, D_VIEW };
 
 /* Work that reads or changes scenes outside a batch: done after the commit. */
 struct deferred {
@@ -214,6 +256,8 @@ struct deferred {
 	proto_req req;
 	char scene[SCENE_ID_MAX + 1];
 	int format;                  /* D_SUBSCRIBE: enum proto_format */
+	view view;                   /* D_VIEW: the view declared ... */
+	bool view_clear;             /* ... or dropped */
 	/* D_HTTP: the route and a copy of the request */
 	int route;                   /* index into the route table */
 	int method;

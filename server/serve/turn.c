@@ -13,6 +13,7 @@
 #include "clients.h"
 #include "http.h"
 #include "fanout.h"
+#include "interest.h"
 #include "journal.h"
 #include "log.h"
 #include "metrics.h"
@@ -291,6 +292,8 @@ static void run_deferred(struct server *S)
 			S->dtail = NULL;
 		if (d->kind == D_HTTP)
 			http_run_deferred(S, d);
+		else if (d->kind == D_VIEW)
+			interest_declare(S, d);
 		else
 			rooms_subscribe(S, d);
 		turn_deferred_free(d);

@@ -111,8 +111,10 @@ static void on_auth(struct server *S, struct client *c, const proto_msg *msg)
  * a scene; edits, undos and redos change it); answers it when not. */
 static bool message_allowed(struct server *S, struct client *c, const proto_msg *msg)
 {
-	int need = msg->type == PROTO_SUBSCRIBE || msg->type == PROTO_PRESENCE ? ROLE_VIEWER
-										  : ROLE_EDITOR;
+	int need = msg->type == PROTO_SUBSCRIBE || msg->type == PROTO_PRESENCE ||
+				   msg->type == PROTO_VIEW
+			   ? ROLE_VIEWER
+			   : ROLE_EDITOR;
 	int rc = auth_ws_allowed(S, c, need, msg->scene);
 
 	if (rc == RIGD_E_UNAUTHORIZED) {
@@ -137,11 +139,15 @@ static void defer_subscribe(struct server *S, struct client *c, const proto_msg 
 		clients_reply_code(S, c, &msg->req, RIGD_E_NOMEM, "", "out of memory");
 		return;
 	}
-	d->kind = msg->type == PROTO_SUBSCRIBE ? D_SUBSCRIBE : D_UNSUBSCRIBE;
+	d->kind = msg->type == PROTO_SUBSCRIBE ? D_SUBSCRIBE
+		  : msg->type == PROTO_VIEW    ? D_VIEW
+					       : D_UNSUBSCRIBE;
 	d->conn = c->conn;
 	d->req = msg->req;
 	snprintf(d->scene, sizeof(d->scene), "%s", msg->scene);
 	d->format = msg->format;
+	d->view = msg->view;
+	d->view_clear = msg->view_clear;
 	d->reply = clients_enqueue(S, c, NULL, 0, true);
 	turn_defer(S, d);
 }
@@ -193,6 +199,7 @@ void ws_message(void *ctx, uint64_t conn, const char *data, size_t len, bool bin
 	switch (msg.type) {
 	case PROTO_SUBSCRIBE:
 	case PROTO_UNSUBSCRIBE:
+	case PROTO_VIEW:
 		defer_subscribe(S, c, &msg);
 		break;
 	case PROTO_EDIT:

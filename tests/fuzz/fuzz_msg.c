@@ -121,9 +121,25 @@ static void fuzz_decode_msg(const char *json, size_t len, const proto_limits *li
 		encode_error(&req, &e);
 		return;
 	}
-	FUZZ_CHECK(m.type >= PROTO_SUBSCRIBE && m.type <= PROTO_PRESENCE, "type %d", m.type);
+	FUZZ_CHECK((m.type >= PROTO_SUBSCRIBE && m.type <= PROTO_PRESENCE) || m.type == PROTO_VIEW,
+		   "type %d", m.type);
 	FUZZ_CHECK(scene_id_valid(m.scene), "scene name '%s'", m.scene);
 	check_req(&m.req);
+	if (m.type == PROTO_VIEW && !m.view_clear) {
+		/* An accepted view is one the core can cull with: six planes with
+		 * a normal, a viewport in range, a size test only with a matrix. */
+		aabb box = aabb_make(vec3_make(-1, -2, -3), vec3_make(4, 5, 6));
+
+		for (int k = 0; k < VIEW_PLANES; k++)
+			FUZZ_CHECK(m.view.planes[k].n.x != 0 || m.view.planes[k].n.y != 0 ||
+					   m.view.planes[k].n.z != 0, "plane %d has no normal", k);
+		FUZZ_CHECK(m.view.width_px >= 1 && m.view.width_px <= VIEW_MAX_PX &&
+				   m.view.height_px >= 1 && m.view.height_px <= VIEW_MAX_PX,
+			   "viewport %g x %g", m.view.width_px, m.view.height_px);
+		FUZZ_CHECK(m.view.min_px >= 0 && (m.view.has_vp || m.view.min_px == 0), "min_px %g",
+			   m.view.min_px);
+		FUZZ_CHECK(!(view_node_px(&m.view, box) < 0), "negative projected size");
+	}
 	if (m.type == PROTO_EDIT) {
 		FUZZ_CHECK(m.batch.n_ops >= 1, "edit with no ops");
 		roundtrip_batch(&m.batch, lim, 0);

@@ -315,7 +315,9 @@ class Client {
       const nodes = new Map();
       for (const n of msg.nodes) nodes.set(n.id, { ...n });
       /* A 2D scene's draw order comes with its snapshot, and with an
-       * update whenever it changed. */
+       * update whenever it changed. With a view (docs/protocol.md,
+       * Views): what not to draw. */
+      for (const id of msg.hidden || []) if (nodes.has(id)) nodes.get(id).hidden = true;
       this.scenes.set(msg.scene, { seq: msg.seq, nodes, order: msg.order });
     } else if (msg.type === 'update') {
       const s = this.scenes.get(msg.scene);
@@ -323,13 +325,19 @@ class Client {
         this.schemaViolations.push(`update for ${msg.scene} before its snapshot`);
         return;
       }
-      if (msg.seq <= s.seq) this.schemaViolations.push(`update seq ${msg.seq} after ${s.seq}`);
+      /* A frame answering a view message may repeat the seq; it has hidden. */
+      if (msg.seq < s.seq || (msg.seq === s.seq && !msg.hidden)) this.schemaViolations.push(`update seq ${msg.seq} after ${s.seq}`);
       for (const id of msg.removed) s.nodes.delete(id);
       for (const n of msg.nodes) s.nodes.set(n.id, { ...n });
       for (const [id, w] of Object.entries(msg.world)) {
         const n = s.nodes.get(id);
         if (!n) this.schemaViolations.push(`world for unknown node ${id}`);
-        else n.world = w;
+        else { n.world = w; delete n.hidden; }
+      }
+      for (const id of msg.hidden || []) {
+        const n = s.nodes.get(id);
+        if (!n) this.schemaViolations.push(`hidden names unknown node ${id}`);
+        else n.hidden = true;
       }
       if (msg.order) s.order = msg.order;
       s.seq = msg.seq;

@@ -303,10 +303,12 @@ export class NodeLayer {
 
 	/* Which batch (solid shape) and which glyph a node is drawn with. */
 	_classify(node, m) {
-		const offset = node.visible ? this.shapeOffset(node) : null;
+		// A node its view hides (interest.js) is not drawn, like an invisible one.
+		const shown = node.visible && !node.hidden;
+		const offset = shown ? this.shapeOffset(node) : null;
 		const mirrored = m ? det3(m) < 0 : false;
 		const batchKey = offset ? `${node.mesh ? 'mesh' : 'box'}|${node.mesh || ''}|${mirrored ? 'm' : ''}` : null;
-		const glyphKey = !node.visible ? null : node.kind === 'camera' ? 'camera' : offset ? null : 'axes';
+		const glyphKey = !shown ? null : node.kind === 'camera' ? 'camera' : offset ? null : 'axes';
 		return { offset, batchKey, glyphKey };
 	}
 
@@ -317,7 +319,7 @@ export class NodeLayer {
 			this.objects.delete(id);
 			this._flashing.delete(id);
 		}
-		const touched = new Set([...info.changed, ...info.world]);
+		const touched = new Set([...info.changed, ...info.world, ...(info.shown || [])]);
 		for (const id of touched) {
 			const node = this.model.get(id);
 			if (node) this._placeNode(node);

@@ -14,6 +14,7 @@ import { Connection } from './connection.js';
 import { GltfImport, exportGltf } from './gltfio.js';
 import { HierarchyPanel } from './hierarchy.js';
 import { InspectorPanel } from './inspector.js';
+import { ViewSender, interestEnabled, minPxOf } from './interest.js';
 import { SceneList } from './scenelist.js';
 import { SceneSession } from './session.js';
 import { Timeline } from './timeline.js';
@@ -85,6 +86,10 @@ class SceneView {
 		this.session = new SceneSession(conn, name, { displayName: app.displayName, format: app.format });
 		this.live = this.session.model;
 		this.shown = this.live;
+		// ?interest=on: the server sends only what the camera sees (interest.js).
+		this.viewSender = interestEnabled(location.search)
+			? new ViewSender(this.session, this.viewport, { minPx: minPxOf(location.search) })
+			: null;
 		centre.append(this.toolbar, this.banner, this.loading);
 		this.hierarchy = new HierarchyPanel(left);
 		this.inspector = new InspectorPanel(right);
@@ -417,6 +422,7 @@ class SceneView {
 	}
 
 	dispose() {
+		if (this.viewSender) this.viewSender.dispose();
 		for (const off of this._unsubs) off();
 		this._listeners.dispose();
 		this.timeline.dispose();
@@ -655,6 +661,14 @@ class App {
 				return { frames: s.frames, movingFrames: s.movingFrames, renderMs: s.renderMs.slice(), costMs: s.costMs.slice(), intervals: s.intervals.slice() };
 			},
 			resetStats: () => view().viewport.resetStats(),
+			/* Per-viewer interest: views sent and answered, the last one sent
+			 * ({vp, viewport, min_px}), and the ids the page draws (not
+			 * hidden by the view, not invisible). */
+			interest() {
+				const s = view().session;
+				return { enabled: !!view().viewSender, sent: s.viewSent || 0, applied: s.viewApplied || 0, view: s._view || null };
+			},
+			drawnIds: () => [...view().live.nodes.values()].filter((n) => n.visible && !n.hidden).map((n) => n.id),
 			/* Ids drawn at matrices predicted from a gizmo drag, not yet the
 			 * server's (see viewport.js). */
 			predicted: () => view().viewport.predicted(),

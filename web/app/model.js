@@ -69,10 +69,12 @@ export class SceneModel extends Emitter {
 	 * Replaces everything with the nodes of a snapshot or a tree, listed
 	 * depth-first with each node's parent and sibling index. Emits 'reset'.
 	 */
-	load(nodes, seq) {
+	load(nodes, seq, hidden) {
 		this.nodes = new Map();
 		this.roots = [];
 		for (const raw of nodes) this.nodes.set(raw.id, readNode(raw));
+		// A view's snapshot lists the nodes not to draw (docs/protocol.md, Views).
+		for (const id of hidden || []) if (this.nodes.has(id)) this.nodes.get(id).hidden = true;
 		for (const raw of nodes) {
 			const node = this.nodes.get(raw.id);
 			const list = node.parent === null ? this.roots : this.nodes.get(node.parent)?.children;
@@ -143,11 +145,20 @@ export class SceneModel extends Emitter {
 			list.splice(Math.min(node.index, list.length), 0, node.id);
 			info.structure = true;
 		}
+		// With a view, a node drawn again has its matrix in 'world', and
+		// 'hidden' (applied last) lists those not to draw; info.shown holds
+		// the ids whose flag changed.
+		info.shown = new Set();
 		for (const [id, world] of Object.entries(msg.world || {})) {
 			const node = this.nodes.get(id);
 			if (!node) continue;
 			node.world = Array.from(world);
 			info.world.add(id);
+			if (node.hidden) delete node.hidden, info.shown.add(id);
+		}
+		for (const id of msg.hidden || []) {
+			const node = this.nodes.get(id);
+			if (node && !node.hidden) node.hidden = true, info.shown.add(id);
 		}
 		if (typeof msg.seq === 'number') this.seq = msg.seq;
 		if (info.structure) this._reindex();

@@ -92,6 +92,25 @@ export class SceneSession extends Emitter {
 		const msg = { type: 'subscribe', scene: this.scene, req: `sub-${this._subReq}` };
 		if (this.format !== 'json') msg.format = this.format;
 		this.conn.send(msg);
+		// A new connection has no view: declare it again after subscribing.
+		if (this._view) this._sendView();
+	}
+
+	/* --- per-viewer interest (interest.js) --- */
+
+	/*
+	 * Declares 'view' ({vp, viewport, min_px}) for this scene, now and after
+	 * every resubscribe. The frame that answers it (the first with hidden
+	 * after its ack) is counted in viewApplied.
+	 */
+	setView(view) {
+		this._view = view;
+		if (this.conn.isOpen) this._sendView();
+	}
+
+	_sendView() {
+		this.viewSent = (this.viewSent || 0) + 1;
+		this.conn.send({ type: 'view', scene: this.scene, req: `view-${this.viewSent}`, ...this._view });
 	}
 
 	_onMessage(msg) {
@@ -99,7 +118,8 @@ export class SceneSession extends Emitter {
 		switch (msg.type) {
 			case 'snapshot': {
 				performance.mark('rigd:snapshot-received');
-				this.model.load(msg.nodes, msg.seq);
+				this.model.load(msg.nodes, msg.seq, msg.hidden);
+				this._viewAnswered(msg);
 				performance.mark('rigd:snapshot-loaded');
 				this.phase = 'live';
 				this._subscribed = true;
@@ -112,6 +132,10 @@ export class SceneSession extends Emitter {
 			}
 			case 'update':
 				if (this.phase === 'live') this.model.applyUpdate(msg);
+				this._viewAnswered(msg);
+				break;
+			case 'ack':
+				if (typeof msg.req === 'string' && msg.req.startsWith('view-')) this._viewAcked = Number(msg.req.slice(5));
 				break;
 			case 'join':
 				this.others.set(msg.client, { client: msg.client, name: msg.name || msg.client, selection: [] });
@@ -143,6 +167,11 @@ export class SceneSession extends Emitter {
 			default:
 				break;
 		}
+	}
+
+	/* A frame with hidden after a view's ack answers that view. */
+	_viewAnswered(msg) {
+		if (msg.hidden && this._viewAcked) this.viewApplied = this._viewAcked;
 	}
 
 	/* --- presence --- */

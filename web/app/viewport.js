@@ -525,6 +525,8 @@ export class Viewport extends Emitter {
 		if (cam.matrixWorldAutoUpdate) cam.updateMatrixWorld();
 		const moved = this._cameraMoved(cam);
 		if (moved) this._cameraMoves();
+		// Per-viewer interest (interest.js) follows the camera.
+		if (moved) this.emit('camera', this._viewOf(cam));
 		this._setMovingQuality(this._adaptive && this._cameraMoving && (this._needsMovingQuality || this._slowFrames >= 2));
 		this.layer.prepare(cam, this._cssSize[0], this._cssSize[1]);
 		this.renderer.render(this.scene, cam);
@@ -573,6 +575,19 @@ export class Viewport extends Emitter {
 			last[16 + i] = p[i];
 		}
 		return moved;
+	}
+
+	/* The active camera's view-projection matrix (column-major) and the
+	 * viewport in CSS pixels: what interest.js declares to the server. */
+	currentView() {
+		const cam = this._activeCamera();
+		if (cam.matrixWorldAutoUpdate) cam.updateMatrixWorld();
+		return this._viewOf(cam);
+	}
+
+	_viewOf(cam) {
+		const vp = new THREE.Matrix4().multiplyMatrices(cam.projectionMatrix, cam.matrixWorldInverse);
+		return { vp: Array.from(vp.elements), viewport: this._cssSize.slice() };
 	}
 
 	_cameraMoves() {

@@ -87,16 +87,21 @@ function parseSection(b, h) {
 		return { error: 'json: the JSON section is not JSON' };
 	}
 	if (!section || typeof section !== 'object' || Array.isArray(section)) return { error: 'json: the JSON section is not an object' };
-	/* A 2D scene's frames may also carry its draw order. */
-	const keys = Object.keys(section).filter((k) => k !== 'order').sort().join(',');
-	if (keys !== (h.kind === 'update' ? 'nodes,removed' : 'nodes')) return { error: 'json: the JSON section\'s members are not nodes (and removed, order)' };
-	const { nodes, removed = [], order } = section;
+	/* A 2D scene's frames may also carry its draw order, and a
+	 * subscription with a view "hidden" (docs/protocol.md, Views). */
+	const keys = Object.keys(section).filter((k) => k !== 'order' && k !== 'hidden').sort().join(',');
+	if (keys !== (h.kind === 'update' ? 'nodes,removed' : 'nodes')) return { error: 'json: the JSON section\'s members are not nodes (and removed, order, hidden)' };
+	const { nodes, removed = [], order, hidden } = section;
 	if (order !== undefined && !(Array.isArray(order) && order.every((id) => typeof id === 'string'))) return { error: 'json: order must be an array of ids' };
 	if (!Array.isArray(nodes) || !Array.isArray(removed)) return { error: 'json: nodes and removed must be arrays' };
+	if (hidden !== undefined && (!Array.isArray(hidden) || !hidden.every((id) => typeof id === 'string'))) return { error: 'json: hidden must be an array of ids' };
 	if (nodes.length !== h.nNodes) return { error: 'json: the node count differs from the header\'s' };
 	if (!nodes.every((n) => n && typeof n === 'object' && typeof n.id === 'string')) return { error: 'json: a node record without an id' };
 	if (!removed.every((id) => typeof id === 'string')) return { error: 'json: removed holds a non-string' };
-	return order === undefined ? { nodes, removed } : { nodes, removed, order };
+	const out = { nodes, removed };
+	if (order !== undefined) out.order = order;
+	if (hidden !== undefined) out.hidden = hidden;
+	return out;
 }
 
 /*
@@ -147,8 +152,10 @@ export class WireDecoder {
 			world[id] = m;
 		}
 		for (const node of section.nodes) if (world[node.id]) node.world = world[node.id];
-		const order = section.order === undefined ? {} : { order: section.order };
-		if (h.kind === 'snapshot') return { type: 'snapshot', scene: h.scene, seq: h.seq, nodes: section.nodes, ...order };
-		return { type: 'update', scene: h.scene, seq: h.seq, world, nodes: section.nodes, removed: section.removed, ...order };
+		const extra = {};
+		if (section.order !== undefined) extra.order = section.order;
+		if (section.hidden) extra.hidden = section.hidden;
+		if (h.kind === 'snapshot') return { type: 'snapshot', scene: h.scene, seq: h.seq, nodes: section.nodes, ...extra };
+		return { type: 'update', scene: h.scene, seq: h.seq, world, nodes: section.nodes, removed: section.removed, ...extra };
 	}
 }

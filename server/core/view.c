@@ -1,0 +1,310 @@
+/*
+ * view.c: views (frustum planes, viewport, minimum projected size) and the
+ * hierarchical cull of a scene against one (see view.h). Reads scenes
+ * through their public interface only; never changes them.
+ */
+#include "view.h"
+#include "err.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A subtree's size bound is multiplied by this, so that rounding never
+ * makes it smaller than the size of a box inside it. */
+#define VIEW_PX_SLACK (1.0 + 1e-9)
+
+static bool viewport_ok(double width_px, double height_px, double min_px)
+{
+	return isfinite(width_px) && isfinite(height_px) && isfinite(min_px) && width_px >= 1 &&
+	       height_px >= 1 && width_px <= VIEW_MAX_PX && height_px <= VIEW_MAX_PX &&
+	       min_px >= 0;
+}
+
+static bool plane_ok(plane p)
+{
+	return isfinite(p.n.x) && isfinite(p.n.y) && isfinite(p.n.z) && isfinite(p.d) &&
+	       (p.n.x != 0 || p.n.y != 0 || p.n.z != 0);
+}
+
+int view_from_vp(const double vp[16], double width_px, double height_px, double min_px,
+		 view *out)
+{
+	view v;
+
+	memset(&v, 0, sizeof(v));
+	for (int i = 0; i < 16; i++)
+		if (!isfinite(vp[i]))
+			return RIGD_E_BAD_FIELD;
+	if (!viewport_ok(width_px, height_px, min_px))
+		return RIGD_E_BAD_FIELD;
+	/* Row r of the column-major matrix is vp[r], vp[4 + r], vp[8 + r],
+	 * vp[12 + r]; plane k is row 3 plus or minus row k / 2. */
+	for (int k = 0; k < VIEW_PLANES; k++) {
+		int r = k / 2;
+		double sign = k % 2 ? -1.0 : 1.0;
+
+		v.planes[k].n = vec3_make(vp[3] + sign * vp[r], vp[7] + sign * vp[4 + r],
+					  vp[11] + sign * vp[8 + r]);
+		v.planes[k].d = vp[15] + sign * vp[12 + r];
+		if (!plane_ok(v.planes[k]))
+			return RIGD_E_BAD_FIELD;
+	}
+	v.has_vp = true;
+	memcpy(v.vp, vp, sizeof(v.vp));
+	v.width_px = width_px;
+	v.height_px = height_px;
+	v.min_px = min_px;
+	*out = v;
+	return 0;
+}
+
+int view_from_planes(const double planes[VIEW_PLANES][4], double width_px, double height_px,
+		     double min_px, view *out)
+{
+	view v;
+
+	memset(&v, 0, sizeof(v));
+	if (!viewport_ok(width_px, height_px, min_px) || min_px != 0)
+		return RIGD_E_BAD_FIELD;
+	for (int k = 0; k < VIEW_PLANES; k++) {
+		v.planes[k].n = vec3_make(planes[k][0], planes[k][1], planes[k][2]);
+		v.planes[k].d = planes[k][3];
+		if (!plane_ok(v.planes[k]))
+			return RIGD_E_BAD_FIELD;
+	}
+	v.width_px = width_px;
+	v.height_px = height_px;
+	*out = v;
+	return 0;
+}
+
+/* Pixels per unit of radius at w = 1: max(W |row 0|, H |row 1|). */
+static double px_scale(const view *v)
+{
+	const double *m = v->vp;
+	double rx = sqrt(m[0] * m[0] + m[4] * m[4] + m[8] * m[8]);
+	double ry = sqrt(m[1] * m[1] + m[5] * m[5] + m[9] * m[9]);
+
+	return fmax(v->width_px * rx, v->height_px * ry);
+}
+
+double view_node_px(const view *v, aabb box)
+{
+	sphere sp;
+	double w;
+
+	if (!v->has_vp)
+		return INFINITY;
+	sp = aabb_sphere(box);
+	w = v->vp[3] * sp.center.x + v->vp[7] * sp.center.y + v->vp[11] * sp.center.z + v->vp[15];
+	if (!(w > 0))
+		return INFINITY;
+	return sp.radius * px_scale(v) / w;
+}
+
+/* An upper bound of view_node_px over every box inside 'box': the largest
+ * radius over the smallest w of any point of the box. */
+static double subtree_px_bound(const view *v, aabb box)
+{
+	const double *m = v->vp;
+	double w = m[15], radius;
+
+	if (!v->has_vp)
+		return INFINITY;
+	w += fmin(m[3] * box.min.x, m[3] * box.max.x);
+	w += fmin(m[7] * box.min.y, m[7] * box.max.y);
+	w += fmin(m[11] * box.min.z, m[11] * box.max.z);
+	if (!(w > 0))
+		return INFINITY;
+	radius = aabb_sphere(box).radius;
+	return radius * px_scale(v) / w * VIEW_PX_SLACK;
+}
+
+static int classify_all(const view *v, aabb box)
+{
+	int side = SIDE_INSIDE;
+
+	for (int i = 0; i < VIEW_PLANES; i++) {
+		int c = plane_classify(v->planes[i], box);
+
+		if (c == SIDE_OUTSIDE)
+			return SIDE_OUTSIDE;
+		if (c == SIDE_STRADDLE)
+			side = SIDE_STRADDLE;
+	}
+	return side;
+}
+
+void view_boxes_release(view_boxes *b)
+{
+	if (!b)
+		return;
+	free(b->own);
+	free(b->sub);
+	free(b->unbounded);
+	free(b->unbounded_pos);
+	memset(b, 0, sizeof(*b));
+}
+
+int view_boxes_build(const scene *s, view_boxes *b)
+{
+	int n = scene_count(s);
+
+	if (n > b->cap) {
+		aabb *own = realloc(b->own, (size_t)n * sizeof(aabb));
+		aabb *sub = own ? realloc(b->sub, (size_t)n * sizeof(aabb)) : NULL;
+		int *unb = sub ? realloc(b->unbounded, (size_t)n * sizeof(int)) : NULL;
+		int *unb_pos = unb ? realloc(b->unbounded_pos, (size_t)n * sizeof(int)) : NULL;
+
+		if (own)
+			b->own = own;
+		if (sub)
+			b->sub = sub;
+		if (unb)
+			b->unbounded = unb;
+		if (!unb_pos) {
+			b->n = 0;
+			return RIGD_E_NOMEM;
+		}
+		b->unbounded_pos = unb_pos;
+		b->cap = n;
+	}
+	b->n = n;
+	b->handle_end = 0;
+	b->n_unbounded = 0;
+	for (int i = 0; i < n; i++) {
+		int node = scene_at(s, i);
+
+		b->own[i] = b->sub[i] = scene_world_box(s, node);
+		b->unbounded[i] = aabb_is_empty(b->own[i]) ? 1 : 0;
+		if (b->unbounded[i])
+			b->unbounded_pos[b->n_unbounded++] = i;
+		if (node >= b->handle_end)
+			b->handle_end = node + 1;
+	}
+	/* In reverse preorder every child comes before its parent. */
+	for (int i = n - 1; i >= 0; i--) {
+		int p = scene_parent(s, scene_at(s, i));
+
+		if (p >= 0) {
+			int pp = scene_pos(s, p);
+
+			assert(pp >= 0 && pp < i);
+			b->sub[pp] = aabb_union(b->sub[pp], b->sub[i]);
+			b->unbounded[pp] += b->unbounded[i];
+		}
+	}
+	return 0;
+}
+
+/* The walk's output: the visible handles in preorder, counted past 'cap'. */
+struct out {
+	int *visible;
+	int cap, n;
+};
+
+static void add(struct out *o, int node)
+{
+	if (o->visible && o->n < o->cap)
+		o->visible[o->n] = node;
+	o->n++;
+}
+
+/* Every node without bounds at positions [from, end), found in the sorted
+ * list of their positions: no walk over the bounded ones. */
+static void add_unbounded(const scene *s, const view_boxes *b, struct out *o, int from, int end)
+{
+	int lo = 0, hi = b->n_unbounded;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (b->unbounded_pos[mid] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int k = lo; k < b->n_unbounded && b->unbounded_pos[k] < end; k++)
+		add(o, scene_at(s, b->unbounded_pos[k]));
+}
+
+/* Every node of positions [from, end) that passes 'keep'. */
+static void add_range(const scene *s, const view_boxes *b, struct out *o, int from, int end,
+		      bool bounded, bool unbounded)
+{
+	for (int j = from; j < end; j++) {
+		bool has = !aabb_is_empty(b->own[j]);
+
+		if ((has && bounded) || (!has && unbounded))
+			add(o, scene_at(s, j));
+	}
+}
+
+int view_cull(const scene *s, const view_boxes *b, const view *v, unsigned flags, int *visible,
+	      int cap, long *tests)
+{
+	bool unb = flags & VIEW_CULL_UNBOUNDED, sized = v->min_px > 0;
+	struct out o = { visible, cap, 0 };
+	long ntests = 0;
+	int inside_end = -1; /* positions before it lie in a subtree inside every plane */
+
+	assert(b->n == scene_count(s));
+	for (int i = 0; i < b->n;) {
+		int node = scene_at(s, i), end = i + scene_subtree_size(s, node), side;
+		bool inside = i < inside_end, own_ok;
+
+		if (aabb_is_empty(b->sub[i])) {
+			/* Nothing with bounds below: nothing to test. */
+			if (unb)
+				add_unbounded(s, b, &o, i, end);
+			i = end;
+			continue;
+		}
+		side = inside ? SIDE_INSIDE : (ntests++, classify_all(v, b->sub[i]));
+		if (side != SIDE_OUTSIDE && sized &&
+		    (ntests++, subtree_px_bound(v, b->sub[i]) < v->min_px))
+			side = SIDE_OUTSIDE; /* every box below is too small */
+		if (side == SIDE_OUTSIDE) {
+			if (unb && b->unbounded[i])
+				add_unbounded(s, b, &o, i, end);
+			i = end;
+			continue;
+		}
+		if (side == SIDE_INSIDE && !sized) {
+			add_range(s, b, &o, i, end, true, unb);
+			i = end;
+			continue;
+		}
+		if (side == SIDE_INSIDE && !inside)
+			inside_end = end;
+		/* Open the node: its own box, then each child's subtree in turn. */
+		if (aabb_is_empty(b->own[i])) {
+			own_ok = unb;
+		} else {
+			own_ok = side == SIDE_INSIDE || end == i + 1 ||
+				 (ntests++, classify_all(v, b->own[i]) != SIDE_OUTSIDE);
+			if (own_ok && sized)
+				own_ok = (ntests++, view_node_px(v, b->own[i]) >= v->min_px);
+		}
+		if (own_ok)
+			add(&o, node);
+		i++;
+	}
+	if (tests)
+		*tests = ntests;
+	return o.n;
+}
+
+bool view_same(const view *a, const view *b)
+{
+	if (a->has_vp != b->has_vp || a->width_px != b->width_px || a->height_px != b->height_px ||
+	    a->min_px != b->min_px)
+		return false;
+	for (int k = 0; k < VIEW_PLANES; k++)
+		if (a->planes[k].n.x != b->planes[k].n.x || a->planes[k].n.y != b->planes[k].n.y ||
+		    a->planes[k].n.z != b->planes[k].n.z || a->planes[k].d != b->planes[k].d)
+			return false;
+	return !a->has_vp || memcmp(a->vp, b->vp, sizeof(a->vp)) == 0;
+}
