@@ -47,7 +47,8 @@
 	X(NOMEM,            500, "nomem",           "out of memory") \
 	X(IO,               500, "io",              "input/output error") \
 	X(INTERNAL,         500, "internal",        "internal error") \
-	X(UNKNOWN_POSE,     400, "unknown_pose",    "no pose with that name")
+	X(UNKNOWN_POSE,     400, "unknown_pose",    "no pose with that name") \
+	X(UNAVAILABLE,      503, "unavailable",     "the scene takes no edits here now (cluster)")
 
 enum rigd_err {
 	RIGD_OK = 0,

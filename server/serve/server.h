@@ -14,6 +14,7 @@
 #include "config.h"
 #include "metrics.h"
 
+#include "cluster/cluster.h"
 #include "codec/proto.h"
 #include "core/edit.h"
 #include "core/scene.h"
@@ -159,6 +160,10 @@ struct pending {
 	 * reported in its ack. */
 	edit_ik_report *ik;
 	int n_ik;
+	/* A batch another process relayed (serve/relay.c): answered to it. */
+	bool remote;
+	uint64_t remote_rid;
+	char remote_to[CLUSTER_ID_MAX];
 };
 
 /*
@@ -201,6 +206,8 @@ struct deferred {
 	unsigned char tok[SHA256_LEN];
 };
 
+struct relay;
+
 struct server {
 	struct config o;
 	engine *e;
@@ -223,6 +230,8 @@ struct server {
 	double started;              /* serve_now_s() at start */
 	struct token *tokens;        /* none: access control is off (loopback) */
 	int n_tokens, cap_tokens;
+	cluster *cl;                 /* --redis: this process in the cluster; else NULL */
+	struct relay *relay;         /* edits relayed to owners (serve/relay.c) */
 };
 
 #endif

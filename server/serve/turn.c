@@ -15,6 +15,8 @@
 #include "journal.h"
 #include "log.h"
 #include "metrics.h"
+#include "peers.h"
+#include "relay.h"
 #include "rooms.h"
 #include "routes.h"
 #include "util.h"
@@ -63,6 +65,14 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 	int64_t before = engine_seq(S->e, scene_name);
 	int rc;
 
+	/* In a cluster only the owner of the scene's lease applies its edits;
+	 * another process relays a client's edit to it. */
+	if ((rc = peers_route_edit(S, type, scene_name, batch, lim == &S->lim.edit, c, http_conn,
+				   req, err)) != 0) {
+		if (rc < 0)
+			S->m.batches_failed_total++;
+		return rc < 0 ? rc : 0;
+	}
 	/* Room for the answer first: once submitted, a batch must be answered. */
 	if (add_pending_room(S)) {
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
@@ -141,6 +151,10 @@ static void answer_one(struct server *S, struct pending *p, int commit_rc)
 	if (commit_rc)
 		edit_error_set(&err, RIGD_E_STORAGE, -1, "", "the edit could not be stored: %s",
 			       engine_errmsg(S->e));
+	if (p->remote) {
+		relay_answer_pending(S, p, commit_rc ? &err : NULL);
+		return;
+	}
 	if (p->report) {
 		/* A glTF import: the scene it created goes again when
 		 * the import could not be stored. */
