@@ -69,6 +69,18 @@ static const char release_lua[] =
 	"return 0\n";
 
 /*
+ * PUBLISH: KEYS lease, log; ARGV "id token", seq, line, maxlen, token.
+ * Appends a committed batch to the scene's log stream only while the lease
+ * holds this process's token: the fence of the log.
+ */
+static const char publish_lua[] =
+	"if redis.call('GET', KEYS[1]) ~= ARGV[1] then\n"
+	"  return redis.error_reply('FENCED the lease is not held with this token')\n"
+	"end\n"
+	"return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'seq', ARGV[2],\n"
+	"                  'token', ARGV[5], 'line', ARGV[3])\n";
+
+/*
  * HEARTBEAT: KEYS procs (sorted set: id by expiry), info (hash: id to
  * "leases url"); ARGV id, ttl ms, "leases url". Forgets the processes whose
  * heartbeat expired, records this one, and answers every live one as
@@ -91,7 +103,8 @@ static const char heartbeat_lua[] =
 	"end\n"
 	"return out\n";
 
-enum cmd_kind { CMD_ACQUIRE, CMD_RENEW, CMD_RELEASE, CMD_HEARTBEAT, CMD_OTHER };
+enum cmd_kind { CMD_ACQUIRE, CMD_RENEW, CMD_RELEASE, CMD_HEARTBEAT, CMD_OTHER, CMD_PUBLISH,
+		CMD_LOG_END };
 
 /* What a reply callback needs: freed by it. */
 struct cmd {
@@ -99,6 +112,7 @@ struct cmd {
 	uint64_t sent_ms;
 	char scene[CLUSTER_SCENE_MAX + 1];
 	int64_t token;               /* RENEW: the token renewed */
+	uint64_t seq;                /* PUBLISH: the batch */
 };
 
 uint64_t cl_now_ms(void)
@@ -322,7 +336,7 @@ static struct cl_lease *lease_get(struct cluster *c, const char *scene)
 
 /* The lease of 'l' is no longer this process's (refused renewal, local
  * expiry, another holder): says so once. */
-static void lease_lost(struct cluster *c, struct cl_lease *l, const char *why)
+void cl_lease_lost(struct cluster *c, struct cl_lease *l, const char *why)
 {
 	int64_t token = l->token;
 
@@ -337,6 +351,23 @@ static void lease_lost(struct cluster *c, struct cl_lease *l, const char *why)
 		c->cb.lease(c->cb.ctx, l->scene, false, token);
 }
 
+/* Asks for the seq of the last entry of the scene's log stream: a new
+ * owner commits only once it has applied the log up to there. */
+static void ask_log_end(struct cluster *c, struct cl_lease *l)
+{
+	char key[CLUSTER_SCENE_MAX + 16];
+	const char *argv[] = {"XREVRANGE", key, "+", "-", "COUNT", "1"};
+	struct cmd *cmd = calloc(1, sizeof(*cmd));
+
+	if (!cmd)
+		return;
+	snprintf(key, sizeof(key), "rigd:log:%s", l->scene);
+	cmd->kind = CMD_LOG_END;
+	cmd->token = l->token;
+	snprintf(cmd->scene, sizeof(cmd->scene), "%s", l->scene);
+	send_cmd(c, cmd, 6, argv);
+}
+
 static void lease_taken(struct cluster *c, struct cl_lease *l, int64_t token, uint64_t sent)
 {
 	bool was = l->state == CLUSTER_LEASE_OWNED && l->token == token;
@@ -347,6 +378,8 @@ static void lease_taken(struct cluster *c, struct cl_lease *l, int64_t token, ui
 	l->valid_until_ms = sent + (uint64_t)c->lease_ms * 3 / 4;
 	if (was)
 		return;
+	l->log_seq = -1;
+	ask_log_end(c, l);
 	c->stats.leases_taken++;
 	cl_log(c, CL_LOG_INFO, "lease of scene %s taken with token %" PRId64, l->scene, token);
 	if (c->cb.lease)
@@ -424,7 +457,8 @@ static void send_heartbeat(struct cluster *c)
 
 static void refused(struct cluster *c, const struct cmd *cmd, const redisReply *r)
 {
-	static const char *const names[] = {"acquire", "renew", "release", "heartbeat", "command"};
+	static const char *const names[] = {"acquire", "renew", "release", "heartbeat", "command",
+					    "publish", "log end"};
 
 	c->stats.errors++;
 	cl_log(c, CL_LOG_WARN, "redis: %s%s%s: %s%.*s", names[cmd->kind], cmd->scene[0] ? " of " : "",
@@ -463,7 +497,7 @@ static void acquire_reply(struct cluster *c, const struct cmd *cmd, const redisR
 			l->state = CLUSTER_LEASE_NONE;
 		return;
 	}
-	lease_lost(c, l, "held by another process");
+	cl_lease_lost(c, l, "held by another process");
 	l->state = CLUSTER_LEASE_OTHER;
 	l->token = token;
 	snprintf(l->owner, sizeof(l->owner), "%s", owner);
@@ -485,7 +519,7 @@ static void renew_reply(struct cluster *c, const struct cmd *cmd, const redisRep
 	if (r->integer == 1)
 		l->valid_until_ms = cmd->sent_ms + (uint64_t)c->lease_ms * 3 / 4;
 	else
-		lease_lost(c, l, "another process holds it now (fencing)");
+		cl_lease_lost(c, l, "another process holds it now (fencing)");
 }
 
 static void heartbeat_reply(struct cluster *c, const struct cmd *cmd, const redisReply *r)
@@ -513,6 +547,58 @@ static void heartbeat_reply(struct cluster *c, const struct cmd *cmd, const redi
 	(void)n;
 }
 
+/* XREVRANGE's answer: [] or [[id, [seq, N, token, T, line, L]]]. */
+static void log_end_reply(struct cluster *c, const struct cmd *cmd, const redisReply *r)
+{
+	struct cl_lease *l = cl_lease_find(c, cmd->scene);
+	const redisReply *f;
+	int64_t seq = 0;
+
+	if (!l || l->state != CLUSTER_LEASE_OWNED || l->token != cmd->token)
+		return;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements > 1) {
+		refused(c, cmd, r);
+		ask_log_end(c, l);
+		return;
+	}
+	if (r->elements == 1) {
+		f = r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2 ?
+			    r->element[0]->element[1] : NULL;
+		if (!f || f->type != REDIS_REPLY_ARRAY || f->elements < 2 ||
+		    f->element[0]->type != REDIS_REPLY_STRING || strcmp(f->element[0]->str, "seq") ||
+		    f->element[1]->type != REDIS_REPLY_STRING ||
+		    !cl_parse_token(f->element[1]->str, f->element[1]->len, &seq)) {
+			refused(c, cmd, r);
+			seq = 0;  /* a garbage entry: the owner trusts its own copy */
+		}
+	}
+	l->log_seq = seq;
+}
+
+static void publish_reply(struct cluster *c, const struct cmd *cmd, const redisReply *r)
+{
+	struct cl_lease *l = cl_lease_find(c, cmd->scene);
+
+	bool fenced = r->type == REDIS_REPLY_ERROR && strstr(r->str, "FENCED");
+
+	if (r->type == REDIS_REPLY_STRING) {
+		c->stats.published++;
+		if (c->cb.published)
+			c->cb.published(c->cb.ctx, cmd->scene, cmd->seq, true, "");
+		return;
+	}
+	refused(c, cmd, r);
+	if (fenced) {
+		c->stats.fenced++;
+		if (l && l->token == cmd->token)
+			cl_lease_lost(c, l, "fenced: another process holds it, and a batch this "
+				      "process committed could not be published");
+	}
+	if (c->cb.published)
+		c->cb.published(c->cb.ctx, cmd->scene, cmd->seq, false,
+				fenced ? "another process owns the scene now" : "Redis refused it");
+}
+
 static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct cmd *cmd = priv;
@@ -525,6 +611,9 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 		free(cmd);
 		return;  /* the cluster is gone */
 	}
+	if (!r && cmd->kind == CMD_PUBLISH && c->cb.published && !c->freeing)
+		c->cb.published(c->cb.ctx, cmd->scene, cmd->seq, false,
+				"the connection to Redis was lost before it answered");
 	if (c->ac == ac && c->n_out > 0 && --c->n_out > 0)
 		c->wait_since_ms = cl_now_ms();
 	if (r && !c->freeing) {
@@ -537,6 +626,12 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 			break;
 		case CMD_HEARTBEAT:
 			heartbeat_reply(c, cmd, r);
+			break;
+		case CMD_PUBLISH:
+			publish_reply(c, cmd, r);
+			break;
+		case CMD_LOG_END:
+			log_end_reply(c, cmd, r);
 			break;
 		default:
 			if (r->type == REDIS_REPLY_ERROR)
@@ -565,7 +660,7 @@ void cl_tick(struct cluster *c)
 		struct cl_lease *l = &c->leases[i];
 
 		if (l->state == CLUSTER_LEASE_OWNED && now >= l->valid_until_ms)
-			lease_lost(c, l, "not renewed in time");
+			cl_lease_lost(c, l, "not renewed in time");
 	}
 	cl_reader_tick(c, now);
 	if (c->state != CLUSTER_UP || now < c->next_round_ms)
@@ -662,6 +757,7 @@ void cluster_free(cluster *c)
 	cl_procs_clear(c);
 	free(c->procs);
 	free(c->leases);
+	free(c->follows);
 	free(c);
 }
 
@@ -673,6 +769,37 @@ const char *cluster_id(const cluster *c)
 int cluster_state(const cluster *c)
 {
 	return c->state;
+}
+
+int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *line, size_t len)
+{
+	char lease[CLUSTER_SCENE_MAX + 16], log[CLUSTER_SCENE_MAX + 16], holder[CLUSTER_ID_MAX + 24];
+	char num[24], tok[24], keep[16];
+	const char *argv[] = {"EVAL", publish_lua, "2", lease, log, holder, num, line, keep, tok};
+	size_t lens[10];
+	struct cl_lease *l = cl_lease_find(c, scene);
+	struct cmd *cmd;
+
+	if (len > CLUSTER_BODY_MAX)
+		return RIGD_E_TOO_LARGE;
+	if (!l || l->state != CLUSTER_LEASE_OWNED || c->state != CLUSTER_UP)
+		return RIGD_E_UNAVAILABLE;
+	if (!(cmd = calloc(1, sizeof(*cmd))))
+		return RIGD_E_NOMEM;
+	snprintf(lease, sizeof(lease), "rigd:lease:%s", scene);
+	snprintf(log, sizeof(log), "rigd:log:%s", scene);
+	snprintf(holder, sizeof(holder), "%s %" PRId64, c->id, l->token);
+	snprintf(num, sizeof(num), "%" PRIu64, seq);
+	snprintf(tok, sizeof(tok), "%" PRId64, l->token);
+	snprintf(keep, sizeof(keep), "%d", CLUSTER_LOG_KEEP);
+	for (int i = 0; i < 10; i++)
+		lens[i] = strlen(argv[i]);
+	lens[7] = len;
+	cmd->kind = CMD_PUBLISH;
+	cmd->token = l->token;
+	cmd->seq = seq;
+	snprintf(cmd->scene, sizeof(cmd->scene), "%s", scene);
+	return send_cmd_lens(c, cmd, 10, argv, lens) ? RIGD_E_UNAVAILABLE : 0;
 }
 
 int cluster_want(cluster *c, const char *scene)
@@ -708,6 +835,7 @@ static void lease_info(const struct cl_lease *l, cluster_lease_info *out)
 	out->owner = out->token ? l->owner : "";
 	out->valid_ms = l->state == CLUSTER_LEASE_OWNED && l->valid_until_ms > now ?
 				(int64_t)(l->valid_until_ms - now) : 0;
+	out->log_seq = l->state == CLUSTER_LEASE_OWNED ? l->log_seq : -1;
 }
 
 void cluster_lease_of(const cluster *c, const char *scene, cluster_lease_info *out)
@@ -717,6 +845,7 @@ void cluster_lease_of(const cluster *c, const char *scene, cluster_lease_info *o
 	memset(out, 0, sizeof(*out));
 	out->scene = scene;
 	out->owner = "";
+	out->log_seq = -1;
 	if (l)
 		lease_info(l, out);
 }

@@ -1,8 +1,11 @@
 /*
  * cluster.h: several rigd processes on one Redis. The connection to Redis
  * (hiredis' asynchronous context on the process's libuv loop, reconnected
- * with backoff), the registry of live processes, and one lease per scene:
- * the one process that may apply and commit the scene's edits.
+ * with backoff), the registry of live processes, one lease per scene (the
+ * one process that may apply and commit the scene's edits), and the
+ * streams: edits relayed to an owner and its answers, and each scene's
+ * log stream, which the owner appends to (fenced by its token) and every
+ * process reads.
  *
  * A lease is the Redis key rigd:lease:SCENE holding "PROCESS TOKEN", set
  * only when absent, with an expiry (cluster_config.lease_ms), by a script
@@ -42,6 +45,7 @@
 typedef struct cluster cluster;
 
 #define CLUSTER_BODY_MAX (8u << 20)   /* bytes of a forwarded edit */
+#define CLUSTER_LOG_KEEP 10000        /* entries a scene's log stream keeps (about) */
 
 /* The answer to a forwarded edit (cluster_answer, callbacks.answer).
  * Strings are borrowed. */
@@ -98,6 +102,17 @@ typedef struct cluster_callbacks {
 			const char *body, size_t len);
 	/* The answer to a request this process forwarded. May be NULL. */
 	void (*answer)(void *ctx, const cluster_answer_info *a);
+	/* The owner of scene 'name' (lease 'token') committed batch 'seq':
+	 * 'line' is its log line ('len' bytes, NDJSON as GET .../log writes
+	 * it, not checked here), from the scene's log stream. Lines come in
+	 * stream order. May be NULL. */
+	void (*log_line)(void *ctx, const char *name, uint64_t seq, int64_t token,
+			 const char *line, size_t len);
+	/* What became of cluster_publish of batch 'seq' of scene 'name': in
+	 * the stream ('ok'), or not ('why': fenced, an error, or the
+	 * connection lost before the answer, when it may be there or not).
+	 * May be NULL. */
+	void (*published)(void *ctx, const char *name, uint64_t seq, bool ok, const char *why);
 } cluster_callbacks;
 
 /* One lease as this process sees it (cluster_leases). */
@@ -107,6 +122,10 @@ typedef struct cluster_lease_info {
 	int64_t token;            /* OWNED and OTHER: the fencing token; else 0 */
 	const char *owner;        /* OWNED and OTHER: the holder's id; else "" */
 	int64_t valid_ms;         /* OWNED: how long it is still valid here */
+	int64_t log_seq;          /* OWNED: the last seq in the scene's log stream
+				     when the lease was taken (0: none), which
+				     this process must have before it commits;
+				     -1 while Redis has not said */
 } cluster_lease_info;
 
 /* One live process of the cluster (cluster_processes). */
@@ -125,6 +144,9 @@ typedef struct cluster_stats {
 	uint64_t errors;          /* error replies and refused replies */
 	uint64_t leases_taken;    /* leases this process took */
 	uint64_t leases_lost;     /* leases it lost (another owner, expiry, Redis) */
+	uint64_t published;       /* batches appended to log streams */
+	uint64_t fenced;          /* appends refused: the lease was another's */
+	uint64_t log_lines;       /* log stream entries read */
 	int leases_owned;         /* gauge */
 } cluster_stats;
 
@@ -205,6 +227,25 @@ void cluster_get_stats(const cluster *c, cluster_stats *out);
  */
 int cluster_forward(cluster *c, const char *owner, uint64_t rid, const char *scene,
 		    const char *body, size_t len);
+
+/*
+ * Appends committed batch 'seq' of scene 'scene' ('line', its log line of
+ * 'len' bytes) to the scene's log stream rigd:log:SCENE (trimmed to about
+ * CLUSTER_LOG_KEEP entries), by a script that appends only while this
+ * process holds the scene's lease with the token it thinks it holds: a
+ * process whose lease was taken over can never append (it then loses the
+ * lease at once, and says so in the log). 0 once sent, RIGD_E_UNAVAILABLE
+ * (not connected, or the lease is not held here), RIGD_E_TOO_LARGE,
+ * RIGD_E_NOMEM.
+ */
+int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *line, size_t len);
+
+/* Reads the log stream of scene 'scene' from now on (callbacks.log_line),
+ * from its oldest retained entry the first time; 'again' reads it from
+ * the oldest retained entry once more (after a failed commit), from the
+ * next read on. Not to be called from callbacks.log_line. 0 or
+ * RIGD_E_NOMEM. */
+int cluster_follow(cluster *c, const char *scene, bool again);
 
 /* Answers a forwarded request of process 'to' through its answer stream
  * (rigd:ans:TO, trimmed and expiring as above). 0 once sent,

@@ -29,6 +29,15 @@ struct cl_lease {
 	uint64_t valid_until_ms;     /* OWNED: commits stop here (cl_now_ms) */
 	bool wanted;                 /* ask for it while another holds it */
 	bool in_flight;              /* an acquire or renewal awaits its reply */
+	int64_t log_seq;             /* OWNED: the last seq of the log stream when
+				      * taken; -1 until Redis said */
+};
+
+/* A scene whose log stream the reader follows. */
+struct cl_follow {
+	char scene[CLUSTER_SCENE_MAX + 1];
+	char last[48];               /* the last entry id read ("0-0": none) */
+	bool reset;                  /* read from the oldest entry again */
 };
 
 /* One live process of the last heartbeat. */
@@ -73,6 +82,8 @@ struct cluster {
 	uint64_t rd_next_ms;         /* when the next attempt may start */
 	uint64_t rd_waiting_ms;      /* since when the pending read waits; 0: none */
 	char fwd_last[48], ans_last[48]; /* the last entry ids read */
+	struct cl_follow *follows;   /* scenes whose log stream is read */
+	int n_follows, cap_follows;
 };
 
 /* A monotonic clock in milliseconds. */
@@ -113,6 +124,9 @@ void cl_tick(struct cluster *c);
  * (an error is logged and counted). 'lens' NULL: the arguments are
  * strings. 0, RIGD_E_UNAVAILABLE (not connected), RIGD_E_NOMEM. */
 int cl_send(struct cluster *c, int argc, const char **argv, const size_t *lens);
+
+/* The lease of 'l' is another's now (why: for the log). */
+void cl_lease_lost(struct cluster *c, struct cl_lease *l, const char *why);
 
 /* forward.c: the reader connection's part of the timer (connect while the
  * main connection is up, drop a read that waits too long). */

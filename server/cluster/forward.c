@@ -1,10 +1,11 @@
 /*
- * forward.c: edits forwarded between processes through Redis Streams (see
- * cluster.h). Each process reads two streams of its own, rigd:fwd:ID (edits
- * other processes forward to it as an owner) and rigd:ans:ID (the answers to
- * the edits it forwarded), on a second connection that blocks in XREAD: a
- * blocking read on the main connection would hold every lease renewal
- * behind it. Entries are appended on the main connection.
+ * forward.c: the streams a process reads (see cluster.h). Each process
+ * reads two streams of its own, rigd:fwd:ID (edits other processes forward
+ * to it as an owner) and rigd:ans:ID (the answers to the edits it
+ * forwarded), and the log stream rigd:log:SCENE of every scene it follows,
+ * on a second connection that blocks in XREAD: a blocking read on the main
+ * connection would hold every lease renewal behind it. Entries are appended
+ * on the main connection.
  *
  * The reader starts at Redis's clock when it first connects (a process
  * never acts on requests older than itself) and goes on from the last entry
@@ -242,15 +243,67 @@ static bool take_answer(struct cluster *c, const redisReply *fields)
 	return true;
 }
 
+/* A log entry of followed scene 'f': exactly seq, token, line. */
+static bool take_log(struct cluster *c, struct cl_follow *f, const redisReply *fields)
+{
+	const redisReply *seq = field_of(fields, "seq"), *tok = field_of(fields, "token");
+	const redisReply *line = field_of(fields, "line");
+	uint64_t n, t;
+
+	if (fields->elements != 6 || !seq || !tok || !line || !read_uint(seq->str, seq->len, &n) ||
+	    n == 0 || !read_uint(tok->str, tok->len, &t) || t == 0 || line->len == 0 ||
+	    line->len > CLUSTER_BODY_MAX || memchr(line->str, '\0', line->len))
+		return false;
+	c->stats.log_lines++;
+	if (c->cb.log_line)
+		c->cb.log_line(c->cb.ctx, f->scene, n, (int64_t)t, line->str, line->len);
+	return true;
+}
+
+/* The followed scene whose log stream is 'key', or NULL. */
+static struct cl_follow *follow_of_key(struct cluster *c, const char *key)
+{
+	if (strncmp(key, "rigd:log:", 9) != 0)
+		return NULL;
+	for (int i = 0; i < c->n_follows; i++)
+		if (strcmp(c->follows[i].scene, key + 9) == 0)
+			return &c->follows[i];
+	return NULL;
+}
+
+/* The entries of followed scene 'f''s log stream 's'. */
+static void take_logs(struct cluster *c, struct cl_follow *f, const redisReply *s)
+{
+	for (size_t i = 0; i < s->element[1]->elements; i++) {
+		const redisReply *e = s->element[1]->element[i];
+
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+		    e->element[0]->type != REDIS_REPLY_STRING ||
+		    !entry_id_ok(e->element[0]->str, e->element[0]->len))
+			continue;
+		memcpy(f->last, e->element[0]->str, e->element[0]->len + 1);
+		if (e->element[1]->type != REDIS_REPLY_ARRAY || !take_log(c, f, e->element[1])) {
+			c->stats.errors++;
+			cl_log(c, CL_LOG_WARN, "redis: entry %s of rigd:log:%s is not a rigd log entry: "
+			       "refused", e->element[0]->str, f->scene);
+		}
+	}
+}
+
 /* One stream of XREAD's answer: [name, [[id, [f, v, ...]], ...]]. */
 static void take_stream(struct cluster *c, const redisReply *s, const char *fwd_key)
 {
 	bool fwd;
 	char *last;
+	struct cl_follow *f;
 
 	if (s->type != REDIS_REPLY_ARRAY || s->elements != 2 ||
 	    s->element[0]->type != REDIS_REPLY_STRING || s->element[1]->type != REDIS_REPLY_ARRAY)
 		return;
+	if ((f = follow_of_key(c, s->element[0]->str))) {
+		take_logs(c, f, s);
+		return;
+	}
 	fwd = strcmp(s->element[0]->str, fwd_key) == 0;
 	last = fwd ? c->fwd_last : c->ans_last;
 	for (size_t i = 0; i < s->element[1]->elements; i++) {
@@ -292,22 +345,85 @@ static void rd_on_read(redisAsyncContext *ac, void *reply, void *priv)
 	if (r->type == REDIS_REPLY_ARRAY)
 		for (size_t i = 0; i < r->elements && c->rd == ac; i++)
 			take_stream(c, r->element[i], fwd_key);
+	for (int i = 0; i < c->n_follows; i++)
+		if (c->follows[i].reset) {
+			c->follows[i].reset = false;
+			snprintf(c->follows[i].last, sizeof(c->follows[i].last), "0-0");
+		}
 	if (c->rd == ac)
 		rd_read(c);
 }
 
 static void rd_read(struct cluster *c)
 {
+	int n = c->n_follows, argc = 10 + 2 * n;
 	char fwd[CLUSTER_ID_MAX + 16], ans[CLUSTER_ID_MAX + 16], block[16];
-	const char *argv[] = {"XREAD", "COUNT", READ_COUNT, "BLOCK", block, "STREAMS", fwd, ans,
-			      c->fwd_last, c->ans_last};
+	const char **argv = calloc((size_t)argc, sizeof(*argv));
+	char (*keys)[CLUSTER_SCENE_MAX + 16] = calloc((size_t)n + 1, sizeof(*keys));
 
+	if (!argv || !keys) {
+		free(argv);
+		free(keys);
+		rd_drop(c, "out of memory", RETRY_MS);
+		return;
+	}
 	snprintf(fwd, sizeof(fwd), "rigd:fwd:%s", c->id);
 	snprintf(ans, sizeof(ans), "rigd:ans:%s", c->id);
 	snprintf(block, sizeof(block), "%d", BLOCK_MS);
+	argv[0] = "XREAD";
+	argv[1] = "COUNT";
+	argv[2] = READ_COUNT;
+	argv[3] = "BLOCK";
+	argv[4] = block;
+	argv[5] = "STREAMS";
+	argv[6] = fwd;
+	argv[7] = ans;
+	for (int i = 0; i < n; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "rigd:log:%s", c->follows[i].scene);
+		argv[8 + i] = keys[i];
+	}
+	argv[8 + n] = c->fwd_last;
+	argv[9 + n] = c->ans_last;
+	for (int i = 0; i < n; i++)
+		argv[10 + n + i] = c->follows[i].last;
 	c->rd_waiting_ms = cl_now_ms();
-	if (redisAsyncCommandArgv(c->rd, rd_on_read, NULL, 10, argv, NULL) != REDIS_OK)
+	if (redisAsyncCommandArgv(c->rd, rd_on_read, NULL, argc, argv, NULL) != REDIS_OK)
 		rd_drop(c, "cannot read", RETRY_MS);
+	free(argv);
+	free(keys);
+}
+
+int cluster_follow(cluster *c, const char *scene, bool again)
+{
+	struct cl_follow *f = NULL;
+
+	for (int i = 0; i < c->n_follows; i++)
+		if (strcmp(c->follows[i].scene, scene) == 0)
+			f = &c->follows[i];
+	if (!f) {
+		if (c->n_follows == c->cap_follows) {
+			int cap = c->cap_follows ? c->cap_follows * 2 : 8;
+			struct cl_follow *v = realloc(c->follows, (size_t)cap * sizeof(*v));
+
+			if (!v)
+				return RIGD_E_NOMEM;
+			c->follows = v;
+			c->cap_follows = cap;
+		}
+		f = &c->follows[c->n_follows++];
+		memset(f, 0, sizeof(*f));
+		snprintf(f->scene, sizeof(f->scene), "%s", scene);
+		snprintf(f->last, sizeof(f->last), "0-0");
+	}
+	else if (again)
+		f->reset = true;  /* applied between two reads */
+	if (!c->rd_waiting_ms)
+		for (int i = 0; i < c->n_follows; i++)
+			if (c->follows[i].reset) {
+				c->follows[i].reset = false;
+				snprintf(c->follows[i].last, sizeof(c->follows[i].last), "0-0");
+			}
+	return 0;
 }
 
 void cl_reader_tick(struct cluster *c, uint64_t now)

@@ -11,6 +11,7 @@
 #include "http.h"
 #include "log.h"
 #include "relay.h"
+#include "replica.h"
 
 #include "cluster/cluster.h"
 #include "core/err.h"
@@ -54,6 +55,8 @@ int peers_start(struct server *S)
 	cb.log = on_log;  /* the cluster logs its connection and leases */
 	cb.request = relay_request;
 	cb.answer = relay_answer;
+	cb.log_line = replica_line;
+	cb.published = replica_published;
 	S->cl = cluster_new(&cfg, &cb, msg, sizeof(msg));
 	if (!S->cl) {
 		fprintf(stderr, "rigd: --redis: %s\n", msg);
@@ -78,6 +81,7 @@ void peers_stop(struct server *S)
 	cluster_free(S->cl);
 	S->cl = NULL;
 	relay_free(S);
+	replica_free(S);
 }
 
 void peers_tick(void *ctx)
@@ -93,7 +97,11 @@ int peers_route_edit(struct server *S, int type, const char *name, const edit_ba
 		     edit_error *err)
 {
 	cluster_lease_info li;
-	int rc = peers_check_edit(S, name, err);
+	int rc;
+
+	if (S->replicating)
+		return 0;  /* a batch of the scene's log stream */
+	rc = peers_check_edit(S, name, err);
 
 	if (rc != RIGD_E_UNAVAILABLE || type != PROTO_EDIT || !plain || (!c && !http_conn) ||
 	    cluster_state(S->cl) != CLUSTER_UP)
@@ -114,7 +122,8 @@ int peers_check_edit(struct server *S, const char *name, edit_error *err)
 
 	if (!S->cl || !engine_scene(S->e, name))
 		return 0;
-	if (cluster_state(S->cl) == CLUSTER_UP && cluster_owns(S->cl, name, NULL))
+	if (cluster_state(S->cl) == CLUSTER_UP && cluster_owns(S->cl, name, NULL) &&
+	    replica_caught_up(S, name))
 		return 0;
 	st = cluster_want(S->cl, name);
 	cluster_lease_of(S->cl, name, &li);
@@ -134,6 +143,10 @@ int peers_check_edit(struct server *S, const char *name, edit_error *err)
 		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
 			       "scene '%s' is owned by process %s, which alone applies its edits",
 			       name, li.owner);
+	else if (li.state == CLUSTER_LEASE_OWNED)
+		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
+			       "this process owns scene '%s' and is applying its log up to where "
+			       "the last owner left it: retry in a moment", name);
 	else
 		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
 			       "this process is taking the lease of scene '%s': retry in a moment",
@@ -143,7 +156,7 @@ int peers_check_edit(struct server *S, const char *name, edit_error *err)
 
 void peers_interest(struct server *S, const char *name)
 {
-	if (S->cl && cluster_want(S->cl, name) < 0)
+	if (S->cl && (cluster_want(S->cl, name) < 0 || cluster_follow(S->cl, name, false) < 0))
 		serve_log(LOG_WARN, "cluster: out of memory asking for the lease of %s", name);
 }
 
@@ -240,7 +253,7 @@ int peers_metrics(struct server *S, proto_buf *b)
 
 	if (!S->cl)
 		return 0;
-	if (relay_metrics(S, b))
+	if (relay_metrics(S, b) || replica_metrics(S, b))
 		return RIGD_E_NOMEM;
 	cluster_get_stats(S->cl, &st);
 	rc = rc || put(b, "# HELP rigd_cluster_info This process in the cluster (its id).\n"

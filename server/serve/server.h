@@ -146,6 +146,7 @@ struct room {
 
 /* A batch submitted this turn, answered when the turn commits. */
 struct pending {
+	char scene[SCENE_ID_MAX + 1];
 	uint64_t conn;
 	bool http;
 	struct reply *reply;         /* ws: its placeholder (NULL once gone) */
@@ -160,6 +161,8 @@ struct pending {
 	 * reported in its ack. */
 	edit_ik_report *ik;
 	int n_ik;
+	/* A batch of the scene's log stream (serve/replica.c): no answer. */
+	bool replica;
 	/* A batch another process relayed (serve/relay.c): answered to it. */
 	bool remote;
 	uint64_t remote_rid;
@@ -207,6 +210,7 @@ struct deferred {
 };
 
 struct relay;
+struct replica;
 
 struct server {
 	struct config o;
@@ -232,6 +236,8 @@ struct server {
 	int n_tokens, cap_tokens;
 	cluster *cl;                 /* --redis: this process in the cluster; else NULL */
 	struct relay *relay;         /* edits relayed to owners (serve/relay.c) */
+	struct replica *replica;     /* log streams followed (serve/replica.c) */
+	bool replicating;            /* submitting a batch of a log stream */
 };
 
 #endif

@@ -18,7 +18,7 @@ const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
 const netMod = require('node:net');
 const {
-  startRigd, get, post, postEdit, Client, sleep, tempDir, assertSchema,
+  startRigd, get, post, postEdit, Client, sleep, tempDir, assertSchema, run,
 } = require('../lib/rigd.js');
 
 const LEASE_MS = 2000;
@@ -234,6 +234,68 @@ test('one owner per scene; edits sent to any process are applied by it, once', a
   }
 });
 
+test('three processes converge bit-identically with editors and viewers on each, and equal a replay of the log', async () => {
+  const c = await startCluster();
+  try {
+    const owner = await ownerOf(c.procs, 'demo');
+    /* A rig of 20 bones on the owner first, then concurrent edits from
+     * editors on every process, and viewers on every process. */
+    const ops = [];
+    for (let i = 0; i < 20; i++) {
+      ops.push({ op: 'create', id: `b${i}`, parent: i ? `b${i - 1}` : 'hand', t: [0, 0.1, 0] });
+    }
+    assert.equal((await postEdit(owner.proc, 'demo', { ops })).status, 200);
+    const viewers = [];
+    for (const p of c.procs) {
+      for (let k = 0; k < 2; k++) {
+        const v = await Client.connect(p);
+        await v.subscribe('demo');
+        viewers.push(v);
+      }
+    }
+    const editors = await Promise.all(c.procs.map((p) => Client.connect(p)));
+    const PER = 25;
+    let last = 0;
+    await Promise.all(editors.map(async (ws, k) => {
+      for (let i = 1; i <= PER; i++) {
+        const r = await ws.request({ type: 'edit', scene: 'demo', client: `e${k}`, client_seq: i,
+          ops: [{ op: 'rotate', id: `b${(k * 7 + i) % 20}`, axis: [0, 0, 1], angle: 3 + k },
+            { op: 'move', id: 'base', by: [0.001 * k, 0, 0] }] });
+        assert.equal(r.type, 'ack', show(r));
+        last = Math.max(last, Number(r.seq));
+      }
+    }));
+    const ref = await until('every process at the last seq', async () => {
+      const trees = await Promise.all(c.procs.map((p) => get(p, '/api/scenes/demo')));
+      return trees.every((t) => t.json.seq === last) ? trees.map((t) => t.text) : null;
+    });
+    /* Bit-identical: the same JSON (every world matrix printed exactly). */
+    assert.equal(ref[1], ref[0]);
+    assert.equal(ref[2], ref[0]);
+    const worlds = {};
+    for (const n of JSON.parse(ref[0]).nodes) worlds[n.id] = n.world;
+    for (const v of viewers) {
+      await v.waitSeq('demo', last, WAIT_MS);
+      assert.deepEqual(v.worlds('demo'), worlds);
+      assert.deepEqual(v.schemaViolations, []);
+      assert.equal(v.closeCode, undefined);
+    }
+    const logs = await Promise.all(c.procs.map((p) => logOf(p, 'demo')));
+    assert.deepEqual(logs[1], logs[0]);
+    assert.deepEqual(logs[2], logs[0]);
+    assert.deepEqual(logs[0].map((l) => l.seq), logs[0].map((_, i) => i + 1));
+    for (const ws of [...editors, ...viewers]) ws.close();
+    /* Each database replays from empty to what it holds (rigd check). */
+    for (const p of c.procs) {
+      assert.equal(await p.stop('SIGTERM'), 0);
+      const check = await run('rigd', ['check', '--db', p.db]);
+      assert.equal(check.code, 0, check.stdout + check.stderr);
+    }
+  } finally {
+    await stopCluster(c);
+  }
+});
+
 test('without --redis: GET /api/cluster is not_found and /metrics has no cluster lines', async () => {
   const s = await startRigd();
   try {
@@ -283,11 +345,25 @@ test('SIGKILL the owner: a survivor takes the lease with a larger token and appl
   }
 });
 
+/* The log of 'scene' on 'p' without the times (each process stores when
+ * it applied a batch). */
+async function logOf(p, scene) {
+  const text = (await get(p, `/api/scenes/${scene}/log`)).text.trim();
+  return text.split('\n').map((l) => { const x = JSON.parse(l); delete x.time; return x; });
+}
+
+const published = async (p) => Number(/rigd_cluster_log_published_total (\d+)/.exec((await get(p, '/metrics')).text)[1]);
+
 test('a paused owner that outlived its lease steps down and commits nothing after it', async () => {
   const c = await startCluster();
   try {
     const old = await ownerOf(c.procs, 'demo');
+    assert.equal((await postEdit(old.proc, 'demo', edit(29))).status, 200);
     const before = (await get(old.proc, '/api/scenes/demo')).json.seq;
+    const pubBefore = await until('its batch published', async () => {
+      const n = await published(old.proc);
+      return n >= 1 ? n : null;
+    });
     process.kill(old.proc.rigdPid, 'SIGSTOP');
     old.proc.paused = true;
     let next;
@@ -299,12 +375,12 @@ test('a paused owner that outlived its lease steps down and commits nothing afte
       process.kill(old.proc.rigdPid, 'SIGCONT');
       old.proc.paused = false;
     }
-    /* After SIGCONT it never applies an edit itself: it refuses it, or
+    /* After SIGCONT it never commits an edit as owner: it refuses it, or
      * relays it to the new owner once it has learnt of it. */
     const r = await postEdit(old.proc, 'demo', edit(31));
     assert.ok(r.status === 503 || r.status === 200, r.text);
     if (r.status === 503) assert.equal(r.json.error.code, 'unavailable');
-    assert.equal((await get(old.proc, '/api/scenes/demo')).json.seq, before);
+    assert.ok((await get(old.proc, '/api/scenes/demo')).json.seq >= before);
     const v = await until('the old owner to learn the new one', async () => {
       const x = await clusterOf(old.proc);
       const l = x.leases.find((y) => y.scene === 'demo');
@@ -316,8 +392,11 @@ test('a paused owner that outlived its lease steps down and commits nothing afte
     assert.match(old.proc.stderr, /lease of scene demo \(token \d+\) lost/);
     const r2 = await postEdit(old.proc, 'demo', edit(32));
     assert.equal(r2.status, 200, r2.text);
-    assert.equal((await get(old.proc, '/api/scenes/demo')).json.seq, before, 'relayed, not applied here');
-    assert.equal((await get(next.proc, '/api/scenes/demo')).json.seq, r2.json.seq);
+    /* It follows the new owner's log and appended nothing after its lease. */
+    await until('the old owner at the new owner\'s seq', async () =>
+      (await get(old.proc, '/api/scenes/demo')).json.seq === r2.json.seq);
+    assert.deepEqual(await logOf(old.proc, 'demo'), await logOf(next.proc, 'demo'));
+    assert.equal(await published(old.proc), pubBefore, 'nothing appended after the pause');
   } finally {
     await stopCluster(c);
   }
@@ -390,6 +469,98 @@ test('an edit relayed to an owner that dies is sent again to the next one, and a
     assert.match(m.text, /rigd_cluster_forwards_waiting 0/);
     assert.equal(ws.closeCode, undefined);
     ws.close();
+  } finally {
+    await stopCluster(c);
+  }
+});
+
+test('SIGKILL the owner mid-storm, twice: acknowledged edits kept, seqs gapless, viewers stay', async () => {
+  const c = await startCluster(4);
+  try {
+    let owner = await ownerOf(c.procs, 'demo');
+    const acked = new Map();     /* "client/seq" -> seq */
+    const pauses = [];
+    let stop = false;
+    let lastAckAt = Date.now();
+    /* Editors on every process but the first owner, each resending a batch
+     * with the same (client, client_seq) until it is acknowledged. */
+    const editorProcs = c.procs.filter((p) => p !== owner.proc);
+    const viewers = [];
+    for (const p of editorProcs) {
+      const v = await Client.connect(p);
+      await v.subscribe('demo');
+      viewers.push({ p, v });
+    }
+    const connectTo = async (p) => {
+      for (;;) {
+        if (p.exited) return null;
+        try {
+          return await Client.connect(p);
+        } catch {
+          await sleep(100);
+        }
+      }
+    };
+    const runEditor = async (p, k) => {
+      let ws = await connectTo(p);
+      for (let i = 1; !stop && ws; i++) {
+        for (;;) {
+          if (p.exited || p.stopping) return;
+          let r;
+          try {
+            r = await ws.request({ type: 'edit', scene: 'demo', client: `s${k}`, client_seq: i,
+              ops: [{ op: 'set', id: 'arm', euler: [0, 0, k * 1000 + i] }] }, WAIT_MS);
+          } catch (e) {
+            if (p.exited || p.stopping) return;
+            if (!(ws = await connectTo(p))) return;
+            continue;
+          }
+          if (r.type === 'ack') {
+            acked.set(`s${k}/${i}`, Number(r.seq));
+            lastAckAt = Date.now();
+            break;
+          }
+          assert.equal(r.code, 'unavailable', show(r));
+          await sleep(100);
+        }
+      }
+    };
+    const editors = editorProcs.map((p, k) => runEditor(p, k));
+    for (let round = 0; round < 2; round++) {
+      await sleep(1500);
+      const before = acked.size;
+      const killedAt = Date.now();
+      owner.proc.stopping = true;
+      await owner.proc.stop('SIGKILL');
+      await until('acks again after the kill', async () => acked.size > before + 3 && lastAckAt > killedAt);
+      pauses.push(lastAckAt - killedAt);
+      owner = await ownerOf(c.procs, 'demo');
+    }
+    await sleep(1000);
+    stop = true;
+    await Promise.all(editors);
+    const live = c.procs.filter((p) => !p.exited);
+    const last = Math.max(...acked.values());
+    await until('every survivor at the last acked seq', async () => {
+      const seqs = await Promise.all(live.map(async (p) => (await get(p, '/api/scenes/demo')).json.seq));
+      return seqs.every((s) => s >= last);
+    });
+    const log = await logOf(owner.proc, 'demo');
+    assert.deepEqual(log.map((l) => l.seq), log.map((_, i) => i + 1), 'gapless');
+    for (const [key, seq] of acked) {
+      const [client, cs] = key.split('/');
+      const rows = log.filter((l) => l.client === client && l.client_seq === Number(cs));
+      assert.equal(rows.length, 1, `${key} once`);
+      assert.equal(rows[0].seq, seq, `${key} at its acknowledged seq`);
+    }
+    for (const p of live) assert.deepEqual(await logOf(p, 'demo'), log);
+    for (const { p, v } of viewers) {
+      if (p.exited) continue;
+      await v.waitSeq('demo', log.length, WAIT_MS);
+      assert.equal(v.closeCode, undefined, 'a viewer on a survivor was disconnected');
+      v.close();
+    }
+    console.log(`${acked.size} edits acknowledged; pause from SIGKILL to the next ack: ${pauses.join(', ')} ms (lease ${LEASE_MS} ms)`);
   } finally {
     await stopCluster(c);
   }
