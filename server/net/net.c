@@ -445,6 +445,8 @@ static int create_context(struct net *n)
 		n->foreign_loops[0] = n->uv_loop;
 		info.foreign_loops = n->foreign_loops;
 		info.options |= LWS_SERVER_OPTION_LIBUV;
+		/* lws NULLs this once the context is wholly destroyed. */
+		info.pcontext = &n->ctx;
 	}
 	if (n->tls_cert)
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
@@ -597,7 +599,13 @@ void net_free(net *n)
 	}
 	if (n->uv_loop) {
 		/* lws closes its handles on the loop: run it until they have
-		 * (every other user closed its own before), then close it. */
+		 * (every other user closed its own before). On a foreign loop
+		 * lws finishes destroying the context only when told again
+		 * after that (its context.c: destroy, 2 and 3); it then NULLs
+		 * n->ctx through info.pcontext. Then close the loop. */
+		uv_run(n->uv_loop, UV_RUN_DEFAULT);
+		if (n->ctx)
+			lws_context_destroy(n->ctx);
 		uv_run(n->uv_loop, UV_RUN_DEFAULT);
 		if (uv_loop_close(n->uv_loop) != 0)
 			fprintf(stderr, "rigd: the libuv loop still had handles at exit\n");

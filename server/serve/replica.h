@@ -9,8 +9,9 @@
  * does not have yet, in seq order, to its own turn, with the batch's own
  * client and client_seq. Its own SQLite then holds the same log, its scene
  * the same bits (replay is bit-identical), and its subscribers get their
- * updates from its own journal with the usual cursor rules. A new owner
- * commits only once it has applied the stream up to its end.
+ * updates from its own journal with the usual cursor rules. The owner
+ * acknowledges a batch only once the stream holds it. A new owner commits
+ * only once it has applied the stream up to its end.
  */
 #ifndef RIGD_SERVE_REPLICA_H
 #define RIGD_SERVE_REPLICA_H

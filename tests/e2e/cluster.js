@@ -599,9 +599,20 @@ test('values another program wrote into rigd keys are refused and logged', async
     assert.match(await redisCmd(port, 'XADD', `rigd:ans:${id}`, '*', 'rid', '1', 'code', 'ok'), /^\$/);
     assert.match(await redisCmd(port, 'XADD', `rigd:ans:${id}`, '*', 'rid', '99', 'code', 'OK!', 'seq',
       '1', 'recomputed', '1', 'op', '-1', 'field', '', 'message', ''), /^\$/);
+    /* And in a scene's log stream: entries of another shape, and one of
+     * the right shape whose line is not a log line. */
+    const seq = (await get(p, '/api/scenes/demo')).json.seq;
+    assert.match(await redisCmd(port, 'XADD', 'rigd:log:demo', '*', 'seq', 'x', 'token', '1',
+      'line', '{}'), /^\$/);
+    assert.match(await redisCmd(port, 'XADD', 'rigd:log:demo', '*', 'junk', '1'), /^\$/);
+    assert.match(await redisCmd(port, 'XADD', 'rigd:log:demo', '*', 'seq', String(seq + 1),
+      'token', '1', 'line', '{not a log line'), /^\$/);
     await until('the stream entries refused', async () =>
       (p.stderr.match(/is not a rigd request: refused/g) || []).length >= 2 &&
-      (p.stderr.match(/is not a rigd answer: refused/g) || []).length >= 2);
+      (p.stderr.match(/is not a rigd answer: refused/g) || []).length >= 2 &&
+      (p.stderr.match(/of rigd:log:demo is not a rigd log entry: refused/g) || []).length >= 2 &&
+      new RegExp(`scene demo: log entry ${seq + 1} refused`).test(p.stderr));
+    for (const q of c.procs) assert.equal((await get(q, '/api/scenes/demo')).json.seq, seq);
     const m = await get(p, '/metrics');
     assert.match(m.text, /rigd_cluster_redis_errors_total [1-9]/);
     /* The garbage leases expire by themselves: then the scene is taken. */
