@@ -523,6 +523,7 @@ static void route_scene_create(struct server *S, const struct http_call *call)
 		return;
 	}
 	serve_log(LOG_INFO, "scene %s created (%dD)", name, dims);
+	peers_interest(S, name);  /* --redis: its lease and its log stream */
 	http_scene_info(S, call->conn, 201, name, dims);
 }
 
