@@ -23,8 +23,9 @@ export const LAYERS = {
   codec: ['core'],
   engine: ['core', 'codec'],
   net: ['core'],
-  serve: ['core', 'codec', 'engine', 'net'],
-  cmd: ['core', 'codec', 'engine', 'net', 'serve'],
+  cluster: ['core'],
+  serve: ['core', 'codec', 'engine', 'net', 'cluster'],
+  cmd: ['core', 'codec', 'engine', 'net', 'cluster', 'serve'],
 };
 
 /* Outside libraries: a header (or header folder) and the one layer that may include it. */
@@ -32,7 +33,8 @@ export const OWNERS = [
   { header: /^cjson\//, layer: 'codec', what: 'cJSON' },
   { header: /^sqlite3\.h$/, layer: 'engine', what: 'SQLite' },
   { header: /^libwebsockets\.h$|^lws_/, layer: 'net', what: 'libwebsockets' },
-  { header: /^hiredis\//, layer: 'serve', what: 'hiredis' },
+  { header: /^hiredis\//, layer: 'cluster', what: 'hiredis' },
+  { header: /^uv\.h$|^uv\//, layer: 'net', what: 'libuv' },
   { header: /^libxml\//, layer: 'codec', what: 'libxml2' },
 ];
 

@@ -29,6 +29,7 @@ static const struct {
 	{NET_POST, "/healthz", "", ROLE_NONE, ROUTE_NOW, ROUTE_BODY_ANY},
 	{NET_GET, "/metrics", "", ROLE_ADMIN, ROUTE_NOW, ROUTE_BODY_ANY},
 	{NET_DELETE, "/metrics", "", ROLE_ADMIN, ROUTE_NOW, ROUTE_BODY_ANY},
+	{NET_GET, "/api/cluster", "", ROLE_VIEWER, ROUTE_NOW, ROUTE_BODY_API},
 	{NET_GET, "/api/scenes", "", ROLE_VIEWER, ROUTE_AFTER_COMMIT, ROUTE_BODY_API},
 	{NET_POST, "/api/scenes", "", ROLE_ADMIN, ROUTE_AFTER_COMMIT, ROUTE_BODY_API},
 	{NET_GET, "/api/scenes/demo", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT, ROUTE_BODY_API},

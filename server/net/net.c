@@ -230,6 +230,26 @@ static int close_now(struct net *n, struct conn *c, int code, const char *reason
 	return -1;
 }
 
+/*
+ * close_now() from a WRITEABLE callback. On lws' own loop that is returning
+ * -1. On libuv it is not: Debian's libwebsockets 4.1.6 is built with _DEBUG,
+ * and then its libuv path closes a connection whose callback returned -1 a
+ * second time at once ("uv repeat test" in lws_service_fd_tsi), which kills
+ * the connection while it waits to send its close frame: the peer sees 1006
+ * instead of our code. So on libuv the close starts here, exactly as lws
+ * would start it (the reason set, then lws_close_free_wsi, which sends the
+ * close frame at the next POLLOUT and waits for the peer's), and the
+ * callback returns 0.
+ */
+static int close_from_writeable(struct net *n, struct conn *c, int code, const char *reason)
+{
+	close_now(n, c, code, reason);
+	if (!n->uv_loop)
+		return -1;
+	lws_close_free_wsi(c->wsi, LWS_CLOSE_STATUS_NOSTATUS, "rigd close");
+	return 0;
+}
+
 static int on_ws_receive(struct net *n, struct conn *c, const void *in, size_t len)
 {
 	if (!c->is_ws || c->close_code || c->close_sent)
@@ -285,11 +305,11 @@ static int on_ws_writeable(struct net *n, struct conn *c)
 	if (!c->is_ws || c->close_sent)
 		return 0;
 	if (c->close_code && (!c->close_after_flush || c->over_limit))
-		return close_now(n, c, c->close_code, c->close_reason);
+		return close_from_writeable(n, c, c->close_code, c->close_reason);
 	frame = n->cb.ws_writable ? n->cb.ws_writable(n->cb.ctx, c->id, &len, &more, &binary) : NULL;
 	if (!frame) {
 		if (c->close_code)
-			return close_now(n, c, c->close_code, c->close_reason);
+			return close_from_writeable(n, c, c->close_code, c->close_reason);
 		if (more)
 			lws_callback_on_writable(c->wsi);
 		return 0;
@@ -410,6 +430,24 @@ static int create_context(struct net *n)
 	memset(&info, 0, sizeof(info));
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_VALIDATE_UTF8 |
 		       LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+	/* On libuv, the loop is net's and lws joins it as a "foreign" loop
+	 * (its event-lib plugin, which lws loads, runs its sockets and timers
+	 * on it); net_run turns it, and others may add handles to it. The
+	 * plugin's lws_uv_getloop is not in libwebsockets.so, hence the loop
+	 * is made here rather than taken from lws. */
+	if (n->cfg.libuv) {
+		if (!(n->uv_loop = malloc(sizeof(*n->uv_loop))) || uv_loop_init(n->uv_loop) != 0) {
+			free(n->uv_loop);
+			n->uv_loop = NULL;
+			fprintf(stderr, "rigd: cannot make a libuv loop\n");
+			return -1;
+		}
+		n->foreign_loops[0] = n->uv_loop;
+		info.foreign_loops = n->foreign_loops;
+		info.options |= LWS_SERVER_OPTION_LIBUV;
+		/* lws NULLs this once the context is wholly destroyed. */
+		info.pcontext = &n->ctx;
+	}
 	if (n->tls_cert)
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 	if (!strchr(n->host, ':'))
@@ -420,7 +458,9 @@ static int create_context(struct net *n)
 	info.server_string = "rigd";
 	n->ctx = lws_create_context(&info);
 	if (!n->ctx) {
-		fprintf(stderr, "rigd: cannot create the libwebsockets context\n");
+		fprintf(stderr, "rigd: cannot create the libwebsockets context%s\n",
+			n->cfg.libuv ? " on libuv (is libwebsockets' libuv event-lib plugin, "
+				       "libwebsockets-evlib-uv, installed?)" : "");
 		return -1;
 	}
 
@@ -557,6 +597,20 @@ void net_free(net *n)
 		lws_sul_cancel(&n->tick_sul);
 		lws_context_destroy(n->ctx);
 	}
+	if (n->uv_loop) {
+		/* lws closes its handles on the loop: run it until they have
+		 * (every other user closed its own before). On a foreign loop
+		 * lws finishes destroying the context only when told again
+		 * after that (its context.c: destroy, 2 and 3); it then NULLs
+		 * n->ctx through info.pcontext. Then close the loop. */
+		uv_run(n->uv_loop, UV_RUN_DEFAULT);
+		if (n->ctx)
+			lws_context_destroy(n->ctx);
+		uv_run(n->uv_loop, UV_RUN_DEFAULT);
+		if (uv_loop_close(n->uv_loop) != 0)
+			fprintf(stderr, "rigd: the libuv loop still had handles at exit\n");
+		free(n->uv_loop);
+	}
 	for (int i = 0; i < n->n_roots; i++)
 		free(n->roots[i].dir);
 	if (n->origins)
@@ -603,12 +657,33 @@ const char *net_ws_authorization(const net *n, uint64_t conn)
 	return c && c->is_ws ? c->ws_auth : NULL;
 }
 
+/*
+ * One pass of the loop: waits for events (up to 'timeout_ms' on lws' own
+ * loop; on libuv until the next event, and a timer fires every second) and
+ * handles them. lws_service on libuv would run the loop until uv_stop, which
+ * a signal handler cannot call, so the loop is turned here one pass at a time
+ * and net_stop's lws_cancel_service ends the pass. 0 or -1.
+ */
+static int service_once(struct net *n, int timeout_ms)
+{
+	if (n->uv_loop) {
+		uv_run(n->uv_loop, UV_RUN_ONCE);
+		return 0;
+	}
+	return lws_service(n->ctx, timeout_ms) < 0 ? -1 : 0;
+}
+
 int net_run(net *n)
 {
 	while (!n->stop)
-		if (lws_service(n->ctx, 0) < 0)
+		if (service_once(n, 0) < 0)
 			return RIGD_E_IO;
 	return 0;
+}
+
+void *net_event_loop(const net *n)
+{
+	return n->uv_loop;
 }
 
 void net_stop(net *n)
@@ -641,7 +716,7 @@ void net_drain(net *n, int code, int timeout_ms)
 		}
 	}
 	while ((n->stats.ws_clients > 0 || n->http_responding > 0) && now_ms() < deadline)
-		if (lws_service(n->ctx, 50) < 0)
+		if (service_once(n, 50) < 0)
 			break;
 }
 
@@ -651,6 +726,12 @@ void net_schedule_turn(net *n)
 		return;
 	n->turn_pending = true;
 	lws_sul_schedule(n->ctx, 0, &n->turn_sul, turn_cb, 0);
+	/* On libuv, lws rearms its timer only after its own events: a turn
+	 * asked for from another handle of the loop (a Redis reply) would
+	 * wait for lws' next event, up to the one-second tick. Waking the
+	 * service makes lws look at its timers now. */
+	if (n->uv_loop)
+		lws_cancel_service(n->ctx);
 }
 
 int net_ws_wake(net *n, uint64_t conn)

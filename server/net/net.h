@@ -125,6 +125,9 @@ typedef struct net_config {
 	const char *tls_key;          /* both set, or TLS is off */
 	bool deflate;                 /* accept permessage-deflate (RFC 7692)
 					 from websocket clients that offer it */
+	bool libuv;                   /* run on a libuv loop (libwebsockets'
+					 event-lib plugin), which net_event_loop
+					 hands to others; false: lws' own poll loop */
 } net_config;
 
 /* Counters for /metrics; every field only grows except the gauges. */
@@ -161,6 +164,14 @@ void net_free(net *n);
 /* Allows one more exact Origin (for origins known only once the port is
  * bound). 0 or RIGD_E_NOMEM. */
 int net_add_origin(net *n, const char *origin);
+
+/*
+ * The libuv loop (a uv_loop_t *) the context runs on when it was created
+ * with cfg.libuv, or NULL. Others may add their handles to it (the Redis
+ * connection of cluster/); they run on net_run's thread, and must be closed
+ * before net_free.
+ */
+void *net_event_loop(const net *n);
 
 /* The port actually bound (useful with port 0). */
 int net_port(const net *n);

@@ -11,6 +11,9 @@
 
 #include "net.h"
 
+/* uv.h first: libwebsockets.h declares its libuv helpers (lws_uv_getloop)
+ * only when uv.h came before it. */
+#include <uv.h>
 #include <libwebsockets.h>
 
 #include <signal.h>
@@ -119,6 +122,8 @@ struct net {
 	bool turn_pending;
 	lws_sorted_usec_list_t tick_sul;
 
+	uv_loop_t *uv_loop;           /* cfg.libuv: the loop lws joins; else NULL */
+	void *foreign_loops[1];       /* what lws is given: uv_loop */
 	volatile sig_atomic_t stop;
 	bool freeing;
 	long http_responding;         /* responses started but not finished */

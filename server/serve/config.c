@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include "cluster/cluster.h"
+
 #include "core/edit.h"
 #include "core/num.h"
 #include "core/scene.h"
@@ -355,6 +357,7 @@ static int parse_hash_token(const config_flag *f, const char *v, void *dst, FILE
 static const char *const sync_names[] = {"full", "normal", NULL};
 static const char *const on_off_names[] = {"off", "on", NULL};
 static const char *const level_names[] = {"error", "warn", "info", "debug", NULL};
+static const char *const loop_names[] = {"poll", "libuv", NULL};
 
 #define AT(member) offsetof(struct config, member)
 #define NUMBER(kind_, member, lo_, hi_, def_) \
@@ -438,6 +441,23 @@ static const config_flag server_flags[] = {
 	 .help = "serve https and wss with this PEM certificate..."},
 	{.name = "--tls-key", .arg = "FILE", .kind = CONFIG_STRING, .offset = AT(tls_key),
 	 .help = "...and its PEM private key (both or neither)"},
+	{.kind = CONFIG_SECTION, .help = "Several processes on one Redis (docs/deploy.md):"},
+	{.name = "--redis", .arg = "redis://HOST:PORT", .kind = CONFIG_STRING, .offset = AT(redis),
+	 .def_text = "",
+	 .help = "join the cluster of rigd processes sharing this\n"
+		 "Redis (runs the loop on libuv); without it rigd\n"
+		 "serves alone"},
+	{.name = "--advertise", .arg = "URL", .kind = CONFIG_STRING, .offset = AT(advertise),
+	 .def_text = "the URL served",
+	 .help = "the URL other processes name this one by in\n"
+		 "GET /api/cluster and in their errors"},
+	{.name = "--lease", .arg = "MS", NUMBER(CONFIG_INT, lease_ms, 300, 600000, 3000),
+	 .help = "how long a scene's lease lasts without renewal\n"
+		 "(renewed every third of it)"},
+	{.name = "--event-loop", .arg = "poll|libuv", .kind = CONFIG_BOOL_ENUM, .offset = AT(libuv),
+	 .names = loop_names, .def = 0,
+	 .help = "libwebsockets' own poll loop, or libuv (its\n"
+		 "event-lib plugin); --redis needs libuv"},
 	{.name = "--help", .alias = "-h", .kind = CONFIG_CUSTOM, .parse = parse_help,
 	 .help = "this text"},
 };
@@ -470,6 +490,16 @@ int config_parse_to(int argc, char **argv, struct config *o, FILE *out, FILE *er
 	if (!o->tls_cert != !o->tls_key) {
 		fprintf(err, "rigd: --tls-cert and --tls-key go together\n");
 		return CONFIG_USAGE;
+	}
+	if (o->redis) {
+		char host[CLUSTER_HOST_MAX];
+		int port;
+
+		if (cluster_parse_url(o->redis, host, &port) != 0) {
+			fprintf(err, "rigd: --redis: '%s' is not redis://HOST:PORT\n", o->redis);
+			return CONFIG_USAGE;
+		}
+		o->libuv = true;  /* hiredis runs on the same loop (docs/deploy.md) */
 	}
 	return 0;
 }

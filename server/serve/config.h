@@ -78,6 +78,10 @@ struct config {
 	int max_subs;
 	int max_scenes;
 	const char *tls_cert, *tls_key;
+	bool libuv;                  /* --event-loop libuv (implied by --redis) */
+	const char *redis;           /* --redis redis://HOST:PORT; NULL: alone */
+	const char *advertise;       /* --advertise URL; NULL: the served URL */
+	int lease_ms;                /* --lease MS */
 };
 
 enum config_kind {

@@ -3,6 +3,7 @@
  * Never changes a counter while rendering.
  */
 #include "metrics.h"
+#include "peers.h"
 #include "server.h"
 #include "util.h"
 
@@ -125,5 +126,6 @@ int metrics_render(struct server *S, proto_buf *b)
 
 	read_sample(S, &v);
 	METRICS_LIST(METRICS_RENDER_)
+	rc = rc || peers_metrics(S, b);
 	return rc ? RIGD_E_NOMEM : 0;
 }

@@ -5,6 +5,7 @@
 #include "clients.h"
 #include "interest.h"
 #include "journal.h"
+#include "peers.h"
 #include "util.h"
 
 #include "core/err.h"
@@ -343,6 +344,7 @@ void rooms_subscribe(struct server *S, struct deferred *d)
 			clients_fill(S, c, d->reply, f, len);
 		return;
 	}
+	peers_interest(S, d->scene);
 	if (d->reply)
 		clients_fill(S, c, d->reply, NULL, 0);  /* the snapshot answers */
 	if (rooms_sub_find(c, d->scene)) {

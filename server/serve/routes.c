@@ -10,6 +10,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "peers.h"
 #include "rooms.h"
 #include "journal.h"
 #include "turn.h"
@@ -134,7 +135,9 @@ static void route_log_import(struct server *S, const struct http_call *call)
 	proto_buf b;
 
 	edit_error_clear(&err);
-	rc = engine_import(S->e, name, call->body, call->body_len, &n, &bad_line, &err);
+	rc = peers_check_edit(S, name, &err);  /* the owner alone writes a scene */
+	if (rc == 0)
+		rc = engine_import(S->e, name, call->body, call->body_len, &n, &bad_line, &err);
 	if (rc) {
 		if (!err.code)
 			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
@@ -520,6 +523,7 @@ static void route_scene_create(struct server *S, const struct http_call *call)
 		return;
 	}
 	serve_log(LOG_INFO, "scene %s created (%dD)", name, dims);
+	peers_interest(S, name);  /* --redis: its lease and its log stream */
 	http_scene_info(S, call->conn, 201, name, dims);
 }
 
@@ -551,6 +555,7 @@ const struct route routes[] = {
 	/* method     pattern                     role         when   body             handler */
 	{ANY,        "/healthz",                 ROLE_NONE,   NOW,   ROUTE_BODY_ANY,  route_healthz},
 	{ANY,        "/metrics",                 ROLE_ADMIN,  NOW,   ROUTE_BODY_ANY,  route_metrics},
+	{NET_GET,    "/api/cluster",             ROLE_VIEWER, NOW,   ROUTE_BODY_API,  peers_route},
 	{NET_GET,    "/api/scenes",              ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_scene_list},
 	{NET_POST,   "/api/scenes",              ROLE_ADMIN,  AFTER, ROUTE_BODY_API,  route_scene_create},
 	{NET_GET,    "/api/scenes/{name}",       ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_tree},

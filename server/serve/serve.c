@@ -25,6 +25,7 @@
 #include "fanout.h"
 #include "http.h"
 #include "log.h"
+#include "peers.h"
 #include "rooms.h"
 #include "seed.h"
 #include "server.h"
@@ -193,6 +194,7 @@ static int open_net(struct server *S)
 	ncfg.max_body = S->o.max_body > S->o.max_gltf ? S->o.max_body : S->o.max_gltf;
 	ncfg.idle_timeout_s = S->o.idle_timeout_s;
 	ncfg.deflate = S->o.deflate;
+	ncfg.libuv = S->o.libuv;
 	ncfg.max_connections = S->o.max_clients;
 	ncfg.log_level = S->o.log_level > LOG_WARN ? S->o.log_level - 1 : 0;
 	ncfg.tls_cert = S->o.tls_cert;
@@ -205,6 +207,7 @@ static int open_net(struct server *S)
 	cb.ws_writable = fanout_writable;
 	cb.ws_closed = ws_closed;
 	cb.turn = turn_run;
+	cb.tick = peers_tick;
 	S->n = net_new(&ncfg, &cb);
 	if (!S->n)
 		return 1;
@@ -241,7 +244,7 @@ int serve_main(int argc, char **argv)
 	S.lim = proto_limits_default();
 	S.lim.max_bytes = S.o.max_message;
 	S.lim.edit.max_ops = S.o.max_ops;
-	if (open_engine(&S) != 0 || open_net(&S) != 0)
+	if (open_engine(&S) != 0 || open_net(&S) != 0 || peers_start(&S) != 0)
 		goto out;
 
 	memset(&sa, 0, sizeof(sa));
@@ -271,6 +274,7 @@ int serve_main(int argc, char **argv)
 	serve_log(LOG_INFO, "stopped by signal %d", (int)got_signal);
 	exit_code = rc ? 1 : 0;
 out:
+	peers_stop(&S);  /* its handles close on net's loop, run by net_free */
 	net_free(S.n);
 	engine_close(S.e);
 	server_free(&S);

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "metrics.h"
 
+#include "cluster/cluster.h"
 #include "codec/proto.h"
 #include "core/edit.h"
 #include "core/scene.h"
@@ -212,6 +213,7 @@ struct room {
 
 /* A batch submitted this turn, answered when the turn commits. */
 struct pending {
+	char scene[SCENE_ID_MAX + 1];
 	uint64_t conn;
 	bool http;
 	struct reply *reply;         /* ws: its placeholder (NULL once gone) */
@@ -226,6 +228,12 @@ struct pending {
 	 * reported in its ack. */
 	edit_ik_report *ik;
 	int n_ik;
+	/* A batch of the scene's log stream (serve/replica.c): no answer. */
+	bool replica;
+	/* A batch another process relayed (serve/relay.c): answered to it. */
+	bool remote;
+	uint64_t remote_rid;
+	char remote_to[CLUSTER_ID_MAX];
 };
 
 /*
@@ -270,6 +278,9 @@ struct deferred {
 	unsigned char tok[SHA256_LEN];
 };
 
+struct relay;
+struct replica;
+
 struct server {
 	struct config o;
 	engine *e;
@@ -292,6 +303,10 @@ struct server {
 	double started;              /* serve_now_s() at start */
 	struct token *tokens;        /* none: access control is off (loopback) */
 	int n_tokens, cap_tokens;
+	cluster *cl;                 /* --redis: this process in the cluster; else NULL */
+	struct relay *relay;         /* edits relayed to owners (serve/relay.c) */
+	struct replica *replica;     /* log streams followed (serve/replica.c) */
+	bool replicating;            /* submitting a batch of a log stream */
 };
 
 #endif

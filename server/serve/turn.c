@@ -17,6 +17,9 @@
 #include "journal.h"
 #include "log.h"
 #include "metrics.h"
+#include "peers.h"
+#include "relay.h"
+#include "replica.h"
 #include "rooms.h"
 #include "routes.h"
 #include "util.h"
@@ -24,6 +27,7 @@
 #include "core/err.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +78,14 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 	int64_t before = engine_seq(S->e, scene_name);
 	int rc;
 
+	/* In a cluster only the owner of the scene's lease applies its edits;
+	 * another process relays a client's edit to it. */
+	if ((rc = peers_route_edit(S, type, scene_name, batch, lim == &S->lim.edit, c, http_conn,
+				   req, err)) != 0) {
+		if (rc < 0)
+			S->m.batches_failed_total++;
+		return rc < 0 ? rc : 0;
+	}
 	/* Room for the answer first: once submitted, a batch must be answered. */
 	if (add_pending_room(S)) {
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
@@ -96,6 +108,7 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 		return rc;
 	}
 	memset(&p, 0, sizeof(p));
+	snprintf(p.scene, sizeof(p.scene), "%s", scene_name);
 	p.http = c == NULL;
 	p.conn = c ? c->conn : http_conn;
 	if (req)
@@ -143,17 +156,67 @@ void turn_deferred_free(struct deferred *d)
 	free(d);
 }
 
+/* Answers one batch that is not a glTF import: its ack ('err' NULL), or
+ * 'err'. */
+static void answer_with(struct server *S, struct pending *p, const edit_error *err)
+{
+	proto_buf b;
+	size_t len;
+	char *f;
+
+	if (p->remote) {
+		relay_answer_pending(S, p, err);
+		return;
+	}
+	if (p->http) {
+		proto_buf_init(&b, 0);
+		if (err) {
+			http_respond_error(S, p->conn, err);
+		} else if (proto_encode_http_ack_ik(&b, (uint64_t)p->seq, p->recomputed, p->ik,
+						    p->n_ik) == 0) {
+			http_respond_json(S, p->conn, 200, &b);
+			return;
+		} else {
+			http_respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
+		}
+		proto_buf_release(&b);
+		return;
+	}
+	if (!p->reply)
+		return;  /* the client has gone */
+	struct client *c = clients_get(S, p->conn);
+
+	if (!c || c->dropped)
+		return;
+	proto_buf_init(&b, S->head);
+	if (err ? proto_encode_error(&b, &p->req, err)
+		: proto_encode_ack_ik(&b, &p->req, (uint64_t)p->seq, p->recomputed, p->ik, p->n_ik)) {
+		proto_buf_release(&b);
+		f = NULL;
+		len = 0;
+	} else {
+		f = serve_take_frame(&b, &len);
+	}
+	clients_fill(S, c, p->reply, f, len);
+}
+
+void turn_answer_later(struct server *S, struct pending *p, const edit_error *err)
+{
+	answer_with(S, p, err);
+	free(p->ik);
+	p->ik = NULL;
+}
+
 /* Answers one batch of the turn: its ack after a commit, else "storage". */
 static void answer_one(struct server *S, struct pending *p, int commit_rc)
 {
-	proto_buf b;
 	edit_error err;
-	size_t len;
-	char *f;
 
 	if (commit_rc)
 		edit_error_set(&err, RIGD_E_STORAGE, -1, "", "the edit could not be stored: %s",
 			       engine_errmsg(S->e));
+	if (p->replica)
+		return;  /* applied from the scene's log stream: nobody waits */
 	if (p->report) {
 		/* A glTF import: the scene it created goes again when
 		 * the import could not be stored. */
@@ -172,37 +235,11 @@ static void answer_one(struct server *S, struct pending *p, int commit_rc)
 		p->report = NULL;
 		return;
 	}
-	if (p->http) {
-		proto_buf_init(&b, 0);
-		if (commit_rc) {
-			http_respond_error(S, p->conn, &err);
-		} else if (proto_encode_http_ack_ik(&b, (uint64_t)p->seq, p->recomputed, p->ik,
-						    p->n_ik) == 0) {
-			http_respond_json(S, p->conn, 200, &b);
-			return;
-		} else {
-			http_respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
-		}
-		proto_buf_release(&b);
+	/* In a cluster the owner acknowledges once the scene's log stream
+	 * holds the batch (replica.c keeps the answer until then). */
+	if (!commit_rc && replica_hold(S, p))
 		return;
-	}
-	if (!p->reply)
-		return;  /* the client has gone */
-	struct client *c = clients_get(S, p->conn);
-
-	if (!c)
-		return;
-	proto_buf_init(&b, S->head);
-	if (commit_rc ? proto_encode_error(&b, &p->req, &err)
-		      : proto_encode_ack_ik(&b, &p->req, (uint64_t)p->seq, p->recomputed, p->ik,
-					    p->n_ik)) {
-		proto_buf_release(&b);
-		f = NULL;
-		len = 0;
-	} else {
-		f = serve_take_frame(&b, &len);
-	}
-	clients_fill(S, c, p->reply, f, len);
+	answer_with(S, p, commit_rc ? &err : NULL);
 }
 
 /* Answers every batch of the turn: acks after a commit, else "storage". */
@@ -263,6 +300,7 @@ static void end_scene_turn(struct server *S, struct room *st, int commit_rc)
 	/* The draw order in the same turn as the matrices, from the same seq. */
 	order_rc = roots.s ? journal_note_order(st, roots.s) : 0;
 	seq = engine_seq(S->e, st->name);
+	replica_publish(S, st->name, st->turn_from, seq);  /* --redis, as its owner */
 	if (roots.rc || st->turn_lost || order_rc) {
 		/* Without the roots, the changes or the order no delta is exact:
 		 * snapshots. */
@@ -315,6 +353,7 @@ void turn_run(void *ctx)
 		for (int i = 0; i < S->n_scenes; i++)
 			if (S->scenes[i]->touched)
 				end_scene_turn(S, S->scenes[i], rc);
+		replica_turn_end(S, rc);
 	}
 	/* Clients that could not be served while the turn was open. */
 	for (int i = 0; i < S->n_wake; i++) {

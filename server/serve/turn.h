@@ -37,6 +37,14 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 		      const svg_clean *asset, const char *client, struct client *c,
 		      uint64_t http_conn, const proto_req *req, edit_error *err);
 
+/*
+ * Answers pending batch 'p' of a turn that has committed, after the turn
+ * (a copy kept by replica.c until the scene's log stream holds it): its
+ * ack ('err' NULL) or 'err'. Frees its ik report. A client that has gone
+ * is skipped.
+ */
+void turn_answer_later(struct server *S, struct pending *p, const edit_error *err);
+
 /* Queues 'd' (owned from here) to run after the turn's commit. */
 void turn_defer(struct server *S, struct deferred *d);
 

@@ -1,0 +1,260 @@
+/*
+ * cluster.h: several rigd processes on one Redis. The connection to Redis
+ * (hiredis' asynchronous context on the process's libuv loop, reconnected
+ * with backoff), the registry of live processes, one lease per scene (the
+ * one process that may apply and commit the scene's edits), and the
+ * streams: edits relayed to an owner and its answers, and each scene's
+ * log stream, which the owner appends to (fenced by its token) and every
+ * process reads.
+ *
+ * A lease is the Redis key rigd:lease:SCENE holding "PROCESS TOKEN", set
+ * only when absent, with an expiry (cluster_config.lease_ms), by a script
+ * that takes TOKEN from INCR rigd:fence:SCENE, so every new owner holds a
+ * larger token than every owner before it (the fencing token). The owner
+ * renews it every lease_ms / 3 by a script that extends the key only while
+ * it still holds this process's token. A process holds a lease for itself
+ * only until lease_ms * 3/4 after it sent its last renewal that succeeded:
+ * it stops committing before the key can expire in Redis, whatever became
+ * of the renewal (a paused process, a slow Redis), so two owners never
+ * commit at the same time as long as clocks run at about the same rate.
+ *
+ * Scenes spread by "first to ask": a process asks for the lease of every
+ * scene it is told of (cluster_want: serve tells it the scenes of its
+ * database at start, and each scene a client subscribes to or edits), and
+ * asks again at every renewal while another process holds it, so one of
+ * the survivors takes over within about lease_ms of an owner's death.
+ *
+ * This folder is the only one that includes hiredis (and, through hiredis'
+ * libuv adapter, uv.h for its own timer). It knows scenes only by name:
+ * nothing here touches a scene, SQL, JSON or a socket of a client. Every
+ * call runs on the loop's thread.
+ */
+#ifndef RIGD_CLUSTER_H
+#define RIGD_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLUSTER_ID_MAX 48           /* bytes of a process id with its NUL */
+#define CLUSTER_URL_MAX 300         /* bytes of an advertised URL with its NUL */
+#define CLUSTER_HOST_MAX 256        /* bytes of a Redis host name with its NUL */
+#define CLUSTER_DEFAULT_LEASE_MS 3000
+#define CLUSTER_DEFAULT_TIMEOUT_MS 2000
+
+typedef struct cluster cluster;
+
+#define CLUSTER_BODY_MAX (8u << 20)   /* bytes of a forwarded edit */
+#define CLUSTER_LOG_KEEP 10000        /* entries a scene's log stream keeps (about) */
+
+/* The answer to a forwarded edit (cluster_answer, callbacks.answer).
+ * Strings are borrowed. */
+typedef struct cluster_answer_info {
+	uint64_t rid;             /* the forwarder's number for the request */
+	const char *code;         /* "ok", or the error's wire name */
+	int64_t seq;              /* ok: the batch's seq */
+	long recomputed;          /* ok: matrices it made stale */
+	int op;                   /* error: the op it names, or -1 */
+	const char *field;        /* error: the field it names, or "" */
+	const char *message;      /* error: what was wrong */
+} cluster_answer_info;
+
+/* The connection to Redis. */
+enum cluster_state {
+	CLUSTER_CONNECTING,   /* connecting (first time, or again after a loss) */
+	CLUSTER_UP,           /* connected; commands answer */
+	CLUSTER_DOWN,         /* lost; the next attempt is scheduled */
+};
+
+/* What this process knows of a scene's lease. */
+enum cluster_lease_state {
+	CLUSTER_LEASE_NONE,       /* never asked for, or lost with Redis */
+	CLUSTER_LEASE_ASKING,     /* asked for; no answer yet */
+	CLUSTER_LEASE_OWNED,      /* held by this process, valid now */
+	CLUSTER_LEASE_OTHER,      /* held by another process ('owner') */
+};
+
+typedef struct cluster_config {
+	const char *url;          /* "redis://HOST:PORT" (cluster_parse_url) */
+	void *loop;               /* the uv_loop_t the process runs (net_event_loop) */
+	const char *id;           /* this process's id, [A-Za-z0-9_.:-], < CLUSTER_ID_MAX */
+	const char *advertise;    /* the URL clients reach this process at */
+	int lease_ms;             /* 0: CLUSTER_DEFAULT_LEASE_MS */
+	int timeout_ms;           /* a command unanswered this long drops the
+				     connection; 0: CLUSTER_DEFAULT_TIMEOUT_MS */
+} cluster_config;
+
+/* What the process is told. ctx is passed back to every callback. */
+typedef struct cluster_callbacks {
+	void *ctx;
+	/* The connection changed state (enum cluster_state). May be NULL. */
+	void (*state)(void *ctx, int state);
+	/* This process took (owned) or lost (!owned) the lease of scene 'name'
+	 * with fencing token 'token'. May be NULL. */
+	void (*lease)(void *ctx, const char *name, bool owned, int64_t token);
+	/* One line for the log at 'level' (0 error, 1 warn, 2 info, 3 debug),
+	 * without its newline. May be NULL. */
+	void (*log)(void *ctx, int level, const char *line);
+	/* Process 'from' forwards its request 'rid': the edit batch 'body'
+	 * ('len' bytes of JSON, not checked here) of scene 'scene'. Answer it
+	 * with cluster_answer. Strings are valid during the call. May be NULL. */
+	void (*request)(void *ctx, const char *from, uint64_t rid, const char *scene,
+			const char *body, size_t len);
+	/* The answer to a request this process forwarded. May be NULL. */
+	void (*answer)(void *ctx, const cluster_answer_info *a);
+	/* The owner of scene 'name' (lease 'token') committed batch 'seq':
+	 * 'line' is its log line ('len' bytes, NDJSON as GET .../log writes
+	 * it, not checked here), from the scene's log stream. Lines come in
+	 * stream order. May be NULL. */
+	void (*log_line)(void *ctx, const char *name, uint64_t seq, int64_t token,
+			 const char *line, size_t len);
+	/* What became of cluster_publish of batch 'seq' of scene 'name': in
+	 * the stream ('ok'), or not ('why': fenced, an error, or the
+	 * connection lost before the answer, when it may be there or not).
+	 * May be NULL. */
+	void (*published)(void *ctx, const char *name, uint64_t seq, bool ok, const char *why);
+} cluster_callbacks;
+
+/* One lease as this process sees it (cluster_leases). */
+typedef struct cluster_lease_info {
+	const char *scene;        /* borrowed: valid until the next cluster call */
+	int state;                /* enum cluster_lease_state */
+	int64_t token;            /* OWNED and OTHER: the fencing token; else 0 */
+	const char *owner;        /* OWNED and OTHER: the holder's id; else "" */
+	int64_t valid_ms;         /* OWNED: how long it is still valid here */
+	int64_t log_seq;          /* OWNED: the last seq in the scene's log stream
+				     when the lease was taken (0: none), which
+				     this process must have before it commits;
+				     -1 while Redis has not said */
+} cluster_lease_info;
+
+/* One live process of the cluster (cluster_processes). */
+typedef struct cluster_process_info {
+	const char *id;           /* borrowed: valid until the next cluster call */
+	const char *url;          /* the URL it advertises */
+	int leases;               /* leases it held at its last heartbeat */
+} cluster_process_info;
+
+/* Counters and gauges for /metrics. */
+typedef struct cluster_stats {
+	int state;                /* enum cluster_state */
+	uint64_t connects;        /* connections made */
+	uint64_t disconnects;     /* connections lost (errors, timeouts) */
+	uint64_t commands;        /* commands sent */
+	uint64_t errors;          /* error replies and refused replies */
+	uint64_t leases_taken;    /* leases this process took */
+	uint64_t leases_lost;     /* leases it lost (another owner, expiry, Redis) */
+	uint64_t published;       /* batches appended to log streams */
+	uint64_t fenced;          /* appends refused: the lease was another's */
+	uint64_t log_lines;       /* log stream entries read */
+	int leases_owned;         /* gauge */
+} cluster_stats;
+
+/*
+ * Reads "redis://HOST:PORT" (PORT 1..65535; "redis://HOST" means 6379)
+ * into host (CLUSTER_HOST_MAX bytes) and *port. Returns 0, or
+ * RIGD_E_BAD_FIELD with host and *port unchanged for anything else
+ * (another scheme, a password, a path, a database number, an empty host).
+ */
+int cluster_parse_url(const char *url, char *host, int *port);
+
+/*
+ * Starts connecting to Redis on cfg->loop (the first attempt is made at
+ * once; its outcome arrives through the callbacks). Strings are copied.
+ * Returns NULL for a bad URL or id, or out of memory, with a one-line
+ * reason in 'msg' (msglen bytes with its NUL).
+ */
+cluster *cluster_new(const cluster_config *cfg, const cluster_callbacks *cb, char *msg,
+		     size_t msglen);
+
+/*
+ * Gives up the leases this process holds (deleted in Redis, when it
+ * answers, so that another process takes over at once), closes the
+ * connection and its timer, and frees everything. Its handles close on the
+ * loop's next pass: run the loop once more before closing it. Accepts NULL.
+ */
+void cluster_free(cluster *c);
+
+/* This process's id. */
+const char *cluster_id(const cluster *c);
+
+/* The connection's state (enum cluster_state). */
+int cluster_state(const cluster *c);
+
+/*
+ * Asks for the lease of 'scene' (a valid scene name) if this process does
+ * not hold it, now when connected (else once the connection is up), and at
+ * every renewal after that while another process holds it. Returns the
+ * lease's state as it is now (enum cluster_lease_state), or RIGD_E_NOMEM.
+ */
+int cluster_want(cluster *c, const char *scene);
+
+/*
+ * Whether this process may commit an edit of 'scene' now: it holds the
+ * lease and its last renewal is recent enough (see above). *token (may be
+ * NULL) gets the fencing token when it does.
+ */
+bool cluster_owns(const cluster *c, const char *scene, int64_t *token);
+
+/* Fills *out (owner "" when unknown) with what this process knows of the
+ * lease of 'scene'. */
+void cluster_lease_of(const cluster *c, const char *scene, cluster_lease_info *out);
+
+/* The URL that process 'id' advertises, or NULL when it is not known to be
+ * live. Borrowed: valid until the next cluster call. */
+const char *cluster_process_url(const cluster *c, const char *id);
+
+/* Fills up to 'cap' entries of 'out' with the leases this process knows of,
+ * in scene name order, and returns their number. */
+int cluster_leases(const cluster *c, cluster_lease_info *out, int cap);
+
+/* Fills up to 'cap' entries of 'out' with the live processes of the last
+ * heartbeat (this one included), in the order of their heartbeats' expiry,
+ * and returns their number. */
+int cluster_processes(const cluster *c, cluster_process_info *out, int cap);
+
+/* The counters. */
+void cluster_get_stats(const cluster *c, cluster_stats *out);
+
+/*
+ * Forwards an edit of 'scene' to process 'owner' through its request stream
+ * (rigd:fwd:OWNER, trimmed to about 10,000 entries, expiring a minute after
+ * its last entry): 'body' is the batch's JSON ('len' bytes, at most
+ * CLUSTER_BODY_MAX), 'rid' this process's number for it, which the answer
+ * carries back. 0 once sent (the answer may never come: the caller times
+ * out), RIGD_E_UNAVAILABLE when Redis is not connected, RIGD_E_TOO_LARGE,
+ * RIGD_E_BAD_ID for an owner that is not an id, RIGD_E_NOMEM.
+ */
+int cluster_forward(cluster *c, const char *owner, uint64_t rid, const char *scene,
+		    const char *body, size_t len);
+
+/*
+ * Appends committed batch 'seq' of scene 'scene' ('line', its log line of
+ * 'len' bytes) to the scene's log stream rigd:log:SCENE (trimmed to about
+ * CLUSTER_LOG_KEEP entries), by a script that appends only while this
+ * process holds the scene's lease with the token it thinks it holds: a
+ * process whose lease was taken over can never append (it then loses the
+ * lease at once, and says so in the log). 0 once sent, RIGD_E_UNAVAILABLE
+ * (not connected, or the lease is not held here), RIGD_E_TOO_LARGE,
+ * RIGD_E_NOMEM.
+ */
+int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *line, size_t len);
+
+/* Reads the log stream of scene 'scene' from now on (callbacks.log_line),
+ * from its oldest retained entry the first time; 'again' reads it from
+ * the oldest retained entry once more (after a failed commit), from the
+ * next read on. Not to be called from callbacks.log_line. 0 or
+ * RIGD_E_NOMEM. */
+int cluster_follow(cluster *c, const char *scene, bool again);
+
+/* Answers a forwarded request of process 'to' through its answer stream
+ * (rigd:ans:TO, trimmed and expiring as above). 0 once sent,
+ * RIGD_E_UNAVAILABLE, RIGD_E_BAD_ID, RIGD_E_NOMEM. */
+int cluster_answer(cluster *c, const char *to, const cluster_answer_info *a);
+
+/* The name of a state for people and JSON ("connecting", "up", "down";
+ * "none", "asking", "owned", "other" for a lease). */
+const char *cluster_state_name(int state);
+const char *cluster_lease_state_name(int state);
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * cluster_internal.h: what the files of server/cluster/ share: the
+ * cluster's state, a lease record, and the checked readers of what Redis
+ * answers (which the unit test feeds hostile values).
+ *
+ * Private to server/cluster/: the public interface is cluster.h. Functions
+ * here carry the prefix cl_.
+ */
+#ifndef RIGD_CLUSTER_INTERNAL_H
+#define RIGD_CLUSTER_INTERNAL_H
+
+#include "cluster.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLUSTER_SCENE_MAX 64         /* bytes of a scene name (SCENE_ID_MAX) */
+
+/* Log levels of cluster_callbacks.log, as serve's. */
+enum { CL_LOG_ERROR, CL_LOG_WARN, CL_LOG_INFO, CL_LOG_DEBUG };
+
+/* One scene's lease as this process knows it. */
+struct cl_lease {
+	char scene[CLUSTER_SCENE_MAX + 1];
+	int state;                   /* enum cluster_lease_state */
+	int64_t token;               /* OWNED, OTHER */
+	char owner[CLUSTER_ID_MAX];  /* OWNED, OTHER */
+	uint64_t valid_until_ms;     /* OWNED: commits stop here (cl_now_ms) */
+	bool wanted;                 /* ask for it while another holds it */
+	bool in_flight;              /* an acquire or renewal awaits its reply */
+	int64_t log_seq;             /* OWNED: the last seq of the log stream when
+				      * taken; -1 until Redis said */
+};
+
+/* A scene whose log stream the reader follows. */
+struct cl_follow {
+	char scene[CLUSTER_SCENE_MAX + 1];
+	char last[48];               /* the last entry id read ("0-0": none) */
+	bool reset;                  /* read from the oldest entry again */
+};
+
+/* One live process of the last heartbeat. */
+struct cl_proc {
+	char id[CLUSTER_ID_MAX];
+	char *url;                   /* owned */
+	int leases;
+};
+
+struct redisAsyncContext;
+struct uv_loop_s;
+struct uv_timer_s;
+
+struct cluster {
+	char id[CLUSTER_ID_MAX];
+	char advertise[CLUSTER_URL_MAX];
+	char host[CLUSTER_HOST_MAX];
+	int port;
+	int lease_ms, timeout_ms;
+	cluster_callbacks cb;
+	struct uv_loop_s *loop;
+	struct uv_timer_s *timer;    /* the tick (allocated: closed after free) */
+	struct redisAsyncContext *ac; /* NULL between connections */
+	int state;                   /* enum cluster_state */
+	bool freeing;
+	uint64_t connect_ms;         /* when the current attempt started */
+	uint64_t next_connect_ms;    /* when the next attempt may start */
+	int backoff_ms;
+	int n_out;                   /* commands awaiting replies */
+	uint64_t wait_since_ms;      /* since when the oldest has waited (about) */
+	uint64_t next_round_ms;      /* next heartbeat and renewals */
+	struct cl_lease *leases;     /* sorted by scene */
+	int n_leases, cap_leases;
+	struct cl_proc *procs;       /* in the order of the heartbeat's answer */
+	int n_procs, cap_procs;
+	cluster_stats stats;
+	/* forward.c: the second connection, which blocks in XREAD on this
+	 * process's two streams (forwarded edits, answers to its own) */
+	struct redisAsyncContext *rd;
+	bool rd_up;                  /* connected, start ids known */
+	uint64_t rd_connect_ms;      /* when the current attempt started */
+	uint64_t rd_next_ms;         /* when the next attempt may start */
+	uint64_t rd_waiting_ms;      /* since when the pending read waits; 0: none */
+	char fwd_last[48], ans_last[48]; /* the last entry ids read */
+	struct cl_follow *follows;   /* scenes whose log stream is read */
+	int n_follows, cap_follows;
+};
+
+/* A monotonic clock in milliseconds. */
+uint64_t cl_now_ms(void);
+
+/* Logs one line through the callbacks (printf format). */
+void cl_log(struct cluster *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Whether 's' is 1..max-1 characters of [A-Za-z0-9_.:-]. */
+bool cl_id_valid(const char *s, size_t max);
+
+/* Reads 'len' bytes of decimal digits (no sign, no leading zero, 1..18
+ * digits) into *out. false for anything else; *out unchanged. */
+bool cl_parse_token(const char *s, size_t len, int64_t *out);
+
+/* Reads a lease value "ID TOKEN" into owner (CLUSTER_ID_MAX bytes) and
+ * *token; false (both unchanged) for anything else. */
+bool cl_parse_holder(const char *v, size_t len, char *owner, int64_t *token);
+
+/* Reads a process entry "LEASES URL" (0..10^6 leases, a URL of 1 or more
+ * printable ASCII characters without spaces, under CLUSTER_URL_MAX bytes)
+ * for process 'id' and
+ * appends it. 0; RIGD_E_BAD_FIELD for a bad id or entry; RIGD_E_NOMEM. */
+int cl_procs_add(struct cluster *c, const char *id, const char *info, size_t len);
+
+/* Forgets every process of the last heartbeat. */
+void cl_procs_clear(struct cluster *c);
+
+/* The lease record of 'scene', or NULL. */
+struct cl_lease *cl_lease_find(const struct cluster *c, const char *scene);
+
+/* One pass of the timer: connection attempts, the timeout, local expiry of
+ * leases, and every lease_ms / 3 the heartbeat and the renewals. */
+void cl_tick(struct cluster *c);
+
+/* Sends one command on the main connection; its reply is only checked
+ * (an error is logged and counted). 'lens' NULL: the arguments are
+ * strings. 0, RIGD_E_UNAVAILABLE (not connected), RIGD_E_NOMEM. */
+int cl_send(struct cluster *c, int argc, const char **argv, const size_t *lens);
+
+/* The lease of 'l' is another's now (why: for the log). */
+void cl_lease_lost(struct cluster *c, struct cl_lease *l, const char *why);
+
+/* forward.c: the reader connection's part of the timer (connect while the
+ * main connection is up, drop a read that waits too long). */
+void cl_reader_tick(struct cluster *c, uint64_t now);
+/* Closes the reader connection at once (cluster_free). */
+void cl_reader_close(struct cluster *c);
+
+
+
+#endif

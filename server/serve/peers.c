@@ -1,0 +1,295 @@
+/*
+ * peers.c: this rigd among the other processes of a cluster (see peers.h).
+ *
+ * The cluster layer (server/cluster/) owns the Redis connection and the
+ * leases; this file wires it to the server: it starts it on net's libuv
+ * loop, turns its state into the answers clients get (an edit of a scene
+ * another process owns is refused with `unavailable`, naming the owner),
+ * and shows it in GET /api/cluster and /metrics. It never talks to Redis.
+ */
+#include "peers.h"
+#include "http.h"
+#include "log.h"
+#include "relay.h"
+#include "replica.h"
+
+#include "cluster/cluster.h"
+#include "core/err.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void on_log(void *ctx, int level, const char *line)
+{
+	serve_log(level, "cluster: %s", line);
+}
+
+int peers_start(struct server *S)
+{
+	cluster_config cfg;
+	cluster_callbacks cb;
+	char id[CLUSTER_ID_MAX], url[CLUSTER_URL_MAX], msg[256];
+	bool v6 = strchr(S->o.host, ':') != NULL;
+	proto_scene_info *v = NULL;
+	int n;
+
+	if (!S->o.redis)
+		return 0;
+	snprintf(id, sizeof(id), "p%08x", (unsigned)S->boot_id);
+	if (S->o.advertise)
+		snprintf(url, sizeof(url), "%s", S->o.advertise);
+	else
+		snprintf(url, sizeof(url), v6 ? "%s://[%s]:%d" : "%s://%s:%d",
+			 net_tls(S->n) ? "https" : "http", S->o.host, net_port(S->n));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.url = S->o.redis;
+	cfg.loop = net_event_loop(S->n);
+	cfg.id = id;
+	cfg.advertise = url;
+	cfg.lease_ms = S->o.lease_ms;
+	memset(&cb, 0, sizeof(cb));
+	cb.ctx = S;
+	cb.log = on_log;  /* the cluster logs its connection and leases */
+	cb.request = relay_request;
+	cb.answer = relay_answer;
+	cb.log_line = replica_line;
+	cb.published = replica_published;
+	S->cl = cluster_new(&cfg, &cb, msg, sizeof(msg));
+	if (!S->cl) {
+		fprintf(stderr, "rigd: --redis: %s\n", msg);
+		return 1;
+	}
+	/* First to ask owns: ask for every scene of the database at once, and
+	 * again while another process holds it, to take over when it dies. */
+	n = engine_scenes(S->e, NULL, 0);
+	if (n > 0 && !(v = calloc((size_t)n, sizeof(*v)))) {
+		fprintf(stderr, "rigd: out of memory\n");
+		return 1;
+	}
+	n = engine_scenes(S->e, v, n);
+	for (int i = 0; i < n; i++)
+		peers_interest(S, v[i].name);
+	free(v);
+	return 0;
+}
+
+void peers_stop(struct server *S)
+{
+	cluster_free(S->cl);
+	S->cl = NULL;
+	relay_free(S);
+	replica_free(S);
+}
+
+void peers_tick(void *ctx)
+{
+	struct server *S = ctx;
+
+	if (S->cl)
+		relay_tick(S);
+}
+
+int peers_route_edit(struct server *S, int type, const char *name, const edit_batch *batch,
+		     bool plain, struct client *c, uint64_t http_conn, const proto_req *req,
+		     edit_error *err)
+{
+	cluster_lease_info li;
+	int rc;
+
+	if (S->replicating)
+		return 0;  /* a batch of the scene's log stream */
+	rc = peers_check_edit(S, name, err);
+
+	if (rc != RIGD_E_UNAVAILABLE || type != PROTO_EDIT || !plain || (!c && !http_conn) ||
+	    cluster_state(S->cl) != CLUSTER_UP)
+		return rc;
+	cluster_lease_of(S->cl, name, &li);
+	if (li.state != CLUSTER_LEASE_OTHER)
+		return rc;
+	edit_error_clear(err);
+	rc = relay_forward(S, li.owner, name, batch, c, http_conn, req, err);
+	return rc ? rc : 1;
+}
+
+int peers_check_edit(struct server *S, const char *name, edit_error *err)
+{
+	cluster_lease_info li;
+	const char *url;
+	int st;
+
+	if (!S->cl || !engine_scene(S->e, name))
+		return 0;
+	if (cluster_state(S->cl) == CLUSTER_UP && cluster_owns(S->cl, name, NULL) &&
+	    replica_caught_up(S, name))
+		return 0;
+	st = cluster_want(S->cl, name);
+	cluster_lease_of(S->cl, name, &li);
+	if (st < 0) {
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "out of memory");
+		return RIGD_E_NOMEM;
+	}
+	if (cluster_state(S->cl) != CLUSTER_UP)
+		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
+			       "redis is unreachable: scene '%s' takes no edits until it returns",
+			       name);
+	else if (li.state == CLUSTER_LEASE_OTHER && (url = cluster_process_url(S->cl, li.owner)))
+		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
+			       "scene '%s' is owned by process %s (%s), which alone applies its "
+			       "edits", name, li.owner, url);
+	else if (li.state == CLUSTER_LEASE_OTHER)
+		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
+			       "scene '%s' is owned by process %s, which alone applies its edits",
+			       name, li.owner);
+	else if (li.state == CLUSTER_LEASE_OWNED)
+		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
+			       "this process owns scene '%s' and is applying its log up to where "
+			       "the last owner left it: retry in a moment", name);
+	else
+		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
+			       "this process is taking the lease of scene '%s': retry in a moment",
+			       name);
+	return RIGD_E_UNAVAILABLE;
+}
+
+void peers_interest(struct server *S, const char *name)
+{
+	if (S->cl && (cluster_want(S->cl, name) < 0 || cluster_follow(S->cl, name, false) < 0))
+		serve_log(LOG_WARN, "cluster: out of memory asking for the lease of %s", name);
+}
+
+/* {"scene","state","owner","token","valid_ms"} of one lease. */
+static int lease_json(proto_buf *b, const cluster_lease_info *l)
+{
+	int rc = PROTO_BUF_LIT(b, "{\"scene\":");
+
+	rc = rc || json_buf_string(b, l->scene, 0);
+	rc = rc || PROTO_BUF_LIT(b, ",\"state\":");
+	rc = rc || json_buf_string(b, cluster_lease_state_name(l->state), 0);
+	rc = rc || PROTO_BUF_LIT(b, ",\"owner\":");
+	rc = rc || (l->owner[0] ? json_buf_string(b, l->owner, 0) : PROTO_BUF_LIT(b, "null"));
+	rc = rc || PROTO_BUF_LIT(b, ",\"token\":");
+	rc = rc || (l->token ? json_buf_int(b, l->token) : PROTO_BUF_LIT(b, "null"));
+	rc = rc || PROTO_BUF_LIT(b, ",\"valid_ms\":");
+	rc = rc || json_buf_int(b, l->valid_ms);
+	return rc || PROTO_BUF_LIT(b, "}");
+}
+
+/* The body of GET /api/cluster. 0 or RIGD_E_NOMEM. */
+static int cluster_json(struct server *S, proto_buf *b)
+{
+	int n_l = cluster_leases(S->cl, NULL, 0), n_p = cluster_processes(S->cl, NULL, 0);
+	cluster_lease_info *l = calloc((size_t)n_l + 1, sizeof(*l));
+	cluster_process_info *p = calloc((size_t)n_p + 1, sizeof(*p));
+	int rc = !l || !p;
+
+	n_l = l ? cluster_leases(S->cl, l, n_l) : 0;
+	n_p = p ? cluster_processes(S->cl, p, n_p) : 0;
+	rc = rc || PROTO_BUF_LIT(b, "{\"process\":");
+	rc = rc || json_buf_string(b, cluster_id(S->cl), 0);
+	rc = rc || PROTO_BUF_LIT(b, ",\"redis\":{\"url\":");
+	rc = rc || json_buf_string(b, S->o.redis, 0);
+	rc = rc || PROTO_BUF_LIT(b, ",\"state\":");
+	rc = rc || json_buf_string(b, cluster_state_name(cluster_state(S->cl)), 0);
+	rc = rc || PROTO_BUF_LIT(b, "},\"lease_ms\":");
+	rc = rc || json_buf_int(b, S->o.lease_ms);
+	rc = rc || PROTO_BUF_LIT(b, ",\"leases\":[");
+	for (int i = 0; !rc && i < n_l; i++)
+		rc = (i && PROTO_BUF_LIT(b, ",")) || lease_json(b, &l[i]);
+	rc = rc || PROTO_BUF_LIT(b, "],\"processes\":[");
+	for (int i = 0; !rc && i < n_p; i++) {
+		rc = i && PROTO_BUF_LIT(b, ",");
+		rc = rc || PROTO_BUF_LIT(b, "{\"id\":");
+		rc = rc || json_buf_string(b, p[i].id, 0);
+		rc = rc || PROTO_BUF_LIT(b, ",\"url\":");
+		rc = rc || json_buf_string(b, p[i].url, 0);
+		rc = rc || PROTO_BUF_LIT(b, ",\"leases\":");
+		rc = rc || json_buf_int(b, p[i].leases);
+		rc = rc || PROTO_BUF_LIT(b, "}");
+	}
+	rc = rc || PROTO_BUF_LIT(b, "]}");
+	free(l);
+	free(p);
+	return rc ? RIGD_E_NOMEM : 0;
+}
+
+void peers_route(struct server *S, const struct http_call *call)
+{
+	proto_buf b;
+
+	if (!S->cl) {
+		http_respond_code(S, call->conn, RIGD_E_NOT_FOUND, "",
+				  "rigd runs alone (started without --redis)");
+		return;
+	}
+	proto_buf_init(&b, 0);
+	http_respond_built(S, call->conn, 200, &b, cluster_json(S, &b));
+}
+
+/* Appends printf output of at most 255 bytes. 0 or RIGD_E_NOMEM. */
+static int put(proto_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int put(proto_buf *b, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return RIGD_E_INTERNAL;
+	return proto_buf_append(b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+}
+
+int peers_metrics(struct server *S, proto_buf *b)
+{
+	cluster_stats st;
+	cluster_lease_info *l;
+	int n, rc = 0;
+
+	if (!S->cl)
+		return 0;
+	if (relay_metrics(S, b) || replica_metrics(S, b))
+		return RIGD_E_NOMEM;
+	cluster_get_stats(S->cl, &st);
+	rc = rc || put(b, "# HELP rigd_cluster_info This process in the cluster (its id).\n"
+		       "# TYPE rigd_cluster_info gauge\nrigd_cluster_info{process=\"%s\"} 1\n",
+		       cluster_id(S->cl));
+	rc = rc || put(b, "# HELP rigd_cluster_redis_up 1 while Redis answers, else 0.\n"
+		       "# TYPE rigd_cluster_redis_up gauge\nrigd_cluster_redis_up %d\n",
+		       st.state == CLUSTER_UP);
+	rc = rc || put(b, "# HELP rigd_cluster_redis_connects_total Connections to Redis made.\n"
+		       "# TYPE rigd_cluster_redis_connects_total counter\n"
+		       "rigd_cluster_redis_connects_total %" PRIu64 "\n", st.connects);
+	rc = rc || put(b, "# HELP rigd_cluster_redis_disconnects_total Connections to Redis lost.\n"
+		       "# TYPE rigd_cluster_redis_disconnects_total counter\n"
+		       "rigd_cluster_redis_disconnects_total %" PRIu64 "\n", st.disconnects);
+	rc = rc || put(b, "# HELP rigd_cluster_redis_errors_total Error and refused replies.\n"
+		       "# TYPE rigd_cluster_redis_errors_total counter\n"
+		       "rigd_cluster_redis_errors_total %" PRIu64 "\n", st.errors);
+	rc = rc || put(b, "# HELP rigd_cluster_leases_taken_total Scene leases taken.\n"
+		       "# TYPE rigd_cluster_leases_taken_total counter\n"
+		       "rigd_cluster_leases_taken_total %" PRIu64 "\n", st.leases_taken);
+	rc = rc || put(b, "# HELP rigd_cluster_leases_lost_total Scene leases lost.\n"
+		       "# TYPE rigd_cluster_leases_lost_total counter\n"
+		       "rigd_cluster_leases_lost_total %" PRIu64 "\n", st.leases_lost);
+	rc = rc || put(b, "# HELP rigd_cluster_leases_owned Scene leases this process holds.\n"
+		       "# TYPE rigd_cluster_leases_owned gauge\nrigd_cluster_leases_owned %d\n",
+		       st.leases_owned);
+	n = cluster_leases(S->cl, NULL, 0);
+	if (!(l = calloc((size_t)n + 1, sizeof(*l))))
+		return RIGD_E_NOMEM;
+	n = cluster_leases(S->cl, l, n);
+	rc = rc || put(b, "# HELP rigd_cluster_lease_token The fencing token of each scene lease "
+		       "this process holds.\n# TYPE rigd_cluster_lease_token gauge\n");
+	for (int i = 0; !rc && i < n; i++)
+		if (cluster_owns(S->cl, l[i].scene, NULL))
+			rc = put(b, "rigd_cluster_lease_token{scene=\"%s\"} %" PRId64 "\n", l[i].scene,
+				 l[i].token);
+	free(l);
+	return rc ? RIGD_E_NOMEM : 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * peers.h: this rigd among the other processes of a cluster (--redis):
+ * starting the cluster layer on the loop, the lease check every edit
+ * passes, GET /api/cluster and the cluster's lines of /metrics.
+ *
+ * Without --redis nothing here runs (S->cl is NULL) and every call is a
+ * no-op, so a lone rigd behaves exactly as before. Never talks to Redis
+ * itself: that is cluster/.
+ */
+#ifndef RIGD_SERVE_PEERS_H
+#define RIGD_SERVE_PEERS_H
+
+#include "server.h"
+
+/*
+ * Joins the cluster of S->o.redis on net's libuv loop (S->n must exist):
+ * the process id, the URL it advertises, the lease length. 0 (also
+ * without --redis: nothing to do), or 1 after saying on stderr what was
+ * wrong. The connection itself is made in the background and retried.
+ */
+int peers_start(struct server *S);
+
+/* Leaves the cluster (leases given back when Redis answers) and frees it.
+ * Call before net_free. Accepts S->cl NULL. */
+void peers_stop(struct server *S);
+
+/*
+ * Whether this process may apply an edit, undo, redo or import of scene
+ * 'name' now. 0 when it runs alone, holds the scene's lease, or the scene
+ * does not exist here (the engine answers that); otherwise
+ * RIGD_E_UNAVAILABLE with 'err' (may be NULL) saying why (Redis
+ * unreachable; another process owns the scene, naming it and its URL; the
+ * lease is being taken) and the lease asked for, so a retry may succeed.
+ */
+int peers_check_edit(struct server *S, const char *name, edit_error *err);
+
+/*
+ * Where an edit, undo or redo ('type') of scene 'name' goes: 0, applied
+ * here (alone, the owner, or an unknown scene); 1, relayed to the owner
+ * (for websocket client 'c' or HTTP request 'http_conn'; its answer comes
+ * later: relay.h); or the error of peers_check_edit with 'err' set. Only a
+ * client's edit ('plain': the client's limits) is relayed, never a remote
+ * submission (c NULL and http_conn 0), an undo, redo or import.
+ */
+int peers_route_edit(struct server *S, int type, const char *name, const edit_batch *batch,
+		     bool plain, struct client *c, uint64_t http_conn, const proto_req *req,
+		     edit_error *err);
+
+/* Every second (net's tick): relayed edits that wait too long. */
+void peers_tick(void *ctx);
+
+/* A client shows interest in scene 'name' (a subscribe): this process asks
+ * for its lease, first to ask being its owner. No-op when alone. */
+void peers_interest(struct server *S, const char *name);
+
+/* GET /api/cluster: this process, its Redis, the leases it knows and the
+ * live processes (docs/protocol.md); 404 not_found when rigd runs alone. */
+void peers_route(struct server *S, const struct http_call *call);
+
+/* Appends the cluster's metrics (none when alone). 0 or RIGD_E_NOMEM. */
+int peers_metrics(struct server *S, proto_buf *b);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * replica.h: every process keeps every scene of the cluster up to date from
+ * its owner's log stream in Redis (--redis; docs/deploy.md, "Several
+ * processes on one Redis").
+ *
+ * The owner appends each batch it commits to the scene's log stream (the
+ * log line rigd stores, relative ops already resolved), guarded by its
+ * fencing token; every process reads the stream and submits the batches it
+ * does not have yet, in seq order, to its own turn, with the batch's own
+ * client and client_seq. Its own SQLite then holds the same log, its scene
+ * the same bits (replay is bit-identical), and its subscribers get their
+ * updates from its own journal with the usual cursor rules. The owner
+ * acknowledges a batch only once the stream holds it. A new owner commits
+ * only once it has applied the stream up to its end.
+ */
+#ifndef RIGD_SERVE_REPLICA_H
+#define RIGD_SERVE_REPLICA_H
+
+#include "server.h"
+
+/* cluster callback ('ctx' the server): batch 'seq' of scene 'name' from
+ * its log stream; applied (submitted to this turn) when it is the next
+ * seq this process lacks, skipped when it has it, and a gap or a batch
+ * that does not apply is logged and leaves the scene as it is. */
+void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, const char *line,
+		  size_t len);
+
+/* After the turn's commit ('commit_rc' its result): a failed commit reads
+ * the streams of the scenes it touched again. */
+void replica_turn_end(struct server *S, int commit_rc);
+
+/* After the commit of scene 'name' from seq 'from' (excluded) to 'to': the
+ * owner appends those batches to the scene's log stream. */
+void replica_publish(struct server *S, const char *name, int64_t from, int64_t to);
+
+/*
+ * As the owner of the scene of committed batch 'p': keeps a copy of it
+ * (taking its ik report) to answer once the scene's log stream holds it,
+ * and returns true; false when it is to be answered now (alone, not the
+ * owner, or the stream holds it already).
+ */
+bool replica_hold(struct server *S, struct pending *p);
+
+/* cluster callback: what became of the append of batch 'seq' of scene
+ * 'name'. Held answers up to it are sent: acks, or, when it failed,
+ * `unavailable` saying the edit is committed here but may not be kept. */
+void replica_published(void *ctx, const char *name, uint64_t seq, bool ok, const char *why);
+
+/* Whether this process has applied scene 'name''s log up to where it
+ * stood when it took the lease (it may commit then). */
+bool replica_caught_up(struct server *S, const char *name);
+
+/* Frees what it holds; accepts none. */
+void replica_free(struct server *S);
+
+/* Appends its metrics. 0 or RIGD_E_NOMEM. */
+int replica_metrics(struct server *S, proto_buf *b);
+
+#endif
