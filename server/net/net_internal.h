@@ -102,7 +102,7 @@ struct net {
 	net_callbacks cb;
 	struct lws_protocols protocols[2];
 	lws_retry_bo_t retry;
-	struct static_root roots[3];
+	struct static_root roots[4];
 	int n_roots;
 	char *csp;                    /* Content-Security-Policy of every answer */
 	char *tls_cert, *tls_key;

@@ -16,8 +16,10 @@ import { HierarchyPanel } from './hierarchy.js';
 import { InspectorPanel } from './inspector.js';
 import { SceneList } from './scenelist.js';
 import { SceneSession } from './session.js';
+import { DrawOrderPanel, PosePanel } from './panels2d.js';
 import { Timeline } from './timeline.js';
 import { Listeners, clear, colourFor, el, randomToken } from './util.js';
+import { View2D } from './view2d.js';
 import { Viewport } from './viewport.js';
 import { chooseFormat } from './wire.js';
 
@@ -88,6 +90,13 @@ class SceneView {
 		centre.append(this.toolbar, this.banner, this.loading);
 		this.hierarchy = new HierarchyPanel(left);
 		this.inspector = new InspectorPanel(right);
+		this.centre = centre;
+		this.right = right;
+		// A 2D scene is drawn as SVG over the (then idle) 3D canvas, with
+		// its panels under the inspector; made when a model says dims 2.
+		this.view2d = null;
+		this.poses = null;
+		this.drawOrder = null;
 		this.timeline = new Timeline(bottom, name);
 
 		this._display(this.live, { flash: true });
@@ -185,7 +194,7 @@ class SceneView {
 		);
 		for (const b of this.modeButtons) L.listen(b, 'click', () => this.setMode(b.dataset.mode));
 		L.listen(this.spaceButton, 'click', () => this.toggleSpace());
-		L.listen(this.frameButton, 'click', () => this.viewport.frameAll());
+		L.listen(this.frameButton, 'click', () => (this.view2d ? this.view2d.frameAll() : this.viewport.frameAll()));
 		L.listen(this.exportButton, 'click', () => this.exportGltf());
 		L.listen(this.helpButton, 'click', () => (this.help.hidden = !this.help.hidden));
 		for (const [key, box] of Object.entries(this.overlayBoxes)) L.listen(box, 'change', () => this.viewport.setOverlayFlags({ [key]: box.checked }));
@@ -222,6 +231,12 @@ class SceneView {
 	_display(model, { flash }) {
 		this.shown = model;
 		this.viewport.setModel(model, { flash });
+		if (model.dims === 2) this._enter2D();
+		if (this.view2d) {
+			this.view2d.setModel(model);
+			this.poses.setModel(model);
+			this.drawOrder.setModel(model);
+		}
 		this.hierarchy.setModel(model);
 		this.inspector.setModel(model);
 		if (this.selected && !model.get(this.selected)) this.inspector.show(null);
@@ -232,7 +247,30 @@ class SceneView {
 		this._showBanner();
 	}
 
+	/* Turns this view into the 2D one (once: a scene's dims never change). */
+	_enter2D() {
+		if (this.view2d) return;
+		const edit = (ops) => this.session.edit(ops);
+		const live = (key, ops) => this.session.live(key, ops);
+		const gesture = (on) => (on ? this.session.beginGesture() : this.session.endGesture());
+		this.element.classList.add('two-d');
+		this.view2d = new View2D(this.centre, { scene: this.name, edit, live, gesture });
+		this.centre.append(this.toolbar, this.banner, this.loading);
+		const holder = el('div.panels2d');
+		this.right.append(holder);
+		this.poses = new PosePanel(holder, { scene: this.name, edit, live, gesture });
+		this.drawOrder = new DrawOrderPanel(holder, { edit, select: (id) => this.select(id) });
+		this._unsubs.push(
+			this.view2d.on('pick', ({ id }) => this.select(id)),
+			this.view2d.on('error', ({ message }) => this.app.toast(message)),
+		);
+		for (const part of [this.view2d, this.poses, this.drawOrder]) part.setModel(this.shown);
+		this.view2d.setSelection(this.selected);
+		this._applyEditable();
+	}
+
 	_liveChanged() {
+		if (this.live.dims === 2 && !this.view2d && this.shown === this.live) this._display(this.live, { flash: false });
 		this.timeline.setLiveSeq(this.live.seq);
 		this.app.setSceneInfo(this.name, this.live);
 		if (this.shown === this.live && this.selected && !this.live.get(this.selected)) this.select(null);
@@ -247,6 +285,11 @@ class SceneView {
 		this.hierarchy.setEditable(editable);
 		this.inspector.setEditable(editable);
 		this.viewport.setGizmoEnabled(editable);
+		if (this.view2d) {
+			this.view2d.setEditable(editable);
+			this.poses.setEditable(editable);
+			this.drawOrder.setEditable(editable);
+		}
 		this.element.classList.toggle('read-only', !editable);
 		this._showBanner();
 	}
@@ -279,6 +322,7 @@ class SceneView {
 		this.hierarchy.setSelection(id);
 		this.inspector.show(id);
 		this.viewport.setSelection(id);
+		if (this.view2d) this.view2d.setSelection(id);
 		this.session.setSelection(id ? [id] : []);
 	}
 
@@ -405,7 +449,7 @@ class SceneView {
 		else if (key === 'r') this.setMode('scale');
 		else if (key === 'q') this.toggleSpace();
 		else if (key === 'f' && this.selected) this.viewport.frameNode(this.selected);
-		else if (key === 'a') this.viewport.frameAll();
+		else if (key === 'a') this.view2d ? this.view2d.frameAll() : this.viewport.frameAll();
 		else if (key === '?') this.help.hidden = !this.help.hidden;
 		else if (key === 'escape') {
 			if (!this.help.hidden) this.help.hidden = true;
@@ -419,6 +463,11 @@ class SceneView {
 	dispose() {
 		for (const off of this._unsubs) off();
 		this._listeners.dispose();
+		if (this.view2d) {
+			this.view2d.dispose();
+			this.poses.dispose();
+			this.drawOrder.dispose();
+		}
 		this.timeline.dispose();
 		this.inspector.dispose();
 		this.hierarchy.dispose();
@@ -655,6 +704,19 @@ class App {
 				return { frames: s.frames, movingFrames: s.movingFrames, renderMs: s.renderMs.slice(), costMs: s.costMs.slice(), intervals: s.intervals.slice() };
 			},
 			resetStats: () => view().viewport.resetStats(),
+			/* A 2D scene as the page draws it (null for a 3D one): the
+			 * layer groups' ids in DOM order (back to front), each group's
+			 * transform attribute, and joints on the page. */
+			view2d() {
+				const v = view().view2d;
+				if (!v) return null;
+				const transforms = {};
+				for (const [id, g] of v.groups) transforms[id] = g.outer.getAttribute('transform');
+				const assets = {};
+				for (const [file, a] of v.assets.assets) assets[file] = a.status;
+				return { order: v.domOrder(), transforms, assets, camera: { ...v.camera }, frames: v.frames };
+			},
+			jointOnPage: (id) => (view().view2d ? view().view2d.screenOfJoint(id) : null),
 			/* Ids drawn at matrices predicted from a gizmo drag, not yet the
 			 * server's (see viewport.js). */
 			predicted: () => view().viewport.predicted(),
