@@ -147,6 +147,8 @@ class SceneView {
 					['Drag a row', 'onto another row: make it a child; near a row\'s edge: place it before or after'],
 					['Timeline', 'drag back to see an earlier seq (read-only); ▶ replays the log'],
 					['Drop a file', 'a .gltf or .glb anywhere on the page: imported as a new scene; ⇩ glTF exports the seq shown'],
+					['2D: drag a joint', 'turn its parent bone; Shift+drag: pull the chain\'s end (two-bone IK); a root\'s joint moves the figure'],
+					['2D: wheel / drag', 'zoom about the pointer / pan (on empty space or the artwork)'],
 				].flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
 			),
 		);

@@ -52,6 +52,10 @@ function getPurifier() {
 	purifier.addHook('uponSanitizeAttribute', (node, data) => {
 		const name = data.attrName.toLowerCase();
 		const value = String(data.attrValue ?? '');
+		if (name.startsWith('data-') && name !== STYLE_ATTR) {
+			data.keepAttr = false;
+			return;
+		}
 		if (name === 'href' || name === 'xlink:href') {
 			const ok = value.trim().startsWith('#') || (node.nodeName.toLowerCase() === 'image' && RASTER.test(value.trim()));
 			if (!ok) data.keepAttr = false;
@@ -69,15 +73,42 @@ function getPurifier() {
  * page's document, not in it), or throws an Error saying why nothing is.
  */
 export function sanitizeSvg(text) {
-	const fragment = getPurifier().sanitize(text, {
+	const fragment = getPurifier().sanitize(defuse(String(text)), {
 		USE_PROFILES: { svg: true, svgFilters: true },
 		FORBID_TAGS,
-		ADD_ATTR: ['xlink:href', 'href'],
+		ADD_ATTR: ['xlink:href', 'href', STYLE_ATTR],
 		RETURN_DOM_FRAGMENT: true,
 	});
 	const svg = fragment.firstElementChild && fragment.querySelector('svg');
 	if (!svg || svg.namespaceURI !== SVG_NS) throw new Error('the file holds no SVG drawing');
+	// Declarations set through the CSSOM, which the page's policy allows
+	// (an inline style attribute it would refuse).
+	for (const e of [svg, ...svg.querySelectorAll(`[${STYLE_ATTR}]`)]) {
+		if (!e.hasAttribute(STYLE_ATTR)) continue;
+		e.style.cssText = e.getAttribute(STYLE_ATTR);
+		e.removeAttribute(STYLE_ATTR);
+	}
 	return svg;
+}
+
+const STYLE_ATTR = 'data-rigd-style';
+const DROPPED_ATTR = 'data-rigd-dropped';
+
+/*
+ * Renames, in the text, what the page's Content-Security-Policy would
+ * report as soon as it were parsed (even in an inert document): event
+ * handler attributes (renamed to one that is always dropped), <style> and
+ * <script> elements (to unknown elements, which DOMPurify drops) and style
+ * attributes (kept aside, checked like any attribute, then applied through
+ * the CSSOM). This is not the defence (DOMPurify and the policy are):
+ * whatever it misses is still removed, only with a report in the console.
+ */
+function defuse(text) {
+	return text.replace(/<[^<>]+>/g, (tag) =>
+		tag
+			.replace(/^<(\/?)(style|script)\b/i, '<$1rigd-dropped-$2')
+			.replace(/(\s)(on[a-z0-9_.:-]*|style)(\s*=)/gi, (m, space, name, eq) => `${space}${name.toLowerCase() === 'style' ? STYLE_ATTR : DROPPED_ATTR}${eq}`),
+	);
 }
 
 /* Splits "FILE#GROUP" into [file, group], or null. */
