@@ -189,3 +189,215 @@ describe('viewer2d: bones, drags and poses on the worked example', () => {
 		assert.deepEqual(A.problems, []);
 	});
 });
+
+/* --- scenes with artwork (POST /api/scenes/NAME/svg) --- */
+
+/* Imports 'svg' with 'manifest' as file 'file' into a new 2D scene. */
+async function importSvg(server, name, file, svg, manifest) {
+	await create2d(server, name);
+	const r = await rigd.post(server, `/api/scenes/${name}/svg`, { file, svg, manifest });
+	assert.equal(r.status, 200, r.text);
+}
+
+/* Three sibling groups drawn where the worked example's bones lie at rest
+ * (along +x from (180, 260)), each a bar with a dot at its pivot. */
+const ARM_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 600 400">
+  <g id="upper"><rect x="180" y="252" width="155" height="16" fill="#6e8db0"/></g>
+  <g id="fore"><rect x="335" y="254" width="125" height="12" fill="#8fb06e"/></g>
+  <g id="hand"><circle cx="460" cy="260" r="12" fill="#e8a33d"/></g>
+</svg>`;
+const ARM_MANIFEST = [
+	{ id: 'upper', parent: null, pivot: [180, 260], rotation: 0, z: 0 },
+	{ id: 'fore', parent: 'upper', pivot: [335, 260], rotation: 0, z: 1 },
+	{ id: 'hand', parent: 'fore', pivot: [460, 260], rotation: 0, z: 2 },
+];
+
+/* A figure whose two arms swap places in the draw order when it turns:
+ * armA is in front facing right and behind facing left, armB the reverse. */
+const FIG_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 400">
+  <g id="armB"><rect x="200" y="150" width="90" height="14" fill="#b06e8d"/></g>
+  <g id="body"><rect x="170" y="120" width="60" height="160" fill="#6e8db0"/></g>
+  <g id="armA"><rect x="200" y="170" width="90" height="14" fill="#e8a33d"/></g>
+</svg>`;
+const FIG_MANIFEST = [
+	{ id: 'body', parent: null, pivot: [200, 200], rotation: 0, z: 0 },
+	{ id: 'armA', parent: 'body', pivot: [200, 177], rotation: 0, z: { right: 1, left: -1 } },
+	{ id: 'armB', parent: 'body', pivot: [200, 157], rotation: 0, z: { right: -1, left: 1 } },
+];
+
+/* The six numbers of a transform="matrix(a b c d e f)" attribute. */
+function matrixOf(text) {
+	const m = /^matrix\(([^)]*)\)$/.exec(text || '');
+	return m ? m[1].trim().split(/[\s,]+/).map(Number) : null;
+}
+const six = (w) => [w[0], w[1], w[4], w[5], w[12], w[13]];
+
+describe('viewer2d: artwork', () => {
+	let server;
+	const pages = [];
+
+	// The artwork tests need the asset routes; a build without them says so
+	// and skips them.
+	let svgRoute = true;
+	const needSvg = (t) => !svgRoute && (t.skip('this build has no POST /api/scenes/NAME/svg'), true);
+
+	before(async () => {
+		server = await rigd.startRigd(SERVER_ARGS);
+		await create2d(server, 'probe');
+		const r = await rigd.post(server, '/api/scenes/probe/svg', {});
+		svgRoute = !(r.status === 404 && r.json && r.json.error && r.json.error.code === 'not_found');
+	});
+	after(async () => {
+		for (const p of pages) await p.context.close();
+		if (server) await server.stop();
+	});
+
+	it('draws each group at its node\'s world matrix: the hand\'s pivot at (373.305, 81.206)', async (t) => {
+		if (needSvg(t)) return;
+		await importSvg(server, 'armsvg', 'arm.svg', ARM_SVG, ARM_MANIFEST);
+		const e = await rigd.post(server, '/api/scenes/armsvg/edits', { ops: [{ op: 'set', id: 'upper', angle: 25 }, { op: 'set', id: 'fore', angle: 40 }] });
+		assert.equal(e.status, 200, e.text);
+		const A = await openPage(browser, `${server.url}/#/scene/armsvg`);
+		pages.push(A);
+		const tree = await settled(server, A.page, 'armsvg');
+		await A.page.waitForFunction(() => Object.keys(window.rigd.view2d().transforms).length === 3);
+		const hand = await A.page.evaluate(() => {
+			const g = document.querySelector('svg.view2d g.layer[data-id="hand"]');
+			const cam = document.querySelector('svg.view2d g.camera');
+			const m = cam.getScreenCTM().inverse().multiply(g.getScreenCTM());
+			const p = new DOMPoint(460, 260).matrixTransform(m);
+			return [p.x, p.y];
+		});
+		assert.ok(Math.abs(hand[0] - 373.305) < 0.01 && Math.abs(hand[1] - 81.206) < 0.01, `hand's pivot at ${hand}`);
+		// Every group's transform is the server's matrix, number for number.
+		const view = await A.page.evaluate(() => window.rigd.view2d());
+		for (const id of ['upper', 'fore', 'hand']) assert.deepEqual(matrixOf(view.transforms[id]), six(nodeOf(tree, id).world), id);
+		// The artwork's own markup is untouched inside the group.
+		assert.equal(await A.page.getAttribute('svg.view2d g.layer[data-id="hand"] circle', 'cx'), '460');
+		assert.deepEqual(view.order, ['upper', 'fore', 'hand']);
+		assert.deepEqual(A.problems, []);
+	});
+
+	it('never shows a new pose with an old draw order, or the reverse, in any animation frame', async (t) => {
+		if (needSvg(t)) return;
+		await importSvg(server, 'fig', 'fig.svg', FIG_SVG, FIG_MANIFEST);
+		const A = await openPage(browser, `${server.url}/#/scene/fig`);
+		pages.push(A);
+		await A.page.waitForFunction(() => Object.keys(window.rigd.view2d().transforms).length === 3);
+		const turn = (facing, angle) => ({ ops: [{ op: 'set', id: 'body', facing }, { op: 'set', id: 'armA', angle }, { op: 'set', id: 'armB', angle: -angle }] });
+		// The two states, each as the server has it.
+		const states = {};
+		for (const [facing, angle] of [['left', 30], ['right', -20]]) {
+			assert.equal((await rigd.post(server, '/api/scenes/fig/edits', turn(facing, angle))).status, 200);
+			const tree = await settled(server, A.page, 'fig');
+			const view = await A.page.evaluate(() => window.rigd.view2d());
+			states[facing] = { order: view.order.join(','), armA: matrixOf(view.transforms.armA), armB: matrixOf(view.transforms.armB) };
+			assert.deepEqual(states[facing].armA, six(nodeOf(tree, 'armA').world));
+		}
+		assert.equal(states.left.order, 'armA,body,armB');
+		assert.equal(states.right.order, 'armB,body,armA');
+		// Record every frame while batches alternate the two at speed.
+		await A.page.evaluate(() => {
+			window.__frames = [];
+			const tick = () => {
+				const v = window.rigd.view2d();
+				window.__frames.push({ order: v.order.join(','), armA: v.transforms.armA, armB: v.transforms.armB });
+				if (!window.__stop) requestAnimationFrame(tick);
+			};
+			requestAnimationFrame(tick);
+		});
+		let last = 0;
+		for (let i = 0; i < 24; i++) {
+			const r = await rigd.post(server, '/api/scenes/fig/edits', i % 2 ? turn('right', -20) : turn('left', 30));
+			assert.equal(r.status, 200);
+			last = r.json.seq;
+		}
+		await poll(() => A.page.evaluate((seq) => window.rigd.seq() >= seq, last), { timeout: 10000, what: 'the last batch on the page' });
+		await A.page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+		const frames = await A.page.evaluate(() => {
+			window.__stop = true;
+			return window.__frames;
+		});
+		const seen = { left: 0, right: 0 };
+		for (const [i, f] of frames.entries()) {
+			const facing = f.order === states.left.order ? 'left' : f.order === states.right.order ? 'right' : null;
+			assert.ok(facing, `frame ${i}: an order of neither state: ${f.order}`);
+			assert.deepEqual([matrixOf(f.armA), matrixOf(f.armB)], [states[facing].armA, states[facing].armB], `frame ${i}: the ${facing} order with the other pose`);
+			seen[facing]++;
+		}
+		console.log(`# ${frames.length} frames recorded: ${seen.left} facing left, ${seen.right} facing right`);
+		assert.ok(seen.left > 0 && seen.right > 0, 'both states were drawn');
+		assert.deepEqual(A.problems, []);
+	});
+
+	it('keeps hostile artwork inert: no script, no dialog, no request but the viewer\'s own', async (t) => {
+		if (needSvg(t)) return;
+		await importSvg(server, 'hostile', 'art.svg', FIG_SVG, FIG_MANIFEST);
+		const evil = 'http://evil.invalid';
+		const HOSTILE = `<?xml version="1.0"?>
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 400 400" onload="window.__pwned = 'svg onload'">
+  <script>window.__pwned = 'script';</script>
+  <script href="${evil}/x.js"></script>
+  <style>@import url(${evil}/a.css); rect { fill: url(${evil}/p.svg#p); } body { background: url(/api/steal.png); }</style>
+  <defs><linearGradient id="ok"><stop offset="0" stop-color="#fff"/></linearGradient></defs>
+  <g id="armB" onclick="window.__pwned = 'click'" style="background-image: url(${evil}/bg.png)">
+    <rect x="200" y="150" width="90" height="14" fill="url(${evil}/f.svg#g)" onmouseover="window.__pwned = 'hover'"/>
+    <image href="${evil}/i.png" x="0" y="0" width="10" height="10"/>
+    <image xlink:href="/api/scenes/hostile/log" x="0" y="0" width="10" height="10" onerror="window.__pwned = 'onerror'"/>
+  </g>
+  <g id="body"><rect x="170" y="120" width="60" height="160" fill="url(#ok)" style="fill: url('${evil}/s.svg#x'); stroke: #123456"/>
+    <foreignObject width="100" height="100"><iframe xmlns="http://www.w3.org/1999/xhtml" src="${evil}/frame"></iframe><img xmlns="http://www.w3.org/1999/xhtml" src="x" onerror="window.__pwned = 'img'"/></foreignObject>
+    <use href="${evil}/u.svg#a"/><use xlink:href="data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=#a"/>
+    <a href="javascript:window.__pwned='link'"><text x="10" y="10">click</text></a>
+    <set attributeName="onmouseover" to="window.__pwned = 'set'"/>
+    <animate attributeName="href" values="javascript:window.__pwned='animate'"/>
+  </g>
+  <g id="armA"><rect x="200" y="170" width="90" height="14" fill="#e8a33d" style="stroke: #000; stroke-width: 2"/>
+    <feImage href="${evil}/fe.png"/><filter id="f"><feImage xlink:href="${evil}/fe2.png"/></filter>
+  </g>
+</svg>`;
+		const context = await browser.newContext({ viewport: { width: 1120, height: 700 }, deviceScaleFactor: 1 });
+		await context.addInitScript(() => localStorage.setItem('rigd.format', 'f64'));
+		const page = await context.newPage();
+		pages.push({ context });
+		const problems = [];
+		const requests = [];
+		const dialogs = [];
+		page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+		page.on('pageerror', (e) => problems.push(e.message));
+		page.on('dialog', (d) => dialogs.push(d.message()) && d.dismiss());
+		context.on('request', (r) => requests.push(r.url()));
+		let served = 0;
+		await page.route('**/api/scenes/hostile/assets/**', (route) => {
+			served++;
+			route.fulfill({ status: 200, contentType: 'image/svg+xml', body: HOSTILE });
+		});
+		await page.goto(`${server.url}/#/scene/hostile`);
+		await page.waitForFunction(() => window.rigd && window.rigd.phase() === 'live' && Object.keys(window.rigd.view2d().transforms).length === 3, null, { timeout: 20000 });
+		// Hover and click everything the payload could hang a handler on.
+		for (const id of ['armB', 'body', 'armA']) {
+			const box = await page.locator(`svg.view2d g.layer[data-id="${id}"]`).boundingBox();
+			if (box) await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+		}
+		await page.waitForTimeout(500);
+		assert.ok(served >= 1, 'the intercepted asset was asked for');
+		assert.equal(await page.evaluate(() => window.__pwned ?? null), null, 'no script of the payload ran');
+		assert.deepEqual(dialogs, []);
+		const origin = new URL(server.url).origin;
+		const allowed = [/^\/$/, /^\/app\/[a-z0-9_]+\.js$/, /^\/style\.css$/, /^\/vendor\/(three|dompurify)\//, /^\/ws$/, /^\/api\/scenes\/hostile\/(assets\/art\.svg|poses)$/];
+		for (const url of requests) {
+			if (url.startsWith('data:')) continue;
+			const u = new URL(url);
+			assert.equal(u.origin, origin, `a request left for another origin: ${url}`);
+			assert.ok(allowed.some((re) => re.test(u.pathname)), `an unexpected request: ${url}`);
+		}
+		// What is drawn is the artwork without any of it.
+		const markup = await page.evaluate(() => document.querySelector('svg.view2d').outerHTML);
+		for (const bad of ['<script', 'onload', 'onclick', 'onmouseover', 'onerror', 'foreignObject', 'iframe', 'evil.invalid', 'javascript:', '<style', '<set', '<animate', '/api/scenes/hostile/log']) {
+			assert.ok(!markup.includes(bad), `the page holds ${bad}`);
+		}
+		assert.equal(await page.locator('svg.view2d g.layer[data-id="armA"] rect').count(), 1, 'the harmless shapes are drawn');
+		assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('svg.view2d g.layer[data-id="armA"] rect')).strokeWidth), '2px', 'a harmless style attribute applies');
+		assert.deepEqual(problems, []);
+	});
+});
