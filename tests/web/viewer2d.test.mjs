@@ -338,7 +338,7 @@ describe('viewer2d: artwork', () => {
 <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 400 400" onload="window.__pwned = 'svg onload'">
   <script>window.__pwned = 'script';</script>
   <script href="${evil}/x.js"></script>
-  <style>@import url(${evil}/a.css); rect { fill: url(${evil}/p.svg#p); } body { background: url(/api/steal.png); }</style>
+  <style>@import url(${evil}/a.css); rect { fill: url(${evil}/p.svg#p); } body { background: url(/api/steal.png); } .topbar, body { display: none !important; } .cls-a { stroke-width: 3; }</style>
   <defs><linearGradient id="ok"><stop offset="0" stop-color="#fff"/></linearGradient></defs>
   <g id="armB" onclick="window.__pwned = 'click'" style="background-image: url(${evil}/bg.png)">
     <rect x="200" y="150" width="90" height="14" fill="url(${evil}/f.svg#g)" onmouseover="window.__pwned = 'hover'"/>
@@ -352,7 +352,7 @@ describe('viewer2d: artwork', () => {
     <set attributeName="onmouseover" to="window.__pwned = 'set'"/>
     <animate attributeName="href" values="javascript:window.__pwned='animate'"/>
   </g>
-  <g id="armA"><rect x="200" y="170" width="90" height="14" fill="#e8a33d" style="stroke: #000; stroke-width: 2"/>
+  <g id="armA"><rect x="200" y="170" width="90" height="14" fill="#e8a33d" style="stroke: #000; stroke-width: 2"/><rect class="cls-a" x="200" y="190" width="9" height="9"/>
     <feImage href="${evil}/fe.png"/><filter id="f"><feImage xlink:href="${evil}/fe2.png"/></filter>
   </g>
 </svg>`;
@@ -396,8 +396,12 @@ describe('viewer2d: artwork', () => {
 		for (const bad of ['<script', 'onload', 'onclick', 'onmouseover', 'onerror', 'foreignObject', 'iframe', 'evil.invalid', 'javascript:', '<style', '<set', '<animate', '/api/scenes/hostile/log']) {
 			assert.ok(!markup.includes(bad), `the page holds ${bad}`);
 		}
-		assert.equal(await page.locator('svg.view2d g.layer[data-id="armA"] rect').count(), 1, 'the harmless shapes are drawn');
+		assert.equal(await page.locator('svg.view2d g.layer[data-id="armA"] rect').count(), 2, 'the harmless shapes are drawn');
 		assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('svg.view2d g.layer[data-id="armA"] rect')).strokeWidth), '2px', 'a harmless style attribute applies');
+		// The artwork's CSS reaches its own groups and nothing else.
+		assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('svg.view2d g.layer[data-id="armA"] rect.cls-a')).strokeWidth), '3px');
+		const shown = await page.evaluate(() => [getComputedStyle(document.body).display, getComputedStyle(document.querySelector('.topbar')).display]);
+		assert.ok(!shown.includes('none'), `the page is still shown: ${shown}`);
 		assert.deepEqual(problems, []);
 	});
 });

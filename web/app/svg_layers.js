@@ -5,11 +5,12 @@
  * Each asset a node's "layer" ("FILE#GROUP") names is fetched from
  * GET /api/scenes/NAME/assets/FILE (docs/protocol.md) and sanitised again
  * here with DOMPurify before any of it enters the page: no script, no event
- * handler, no foreignObject, no animation, no <style> element (its rules
- * would reach the whole page), and no reference that could make the page
- * load anything: every href must point inside the document ("#id"), every
+ * handler, no foreignObject, no animation, and no reference that could
+ * make the page load anything: every href must point inside the document ("#id"), every
  * url() in an attribute or style must be "url(#id)" (a raster image may
- * carry its pixels as a data: URL). What survives is kept in a detached
+ * carry its pixels as a data: URL). The CSS of <style> elements is read
+ * by the CSSOM and kept as plain style rules confined to the asset's own
+ * groups (scopedSheet). What survives is kept in a detached
  * <svg>; a layer group is a deep clone of the element with that id, placed
  * under the transform its ancestors in the artwork gave it, so the artwork
  * shows as drawn while the world matrix is the identity. Path data and the
@@ -73,7 +74,23 @@ function getPurifier() {
  * page's document, not in it), or throws an Error saying why nothing is.
  */
 export function sanitizeSvg(text) {
-	const fragment = getPurifier().sanitize(defuse(String(text)), {
+	return sanitizeAsset(text).svg;
+}
+
+/*
+ * Sanitises an asset's text: {svg, css}, 'css' the text of its <style>
+ * elements (to be read only through scopedSheet()), or throws an Error
+ * saying why nothing is left.
+ */
+export function sanitizeAsset(text) {
+	const css = [];
+	// <style> elements are taken out before anything parses the markup:
+	// their text is read only as CSS, by the CSSOM, rule by rule.
+	const markup = String(text).replace(/<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi, (m, body) => {
+		css.push(body.replace(/^\s*<!\[CDATA\[/, '').replace(/\]\]>\s*$/, ''));
+		return '';
+	});
+	const fragment = getPurifier().sanitize(defuse(markup), {
 		USE_PROFILES: { svg: true, svgFilters: true },
 		FORBID_TAGS,
 		ADD_ATTR: ['xlink:href', 'href', STYLE_ATTR],
@@ -88,7 +105,48 @@ export function sanitizeSvg(text) {
 		e.style.cssText = e.getAttribute(STYLE_ATTR);
 		e.removeAttribute(STYLE_ATTR);
 	}
-	return svg;
+	return { svg, css: css.join('\n') };
+}
+
+/*
+ * A stylesheet for the page built from an asset's CSS (its <style>
+ * elements), or null when nothing of it is kept: only plain style rules,
+ * each selector confined to the groups drawn from that asset ('scope', a
+ * selector) so the artwork cannot restyle the page, and without any
+ * declaration whose value refers outside the document (url() but
+ * "url(#id)"). At-rules (@import, @font-face, @media...) are dropped.
+ */
+export function scopedSheet(css, scope) {
+	if (!css.trim()) return null;
+	const parsed = new CSSStyleSheet();
+	try {
+		parsed.replaceSync(css);
+	} catch {
+		return null;
+	}
+	const out = [];
+	for (const rule of parsed.cssRules) {
+		if (!(rule instanceof CSSStyleRule)) continue;
+		const decls = [];
+		for (let i = 0; i < rule.style.length; i++) {
+			const name = rule.style[i];
+			const value = rule.style.getPropertyValue(name);
+			if (!localUrls(value) || /@import|expression\s*\(|javascript:|behavior\s*:/i.test(value)) continue;
+			const important = rule.style.getPropertyPriority(name) ? ' !important' : '';
+			decls.push(`${name}: ${value}${important};`);
+		}
+		if (decls.length) out.push(`${scope} :is(${rule.selectorText}) { ${decls.join(' ')} }`);
+	}
+	if (!out.length) return null;
+	const sheet = new CSSStyleSheet();
+	for (const rule of out) {
+		try {
+			sheet.insertRule(rule, sheet.cssRules.length);
+		} catch {
+			/* a selector that does not survive scoping is left out */
+		}
+	}
+	return sheet;
 }
 
 const STYLE_ATTR = 'data-rigd-style';
@@ -144,9 +202,10 @@ function ancestorMatrix(element, root) {
 
 /* One sanitised drawing and the groups cut from it. */
 export class Asset {
-	constructor(file, svg) {
+	constructor(file, { svg, css }) {
 		this.file = file;
 		this.svg = svg;
+		this.css = css;
 	}
 
 	/* The definitions (gradients, clip paths, markers, symbols, filters) the
@@ -210,7 +269,7 @@ export class AssetStore extends Emitter {
 				if (res.status === 401 || res.status === 403) auth.report(res.status === 401 ? 'unauthorized' : 'forbidden', `reading asset ${file}`);
 				throw new Error(`HTTP ${res.status}`);
 			}
-			entry.asset = new Asset(file, sanitizeSvg(await res.text()));
+			entry.asset = new Asset(file, sanitizeAsset(await res.text()));
 			entry.status = 'ready';
 		} catch (err) {
 			if (this._aborts.signal.aborted) return;

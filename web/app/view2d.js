@@ -24,7 +24,7 @@
  * own <svg> and the frame callback, edits anything but through 'edit'.
  */
 import { drawOrder } from './order2d.js';
-import { AssetStore, SVG_NS, splitLayer } from './svg_layers.js';
+import { AssetStore, SVG_NS, scopedSheet, splitLayer } from './svg_layers.js';
 import { Emitter, Listeners } from './util.js';
 
 const JOINT_PX = 6; // joint handle radius, screen pixels
@@ -76,6 +76,8 @@ export class View2D extends Emitter {
 		this.joints = new Map(); // id -> circle
 		this.bones = new Map(); // 'parent>child' -> line
 		this.frames = 0;
+		this._adopted = new Set(); // files whose defs and CSS are in
+		this._sheets = [];
 
 		this.svg = svgEl('svg', { class: 'view2d', role: 'img', 'aria-label': '2D scene' });
 		this.defs = svgEl('defs');
@@ -165,7 +167,7 @@ export class View2D extends Emitter {
 			const entry = this.assets.get(parts[0]);
 			if (entry.status === 'error') errors.push(entry.error);
 			if (entry.status !== 'ready') continue;
-			this.defs.append(...entry.asset.takeDefs());
+			this._adopt(entry.asset);
 			const cut = entry.asset.cut(parts[1], bound.get(parts[0]));
 			if (!cut) {
 				errors.push(`asset ${parts[0]} has no group '${parts[1]}'`);
@@ -173,6 +175,7 @@ export class View2D extends Emitter {
 			}
 			const outer = svgEl('g', { class: 'layer' });
 			outer.dataset.id = node.id;
+			outer.dataset.file = parts[0];
 			let holder = outer;
 			if (cut.inner) outer.append((holder = svgEl('g', { transform: cut.inner })));
 			holder.append(cut.element);
@@ -203,6 +206,18 @@ export class View2D extends Emitter {
 		if (text !== this._errorText) {
 			this._errorText = text;
 			if (text) this.emit('error', { message: text });
+		}
+	}
+
+	/* Takes in, once per asset, its definitions and its scoped CSS. */
+	_adopt(asset) {
+		if (this._adopted.has(asset.file)) return;
+		this._adopted.add(asset.file);
+		this.defs.append(...asset.takeDefs());
+		const sheet = scopedSheet(asset.css, `svg.view2d g.layer[data-file="${CSS.escape(asset.file)}"]`);
+		if (sheet) {
+			this._sheets.push(sheet);
+			document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
 		}
 	}
 
@@ -490,6 +505,7 @@ export class View2D extends Emitter {
 		this._listeners.dispose();
 		this._resize.disconnect();
 		this.assets.dispose();
+		document.adoptedStyleSheets = document.adoptedStyleSheets.filter((s) => !this._sheets.includes(s));
 		this.svg.remove();
 	}
 }
