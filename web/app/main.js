@@ -14,6 +14,7 @@ import { Connection } from './connection.js';
 import { GltfImport, exportGltf } from './gltfio.js';
 import { HierarchyPanel } from './hierarchy.js';
 import { InspectorPanel } from './inspector.js';
+import { SceneModel } from './model.js';
 import { SceneList } from './scenelist.js';
 import { SceneSession } from './session.js';
 import { DrawOrderPanel, PosePanel } from './panels2d.js';
@@ -232,8 +233,9 @@ class SceneView {
 
 	_display(model, { flash }) {
 		this.shown = model;
-		this.viewport.setModel(model, { flash });
 		if (model.dims === 2) this._enter2D();
+		// The 3D viewport of a 2D scene holds nothing, so it never draws.
+		this.viewport.setModel(this.view2d ? this._empty3D : model, { flash });
 		if (this.view2d) {
 			this.view2d.setModel(model);
 			this.poses.setModel(model);
@@ -256,6 +258,7 @@ class SceneView {
 		const live = (key, ops) => this.session.live(key, ops);
 		const gesture = (on) => (on ? this.session.beginGesture() : this.session.endGesture());
 		this.element.classList.add('two-d');
+		this._empty3D = new SceneModel(this.name, { readOnly: true });
 		this.view2d = new View2D(this.centre, { scene: this.name, edit, live, gesture });
 		this.centre.append(this.toolbar, this.banner, this.loading);
 		const holder = el('div.panels2d');
@@ -682,6 +685,8 @@ class App {
 		window.rigd = Object.freeze({
 			/* The matrixWorld the page draws node 'id' with (16 numbers). */
 			worldOf(id) {
+				// A 2D scene draws the model's matrices as they are (view2d()).
+				if (view().view2d) return view().shown.get(id)?.world?.slice() ?? null;
 				const obj = view().viewport.layer.objects.get(id);
 				return obj ? Array.from(obj.matrixWorld.elements) : null;
 			},
