@@ -405,3 +405,85 @@ describe('viewer2d: artwork', () => {
 		assert.deepEqual(problems, []);
 	});
 });
+
+describe('viewer2d: two browsers on demo2d', () => {
+	let server;
+	let A;
+	let B;
+	let seeded = true;
+
+	before(async () => {
+		server = await rigd.startRigd(SERVER_ARGS);
+		seeded = (await rigd.get(server, '/api/scenes/demo2d')).status === 200;
+		if (!seeded) return;
+		// Both pages take float64 frames: the server's doubles bit for bit.
+		[A, B] = await Promise.all([openPage(browser, `${server.url}/#/scene/demo2d`, { name: 'alice' }), openPage(browser, `${server.url}/#/scene/demo2d`, { name: 'bob' })]);
+		for (const p of [A, B]) {
+			await p.page.waitForFunction(() => {
+				const v = window.rigd.view2d();
+				return v && Object.keys(v.assets).length && Object.values(v.assets).every((s) => s === 'ready') && Object.keys(v.transforms).length;
+			}, null, { timeout: 20000 });
+		}
+	});
+
+	after(async () => {
+		for (const p of [A, B]) if (p) await p.context.close();
+		if (server) await server.stop();
+	});
+
+	it('drags on both pages converge to the server\'s matrices within 1e-9', async (t) => {
+		if (!seeded) return t.skip('this build seeds no demo2d');
+		const tree0 = await rigd.tree(server, 'demo2d');
+		// The joints that have a grandparent: dragging them turns their parent.
+		const byId = new Map(tree0.nodes.map((n) => [n.id, n]));
+		const limbs = tree0.nodes.filter((n) => n.parent && byId.get(n.parent).parent).map((n) => n.id);
+		assert.ok(limbs.length >= 2, `demo2d has limbs: ${limbs}`);
+		const [a, b] = [limbs[0], limbs[limbs.length - 1]];
+		// Each page turns a different bone, at the same time, a few times.
+		for (let round = 0; round < 3; round++) {
+			const moves = [[A.page, a], [B.page, b]].map(async ([page, id]) => {
+				const parent = byId.get(id).parent;
+				const centre = await jointInScene(page, parent);
+				const joint = await jointInScene(page, id);
+				const turn = ((round % 2 ? -1 : 1) * 20 * Math.PI) / 180;
+				const dx = joint[0] - centre[0];
+				const dy = joint[1] - centre[1];
+				const to = [centre[0] + dx * Math.cos(turn) - dy * Math.sin(turn), centre[1] + dx * Math.sin(turn) + dy * Math.cos(turn)];
+				await dragJoint(page, id, to, { shift: round === 2 });
+			});
+			await Promise.all(moves);
+		}
+		// Both pages end on the server's latest seq, every group at the
+		// server's matrix.
+		let tree;
+		await poll(
+			async () => {
+				tree = await rigd.tree(server, 'demo2d');
+				const seqs = await Promise.all([A, B].map((p) => p.page.evaluate(() => window.rigd.seq())));
+				return seqs.every((s) => s === tree.seq) && tree.seq > tree0.seq;
+			},
+			{ timeout: 15000, what: 'both pages on the server\'s seq' },
+		);
+		// The server's draw order at that seq, from a snapshot of its own.
+		const client = await rigd.Client.connect(server, { validate: false });
+		const snapshot = await client.subscribe('demo2d');
+		await client.close();
+		assert.equal(snapshot.seq, tree.seq);
+		const layered = tree.nodes.filter((n) => n.layer);
+		assert.ok(layered.length >= 5, 'demo2d draws its parts from artwork');
+		for (const p of [A, B]) {
+			const view = await p.page.evaluate(() => window.rigd.view2d());
+			for (const n of layered) {
+				const m = matrixOf(view.transforms[n.id]);
+				assert.ok(m, `${n.id} is drawn`);
+				const worst = Math.max(...m.map((v, i) => Math.abs(v - six(n.world)[i])));
+				assert.ok(worst <= 1e-9, `${n.id}: ${worst} from the server`);
+			}
+			assert.deepEqual(view.order, snapshot.order, 'the server\'s draw order');
+			assert.deepEqual(p.problems, []);
+		}
+		// Both bones turned.
+		assert.notDeepEqual(byId.get(byId.get(a).parent).r, tree.nodes.find((n) => n.id === byId.get(a).parent).r);
+		assert.notDeepEqual(byId.get(byId.get(b).parent).r, tree.nodes.find((n) => n.id === byId.get(b).parent).r);
+	});
+});
