@@ -65,6 +65,14 @@ static void assert_same_ops(const edit_batch *a, const edit_batch *b)
 			assert_int_equal(x->visible, y->visible);
 		if (f & EDIT_F_KEEP_WORLD)
 			assert_int_equal(x->keep_world, y->keep_world);
+		if (f & EDIT_F_LAYER)
+			assert_same_str(x->layer, y->layer);
+		if (f & EDIT_F_Z) {
+			assert_memory_equal(&x->z_right, &y->z_right, sizeof(double));
+			assert_memory_equal(&x->z_left, &y->z_left, sizeof(double));
+		}
+		if (f & EDIT_F_FACING)
+			assert_int_equal(x->facing, y->facing);
 		if (f & EDIT_F_ROOT)
 			assert_string_equal(x->root, y->root);
 		if (f & EDIT_F_POSE_A)

@@ -33,7 +33,7 @@ static inline uint64_t digest_mix_str(uint64_t h, const char *s)
 }
 
 /* Every stored property of a node: channels, bounds, mesh, name, kind,
- * camera, visibility. */
+ * camera, visibility, layer, z, facing. */
 static inline uint64_t digest_mix_props(uint64_t h, const node_props *p)
 {
 	h = digest_mix(h, &p->t, sizeof(p->t));
@@ -49,7 +49,11 @@ static inline uint64_t digest_mix_props(uint64_t h, const node_props *p)
 	h = digest_mix(h, &p->fov_deg, sizeof(p->fov_deg));
 	h = digest_mix(h, &p->znear, sizeof(p->znear));
 	h = digest_mix(h, &p->zfar, sizeof(p->zfar));
-	return digest_mix(h, &p->visible, sizeof(p->visible));
+	h = digest_mix(h, &p->visible, sizeof(p->visible));
+	h = digest_mix_str(h, p->layer);
+	h = digest_mix(h, &p->z_right, sizeof(p->z_right));
+	h = digest_mix(h, &p->z_left, sizeof(p->z_left));
+	return digest_mix(h, &p->facing, sizeof(p->facing));
 }
 
 /* The handles of those of the 'n' ids that still exist, into 'out';

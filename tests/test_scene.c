@@ -848,11 +848,11 @@ static void test_set_owned_takes_strings(void **state)
 	int n = add(s, "a", NULL, p);
 
 	(void)state;
-	assert_int_equal(scene_set_owned(s, n, PROP_NAME, &p, name, mesh), 0);
+	assert_int_equal(scene_set_owned(s, n, PROP_NAME, &p, name, mesh, NULL), 0);
 	scene_props(s, n, &p);
 	assert_ptr_equal(p.name, name);
 	assert_null(p.mesh);
-	assert_int_equal(scene_set_owned(s, n, PROP_MESH | PROP_NAME, &p, NULL, mesh), 0);
+	assert_int_equal(scene_set_owned(s, n, PROP_MESH | PROP_NAME, &p, NULL, mesh, NULL), 0);
 	scene_props(s, n, &p);
 	assert_null(p.name);
 	assert_ptr_equal(p.mesh, mesh);
@@ -860,11 +860,11 @@ static void test_set_owned_takes_strings(void **state)
 	assert_non_null(long_name);
 	memset(long_name, 'x', SCENE_NAME_MAX + 1);
 	long_name[SCENE_NAME_MAX + 1] = '\0';
-	assert_int_equal(scene_set_owned(s, n, PROP_NAME, &p, long_name, NULL), RIGD_E_BAD_FIELD);
+	assert_int_equal(scene_set_owned(s, n, PROP_NAME, &p, long_name, NULL, NULL), RIGD_E_BAD_FIELD);
 	scene_props(s, n, &p);
 	assert_null(p.name);
 	free(long_name);
-	assert_int_equal(scene_set_owned(s, 99, PROP_NAME, &p, NULL, NULL), RIGD_E_UNKNOWN_NODE);
+	assert_int_equal(scene_set_owned(s, 99, PROP_NAME, &p, NULL, NULL, NULL), RIGD_E_UNKNOWN_NODE);
 	scene_free(s);
 }
 

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---------- the byte buffer: proto's names for json.h ---------- */
 
@@ -95,6 +96,29 @@ static int put_bounds(proto_buf *b, bool has, aabb box)
 	       put_vec3(b, box.max) || JSON_BUF_LIT(b, "}");
 }
 
+/* A z: one number when both facings hold the same bits (so that -0 and 0
+ * are told apart and a log replays exactly), else {"right","left"}. */
+static int put_z(proto_buf *b, double right, double left)
+{
+	if (memcmp(&right, &left, sizeof(right)) == 0)
+		return put_num(b, right);
+	return put(b, "{\"right\":") || put_num(b, right) || put(b, ",\"left\":") ||
+	       put_num(b, left) || JSON_BUF_LIT(b, "}");
+}
+
+static int put_facing(proto_buf *b, int facing)
+{
+	return put(b, facing == FACING_RIGHT ? "\"right\"" : facing == FACING_LEFT ? "\"left\"" : "null");
+}
+
+/* ',"layer":..,"z":..,"facing":..' of a node of a 2D scene. */
+static int put_draw(proto_buf *b, const node_props *p)
+{
+	return key(b, "layer", false) || put_str_or_null(b, p->layer) || key(b, "z", false) ||
+	       put_z(b, p->z_right, p->z_left) || key(b, "facing", false) ||
+	       put_facing(b, p->facing);
+}
+
 static int put_world(proto_buf *b, const scene *s, int node)
 {
 	mat4 w = scene_world(s, node);
@@ -130,6 +154,7 @@ static int node_fields(proto_buf *b, const scene *s, int node, bool world)
 	       put(b, ",\"near\":") || put_num(b, p.znear) || put(b, ",\"far\":") ||
 	       put_num(b, p.zfar) || JSON_BUF_LIT(b, "}") ||
 	       key(b, "visible", false) || put(b, p.visible ? "true" : "false") ||
+	       (scene_dims(s) == 2 && put_draw(b, &p)) ||
 	       (world && (key(b, "world", false) || put_world(b, s, node))) || put(b, "}");
 }
 
@@ -417,6 +442,10 @@ static int op_body(proto_buf *b, const edit_op *op)
 		return RIGD_E_NOMEM;
 	if ((f & EDIT_F_KEEP_WORLD) &&
 	    (key(b, "keep_world", false) || put(b, op->keep_world ? "true" : "false")))
+		return RIGD_E_NOMEM;
+	if (((f & EDIT_F_LAYER) && (key(b, "layer", false) || put_str_or_null(b, op->layer))) ||
+	    ((f & EDIT_F_Z) && (key(b, "z", false) || put_z(b, op->z_right, op->z_left))) ||
+	    ((f & EDIT_F_FACING) && (key(b, "facing", false) || put_facing(b, op->facing))))
 		return RIGD_E_NOMEM;
 	if (((f & EDIT_F_ANGLE) && (key(b, "angle", false) || put_num(b, op->angle_deg))) ||
 	    ((f & EDIT_F_AXIS) && (key(b, "axis", false) || put_vec3(b, op->axis))) ||

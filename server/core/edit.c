@@ -33,7 +33,7 @@ static const char *const field_names[EDIT_F_ALL_COUNT_] = {
 	"parent", "index", "name", "t", "r", "s", "pivot", "euler",
 	"bounds", "mesh", "kind", "fov", "near", "far", "visible", "keep_world",
 	"angle", "axis", "by", "chain", "target", "pole",
-	"root", "a", "b", "t", "channels",
+	"root", "a", "b", "t", "channels", "layer", "z", "facing",
 };
 
 static const char *const kind_names[] = { "group", "mesh", "camera" };
@@ -108,8 +108,9 @@ void ed_op_release(edit_op *op)
 {
 	free(op->name);
 	free(op->mesh);
+	free(op->layer);
 	free(op->channels);
-	op->name = op->mesh = NULL;
+	op->name = op->mesh = op->layer = NULL;
 	op->channels = NULL;
 	op->n_channels = 0;
 }
@@ -215,6 +216,15 @@ int edit_op_set_mesh(edit_op *op, const char *mesh)
 	return rc;
 }
 
+int edit_op_set_layer(edit_op *op, const char *layer)
+{
+	int rc = set_string(&op->layer, layer);
+
+	if (rc == 0)
+		op->fields |= EDIT_F_LAYER;
+	return rc;
+}
+
 int edit_batch_copy(edit_batch *dst, const edit_batch *src)
 {
 	edit_batch_init(dst);
@@ -232,11 +242,12 @@ int edit_batch_copy(edit_batch *dst, const edit_batch *src)
 		bool nomem = false;
 
 		*op = src->ops[i];
-		op->name = op->mesh = NULL;
+		op->name = op->mesh = op->layer = NULL;
 		op->channels = NULL;
 		dst->n_ops = i + 1;
 		if ((src->ops[i].name && !(op->name = strdup(src->ops[i].name))) ||
-		    (src->ops[i].mesh && !(op->mesh = strdup(src->ops[i].mesh))))
+		    (src->ops[i].mesh && !(op->mesh = strdup(src->ops[i].mesh))) ||
+		    (src->ops[i].layer && !(op->layer = strdup(src->ops[i].layer))))
 			goto nomem;
 		op->channels = pose_channels_dup(src->ops[i].channels, src->ops[i].n_channels, &nomem);
 		if (nomem) {

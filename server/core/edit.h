@@ -53,9 +53,10 @@ enum edit_op_kind {
  * Bits naming the fields an op carries (edit_op.fields). Which fields each
  * op accepts:
  *   create:   parent index name t r s pivot euler bounds mesh kind fov near
- *             far visible (all optional; no parent = a new root; absent
- *             fields take node_props_default())
+ *             far visible layer z facing (all optional; no parent = a new
+ *             root; absent fields take node_props_default())
  *   set:      name t r s pivot euler bounds mesh kind fov near far visible
+ *             layer z facing
  *   reparent: parent (required; "" = make it a root), index, keep_world
  *   delete:   none (deletes the whole subtree)
  *   rotate:   angle (required), axis (required in 3D, refused in 2D)
@@ -67,8 +68,8 @@ enum edit_op_kind {
  *   pose_delete: id is the pose's name
  *   blend:    id is the subtree's root node; a, b (pose names) and
  *             weight (the wire's "t") required
- * r, euler and angle exclude each other; angle (create, set) only in a 2D
- * scene. Any other field is RIGD_E_BAD_FIELD.
+ * r, euler and angle exclude each other; angle, layer, z and facing
+ * (create, set) only in a 2D scene. Any other field is RIGD_E_BAD_FIELD.
  */
 enum edit_field {
 	EDIT_F_PARENT = 1u << 0,
@@ -104,7 +105,15 @@ enum edit_field {
 	EDIT_F_POSE_B = 1u << 24,
 	EDIT_F_WEIGHT = 1u << 25,       /* a blend's weight; "t" on the wire */
 	EDIT_F_CHANNELS = 1u << 26,
-	EDIT_F_ALL_COUNT_ = 27,         /* every field bit */
+	/* How a node of a 2D scene is drawn: absolute fields that a log
+	 * stores, numbered after the others so that the bits above keep their
+	 * values (a log's binary image of format 1 holds bits below
+	 * EDIT_F_COUNT_ only; format 2 holds these too). */
+	EDIT_F_LAYER = 1u << 27,
+	EDIT_F_Z = 1u << 28,            /* z_right and z_left */
+	EDIT_F_FACING = 1u << 29,
+	EDIT_F_ALL_COUNT_ = 30,         /* every field bit */
+	EDIT_F_DRAW = EDIT_F_LAYER | EDIT_F_Z | EDIT_F_FACING,
 };
 
 /* The wire name of one EDIT_F_ bit ("t", "keep_world", ...), "" if none. */
@@ -114,7 +123,7 @@ unsigned edit_fields_allowed(int op_kind);
 
 /*
  * One op. Only the fields whose EDIT_F_ bit is set in 'fields' are read.
- * 'name' and 'mesh' are owned by the op (malloc'd, freed by
+ * 'name', 'mesh' and 'layer' are owned by the op (malloc'd, freed by
  * edit_batch_release); NULL with the bit set clears the value.
  */
 typedef struct edit_op {
@@ -138,6 +147,10 @@ typedef struct edit_op {
 	double zfar;
 	bool visible;
 	bool keep_world;                 /* reparent: rewrite t, r, s to keep the world matrix */
+	char *layer;                     /* owned; "FILE#GROUP", NULL = no layer */
+	double z_right;                  /* draw order when facing right */
+	double z_left;                   /* and left (equal for a plain number) */
+	int facing;                      /* enum node_facing; FACING_NONE inherits */
 	double angle_deg;                /* 2D screen angle (create, set), or the turn of a rotate */
 	vec3 axis;                       /* rotate in 3D: the axis, in the node's local frame */
 	vec3 by;                         /* move: added to t */
@@ -268,6 +281,19 @@ int edit_op_set_parent(edit_op *op, const char *parent);
  * Returns 0 or RIGD_E_NOMEM (op unchanged). */
 int edit_op_set_name(edit_op *op, const char *name);
 int edit_op_set_mesh(edit_op *op, const char *mesh);
+/* Copies 'layer' (NULL clears) into the op and sets EDIT_F_LAYER; 0 or
+ * RIGD_E_NOMEM (op unchanged). Its syntax is checked when applied. */
+int edit_op_set_layer(edit_op *op, const char *layer);
+
+/*
+ * The check of the layer op k gives, in scene 's', before it is applied:
+ * 0 for none (NULL) or a valid one, else RIGD_E_BAD_FIELD set in 'err'
+ * (field "layer") saying what is wrong with it. Today that is its syntax
+ * (scene_layer_syntax_error); this is the one place a check that the
+ * asset and its group exist in 's' belongs, so that every path that sets
+ * a layer (create, set, undo, redo, replay, log import) goes through it.
+ */
+int edit_layer_check(const scene *s, const char *layer, int k, edit_error *err);
 
 /* Deep copy of 'src' into 'dst' (initialised by this call). Returns 0 or
  * RIGD_E_NOMEM (dst then empty). */

@@ -226,7 +226,8 @@ static int apply_create(apply_ctx *c, const edit_op *op, int k)
 		return RIGD_E_BAD_INDEX;
 	}
 	ed_props_from_op(op, &p);
-	if ((rc = ed_check_props(op, k, &p, c->err)) != 0 ||
+	if ((rc = ed_check_draw(c->s, op, k, c->err)) != 0 ||
+	    (rc = ed_check_props(op, k, &p, c->err)) != 0 ||
 	    (rc = ed_check_plane(c->s, op, k, &p, c->err)) != 0)
 		return rc;
 	if (scene_count(c->s) >= scene_max_nodes(c->s)) {
@@ -256,7 +257,8 @@ static int apply_set(apply_ctx *c, const edit_op *op, int k)
 		return rc;
 	scene_props(c->s, node, &p);
 	ed_props_from_op(op, &p);
-	if ((rc = ed_check_props(op, k, &p, c->err)) != 0 ||
+	if ((rc = ed_check_draw(c->s, op, k, c->err)) != 0 ||
+	    (rc = ed_check_props(op, k, &p, c->err)) != 0 ||
 	    (rc = ed_check_plane(c->s, op, k, &p, c->err)) != 0)
 		return rc;
 	if (c->touched &&
@@ -382,7 +384,7 @@ static int apply_absolute(apply_ctx *c, const edit_op *op, int k)
  */
 static int apply_kept(apply_ctx *c, const edit_op *op, int k)
 {
-	char *name = NULL, *mesh = NULL;
+	char *name = NULL, *mesh = NULL, *layer = NULL;
 	pose_channel *ch = NULL;
 	bool oom = false;
 	edit_op *kept;
@@ -392,14 +394,17 @@ static int apply_kept(apply_ctx *c, const edit_op *op, int k)
 	    ((c->resolved->n_ops == c->resolved->cap_ops &&
 	      edit_batch_reserve(c->resolved, c->resolved->cap_ops ? 2 * c->resolved->cap_ops : 8)) ||
 	     (op->name && !(name = strdup(op->name))) || (op->mesh && !(mesh = strdup(op->mesh))) ||
+	     (op->layer && !(layer = strdup(op->layer))) ||
 	     ((ch = pose_channels_dup(op->channels, op->n_channels, &oom)), oom))) {
 		free(name);
 		free(mesh);
+		free(layer);
 		return scene_error(RIGD_E_NOMEM, k, "", c->err);
 	}
 	if ((rc = apply_absolute(c, op, k)) != 0) {
 		free(name);
 		free(mesh);
+		free(layer);
 		free(ch);
 		return rc;
 	}
@@ -408,6 +413,7 @@ static int apply_kept(apply_ctx *c, const edit_op *op, int k)
 		*kept = *op;
 		kept->name = name;
 		kept->mesh = mesh;
+		kept->layer = layer;
 		kept->channels = ch;
 	}
 	return 0;

@@ -16,7 +16,7 @@
 #define CREATE_FIELDS                                                                      \
 	(EDIT_F_PARENT | EDIT_F_INDEX | EDIT_F_NAME | EDIT_F_T | EDIT_F_R | EDIT_F_S |     \
 	 EDIT_F_PIVOT | EDIT_F_EULER | EDIT_F_BOUNDS | EDIT_F_MESH | EDIT_F_KIND | EDIT_F_FOV | \
-	 EDIT_F_NEAR | EDIT_F_FAR | EDIT_F_VISIBLE | EDIT_F_ANGLE)
+	 EDIT_F_NEAR | EDIT_F_FAR | EDIT_F_VISIBLE | EDIT_F_ANGLE | EDIT_F_DRAW)
 #define SET_FIELDS (CREATE_FIELDS & ~(EDIT_F_PARENT | EDIT_F_INDEX))
 #define ROTATE_FIELDS (EDIT_F_ANGLE | EDIT_F_AXIS)
 #define MOVE_FIELDS EDIT_F_BY
@@ -73,6 +73,12 @@ int ed_find_node(const scene *s, const edit_op *op, int k, int *node, edit_error
  * scene. Checks only the fields the op carries. */
 int ed_check_plane(const scene *s, const edit_op *op, int k, const node_props *p,
 		   edit_error *err);
+
+/* 0, or RIGD_E_BAD_FIELD set in 'err' naming the field: op k carries
+ * layer, z or facing in a 3D scene, or a layer edit_layer_check refuses.
+ * Runs before the op's other values are checked, so that a bad layer is
+ * refused with the reason it is bad. */
+int ed_check_draw(const scene *s, const edit_op *op, int k, edit_error *err);
 
 /* --- edit_relative.c: relative ops resolved into absolute ones --- */
 

@@ -38,6 +38,22 @@ static void op_from_props(edit_op *op, const node_props *p)
 	op->znear = p->znear;
 	op->zfar = p->zfar;
 	op->visible = p->visible;
+	op->z_right = p->z_right;
+	op->z_left = p->z_left;
+	op->facing = p->facing;
+}
+
+/* The draw fields (layer, z, facing) of 'p' that differ from a create's
+ * defaults: all a create needs to restore them, and none in a 3D scene,
+ * whose creates take none. */
+static unsigned draw_fields_set(const node_props *p)
+{
+	static const double zero = 0;
+
+	return (p->layer ? EDIT_F_LAYER : 0u) |
+	       (memcmp(&p->z_right, &zero, sizeof(zero)) || memcmp(&p->z_left, &zero, sizeof(zero))
+			? EDIT_F_Z : 0u) |
+	       (p->facing != FACING_NONE ? EDIT_F_FACING : 0u);
 }
 
 /*
@@ -55,12 +71,14 @@ int ed_record_restore(const scene *s, int node, int index, edit_batch *undo)
 	if (!op)
 		return RIGD_E_NOMEM;
 	scene_props(s, node, &p);
-	op->fields = RESTORE_FIELDS & ~(index < 0 ? EDIT_F_INDEX : 0u);
+	op->fields = (RESTORE_FIELDS & ~(index < 0 ? EDIT_F_INDEX : 0u) & ~EDIT_F_DRAW) |
+		     draw_fields_set(&p);
 	snprintf(op->parent, sizeof(op->parent), "%s", parent >= 0 ? scene_id(s, parent) : "");
 	op->index = index;
 	op_from_props(op, &p);
 	assert((op->fields & ~edit_fields_allowed(EDIT_CREATE)) == 0);
-	if ((p.name && !(op->name = strdup(p.name))) || (p.mesh && !(op->mesh = strdup(p.mesh))))
+	if ((p.name && !(op->name = strdup(p.name))) || (p.mesh && !(op->mesh = strdup(p.mesh))) ||
+	    (p.layer && !(op->layer = strdup(p.layer))))
 		return RIGD_E_NOMEM; /* the op is released with 'undo' */
 	return 0;
 }
@@ -82,7 +100,8 @@ int ed_record_old_values(const scene *s, int node, unsigned fields, edit_batch *
 	op_from_props(op, &p);
 	assert((op->fields & ~edit_fields_allowed(EDIT_SET)) == 0);
 	if (((fields & EDIT_F_NAME) && p.name && !(op->name = strdup(p.name))) ||
-	    ((fields & EDIT_F_MESH) && p.mesh && !(op->mesh = strdup(p.mesh))))
+	    ((fields & EDIT_F_MESH) && p.mesh && !(op->mesh = strdup(p.mesh))) ||
+	    ((fields & EDIT_F_LAYER) && p.layer && !(op->layer = strdup(p.layer))))
 		return RIGD_E_NOMEM;
 	return 0;
 }
@@ -133,7 +152,7 @@ static bool restored(const scene *s, int node, const edit_op *op)
 static int undo_op(scene *s, edit_op *op)
 {
 	node_props p = node_props_default();
-	unsigned strings = PROP_NAME | PROP_MESH;
+	unsigned strings = PROP_NAME | PROP_MESH | PROP_LAYER;
 	int node, parent = -1, rc;
 
 	if (op->kind == EDIT_POSE_SET || op->kind == EDIT_POSE_DELETE)
@@ -144,7 +163,7 @@ static int undo_op(scene *s, edit_op *op)
 	ed_props_from_op(op, &p);
 	switch (op->kind) {
 	case EDIT_CREATE:
-		p.name = p.mesh = NULL;
+		p.name = p.mesh = p.layer = NULL;
 		if ((rc = scene_create(s, op->id, parent, op->index, &p, &node)) != 0)
 			return rc;
 		break;
@@ -156,13 +175,15 @@ static int undo_op(scene *s, edit_op *op)
 	default:
 		return scene_delete(s, node);
 	}
-	if ((rc = scene_set_owned(s, node, strings, &p, op->name, op->mesh)) != 0)
+	if ((rc = scene_set_owned(s, node, strings, &p, op->name, op->mesh, op->layer)) != 0)
 		return rc;
 	assert(restored(s, node, op));
 	if (strings & PROP_NAME)
 		op->name = NULL;
 	if (strings & PROP_MESH)
 		op->mesh = NULL;
+	if (strings & PROP_LAYER)
+		op->layer = NULL;
 	return 0;
 }
 

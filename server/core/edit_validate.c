@@ -45,6 +45,12 @@ unsigned ed_prop_mask(unsigned fields)
 		m |= PROP_CAMERA;
 	if (fields & EDIT_F_VISIBLE)
 		m |= PROP_VISIBLE;
+	if (fields & EDIT_F_LAYER)
+		m |= PROP_LAYER;
+	if (fields & EDIT_F_Z)
+		m |= PROP_Z;
+	if (fields & EDIT_F_FACING)
+		m |= PROP_FACING;
 	return m;
 }
 
@@ -83,11 +89,20 @@ void ed_props_from_op(const edit_op *op, node_props *p)
 		p->zfar = op->zfar;
 	if (f & EDIT_F_VISIBLE)
 		p->visible = op->visible;
+	if (f & EDIT_F_LAYER)
+		p->layer = op->layer;
+	if (f & EDIT_F_Z) {
+		p->z_right = op->z_right;
+		p->z_left = op->z_left;
+	}
+	if (f & EDIT_F_FACING)
+		p->facing = op->facing;
 }
 
 /* Checks 'p' for the fields the op carries, naming the offending field. */
 int ed_check_props(const edit_op *op, int k, const node_props *p, edit_error *err)
 {
+	char q[QUOTED_MAX];
 	unsigned bad = 0;
 	const char *field = "";
 	int rc;
@@ -117,6 +132,9 @@ int ed_check_props(const edit_op *op, int k, const node_props *p, edit_error *er
 	case PROP_MESH: field = "mesh"; break;
 	case PROP_NAME: field = "name"; break;
 	case PROP_KIND: field = "kind"; break;
+	case PROP_LAYER: field = "layer"; break;
+	case PROP_Z: field = "z"; break;
+	case PROP_FACING: field = "facing"; break;
 	case PROP_CAMERA:
 		if (!isfinite(p->fov_deg) || !(p->fov_deg > 0 && p->fov_deg < 180))
 			field = "fov";
@@ -137,6 +155,11 @@ int ed_check_props(const edit_op *op, int k, const node_props *p, edit_error *er
 		edit_error_set(err, rc, k, field, "name: longer than %d bytes", SCENE_NAME_MAX);
 	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_KIND)
 		edit_error_set(err, rc, k, field, "kind: must be group, mesh or camera");
+	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_LAYER)
+		edit_error_set(err, rc, k, field, "layer '%s': %s", ed_quoted(p->layer, q),
+			       scene_layer_syntax_error(p->layer));
+	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_FACING)
+		edit_error_set(err, rc, k, field, "facing: must be right, left or null");
 	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_CAMERA)
 		edit_error_set(err, rc, k, field, "%s: a camera needs 0 < fov < 180 and 0 < near < far",
 			       field);
@@ -270,6 +293,38 @@ int ed_find_node(const scene *s, const edit_op *op, int k, int *node, edit_error
 
 
 /* ---------- 2D scenes ---------- */
+
+int edit_layer_check(const scene *s, const char *layer, int k, edit_error *err)
+{
+	char q[QUOTED_MAX];
+	const char *why;
+
+	(void)s; /* the scene's assets are checked here once it has them */
+	if (!layer)
+		return 0;
+	if ((why = scene_layer_syntax_error(layer)) != NULL) {
+		/* Quoted as an id is: at most 64 characters, printable ASCII. */
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, "layer", "layer '%s': %s",
+			       ed_quoted(layer, q), why);
+		return RIGD_E_BAD_FIELD;
+	}
+	return 0;
+}
+
+int ed_check_draw(const scene *s, const edit_op *op, int k, edit_error *err)
+{
+	unsigned f = op->fields & EDIT_F_DRAW;
+
+	if (!f)
+		return 0;
+	if (scene_dims(s) != 2) {
+		const char *name = edit_field_name(f & -f);
+
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, name, "%s: only in a 2D scene", name);
+		return RIGD_E_BAD_FIELD;
+	}
+	return (f & EDIT_F_LAYER) ? edit_layer_check(s, op->layer, k, err) : 0;
+}
 
 static int plane_error(edit_error *err, int k, const char *field, const char *why)
 {

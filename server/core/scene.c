@@ -38,6 +38,7 @@
  */
 #include "scene.h"
 
+#include "draw_internal.h"
 #include "err.h"
 #include "pose.h"
 
@@ -59,6 +60,9 @@ typedef struct node_data {
 	double fov_deg, znear, zfar;
 	char *name; /* owned, NULL for none */
 	char *mesh; /* owned, NULL for none */
+	char *layer; /* owned, NULL for none */
+	double z_right, z_left;
+	int facing;  /* enum node_facing */
 } node_data;
 
 /* What a leaf edit reads and writes of a node besides its matrices, in one
@@ -84,6 +88,7 @@ struct scene {
 	int max_nodes;
 	int dims;        /* 3, or 2 for a scene in the xy plane */
 	pose_set *poses; /* named sets of node channels (pose.h) */
+	draw_cache *draw; /* the draw order of a 2D scene (draw.c) */
 
 	double *xf;      /* XF_DOUBLES * cap: local then world, mat34 each */
 	int *parent;     /* -1 for a root; alone, as the full pass reads only it */
@@ -221,9 +226,11 @@ scene *scene_new(void)
 	s->dims = 3;
 	s->hash = array_alloc(sizeof(int) * 16);
 	s->poses = pose_set_new();
-	if (!s->hash || !s->poses) {
+	s->draw = draw_cache_new();
+	if (!s->hash || !s->poses || !s->draw) {
 		array_free(s->hash);
 		pose_set_free(s->poses);
+		draw_cache_free(s->draw);
 		free(s);
 		return NULL;
 	}
@@ -244,6 +251,26 @@ const pose_set *scene_poses_c(const scene *s)
 	return s->poses;
 }
 
+draw_cache *scene_draw_cache(const scene *s)
+{
+	return s->draw;
+}
+
+/* Marks the draw order stale. Only a 2D scene has one; a 3D scene's mark
+ * is never read (scene_draw_order answers an empty list), and costs one
+ * store. */
+static inline void draw_stale(scene *s)
+{
+	draw_cache_mark(s->draw);
+}
+
+/* True when the 2x2 block of a stored matrix (mat34, by rows) has a
+ * negative determinant: the node's frame is mirrored in the plane. */
+static inline bool mirrored2d(const double *m)
+{
+	return m[0] * m[5] - m[1] * m[4] < 0;
+}
+
 void scene_free(scene *s)
 {
 	if (!s)
@@ -251,6 +278,7 @@ void scene_free(scene *s)
 	for (int n = 0; n < s->nslots; n++) {
 		free(s->nd[n].name);
 		free(s->nd[n].mesh);
+		free(s->nd[n].layer);
 	}
 	array_free(s->xf);
 	array_free(s->parent);
@@ -262,6 +290,7 @@ void scene_free(scene *s)
 	array_free(s->hash);
 	free(s->dirty_roots);
 	pose_set_free(s->poses);
+	draw_cache_free(s->draw);
 	free(s);
 }
 
@@ -280,6 +309,7 @@ int scene_set_dims(scene *s, int dims)
 	if (dims != 2 && dims != 3)
 		return RIGD_E_BAD_FIELD;
 	s->dims = dims;
+	draw_stale(s);
 	return 0;
 }
 
@@ -579,6 +609,10 @@ void scene_props(const scene *s, int node, node_props *out)
 	out->znear = d->znear;
 	out->zfar = d->zfar;
 	out->visible = d->visible;
+	out->layer = d->layer;
+	out->z_right = d->z_right;
+	out->z_left = d->z_left;
+	out->facing = d->facing;
 }
 
 /* ---------- validation ---------- */
@@ -651,6 +685,12 @@ int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop)
 		bad = PROP_NAME, err = RIGD_E_BAD_FIELD;
 	else if ((mask & PROP_KIND) && (p->kind < NODE_GROUP || p->kind > NODE_CAMERA))
 		bad = PROP_KIND, err = RIGD_E_BAD_FIELD;
+	else if ((mask & PROP_LAYER) && p->layer && scene_layer_syntax_error(p->layer))
+		bad = PROP_LAYER, err = RIGD_E_BAD_FIELD;
+	else if ((mask & PROP_Z) && !(isfinite(p->z_right) && isfinite(p->z_left)))
+		bad = PROP_Z, err = RIGD_E_NOT_FINITE;
+	else if ((mask & PROP_FACING) && (p->facing < FACING_NONE || p->facing > FACING_LEFT))
+		bad = PROP_FACING, err = RIGD_E_BAD_FIELD;
 	else if ((mask & PROP_CAMERA) &&
 		 (!isfinite(p->fov_deg) || !isfinite(p->znear) || !isfinite(p->zfar)))
 		bad = PROP_CAMERA, err = RIGD_E_NOT_FINITE;
@@ -807,6 +847,12 @@ static void rotate(int *v, int lo, int mid, int hi)
 	reverse(v, lo, hi);
 }
 
+/* The three strings a node owns, copied (or handed over) by the caller of
+ * store_props. */
+typedef struct node_strings {
+	char *name, *mesh, *layer;
+} node_strings;
+
 static char *dup_or_null(const char *str, int *err)
 {
 	char *c;
@@ -819,10 +865,32 @@ static char *dup_or_null(const char *str, int *err)
 	return c;
 }
 
+/* Copies of p's strings whose bits are in 'mask' into *out (the others
+ * NULL); 0, or RIGD_E_NOMEM with nothing kept. */
+static int dup_strings(const node_props *p, unsigned mask, node_strings *out)
+{
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (mask & PROP_NAME)
+		out->name = dup_or_null(p->name, &err);
+	if (mask & PROP_MESH)
+		out->mesh = dup_or_null(p->mesh, &err);
+	if (mask & PROP_LAYER)
+		out->layer = dup_or_null(p->layer, &err);
+	if (err) {
+		free(out->name);
+		free(out->mesh);
+		free(out->layer);
+		memset(out, 0, sizeof(*out));
+	}
+	return err;
+}
+
 /* Writes the fields in 'mask' of 'p' into node's data; strings already
- * copied by the caller (ownership of name_copy/mesh_copy moves here). */
-static void store_props(scene *s, int node, unsigned mask, const node_props *p, char *name_copy,
-			char *mesh_copy)
+ * copied by the caller (ownership of those in 'copies' moves here). */
+static void store_props(scene *s, int node, unsigned mask, const node_props *p,
+			node_strings copies)
 {
 	node_data *d = &s->nd[node];
 
@@ -840,12 +908,24 @@ static void store_props(scene *s, int node, unsigned mask, const node_props *p, 
 	}
 	if (mask & PROP_MESH) {
 		free(d->mesh);
-		d->mesh = mesh_copy;
+		d->mesh = copies.mesh;
 	}
 	if (mask & PROP_NAME) {
 		free(d->name);
-		d->name = name_copy;
+		d->name = copies.name;
 	}
+	if (mask & PROP_LAYER) {
+		free(d->layer);
+		d->layer = copies.layer;
+	}
+	if (mask & PROP_Z) {
+		d->z_right = p->z_right;
+		d->z_left = p->z_left;
+	}
+	if (mask & PROP_FACING)
+		d->facing = p->facing;
+	if (mask & PROP_DRAW)
+		draw_stale(s);
 	if (mask & PROP_KIND)
 		d->kind = p->kind;
 	if (mask & PROP_CAMERA) {
@@ -861,7 +941,7 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 		 int *out_node)
 {
 	node_props defaults = node_props_default();
-	char *name = NULL, *mesh = NULL;
+	node_strings str;
 	int err = 0, node, at;
 
 	if (!p)
@@ -880,15 +960,8 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 		return err;
 	if (s->count >= s->max_nodes)
 		return RIGD_E_LIMIT;
-	if ((err = reserve_one(s)) != 0)
+	if ((err = reserve_one(s)) != 0 || (err = dup_strings(p, PROP_ALL, &str)) != 0)
 		return err;
-	name = dup_or_null(p->name, &err);
-	mesh = dup_or_null(p->mesh, &err);
-	if (err) {
-		free(name);
-		free(mesh);
-		return err;
-	}
 
 	/* Nothing below can fail. */
 	node = s->n_free ? s->free_handles[--s->n_free] : s->nslots++;
@@ -904,10 +977,11 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 	memcpy(s->ids[node], id, strlen(id) + 1);
 	hash_insert(s, node);
 	memset(&s->nd[node], 0, sizeof(node_data));
-	store_props(s, node, PROP_ALL, p, name, mesh);
+	store_props(s, node, PROP_ALL, p, str);
 	set_local(s, node);
 	node_state(s, node, false, 0);
 	mark_dirty(s, node, false);
+	draw_stale(s);
 	/* A parent comes before its children in preorder, and a child lies
 	 * inside its parent's subtree range [pos, pos + size). */
 	assert(s->order[at] == node && s->hot[node].pos == at);
@@ -937,6 +1011,7 @@ static void unload(scene *s, int loaded)
 	for (int n = 0; n < loaded; n++) {
 		free(s->nd[n].name);
 		free(s->nd[n].mesh);
+		free(s->nd[n].layer);
 		s->ids[n][0] = '\0';
 		s->hot[n].pos = -1;
 	}
@@ -965,7 +1040,7 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 	for (i = 0; i < n; i++) {
 		const node_props *p = props ? &props[i] : &defaults;
 		int parent = parents[i];
-		char *name = NULL, *mesh = NULL;
+		node_strings str;
 
 		if (!scene_id_valid(ids[i])) {
 			err = RIGD_E_BAD_ID;
@@ -985,13 +1060,8 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 		if ((err = node_props_check(p, PROP_ALL, NULL)) != 0 ||
 		    (err = check_local(p->t, p->r, p->s, p->pivot)) != 0)
 			break;
-		name = dup_or_null(p->name, &err);
-		mesh = dup_or_null(p->mesh, &err);
-		if (err) {
-			free(name);
-			free(mesh);
+		if ((err = dup_strings(p, PROP_ALL, &str)) != 0)
 			break;
-		}
 		stack[height++] = i;
 		s->order[i] = i;
 		s->hot[i].pos = i;
@@ -1001,7 +1071,7 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 		memcpy(s->ids[i], ids[i], strlen(ids[i]) + 1);
 		hash_insert(s, i);
 		memset(&s->nd[i], 0, sizeof(node_data));
-		store_props(s, i, PROP_ALL, p, name, mesh);
+		store_props(s, i, PROP_ALL, p, str);
 		set_local(s, i);
 		s->count = s->nslots = i + 1;
 	}
@@ -1019,6 +1089,7 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 			s->hot[s->parent[i]].size += s->hot[i].size;
 	s->dirty_all = true;
 	s->order_is_handles = true;
+	draw_stale(s);
 	return 0;
 }
 
@@ -1053,7 +1124,8 @@ int scene_delete(scene *s, int node)
 		hash_remove(s, n);
 		free(s->nd[n].name);
 		free(s->nd[n].mesh);
-		s->nd[n].name = s->nd[n].mesh = NULL;
+		free(s->nd[n].layer);
+		s->nd[n].name = s->nd[n].mesh = s->nd[n].layer = NULL;
 		s->ids[n][0] = '\0';
 		s->hot[n].pos = -1;
 		s->free_handles[s->n_free++] = n;
@@ -1062,6 +1134,7 @@ int scene_delete(scene *s, int node)
 	s->order_is_handles = s->order_is_handles && a + k == s->count;
 	s->count -= k;
 	renumber(s, a, s->count);
+	draw_stale(s);
 	return 0;
 }
 
@@ -1136,10 +1209,11 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 	       (s->hot[new_parent].pos < s->hot[node].pos &&
 		s->hot[node].pos + k <= s->hot[new_parent].pos + s->hot[new_parent].size));
 	if (keep_world) {
-		store_props(s, node, PROP_T | PROP_R | PROP_S, &kw, NULL, NULL);
+		store_props(s, node, PROP_T | PROP_R | PROP_S, &kw, (node_strings){ 0 });
 		set_local(s, node);
 	}
 	mark_dirty(s, node, true);
+	draw_stale(s);
 	return 0;
 }
 
@@ -1164,50 +1238,50 @@ static int check_set(const scene *s, int node, unsigned mask, const node_props *
 	return 0;
 }
 
-/* The part of scene_set that cannot fail; takes ownership of 'name' and
- * 'mesh' as store_props does. */
-static void set_checked(scene *s, int node, unsigned mask, const node_props *p, char *name,
-			char *mesh)
+/* The part of scene_set that cannot fail; takes ownership of the strings
+ * in 'copies' as store_props does. A root of a 2D scene whose frame turns
+ * mirrored, or back, changes its natural facing: the draw order goes
+ * stale then, and only then. */
+static void set_checked(scene *s, int node, unsigned mask, const node_props *p,
+			node_strings copies)
 {
-	store_props(s, node, mask, p, name, mesh);
+	bool flip_check = s->dims == 2 && s->parent[node] < 0 && (mask & (PROP_R | PROP_S));
+	bool was_mirrored = flip_check && mirrored2d(local_of(s, node));
+
+	store_props(s, node, mask, p, copies);
 	if (mask & PROP_TRANSFORM) {
 		set_local(s, node);
 		mark_dirty(s, node, false);
 	}
+	if (flip_check && mirrored2d(local_of(s, node)) != was_mirrored)
+		draw_stale(s);
 }
 
 int scene_set(scene *s, int node, unsigned mask, const node_props *p)
 {
-	char *name = NULL, *mesh = NULL;
+	node_strings str;
 	int err;
 
-	if ((err = check_set(s, node, mask, p)) != 0)
+	if ((err = check_set(s, node, mask, p)) != 0 || (err = dup_strings(p, mask, &str)) != 0)
 		return err;
-	if (mask & PROP_NAME)
-		name = dup_or_null(p->name, &err);
-	if (mask & PROP_MESH)
-		mesh = dup_or_null(p->mesh, &err);
-	if (err) {
-		free(name);
-		free(mesh);
-		return err;
-	}
-	set_checked(s, node, mask, p, name, mesh);
+	set_checked(s, node, mask, p, str);
 	return 0;
 }
 
 int scene_set_owned(scene *s, int node, unsigned mask, const node_props *p, char *name,
-		    char *mesh)
+		    char *mesh, char *layer)
 {
 	node_props q = *p;
 	int err;
 
 	q.name = name;
 	q.mesh = mesh;
+	q.layer = layer;
 	if ((err = check_set(s, node, mask, &q)) != 0)
 		return err;
-	set_checked(s, node, mask, &q, mask & PROP_NAME ? name : NULL,
-		    mask & PROP_MESH ? mesh : NULL);
+	set_checked(s, node, mask, &q,
+		    (node_strings){ mask & PROP_NAME ? name : NULL, mask & PROP_MESH ? mesh : NULL,
+				    mask & PROP_LAYER ? layer : NULL });
 	return 0;
 }
 

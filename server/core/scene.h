@@ -26,6 +26,10 @@
 #define SCENE_ID_MAX 64      /* characters in a node id, not counting NUL */
 #define SCENE_NAME_MAX 256   /* bytes in a display name */
 #define SCENE_MESH_MAX 256   /* bytes in a mesh reference */
+#define SCENE_LAYER_FILE_MAX 128  /* characters of a layer's FILE part */
+#define SCENE_LAYER_GROUP_MAX 128 /* characters of a layer's GROUP part */
+/* bytes in a layer "FILE#GROUP" */
+#define SCENE_LAYER_MAX (SCENE_LAYER_FILE_MAX + 1 + SCENE_LAYER_GROUP_MAX)
 #define SCENE_DEFAULT_MAX_NODES 2000000
 
 typedef struct scene scene;
@@ -34,6 +38,13 @@ enum node_kind {
 	NODE_GROUP = 0,
 	NODE_MESH = 1,
 	NODE_CAMERA = 2,
+};
+
+/* A 2D node's facing: its own, or none (it inherits; see scene_facing). */
+enum node_facing {
+	FACING_NONE = 0,
+	FACING_RIGHT = 1,
+	FACING_LEFT = 2,
 };
 
 /* Bits naming fields of struct node_props, for scene_set(). */
@@ -48,7 +59,11 @@ enum node_prop {
 	PROP_KIND = 1u << 7,
 	PROP_CAMERA = 1u << 8,  /* fov_deg, znear, zfar */
 	PROP_VISIBLE = 1u << 9,
-	PROP_ALL = (1u << 10) - 1,
+	PROP_LAYER = 1u << 10,
+	PROP_Z = 1u << 11,      /* z_right and z_left */
+	PROP_FACING = 1u << 12,
+	PROP_ALL = (1u << 13) - 1,
+	PROP_DRAW = PROP_LAYER | PROP_Z | PROP_FACING,
 	PROP_TRANSFORM = PROP_T | PROP_R | PROP_S | PROP_PIVOT,
 };
 
@@ -72,19 +87,38 @@ typedef struct node_props {
 	double znear;    /* camera: 0 < znear < zfar */
 	double zfar;
 	bool visible;
+	/* How a node of a 2D scene is drawn (any scene stores them; the edit
+	 * layer accepts them only in a 2D one): the artwork group it shows
+	 * ("FILE#GROUP", NULL for none), its draw order for each facing, and
+	 * its own facing (enum node_facing; FACING_NONE inherits). */
+	const char *layer;
+	double z_right;
+	double z_left;
+	int facing;
 } node_props;
 
-/* Identity transform, no bounds, group, visible, camera 60 deg 0.1..1000. */
+/* Identity transform, no bounds, group, visible, camera 60 deg 0.1..1000,
+ * no layer, z 0 for both facings, no facing of its own. */
 node_props node_props_default(void);
 
 /* Validates 'p' for the fields in 'mask' (finite numbers, non-zero
  * quaternion, bounds min <= max, string lengths and UTF-8, kind, camera
- * ranges).
+ * ranges, the syntax of a layer, a facing of enum node_facing).
  * Returns 0 or the first error; *bad_prop (may be NULL) gets its PROP_ bit. */
 int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop);
 
 /* True when 'id' is 1..SCENE_ID_MAX characters of [A-Za-z0-9_.:-]. */
 bool scene_id_valid(const char *id);
+
+/*
+ * The syntax of a layer, "FILE#GROUP": FILE 1..SCENE_LAYER_FILE_MAX
+ * characters of [A-Za-z0-9_.-] not starting with a dot, GROUP
+ * 1..SCENE_LAYER_GROUP_MAX characters of [A-Za-z0-9_.:-]. Returns NULL when
+ * 'layer' is well formed, else why not, as a phrase ("FILE is empty",
+ * "no '#' between FILE and GROUP", ...). Whether the asset and its group
+ * exist is not the scene's business (the edit layer checks that).
+ */
+const char *scene_layer_syntax_error(const char *layer);
 
 /* An empty scene, or NULL when out of memory. */
 scene *scene_new(void);
@@ -105,6 +139,36 @@ int scene_max_nodes(const scene *s);
  */
 int scene_set_dims(scene *s, int dims);
 int scene_dims(const scene *s);
+
+/*
+ * The draw order of a 2D scene (see draw.c): the ids of its nodes that have
+ * a layer, back to front, sorted by the z of each node's effective facing,
+ * ties in preorder. Kept by the scene as a cache: every edit that can
+ * change it (a layer, z or facing set, a create, delete or reparent, a
+ * root whose mirrored state flipped) marks it stale, and the next read
+ * rebuilds it, once. The server reads it right after bringing the world
+ * matrices of a turn up to date, so it is computed in the same turn, from
+ * the same seq.
+ *
+ * scene_draw_order brings the list up to date when stale and gives its
+ * length in *n (0 in a 3D scene, which never builds one). Returns 0, or
+ * RIGD_E_NOMEM (the list then stays stale; *n is 0). The list lives until
+ * the next edit of the scene; scene_draw_id(s, i) is its i-th id, i in
+ * [0, *n).
+ */
+int scene_draw_order(const scene *s, int *n);
+const char *scene_draw_id(const scene *s, int i);
+/* Bumped each time a rebuild gives a list that differs from the one
+ * before (in ids or their order): equal versions of one scene object mean
+ * an equal list. */
+uint64_t scene_draw_version(const scene *s);
+/*
+ * The effective facing of 'node' (FACING_RIGHT or FACING_LEFT): its own,
+ * else its nearest ancestor's, else its root's natural facing, FACING_LEFT
+ * when the root's world matrix is mirrored (the determinant of its 2x2
+ * block is negative), else FACING_RIGHT. O(depth).
+ */
+int scene_facing(const scene *s, int node);
 
 /* --- structure (reads) --- */
 int scene_count(const scene *s);                   /* number of nodes */
@@ -161,15 +225,16 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 int scene_set(scene *s, int node, unsigned mask, const node_props *p);
 /*
  * scene_set with the strings already allocated: 'name' (with PROP_NAME in
- * 'mask') and 'mesh' (with PROP_MESH) stand for p->name and p->mesh, and on
- * success the scene takes ownership of them (malloc'd, or NULL for none);
+ * 'mask'), 'mesh' (with PROP_MESH) and 'layer' (with PROP_LAYER) stand for
+ * p->name, p->mesh and p->layer, and on success the scene takes ownership
+ * of them (malloc'd, or NULL for none);
  * a string whose bit is not in 'mask' stays the caller's. Allocates
  * nothing, so it fails only on validation; on error nothing has changed
  * and both strings stay the caller's. This is how an edit's rollback
  * restores a name without a copy that could run out of memory.
  */
 int scene_set_owned(scene *s, int node, unsigned mask, const node_props *p, char *name,
-		    char *mesh);
+		    char *mesh, char *layer);
 
 /* --- world matrices --- */
 /*

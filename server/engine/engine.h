@@ -273,11 +273,16 @@ int engine_check(engine *e, engine_report_fn fn, void *ctx);
  * byte is its format.
  */
 #define ENGINE_OPS_BIN_FORMAT 1
+/* Format 2: format 1 with 32-bit field masks and the draw fields of a 2D
+ * node (layer, z, facing); written only for a batch that sets one of them,
+ * so every other image stays byte for byte as before. Both decode. */
+#define ENGINE_OPS_BIN_FORMAT_DRAW 2
 
 /* Encodes the ops of 'b' (not its client or client_seq); *out gets a
  * malloc'd image of *len bytes, which the caller frees. Returns 0,
- * RIGD_E_TOO_LARGE (a name or mesh of 65535 bytes or more, a field bit of
- * EDIT_F_ANGLE or above, an op other than create, set, reparent or delete:
+ * RIGD_E_TOO_LARGE (a name, mesh or layer of 65535 bytes or more, a field
+ * bit of EDIT_F_ANGLE or above other than the draw fields (EDIT_F_DRAW), an
+ * op other than create, set, reparent or delete:
  * relative ops are resolved before they are logged) or RIGD_E_NOMEM; *out
  * is then unchanged. */
 int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len);

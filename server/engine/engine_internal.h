@@ -23,6 +23,10 @@
 /* Format 1 followed by the scene's poses; written only for a scene that
  * holds poses, so every other snapshot stays byte for byte as before. */
 #define SNAP_FORMAT_POSES 2
+/* Format 2 (the poses section always present) whose nodes may carry the
+ * drawing of a 2D node (layer, z, facing); written only for a scene with
+ * a node that has one of them, so every other snapshot stays as before. */
+#define SNAP_FORMAT_DRAW 3
 #define SNAP_MAGIC "RIGS"
 
 /* The format a snapshot encoded by eng_snap_encode carries (its bytes 4..7). */

@@ -32,6 +32,13 @@
  *   kind       i32 node_kind
  *   fov near far        f64 each
  *   visible keep_world  u8 (0 or 1) each
+ * Format 2 is format 1 with a u32 fields (the EDIT_F_ bits above plus
+ * EDIT_F_DRAW) and, after keep_world:
+ *   layer      as name
+ *   z          f64 z_right, f64 z_left
+ *   facing     u8 (enum node_facing)
+ * It is written only for a batch that has an op with a draw field, so
+ * that every other image is byte for byte what format 1 made.
  * The pose ops a log stores (pose_delete and pose_set; pose_save and blend
  * are resolved before) carry fields 0 in the image: pose_delete is its
  * kind and id (the pose's name) alone; pose_set is followed by u32
@@ -46,6 +53,8 @@
  * angles (EDIT_F_ANGLE and up) are resolved into absolute ones before they
  * are logged (edit_apply_resolve), so format 1 never needs more. */
 #define OPS_BIN_FIELD_BITS EDIT_F_COUNT_
+/* The field bits format 2 holds. */
+#define OPS_BIN_FIELDS_DRAW (((1u << EDIT_F_COUNT_) - 1) | EDIT_F_DRAW)
 #define OPS_BIN_MIN_OP 4        /* kind, fields, id length */
 #define OPS_BIN_NULL_STR 0xffffu
 #define OPS_BIN_CHANNEL_MIN 81  /* bytes of a channel with a 0-byte id */
@@ -57,14 +66,17 @@ static bool bin_kind(int kind)
 	       kind == EDIT_POSE_DELETE;
 }
 
-/* Bytes of one op's image, or 0 when a string is too long for it. */
-static size_t op_bin_size(const edit_op *op)
+/* Bytes of one op's image in format 1, or 2 when 'wide', or 0 when a
+ * string is too long for it. */
+static size_t op_bin_size(const edit_op *op, bool wide)
 {
 	unsigned f = op->fields;
-	size_t n = OPS_BIN_MIN_OP + strlen(op->id);
+	size_t n = OPS_BIN_MIN_OP + (wide ? 2 : 0) + strlen(op->id);
 	size_t name_len = op->name ? strlen(op->name) : 0;
 	size_t mesh_len = op->mesh ? strlen(op->mesh) : 0;
-	if (name_len >= OPS_BIN_NULL_STR || mesh_len >= OPS_BIN_NULL_STR)
+	size_t layer_len = op->layer ? strlen(op->layer) : 0;
+	if (name_len >= OPS_BIN_NULL_STR || mesh_len >= OPS_BIN_NULL_STR ||
+	    layer_len >= OPS_BIN_NULL_STR)
 		return 0;
 	if (op->kind == EDIT_POSE_SET) {
 		n += 4;
@@ -90,6 +102,9 @@ static size_t op_bin_size(const edit_op *op)
 		n += 4;
 	n += 8 * (!!(f & EDIT_F_FOV) + !!(f & EDIT_F_NEAR) + !!(f & EDIT_F_FAR));
 	n += !!(f & EDIT_F_VISIBLE) + !!(f & EDIT_F_KEEP_WORLD);
+	if (f & EDIT_F_LAYER)
+		n += 2 + layer_len;
+	n += 16 * !!(f & EDIT_F_Z) + !!(f & EDIT_F_FACING);
 	return n;
 }
 
@@ -101,13 +116,17 @@ static void put_bin_str(bytes *b, const char *str)
 		put_raw(b, str, len);
 }
 
-/* Appends the image of op 'op' to 'b', which has room for it. */
-static void op_bin_put(bytes *b, const edit_op *op)
+/* Appends the image of op 'op' to 'b', which has room for it, in format
+ * 1, or 2 when 'wide'. */
+static void op_bin_put(bytes *b, const edit_op *op, bool wide)
 {
 	unsigned f = op->kind >= EDIT_POSE_SAVE ? 0 : op->fields;
 	size_t id_len = strlen(op->id);
 	put_u8(b, (unsigned)op->kind);
-	put_u16(b, f);
+	if (wide)
+		put_u32(b, f);
+	else
+		put_u16(b, f);
 	put_u8(b, (unsigned)id_len);
 	put_raw(b, op->id, id_len);
 	if (op->kind == EDIT_POSE_SET) {
@@ -169,17 +188,30 @@ static void op_bin_put(bytes *b, const edit_op *op)
 		put_u8(b, op->visible);
 	if (f & EDIT_F_KEEP_WORLD)
 		put_u8(b, op->keep_world);
+	if (f & EDIT_F_LAYER)
+		put_bin_str(b, op->layer);
+	if (f & EDIT_F_Z) {
+		put_f64(b, op->z_right);
+		put_f64(b, op->z_left);
+	}
+	if (f & EDIT_F_FACING)
+		put_u8(b, (unsigned)op->facing);
 }
 
 int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
 {
 	size_t total = OPS_BIN_HEADER;
+	bool wide = false;
 	if (b->n_ops < 0 || (uint64_t)b->n_ops > UINT32_MAX)
 		return RIGD_E_TOO_LARGE;
+	for (int i = 0; i < b->n_ops; i++)
+		wide = wide || (b->ops[i].kind <= EDIT_DELETE && (b->ops[i].fields & EDIT_F_DRAW));
 	for (int i = 0; i < b->n_ops; i++) {
-		size_t n = op_bin_size(&b->ops[i]);
+		size_t n = op_bin_size(&b->ops[i], wide);
 		if (n == 0 || !bin_kind(b->ops[i].kind) ||
-		    (b->ops[i].kind <= EDIT_DELETE && (b->ops[i].fields >> OPS_BIN_FIELD_BITS) != 0))
+		    (b->ops[i].kind <= EDIT_DELETE &&
+		     (b->ops[i].fields & ~(unsigned)OPS_BIN_FIELDS_DRAW) != 0) ||
+		    ((b->ops[i].fields & EDIT_F_FACING) && (unsigned)b->ops[i].facing > 255u))
 			return RIGD_E_TOO_LARGE;
 		total += n;
 	}
@@ -188,10 +220,10 @@ int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
 	if (!buf.p)
 		return RIGD_E_NOMEM;
 	buf.cap = total;
-	put_u8(&buf, ENGINE_OPS_BIN_FORMAT);
+	put_u8(&buf, wide ? ENGINE_OPS_BIN_FORMAT_DRAW : ENGINE_OPS_BIN_FORMAT);
 	put_u32(&buf, (uint32_t)b->n_ops);
 	for (int i = 0; i < b->n_ops; i++)
-		op_bin_put(&buf, &b->ops[i]);
+		op_bin_put(&buf, &b->ops[i], wide);
 	assert(buf.len == total);
 	*out = buf.p;
 	*len = buf.len;
@@ -283,6 +315,7 @@ static void batch_clear_ops(edit_batch *b)
 	for (int i = 0; i < b->n_ops; i++) {
 		free(b->ops[i].name);
 		free(b->ops[i].mesh);
+		free(b->ops[i].layer);
 		free(b->ops[i].channels);
 	}
 	b->n_ops = 0;
@@ -297,7 +330,9 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 	batch_clear_ops(b);
 	unsigned format = get_u8(&r);
 	uint32_t n = get_u32(&r);
-	if (r.bad || format != ENGINE_OPS_BIN_FORMAT)
+	bool wide = format == ENGINE_OPS_BIN_FORMAT_DRAW;
+	unsigned allowed = wide ? OPS_BIN_FIELDS_DRAW : (1u << OPS_BIN_FIELD_BITS) - 1;
+	if (r.bad || (format != ENGINE_OPS_BIN_FORMAT && !wide))
 		return RIGD_E_IO;
 	/* A count the bytes cannot hold is corrupt and must not size an
 	 * allocation. */
@@ -311,10 +346,10 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 		memset(op, 0, sizeof(*op));
 		op->index = -1;
 		op->kind = (int)get_u8(&r);
-		unsigned f = get_u16(&r);
+		unsigned f = wide ? get_u32(&r) : get_u16(&r);
 		op->fields = f;
 		get_bin_id(&r, op->id);
-		if (r.bad || !bin_kind(op->kind) || (f >> OPS_BIN_FIELD_BITS) != 0 ||
+		if (r.bad || !bin_kind(op->kind) || (f & ~allowed) != 0 ||
 		    (op->kind > EDIT_DELETE && f != 0)) {
 			r.bad = true;
 			break;
@@ -364,6 +399,14 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 			op->visible = get_bool(&r);
 		if (f & EDIT_F_KEEP_WORLD)
 			op->keep_world = get_bool(&r);
+		if (f & EDIT_F_LAYER)
+			op->layer = get_bin_opt_str(&r, &nomem);
+		if (f & EDIT_F_Z) {
+			op->z_right = get_f64(&r);
+			op->z_left = get_f64(&r);
+		}
+		if (f & EDIT_F_FACING)
+			op->facing = (int)get_u8(&r);
 	}
 	if (nomem)
 		return RIGD_E_NOMEM;

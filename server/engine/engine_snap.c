@@ -35,7 +35,39 @@
  * by: u32 n_poses, then per pose in name order: u8 name_len, name,
  * u32 n_channels, then per channel in id order: u8 id_len, id,
  * f64 t[3] r[4] s[3]. Both formats load.
+ *
+ * Format 3, written only when a node has a layer, a z other than +0 or a
+ * facing (a 2D scene's drawing), is format 2 whose node flags may also
+ * hold 16 (layer), 32 (z) and 64 (facing), each adding after the mesh, in
+ * that order: [u16 len, layer], [f64 z_right z_left], [u8 facing]. All
+ * three formats load.
  */
+
+/* The draw flags of a node's props in format 3 (0: all defaults). */
+static unsigned draw_flags(const node_props *p)
+{
+	static const double zero = 0;
+
+	return (p->layer ? 16u : 0) |
+	       (memcmp(&p->z_right, &zero, sizeof(zero)) || memcmp(&p->z_left, &zero, sizeof(zero))
+			? 32u : 0) |
+	       (p->facing != FACING_NONE ? 64u : 0);
+}
+
+/* True when some node of 's' needs format 3. Only a 2D scene's nodes can. */
+static bool scene_drawn(const scene *s)
+{
+	node_props p;
+
+	if (scene_dims(s) != 2)
+		return false;
+	for (int pos = 0; pos < scene_count(s); pos++) {
+		scene_props(s, scene_at(s, pos), &p);
+		if (draw_flags(&p))
+			return true;
+	}
+	return false;
+}
 
 #define SNAP_CHANNEL_MIN 81     /* bytes of a channel with a 0-byte id */
 
@@ -144,11 +176,12 @@ static int snap_decode_poses(reader *r, scene *s)
 int eng_snap_encode(const scene *s, bytes *out)
 {
 	int n = scene_count(s);
-	bool posed = pose_count(scene_poses_c(s)) > 0;
+	bool drawn = scene_drawn(s);
+	bool posed = drawn || pose_count(scene_poses_c(s)) > 0;
 	if (bytes_reserve(out, 12))
 		return RIGD_E_NOMEM;
 	put_raw(out, SNAP_MAGIC, 4);
-	put_u32(out, posed ? SNAP_FORMAT_POSES : SNAP_FORMAT);
+	put_u32(out, drawn ? SNAP_FORMAT_DRAW : posed ? SNAP_FORMAT_POSES : SNAP_FORMAT);
 	put_u32(out, (uint32_t)n);
 	for (int pos = 0; pos < n; pos++) {
 		int node = scene_at(s, pos);
@@ -159,9 +192,13 @@ int eng_snap_encode(const scene *s, bytes *out)
 		size_t id_len = strlen(id);
 		size_t name_len = p.name ? strlen(p.name) : 0;
 		size_t mesh_len = p.mesh ? strlen(p.mesh) : 0;
+		size_t layer_len = p.layer ? strlen(p.layer) : 0;
+		unsigned dflags = drawn ? draw_flags(&p) : 0;
 		assert(id_len <= SCENE_ID_MAX && name_len <= SCENE_NAME_MAX &&
-		       mesh_len <= SCENE_MESH_MAX);
-		if (bytes_reserve(out, 1 + id_len + 4 + 2 + 22 * 8 + 4 + name_len + mesh_len))
+		       mesh_len <= SCENE_MESH_MAX && layer_len <= SCENE_LAYER_MAX);
+		assert(drawn || draw_flags(&p) == 0);
+		if (bytes_reserve(out, 1 + id_len + 4 + 2 + 22 * 8 + 4 + name_len + mesh_len +
+					       2 + layer_len + 16 + 1))
 			return RIGD_E_NOMEM;
 		put_u8(out, (unsigned)id_len);
 		put_raw(out, id, id_len);
@@ -172,7 +209,7 @@ int eng_snap_encode(const scene *s, bytes *out)
 		put_u32(out, (uint32_t)parent_pos);
 		put_u8(out, (unsigned)p.kind);
 		put_u8(out, (p.has_bounds ? 1u : 0) | (p.visible ? 2u : 0) | (p.name ? 4u : 0) |
-				    (p.mesh ? 8u : 0));
+				    (p.mesh ? 8u : 0) | dflags);
 		put_vec3(out, p.t);
 		put_f64(out, p.r.x);
 		put_f64(out, p.r.y);
@@ -195,6 +232,16 @@ int eng_snap_encode(const scene *s, bytes *out)
 			put_u16(out, (unsigned)mesh_len);
 			put_raw(out, p.mesh, mesh_len);
 		}
+		if (dflags & 16) {
+			put_u16(out, (unsigned)layer_len);
+			put_raw(out, p.layer, layer_len);
+		}
+		if (dflags & 32) {
+			put_f64(out, p.z_right);
+			put_f64(out, p.z_left);
+		}
+		if (dflags & 64)
+			put_u8(out, (unsigned)p.facing);
 	}
 	return posed ? snap_encode_poses(scene_poses_c(s), out) : 0;
 }
@@ -206,7 +253,7 @@ static int snap_decode(const void *data, size_t len, scene **out)
 	uint32_t format = get_u32(&r);
 	uint32_t n = get_u32(&r);
 	if (r.bad || memcmp(magic, SNAP_MAGIC, 4) != 0 ||
-	    (format != SNAP_FORMAT && format != SNAP_FORMAT_POSES))
+	    (format != SNAP_FORMAT && format != SNAP_FORMAT_POSES && format != SNAP_FORMAT_DRAW))
 		return RIGD_E_STORAGE;
 	/* Every node takes at least 1 + 1 + 4 + 2 + 16 * 8 bytes: a count the
 	 * bytes cannot hold is corrupt (and must not size an allocation). */
@@ -250,10 +297,17 @@ static int snap_decode(const void *data, size_t len, scene **out)
 		}
 		p->name = (flags & 4) ? get_str(&r, get_u16(&r), pool, &used) : NULL;
 		p->mesh = (flags & 8) ? get_str(&r, get_u16(&r), pool, &used) : NULL;
-		if (flags & ~15u)
+		if (flags & ~(format == SNAP_FORMAT_DRAW ? 127u : 15u))
 			r.bad = true;
+		p->layer = (flags & 16) ? get_str(&r, get_u16(&r), pool, &used) : NULL;
+		if (flags & 32) {
+			p->z_right = get_f64(&r);
+			p->z_left = get_f64(&r);
+		}
+		if (flags & 64)
+			p->facing = (int)get_u8(&r);
 	}
-	if (!r.bad && format == SNAP_FORMAT_POSES && (err = snap_decode_poses(&r, s)) != 0)
+	if (!r.bad && format != SNAP_FORMAT && (err = snap_decode_poses(&r, s)) != 0)
 		goto out;
 	if (r.bad || r.off != len) {
 		err = RIGD_E_STORAGE;
@@ -282,7 +336,9 @@ static int snap_load_cb(void *vctx, const store_snapshot *sn)
 {
 	replay_ctx *c = vctx;
 	scene *s = NULL;
-	if ((sn->format != SNAP_FORMAT && sn->format != SNAP_FORMAT_POSES) || fnv1a(sn->data, sn->len, FNV_OFFSET) != sn->hash) {
+	if ((sn->format != SNAP_FORMAT && sn->format != SNAP_FORMAT_POSES &&
+	     sn->format != SNAP_FORMAT_DRAW) ||
+	    fnv1a(sn->data, sn->len, FNV_OFFSET) != sn->hash) {
 		eng_set_errmsg(c->e, "scene '%s': snapshot at seq %lld is corrupt", c->name,
 			       (long long)sn->seq);
 		return RIGD_E_STORAGE;
