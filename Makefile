@@ -10,7 +10,7 @@ DB         ?= data/rig.db
 CTEST_ARGS ?=
 FUZZ_BUILD ?= build-fuzz
 RIGD_FUZZ_SECONDS ?= 30
-FUZZ_TARGETS = msg edit gltf bin
+FUZZ_TARGETS = msg edit gltf bin svg
 
 .PHONY: all deps web-deps build build-asan test test-release test-asan run bench clean
 .PHONY: build-fuzz test-fuzz fuzz-merge test-image
@@ -84,7 +84,7 @@ bench: build web-deps
 
 run: build web-deps
 	@mkdir -p $(dir $(DB))
-	./$(BUILD)/rigd --listen 127.0.0.1:$(PORT) --db $(DB) --web web
+	./$(BUILD)/rigd --listen 127.0.0.1:$(PORT) --db $(DB) --web web --demo2d on
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

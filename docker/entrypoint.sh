@@ -68,4 +68,4 @@ if [ ! -e "$tokens" ]; then
 	echo "rigd: first start: admin token $token (only its hash is kept, in $tokens; this is the one time it is shown)" >&2
 fi
 
-exec rigd --listen "$listen" --db "$data/rig.db" --web "$web" --tokens "$tokens" "$@"
+exec rigd --listen "$listen" --db "$data/rig.db" --web "$web" --tokens "$tokens" --demo2d on "$@"

@@ -1,5 +1,5 @@
-# Fuzz targets: the message decoder, the edit validator, the glTF importer
-# and the decoder of binary frames, one libFuzzer target each in tests/fuzz/fuzz_NAME.c, with
+# Fuzz targets: the message decoder, the edit validator, the glTF importer,
+# the decoder of binary frames and the SVG sanitiser, one libFuzzer target each in tests/fuzz/fuzz_NAME.c, with
 # a committed corpus (tests/fuzz/corpus/NAME) and regression inputs of past
 # findings (tests/fuzz/regress/NAME). See tests/fuzz/README.md.
 #
@@ -12,7 +12,7 @@
 # In every other build the same target sources get a plain main()
 # (tests/fuzz/replay_main.c) and a test that replays the committed inputs,
 # so the release and ASan builds check every past finding too.
-set(rigd_fuzz_targets msg edit gltf bin)
+set(rigd_fuzz_targets msg edit gltf bin svg)
 set(rigd_fuzz_dir ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 
 if(RIGD_FUZZ)

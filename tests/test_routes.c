@@ -42,6 +42,12 @@ static const struct {
 	{NET_GET, "/api/scenes/demo/debug/hand", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT,
 	 ROUTE_BODY_API},
 	{NET_GET, "/api/scenes/demo/poses", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT, ROUTE_BODY_API},
+	{NET_POST, "/api/scenes/demo2d/svg", "demo2d", ROLE_EDITOR, ROUTE_AFTER_COMMIT,
+	 ROUTE_BODY_API},
+	{NET_GET, "/api/scenes/demo2d/assets", "demo2d", ROLE_VIEWER, ROUTE_AFTER_COMMIT,
+	 ROUTE_BODY_API},
+	{NET_GET, "/api/scenes/demo2d/assets/demo2d.svg", "demo2d", ROLE_VIEWER,
+	 ROUTE_AFTER_COMMIT, ROUTE_BODY_API},
 };
 #define N_EXPECT ((int)(sizeof(expect) / sizeof(expect[0])))
 

@@ -86,6 +86,7 @@ struct rigctl {
 	size_t body_len;
 	const char *content_type;    /* of the body; NULL: application/json */
 	char *owned_body;            /* what 'body' points to when rigctl made it */
+	char scene_buf[SCENE_ID_MAX + 1]; /* a scene name rigctl made (import of an SVG) */
 	const char *out_path;        /* export -o: the answer goes there (when 2xx) */
 	FILE *out_file;
 	char last_char;

@@ -6,6 +6,7 @@
  */
 #include "rigctl.h"
 
+#include "codec/json.h"
 #include "core/num.h"
 #include "core/scene.h"
 
@@ -14,6 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define TOKEN_ARG_MAX 256       /* characters of a --token */
@@ -41,6 +43,12 @@ static const char usage_text[] =
 	"                               new (or empty) scene, or under node ID; --nearest\n"
 	"                               keeps the nearest TRS of a sheared matrix instead\n"
 	"                               of refusing; prints the answer with its report\n"
+	"  import FILE.svg --manifest FILE.json [--scene SCENE]\n"
+	"                               import an SVG rig: the artwork (sanitised, stored as\n"
+	"                               an asset under the SVG's file name) and one node per\n"
+	"                               manifest entry, as one batch, into the 2D scene SCENE\n"
+	"                               (default: the SVG's name without .svg; made when\n"
+	"                               missing); prints the answer with its report\n"
 	"  export SCENE [--at SEQ] [-o FILE]\n"
 	"                               the scene (at an earlier seq) as glTF 2.0 JSON, on\n"
 	"                               stdout or into FILE\n"
@@ -431,6 +439,94 @@ static int args_import(struct rigctl *r, struct argv_cursor *a)
 	return 0;
 }
 
+/* Whether 'arg' names an SVG file (ends in .svg, any case). */
+static bool is_svg_path(const char *arg)
+{
+	size_t n = strlen(arg);
+
+	return n > 4 && strcasecmp(arg + n - 4, ".svg") == 0;
+}
+
+/* The file name part of a path. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The body {"file","svg","manifest"} of POST .../svg from the two files
+ * (the manifest as it is: the server checks it). 0 or 1. */
+static int svg_body(struct rigctl *r, const char *svg_path, const char *manifest_path)
+{
+	size_t svg_len = 0, man_len = 0;
+	char *svg = read_whole_file(svg_path, &svg_len);
+	char *manifest = svg ? read_whole_file(manifest_path, &man_len) : NULL;
+	json_buf b;
+	int rc = 1;
+
+	json_buf_init(&b, 0);
+	if (svg && manifest && strlen(svg) == svg_len && strlen(manifest) == man_len &&
+	    !JSON_BUF_LIT(&b, "{\"file\":") &&
+	    !json_buf_string(&b, base_name(svg_path), JSON_STR_REPAIR_UTF8) &&
+	    !JSON_BUF_LIT(&b, ",\"svg\":") &&
+	    !json_buf_string(&b, svg, JSON_STR_SHORT_ESCAPES | JSON_STR_REPAIR_UTF8) &&
+	    !JSON_BUF_LIT(&b, ",\"manifest\":") && !json_buf_append(&b, manifest, man_len) &&
+	    !JSON_BUF_LIT(&b, "}")) {
+		r->body_len = b.len;
+		r->owned_body = json_buf_take(&b);
+		rc = r->owned_body ? 0 : 1;
+	} else if (svg && manifest) {
+		fprintf(stderr, "rigctl: %s or %s holds a NUL byte, or out of memory\n", svg_path,
+			manifest_path);
+	}
+	json_buf_release(&b);
+	free(svg);
+	free(manifest);
+	r->body = r->owned_body;
+	return rc;
+}
+
+/* import FILE.svg --manifest FILE.json [--scene SCENE]: 'svg_path' was
+ * read already; 'scene_name' is the scene named before it, or NULL. */
+static int args_import_svg(struct rigctl *r, struct argv_cursor *a, const char *svg_path,
+			   const char *scene_name)
+{
+	const char *manifest = NULL;
+
+	while (a->i < a->argc) {
+		const char *flag = a->argv[a->i], *v = next_value(a);
+
+		if (!v)
+			return usage_error("%s needs a value", flag);
+		if (strcmp(flag, "--manifest") == 0)
+			manifest = v;
+		else if (strcmp(flag, "--scene") == 0 && !scene_name)
+			scene_name = v;
+		else
+			return usage_error("unknown import argument '%s'", flag);
+		a->i += 2;
+	}
+	if (!manifest)
+		return usage_error("importing an SVG needs --manifest FILE.json");
+	if (!scene_name) {
+		/* The SVG's file name without ".svg". */
+		const char *base = base_name(svg_path);
+		size_t n = strlen(base) - 4;
+		snprintf(r->scene_buf, sizeof(r->scene_buf), "%.*s", (int)(n < SCENE_ID_MAX ? n : 0),
+			 base);
+		scene_name = r->scene_buf;
+	}
+	if (!scene_id_valid(scene_name))
+		return usage_error("'%s' is not a scene name ([A-Za-z0-9_.:-], 1 to %d); give --scene",
+				   scene_name, SCENE_ID_MAX);
+	r->scene = scene_name;
+	r->mode = RIGCTL_HTTP;
+	r->method = "POST";
+	snprintf(r->path, sizeof(r->path), "/api/scenes/%s/svg", scene_name);
+	return svg_body(r, svg_path, manifest);
+}
+
 /* The command and what follows it. */
 static int args_command(struct rigctl *r, const char *cmd, struct argv_cursor *a)
 {
@@ -446,6 +542,10 @@ static int args_command(struct rigctl *r, const char *cmd, struct argv_cursor *a
 		return args_get(r, a, "/gltf", true);
 	if (strcmp(cmd, "log") == 0)
 		return args_log(r, a);
+	if (strcmp(cmd, "import") == 0 && a->i < a->argc && is_svg_path(a->argv[a->i])) {
+		const char *svg_path = a->argv[a->i++];
+		return args_import_svg(r, a, svg_path, r->scene);
+	}
 	if (strcmp(cmd, "import") == 0)
 		return args_import(r, a);
 	if (strcmp(cmd, "create") == 0)
@@ -507,16 +607,23 @@ int rigctl_args_parse(struct rigctl *r, int argc, char **argv)
 	if (!parse_url(r, url))
 		return usage_error("'%s' is not an http:// or ws:// URL", url);
 	cmd = argv[a.i++];
-	if (strcmp(cmd, "scenes") != 0) {
-		if (a.i >= argc)
-			return usage_error("%s needs a scene", cmd);
-		r->scene = argv[a.i++];
-		if (!scene_id_valid(r->scene))
-			return usage_error("'%s' is not a scene name ([A-Za-z0-9_.:-], 1 to %d)",
-					   r->scene, SCENE_ID_MAX);
+	if (strcmp(cmd, "import") == 0 && a.i < argc && is_svg_path(argv[a.i])) {
+		/* import FILE.svg ...: the scene comes after, or from the name. */
+		const char *svg_path = argv[a.i++];
+		if ((status = args_import_svg(r, &a, svg_path, NULL)) != 0)
+			return status;
+	} else {
+		if (strcmp(cmd, "scenes") != 0) {
+			if (a.i >= argc)
+				return usage_error("%s needs a scene", cmd);
+			r->scene = argv[a.i++];
+			if (!scene_id_valid(r->scene))
+				return usage_error("'%s' is not a scene name ([A-Za-z0-9_.:-], 1 to %d)",
+						   r->scene, SCENE_ID_MAX);
+		}
+		if ((status = args_command(r, cmd, &a)) != 0)
+			return status;
 	}
-	if ((status = args_command(r, cmd, &a)) != 0)
-		return status;
 	if (a.i < argc)
 		return usage_error("unexpected argument '%s'", argv[a.i]);
 	return 0;

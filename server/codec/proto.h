@@ -219,6 +219,49 @@ typedef struct proto_log_line {
 int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 			  proto_log_line *out, edit_error *err);
 
+/* --- assets on log lines and in lists (proto_asset.c) --- */
+
+#define PROTO_ASSET_FILE_MAX 128   /* bytes of an asset's file name */
+
+/* An SVG asset riding on the log line of the batch that stored it. */
+typedef struct proto_log_asset {
+	char file[PROTO_ASSET_FILE_MAX + 1];
+	char sha256[65];           /* 64 lowercase hex digits */
+	char *svg;                 /* owned by whoever holds the array */
+	size_t len;                /* bytes of svg */
+} proto_log_asset;
+
+/* Frees the svg of each of a[0..n) and the array; accepts NULL. */
+void proto_log_assets_free(proto_log_asset *a, int n);
+
+/*
+ * proto_decode_log_line that also reads an "assets" member,
+ * [{"file","sha256","svg"}] (absent: none), into a malloc'd *assets of
+ * *n_assets entries the caller frees with proto_log_assets_free. A file
+ * name outside the asset rules (svg_file_name_valid), a sha256 that is not
+ * 64 lowercase hex digits, a missing or unknown member is bad_field naming
+ * "assets". On error *assets is NULL and *n_assets 0.
+ */
+int proto_decode_log_line_assets(const char *json, size_t len, const proto_limits *lim,
+				 proto_log_line *out, proto_log_asset **assets, int *n_assets,
+				 edit_error *err);
+
+/* proto_encode_log_line with a[0..n) as its "assets" member after "ops"
+ * (none when n is 0: the line proto_encode_log_line writes). */
+int proto_encode_log_line_assets(proto_buf *b, uint64_t seq, int64_t time_us,
+				 const edit_batch *batch, const proto_log_asset *a, int n);
+
+/* One entry of GET /api/scenes/{name}/assets. */
+typedef struct proto_asset_info {
+	const char *file;
+	const char *sha256;
+	int64_t bytes;
+	int64_t seq;               /* the batch that stored it */
+} proto_asset_info;
+
+/* [{"file","sha256","bytes","seq"},...]. 0 or RIGD_E_NOMEM (b unchanged). */
+int proto_encode_asset_list(proto_buf *b, const proto_asset_info *a, int n);
+
 /* POST /api/scenes {"name":"..."}: the name (scene_id_valid) into name_out. */
 int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_ID_MAX + 1],
 			      edit_error *err);

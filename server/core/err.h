@@ -47,7 +47,10 @@
 	X(NOMEM,            500, "nomem",           "out of memory") \
 	X(IO,               500, "io",              "input/output error") \
 	X(INTERNAL,         500, "internal",        "internal error") \
-	X(UNKNOWN_POSE,     400, "unknown_pose",    "no pose with that name")
+	X(UNKNOWN_POSE,     400, "unknown_pose",    "no pose with that name") \
+	X(BAD_SVG,          400, "bad_svg",         "the SVG document is refused") \
+	X(UNKNOWN_ASSET,    404, "unknown_asset",   "no asset with that file name") \
+	X(ASSET_EXISTS,     409, "asset_exists",    "the scene already has an asset with that file name")
 
 enum rigd_err {
 	RIGD_OK = 0,

@@ -442,6 +442,8 @@ static void pending_release(pending *p)
 	free(p->inverse);
 	free(p->ops_bin);
 	edit_batch_release(&p->inv);
+	eng_asset_free(p->asset);
+	p->asset = NULL;
 }
 
 static void queue_clear(engine *e)
@@ -699,6 +701,8 @@ static int append_rows(engine *e)
 			.ops_bin_len = p->ops_bin_len,
 		};
 		err = store_edit_append(e->st, &row);
+		if (!err && p->asset)
+			err = eng_asset_store(e, p);
 		if (err)
 			eng_set_errmsg(e, "%s", store_errmsg(e->st));
 	}

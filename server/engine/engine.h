@@ -40,6 +40,7 @@
 #define RIGD_ENGINE_H
 
 #include "codec/proto.h"
+#include "codec/svg.h"
 #include "core/edit.h"
 #include "core/scene.h"
 #include "store.h"
@@ -246,6 +247,59 @@ int engine_log(engine *e, const char *name, int64_t from, int64_t to, engine_lin
  */
 int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 		  int64_t *n_batches, int *bad_line, edit_error *err);
+
+/* --- SVG assets (engine_asset.c; schema/005_assets.sql) --- */
+
+/*
+ * Applies batch 'b' to scene 'name' and queues it, as engine_submit_limits,
+ * together with the SVG asset 'svg' (sanitised: svg.h) under 'file': both
+ * are stored by the next engine_commit in the same transaction, under the
+ * batch's seq, or neither. 'b' and 'svg' are borrowed (the bytes and ids
+ * are copied). Errors, nothing changed or queued: those of
+ * engine_submit_limits; RIGD_E_BAD_FIELD (field "file") for a file name
+ * outside the asset rules; RIGD_E_ASSET_EXISTS when the scene has that file
+ * (stored, or queued in this turn); RIGD_E_NOMEM; RIGD_E_STORAGE.
+ */
+int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const char *file,
+			const svg_clean *svg, const edit_limits *lim, engine_ack *ack,
+			edit_error *err);
+
+/* One asset of a scene, for engine_assets (strings valid during the call). */
+typedef struct engine_asset_info {
+	const char *file;
+	const char *sha256;        /* 64 lowercase hex digits */
+	int64_t bytes;
+	int64_t seq;               /* the batch that stored it */
+} engine_asset_info;
+typedef int (*engine_asset_fn)(void *ctx, const engine_asset_info *a);
+
+/*
+ * Calls fn with each asset of scene 'name' as of seq 'at' (< 0: the last
+ * committed; the assets stored by batches 1..at), in (seq, file) order. A
+ * non-zero return from fn stops the walk and is returned. Errors:
+ * RIGD_E_UNKNOWN_SCENE, RIGD_E_BAD_SEQ (after the last committed seq),
+ * RIGD_E_STORAGE, RIGD_E_NOMEM.
+ */
+int engine_assets(engine *e, const char *name, int64_t at, engine_asset_fn fn, void *ctx);
+
+/*
+ * The bytes of asset 'file' of scene 'name' as of seq 'at' (< 0: the last
+ * committed): *svg a malloc'd copy of *len bytes (NUL-terminated) the caller
+ * frees, sha256 its digest. Errors: RIGD_E_UNKNOWN_SCENE, RIGD_E_BAD_SEQ,
+ * RIGD_E_UNKNOWN_ASSET (no such file then), RIGD_E_STORAGE, RIGD_E_NOMEM;
+ * *svg is then NULL.
+ */
+int engine_asset_get(engine *e, const char *name, const char *file, int64_t at, char **svg,
+		     size_t *len, char sha256[65]);
+
+/*
+ * Whether scene 'name' has, as of its last committed seq or queued in this
+ * turn, asset 'file' (*has_file) with an element of id 'id' (*has_id; may
+ * be NULL to ask about the file alone). 0, RIGD_E_UNKNOWN_SCENE,
+ * RIGD_E_STORAGE, RIGD_E_NOMEM.
+ */
+int engine_asset_has(engine *e, const char *name, const char *file, const char *id,
+		     bool *has_file, bool *has_id);
 
 /* --- maintenance --- */
 

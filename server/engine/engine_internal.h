@@ -82,6 +82,8 @@ typedef struct pending {
 	unsigned char *ops_bin;   /* binary image of the ops, owned */
 	size_t ops_bin_len;
 	edit_batch inv;           /* the inverse as structs, for a rollback */
+	struct eng_asset *asset;  /* an SVG asset stored with the batch, owned;
+	                             NULL for most */
 } pending;
 
 /* The engine: the store, every scene by name, and this turn's queue. */
@@ -171,6 +173,26 @@ int eng_answer_resend(engine *e, scene_rt *rt, const char *client, int64_t clien
  * (or the scene is marked broken, for the next commit to reload). */
 int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit_limits *lim,
 			int kind, int64_t target, engine_ack *ack, edit_error *err);
+
+/* --- engine_asset.c --- */
+
+/* An SVG asset queued with its batch (engine_asset_submit). */
+typedef struct eng_asset {
+	char file[PROTO_ASSET_FILE_MAX + 1];
+	char sha256[65];
+	char *svg;                /* the sanitised bytes, owned */
+	size_t len;
+	char *ids;                /* element ids, one per line, owned */
+	size_t ids_len;
+} eng_asset;
+
+/* Frees an asset and what it owns; accepts NULL. */
+void eng_asset_free(eng_asset *a);
+/* Stores the asset of queued batch 'p' (its row already appended), inside
+ * the commit's transaction. 0, RIGD_E_NOMEM, RIGD_E_STORAGE. */
+int eng_asset_store(engine *e, const pending *p);
+/* The lowercase hex SHA-256 of 'len' bytes into out (65 bytes). */
+void eng_sha256_hex(const void *data, size_t len, char out[65]);
 
 /* --- engine_snap.c --- */
 

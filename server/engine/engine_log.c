@@ -17,12 +17,85 @@
 /* ------------------------------------------------------------------------ */
 /* Export. */
 
+/* An asset of the exported range: the seq of its line and its file. */
+typedef struct log_asset_ref {
+	int64_t seq;
+	char file[PROTO_ASSET_FILE_MAX + 1];
+} log_asset_ref;
+
 typedef struct log_ctx {
 	engine *e;
 	proto_buf buf;
 	engine_line_fn fn;
 	void *ctx;
+	log_asset_ref *assets;    /* the range's assets, in (seq, file) order */
+	int n_assets, cap_assets;
+	int next_asset;           /* the first not yet written */
 } log_ctx;
+
+static int asset_ref_cb(void *vctx, const store_asset *a)
+{
+	log_ctx *c = vctx;
+
+	if (c->n_assets == c->cap_assets) {
+		int cap = c->cap_assets ? 2 * c->cap_assets : 8;
+		log_asset_ref *v = realloc(c->assets, sizeof(*v) * (size_t)cap);
+		if (!v)
+			return RIGD_E_NOMEM;
+		c->assets = v;
+		c->cap_assets = cap;
+	}
+	c->assets[c->n_assets].seq = a->seq;
+	snprintf(c->assets[c->n_assets].file, sizeof(c->assets[0].file), "%s", a->file);
+	c->n_assets++;
+	return 0;
+}
+
+static int asset_bytes_cb(void *vctx, const store_asset *a)
+{
+	proto_log_asset *out = vctx;
+
+	snprintf(out->sha256, sizeof(out->sha256), "%s", a->sha256);
+	out->svg = malloc((size_t)a->bytes + 1);
+	if (!out->svg)
+		return RIGD_E_NOMEM;
+	memcpy(out->svg, a->svg, (size_t)a->bytes);
+	out->svg[a->bytes] = '\0';
+	out->len = (size_t)a->bytes;
+	return 0;
+}
+
+/* The assets stored by batch 'seq' (the next ones of c's list), read with
+ * their bytes into a malloc'd *out of *n entries. */
+static int row_assets(log_ctx *c, int64_t scene_id, int64_t seq, proto_log_asset **out, int *n)
+{
+	int first = c->next_asset, k = 0, rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	while (c->next_asset < c->n_assets && c->assets[c->next_asset].seq < seq)
+		first = ++c->next_asset;
+	while (c->next_asset < c->n_assets && c->assets[c->next_asset].seq == seq)
+		c->next_asset++;
+	if (c->next_asset == first)
+		return 0;
+	proto_log_asset *a = calloc((size_t)(c->next_asset - first), sizeof(*a));
+	if (!a)
+		return RIGD_E_NOMEM;
+	for (int i = first; i < c->next_asset && !rc; i++, k++) {
+		snprintf(a[k].file, sizeof(a[k].file), "%s", c->assets[i].file);
+		rc = store_assets(c->e->st, scene_id, a[k].file, seq, seq, true, asset_bytes_cb, &a[k]);
+		if (!rc && !a[k].svg)
+			rc = RIGD_E_STORAGE;
+	}
+	if (rc) {
+		proto_log_assets_free(a, k);
+		return rc;
+	}
+	*out = a;
+	*n = k;
+	return 0;
+}
 
 static int log_cb(void *vctx, const store_edit *row)
 {
@@ -37,8 +110,14 @@ static int log_cb(void *vctx, const store_edit *row)
 	snprintf(b.client, sizeof(b.client), "%s", row->client);
 	b.has_client_seq = row->has_client_seq;
 	b.client_seq = row->client_seq;
+	proto_log_asset *assets = NULL;
+	int n_assets = 0;
+	err = row_assets(c, row->scene_id, row->seq, &assets, &n_assets);
 	proto_buf_reset(&c->buf);
-	err = proto_encode_log_line(&c->buf, (uint64_t)row->seq, row->time_us, &b);
+	if (!err)
+		err = proto_encode_log_line_assets(&c->buf, (uint64_t)row->seq, row->time_us, &b,
+						   assets, n_assets);
+	proto_log_assets_free(assets, n_assets);
 	edit_batch_release(&b);
 	if (err)
 		return err;
@@ -53,10 +132,15 @@ int engine_log(engine *e, const char *name, int64_t from, int64_t to, engine_lin
 		return RIGD_E_UNKNOWN_SCENE;
 	log_ctx c = { .e = e, .fn = fn, .ctx = ctx };
 	proto_buf_init(&c.buf, 0);
-	int err = store_edits(e->st, rt->id, from > 0 ? from - 1 : 0, to, false, log_cb, &c);
+	/* The few assets of the range first, so that each line asks for the
+	 * bytes of its own only. */
+	int err = store_assets(e->st, rt->id, NULL, from > 0 ? from : 0, to, false, asset_ref_cb, &c);
+	if (!err)
+		err = store_edits(e->st, rt->id, from > 0 ? from - 1 : 0, to, false, log_cb, &c);
 	if (err == RIGD_E_STORAGE && !e->errmsg[0])
 		eng_set_errmsg(e, "%s", store_errmsg(e->st));
 	proto_buf_release(&c.buf);
+	free(c.assets);
 	return err;
 }
 
@@ -121,16 +205,92 @@ static int import_store_row(import_ctx *c, const proto_log_line *ll, const edit_
 	return rc;
 }
 
-/* Decodes one non-blank line ('n' bytes), checks its seq, applies it to
- * the scene and stores it, with a snapshot when one is due. 0 or an error
- * set in 'err' (without the line number, which the caller adds). */
-static int import_line(import_ctx *c, const char *line, size_t n, edit_error *err)
+/* Checks asset 'a' of a log line: the bytes are what the sanitiser writes
+ * (sanitising them again changes nothing) and their SHA-256 is the one
+ * the line names. 0 or bad_svg (the sanitiser's refusals too) in 'err'. */
+static int import_check_asset(const proto_log_asset *a, svg_clean *ids, edit_error *err)
 {
-	proto_log_line ll;
-	edit_batch inv;
-	int rc = proto_decode_log_line(line, n, &c->lim, &ll, err);
-	if (rc)
+	char hex[65];
+	int rc = svg_sanitize(a->svg, a->len, NULL, ids, err);
+
+	if (rc) {
+		char why[EDIT_MESSAGE_MAX];
+		snprintf(why, sizeof(why), "%s", err->message);
+		edit_error_set(err, rc, -1, "assets", "asset '%s': %.300s", a->file, why);
 		return rc;
+	}
+	eng_sha256_hex(a->svg, a->len, hex);
+	if (ids->n_removed_total || ids->len != a->len || memcmp(ids->svg, a->svg, a->len) ||
+	    strcmp(hex, a->sha256)) {
+		edit_error_set(err, RIGD_E_BAD_SVG, -1, "assets",
+			       "asset '%s': the bytes are not the sanitised SVG its sha256 names",
+			       a->file);
+		svg_clean_release(ids);
+		return RIGD_E_BAD_SVG;
+	}
+	return 0;
+}
+
+/* Stores the assets of line 'seq', in the import's transaction. 0 or an
+ * error set in 'err'. */
+static int import_store_assets(import_ctx *c, int64_t seq, const proto_log_asset *a, int n,
+			       edit_error *err)
+{
+	for (int i = 0; i < n; i++) {
+		svg_clean ids;
+		int rc = import_check_asset(&a[i], &ids, err);
+		if (rc)
+			return rc;
+		size_t ids_len = 0;
+		for (int k = 0; k < ids.n_ids; k++)
+			ids_len += strlen(ids.ids[k]) + 1;
+		char *list = malloc(ids_len + 1), *p = list;
+		if (!list) {
+			svg_clean_release(&ids);
+			edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+			return RIGD_E_NOMEM;
+		}
+		for (int k = 0; k < ids.n_ids; k++)
+			p += sprintf(p, "%s\n", ids.ids[k]);
+		*p = '\0';
+		store_asset row = {
+			.file = a[i].file,
+			.seq = seq,
+			.sha256 = a[i].sha256,
+			.bytes = (int64_t)a[i].len,
+			.svg = a[i].svg,
+			.ids = list,
+			.ids_len = ids_len,
+		};
+		rc = store_asset_put(c->e->st, c->rt->id, &row);
+		free(list);
+		svg_clean_release(&ids);
+		if (rc == RIGD_E_INTERNAL) {
+			edit_error_set(err, RIGD_E_ASSET_EXISTS, -1, "assets",
+				       "asset '%s' appears twice", a[i].file);
+			return RIGD_E_ASSET_EXISTS;
+		}
+		if (rc) {
+			eng_set_errmsg(c->e, "%s", store_errmsg(c->e->st));
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Imports one decoded line: checks its seq and ops, stores its assets
+ * (first, so that its ops may name them), applies it to the scene and
+ * stores its row, with a snapshot when one is due. Releases ll's batch.
+ * 0 or an error set in 'err' (without the line number, which the caller
+ * adds). */
+static int import_batch(import_ctx *c, proto_log_line *ll_in, const proto_log_asset *assets,
+			int n_assets, edit_error *err)
+{
+	proto_log_line ll = *ll_in;
+	edit_batch inv;
+	int rc;
+
 	if ((int64_t)ll.seq != c->seq + 1) {
 		edit_error_set(err, RIGD_E_BAD_SEQ, -1, "seq", "seq %llu where %lld belongs",
 			       (unsigned long long)ll.seq, (long long)(c->seq + 1));
@@ -150,7 +310,9 @@ static int import_line(import_ctx *c, const char *line, size_t n, edit_error *er
 			return RIGD_E_BAD_FIELD;
 		}
 	}
-	rc = edit_apply_ex(c->rt->sc, &ll.batch, NULL, NULL, &inv, err);
+	rc = import_store_assets(c, (int64_t)ll.seq, assets, n_assets, err);
+	if (!rc)
+		rc = edit_apply_ex(c->rt->sc, &ll.batch, NULL, NULL, &inv, err);
 	if (rc) {
 		edit_batch_release(&ll.batch);
 		return rc;
@@ -170,6 +332,21 @@ static int import_line(import_ctx *c, const char *line, size_t n, edit_error *er
 		else
 			c->weight = 0;
 	}
+	return rc;
+}
+
+/* Decodes one non-blank line ('n' bytes) and imports it. 0 or an error
+ * set in 'err'. */
+static int import_line(import_ctx *c, const char *line, size_t n, edit_error *err)
+{
+	proto_log_line ll;
+	proto_log_asset *assets = NULL;
+	int n_assets = 0;
+	int rc = proto_decode_log_line_assets(line, n, &c->lim, &ll, &assets, &n_assets, err);
+
+	if (!rc)
+		rc = import_batch(c, &ll, assets, n_assets, err);
+	proto_log_assets_free(assets, n_assets);
 	return rc;
 }
 

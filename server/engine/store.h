@@ -256,4 +256,35 @@ void store_fault_clear(store *st);
 /* How many calls the fault VFS has failed since open. */
 long store_fault_hits(const store *st);
 
+/* --- assets (schema/005_assets.sql) --- */
+
+/* One asset row: SVG artwork stored with a scene by batch 'seq'. Strings
+ * and bytes are borrowed (in a callback: valid during the call). */
+typedef struct store_asset {
+	const char *file;
+	int64_t seq;
+	const char *sha256;        /* 64 lowercase hex digits */
+	int64_t bytes;             /* length of svg */
+	const void *svg;           /* NULL unless asked for */
+	const char *ids;           /* element ids, one per line; NULL unless asked for */
+	size_t ids_len;
+} store_asset;
+
+/* Inserts asset 'a' of scene 'scene_id' (inside the caller's transaction
+ * or on its own). 0; RIGD_E_INTERNAL when the scene already has that file
+ * (the primary key); RIGD_E_NOMEM, RIGD_E_STORAGE (also on a schema without
+ * assets, opened with migrate_to). */
+int store_asset_put(store *st, int64_t scene_id, const store_asset *a);
+
+/*
+ * Calls fn with each asset of scene 'scene_id' with from_seq <= seq <=
+ * to_seq (to_seq < 0: any) and, when 'file' is not NULL, that file name,
+ * in (seq, file) order; with_data fills svg and ids. A non-zero return
+ * from fn stops the walk and is returned. 0, RIGD_E_NOMEM, RIGD_E_STORAGE.
+ * A schema without assets has none.
+ */
+typedef int (*store_asset_fn)(void *ctx, const store_asset *a);
+int store_assets(store *st, int64_t scene_id, const char *file, int64_t from_seq,
+		 int64_t to_seq, bool with_data, store_asset_fn fn, void *ctx);
+
 #endif

@@ -45,6 +45,8 @@ enum stmt_id {
 #define SCHEMA_OPS_BIN 3
 /* The first schema version whose scenes table has dims. */
 #define SCHEMA_DIMS 4
+/* The first schema version with the assets table. */
+#define SCHEMA_ASSETS 5
 
 /* The store: one connection, its process lock and its statements. */
 struct store {
@@ -57,6 +59,7 @@ struct store {
 	uint64_t checkpoints;
 	bool has_ops_bin;           /* the schema has edits.ops_bin */
 	bool has_dims;              /* the schema has scenes.dims */
+	bool has_assets;            /* the schema has the assets table */
 	char errmsg[256];
 };
 

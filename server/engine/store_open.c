@@ -245,6 +245,7 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 	}
 	st->has_ops_bin = version >= SCHEMA_OPS_BIN;
 	st->has_dims = version >= SCHEMA_DIMS;
+	st->has_assets = version >= SCHEMA_ASSETS;
 	if (err)
 		*err = 0;
 	return st;

@@ -719,6 +719,26 @@ int net_http_respond(net *n, uint64_t conn, int status, const char *content_type
 	return 0;
 }
 
+int net_http_respond_doc(net *n, uint64_t conn, const char *content_type, char *body,
+			 size_t len, const char *csp, const char *etag)
+{
+	struct conn *c = conn_lookup(n, conn);
+
+	if (!c || c->is_ws) {
+		free(body);
+		return RIGD_E_NOT_FOUND;
+	}
+	if (c->responding) {
+		free(body);
+		return RIGD_E_INTERNAL;
+	}
+	c->resp_csp = csp;
+	c->cacheable = true;
+	snprintf(c->etag, sizeof(c->etag), "%s", etag ? etag : "");
+	nt_respond(n, c, 200, content_type, body, body ? len : 0);
+	return 0;
+}
+
 void net_get_stats(const net *n, net_stats *out)
 {
 	*out = n->stats;

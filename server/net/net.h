@@ -228,6 +228,17 @@ int net_ws_close(net *n, uint64_t conn, int code, const char *reason);
 int net_http_respond(net *n, uint64_t conn, int status, const char *content_type,
 		     char *body, size_t len);
 
+/*
+ * Answers 200 with a stored document, as net_http_respond, but with its own
+ * Content-Security-Policy 'csp' (a string that outlives the answer, such as
+ * a literal) instead of the server's, and the ETag 'etag' (copied; up to 79
+ * bytes, quotes included; may be NULL), revalidated on every use
+ * (Cache-Control: no-cache). The other security headers are as on every
+ * answer. Takes ownership of 'body'. 0, RIGD_E_NOT_FOUND or RIGD_E_INTERNAL.
+ */
+int net_http_respond_doc(net *n, uint64_t conn, const char *content_type, char *body,
+			 size_t len, const char *csp, const char *etag);
+
 /* The counters. */
 void net_get_stats(const net *n, net_stats *out);
 

@@ -48,6 +48,7 @@ void nt_http_reset(struct net *n, struct conn *c)
 	c->responding = c->headers_sent = c->head_only = c->close_after = false;
 	c->cacheable = c->vendor = false;
 	c->etag[0] = '\0';
+	c->resp_csp = NULL;
 	c->resp_len = c->resp_off = 0;
 	c->fd = 0;
 	c->file_left = 0;
@@ -293,7 +294,8 @@ static int write_headers(struct net *n, struct conn *c)
 							&p, end)) ||
 	    add_header(c->wsi, "x-content-type-options:", "nosniff", &p, end) ||
 	    add_header(c->wsi, "referrer-policy:", "no-referrer", &p, end) ||
-	    add_header(c->wsi, "content-security-policy:", n->csp, &p, end) ||
+	    add_header(c->wsi, "content-security-policy:", c->resp_csp ? c->resp_csp : n->csp,
+		       &p, end) ||
 	    add_header(c->wsi, "x-frame-options:", "DENY", &p, end) ||
 	    add_header(c->wsi, "cache-control:", cache, &p, end) ||
 	    (c->etag[0] && add_header(c->wsi, "etag:", c->etag, &p, end)) ||

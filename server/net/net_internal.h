@@ -77,7 +77,9 @@ struct conn {
 	bool close_after;
 	bool cacheable;               /* static file: allow revalidated caching */
 	bool vendor;                  /* static file under /vendor/: cache long */
-	char etag[64];                /* static file: its validator, or "" */
+	char etag[80];                /* its validator (a static file, a stored document), or "" */
+	const char *resp_csp;         /* this answer's own CSP (a string that
+					 outlives it), or NULL: the server's */
 	char *if_none_match;          /* the request's If-None-Match, or NULL */
 	int status;
 	char resp_type[128];

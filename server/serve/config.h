@@ -58,6 +58,7 @@ struct config {
 	size_t max_gltf;             /* bytes of a glTF body (POST .../gltf) */
 	int idle_timeout_s;
 	bool deflate;                /* --deflate on: permessage-deflate offered */
+	bool demo2d;                 /* --demo2d on: import scene demo2d when missing */
 	int max_clients;
 	int max_ops;
 	int max_nodes;

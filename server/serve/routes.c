@@ -562,6 +562,9 @@ const struct route routes[] = {
 	{NET_POST,   "/api/scenes/{name}/gltf",  ROLE_EDITOR, AFTER, ROUTE_BODY_GLTF, route_gltf_import},
 	{NET_GET,    "/api/scenes/{name}/debug/{node}", ROLE_VIEWER, AFTER, ROUTE_BODY_API, route_debug},
 	{NET_GET,    "/api/scenes/{name}/poses", ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_poses},
+	{NET_POST,   "/api/scenes/{name}/svg",   ROLE_EDITOR, AFTER, ROUTE_BODY_API,  routes_svg_import},
+	{NET_GET,    "/api/scenes/{name}/assets", ROLE_VIEWER, AFTER, ROUTE_BODY_API, routes_asset_list},
+	{NET_GET,    "/api/scenes/{name}/assets/{node}", ROLE_VIEWER, AFTER, ROUTE_BODY_API, routes_asset_get},
 };
 const int routes_count = (int)(sizeof(routes) / sizeof(routes[0]));
 

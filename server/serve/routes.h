@@ -62,4 +62,10 @@ void routes_methods(const char *path, char *out, size_t cap);
 /* The answer to a committed glTF import: {"seq","recomputed","report"}. */
 void routes_respond_import(struct server *S, const struct pending *p);
 
+/* The SVG routes (routes_svg.c): POST /api/scenes/{name}/svg, GET
+ * /api/scenes/{name}/assets and GET /api/scenes/{name}/assets/{file}. */
+void routes_svg_import(struct server *S, const struct http_call *call);
+void routes_asset_list(struct server *S, const struct http_call *call);
+void routes_asset_get(struct server *S, const struct http_call *call);
+
 #endif

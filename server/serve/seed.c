@@ -5,10 +5,14 @@
 #include "seed.h"
 #include "log.h"
 
+#include "codec/json.h"
+#include "codec/svg_import.h"
 #include "core/edit.h"
 #include "core/err.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Base, arm and hand, at yaw 30 and bend 40 degrees. */
 int seed_demo(engine *e)
@@ -68,4 +72,96 @@ int seed_demo(engine *e)
 		return rc;
 	engine_update(e, "demo", NULL, NULL);
 	return 0;
+}
+
+/* The whole of 'root'/'rel' as a malloc'd NUL-terminated string (*len
+ * bytes), or NULL. */
+static char *read_whole(const char *root, const char *rel, size_t *len)
+{
+	char path[4096];
+	FILE *f;
+	char *buf = NULL;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (!(f = fopen(path, "rb")))
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (8L << 20) &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+	    fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		buf[n] = '\0';
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The body of POST /api/scenes/demo2d/svg made of the two files. */
+static char *demo2d_body(const char *svg, const char *manifest, size_t *len)
+{
+	json_buf b;
+
+	json_buf_init(&b, 0);
+	if (JSON_BUF_LIT(&b, "{\"file\":\"demo2d.svg\",\"svg\":") ||
+	    json_buf_string(&b, svg, JSON_STR_SHORT_ESCAPES | JSON_STR_REPAIR_UTF8) ||
+	    JSON_BUF_LIT(&b, ",\"manifest\":") || json_buf_puts(&b, manifest) ||
+	    JSON_BUF_LIT(&b, "}")) {
+		json_buf_release(&b);
+		return NULL;
+	}
+	*len = b.len;
+	return json_buf_take(&b);
+}
+
+int seed_demo2d(engine *e, const char *web_root)
+{
+	size_t svg_len = 0, man_len = 0, body_len = 0;
+	char *svg = read_whole(web_root, SEED_DEMO2D_SVG, &svg_len);
+	char *manifest = read_whole(web_root, SEED_DEMO2D_MANIFEST, &man_len);
+	char *body = svg && manifest ? demo2d_body(svg, manifest, &body_len) : NULL;
+	svg_import in;
+	svg_clean art;
+	edit_batch batch;
+	edit_error err;
+	engine_ack ack;
+	int rc;
+
+	free(svg);
+	free(manifest);
+	if (engine_scene(e, "demo2d")) {
+		free(body);
+		return 0;
+	}
+	if (!body) {
+		serve_log(LOG_ERROR, "seeding demo2d: cannot read %s/%s and %s", web_root,
+			  SEED_DEMO2D_SVG, SEED_DEMO2D_MANIFEST);
+		return RIGD_E_IO;
+	}
+	rc = svg_import_prepare(body, body_len, NULL, &in, &art, &batch, &err);
+	free(body);
+	if (rc) {
+		serve_log(LOG_ERROR, "seeding demo2d: %s", err.message);
+		return rc;
+	}
+	snprintf(batch.client, sizeof(batch.client), "rigd-seed");
+	engine_ack_init(&ack);
+	if ((rc = engine_scene_create_dims(e, "demo2d", 2)) == 0) {
+		rc = engine_asset_submit(e, "demo2d", &batch, in.file, &art, NULL, &ack, &err);
+		if (rc)
+			serve_log(LOG_ERROR, "seeding demo2d: %s", err.message);
+		else
+			rc = engine_commit(e);
+		if (rc)
+			engine_scene_delete(e, "demo2d");
+		else
+			engine_update(e, "demo2d", NULL, NULL);
+	}
+	engine_ack_release(&ack);
+	edit_batch_release(&batch);
+	svg_clean_release(&art);
+	svg_import_release(&in);
+	return rc;
 }

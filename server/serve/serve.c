@@ -148,6 +148,10 @@ static int open_engine(struct server *S)
 			engine_errmsg(S->e));
 		return 1;
 	}
+	/* The 2D character is a demo, not the server's business: without it
+	 * (its files missing from the web root) rigd serves on. */
+	if (S->o.demo2d && seed_demo2d(S->e, S->o.web) != 0)
+		fprintf(stderr, "rigd: warning: scene demo2d not imported (the log says why)\n");
 	return 0;
 }
 

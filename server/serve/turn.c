@@ -58,6 +58,15 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 			 const edit_batch *batch, const edit_limits *lim, const char *client,
 			 struct client *c, uint64_t http_conn, const proto_req *req, edit_error *err)
 {
+	return turn_submit_asset(S, type, scene_name, batch, lim, NULL, NULL, client, c, http_conn,
+				 req, err);
+}
+
+int turn_submit_asset(struct server *S, int type, const char *scene_name,
+		      const edit_batch *batch, const edit_limits *lim, const char *asset_file,
+		      const svg_clean *asset, const char *client, struct client *c,
+		      uint64_t http_conn, const proto_req *req, edit_error *err)
+{
 	engine_ack ack;
 	struct pending p;
 	int64_t before = engine_seq(S->e, scene_name);
@@ -69,7 +78,9 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 		return RIGD_E_NOMEM;
 	}
 	engine_ack_init(&ack);
-	if (type == PROTO_EDIT)
+	if (type == PROTO_EDIT && asset)
+		rc = engine_asset_submit(S->e, scene_name, batch, asset_file, asset, lim, &ack, err);
+	else if (type == PROTO_EDIT)
 		rc = engine_submit_limits(S->e, scene_name, batch, lim, &ack, err);
 	else if (type == PROTO_UNDO)
 		rc = engine_undo(S->e, scene_name, client, false, 0, &ack, err);

@@ -29,6 +29,14 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 		       const edit_batch *batch, const edit_limits *lim, const char *client,
 		       struct client *c, uint64_t http_conn, const proto_req *req, edit_error *err);
 
+/* turn_submit_limits() of an edit that stores SVG asset 'asset' (sanitised,
+ * borrowed) under 'asset_file' with the batch (engine_asset_submit), or, with
+ * 'asset' NULL, just the batch. */
+int turn_submit_asset(struct server *S, int type, const char *scene_name,
+		      const edit_batch *batch, const edit_limits *lim, const char *asset_file,
+		      const svg_clean *asset, const char *client, struct client *c,
+		      uint64_t http_conn, const proto_req *req, edit_error *err);
+
 /* Queues 'd' (owned from here) to run after the turn's commit. */
 void turn_defer(struct server *S, struct deferred *d);
 

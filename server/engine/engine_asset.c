@@ -1,0 +1,286 @@
+/*
+ * engine_asset.c: SVG assets of a scene (engine.h, "SVG assets"): queued
+ * with the batch that binds nodes to them and committed in its
+ * transaction, listed and read as of any seq.
+ *
+ * Assets are append-only: a file name is taken once per scene and its
+ * bytes never change, so the assets as of seq N are those stored by
+ * batches 1..N. Undoing the batch that stored one takes its nodes away and
+ * leaves the artwork. Never sanitises: the caller passes sanitised bytes
+ * (svg_sanitize), and log import checks them before they come here.
+ */
+#include "engine_internal.h"
+
+#include "core/err.h"
+#include "core/sha256.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void eng_sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char d[SHA256_LEN];
+	static const char hex[] = "0123456789abcdef";
+
+	sha256_digest(data, len, d);
+	for (int i = 0; i < SHA256_LEN; i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 15];
+	}
+	out[64] = '\0';
+}
+
+void eng_asset_free(eng_asset *a)
+{
+	if (!a)
+		return;
+	free(a->svg);
+	free(a->ids);
+	free(a);
+}
+
+int eng_asset_store(engine *e, const pending *p)
+{
+	const eng_asset *a = p->asset;
+	store_asset row = {
+		.file = a->file,
+		.seq = p->seq,
+		.sha256 = a->sha256,
+		.bytes = (int64_t)a->len,
+		.svg = a->svg,
+		.ids = a->ids,
+		.ids_len = a->ids_len,
+	};
+	int rc = store_asset_put(e->st, p->rt->id, &row);
+
+	/* The file was checked free when the batch was queued, and the queue
+	 * holds it once: a clash here is the store's fault. */
+	return rc == RIGD_E_INTERNAL ? RIGD_E_STORAGE : rc;
+}
+
+/* A copy of 'svg' as a queued asset, or NULL when out of memory. */
+static eng_asset *asset_copy(const char *file, const svg_clean *svg)
+{
+	eng_asset *a = calloc(1, sizeof(*a));
+	size_t ids_len = 0;
+
+	if (!a)
+		return NULL;
+	snprintf(a->file, sizeof(a->file), "%s", file);
+	eng_sha256_hex(svg->svg, svg->len, a->sha256);
+	for (int i = 0; i < svg->n_ids; i++)
+		ids_len += strlen(svg->ids[i]) + 1;
+	a->svg = malloc(svg->len + 1);
+	a->ids = malloc(ids_len + 1);
+	if (!a->svg || !a->ids) {
+		eng_asset_free(a);
+		return NULL;
+	}
+	memcpy(a->svg, svg->svg, svg->len + 1);
+	a->len = svg->len;
+	for (int i = 0; i < svg->n_ids; i++) {
+		size_t n = strlen(svg->ids[i]);
+		memcpy(a->ids + a->ids_len, svg->ids[i], n);
+		a->ids_len += n;
+		a->ids[a->ids_len++] = '\n';
+	}
+	a->ids[a->ids_len] = '\0';
+	return a;
+}
+
+/* The asset 'file' of rt queued in this turn, or NULL. */
+static const eng_asset *queued_asset(const engine *e, const scene_rt *rt, const char *file)
+{
+	for (int i = 0; i < e->n_q; i++)
+		if (e->q[i].rt == rt && e->q[i].asset && !strcmp(e->q[i].asset->file, file))
+			return e->q[i].asset;
+	return NULL;
+}
+
+/* Whether the newline-separated list 'ids' holds 'id'. */
+static bool ids_hold(const char *ids, size_t len, const char *id)
+{
+	size_t n = strlen(id);
+
+	for (size_t off = 0; off < len;) {
+		const char *nl = memchr(ids + off, '\n', len - off);
+		size_t k = nl ? (size_t)(nl - (ids + off)) : len - off;
+		if (k == n && !memcmp(ids + off, id, n))
+			return true;
+		off += k + 1;
+	}
+	return false;
+}
+
+/* The result of a look-up by file name in the store. */
+typedef struct found_ctx {
+	const char *id;           /* an element id to look for, or NULL */
+	bool file, has_id;
+	char sha256[65];
+	char *svg;                /* with want_svg: a copy, owned */
+	size_t len;
+	bool want_svg;
+} found_ctx;
+
+static int found_cb(void *vctx, const store_asset *a)
+{
+	found_ctx *c = vctx;
+
+	c->file = true;
+	snprintf(c->sha256, sizeof(c->sha256), "%s", a->sha256);
+	if (c->id)
+		c->has_id = a->ids && ids_hold(a->ids, a->ids_len, c->id);
+	if (c->want_svg) {
+		c->svg = malloc((size_t)a->bytes + 1);
+		if (!c->svg)
+			return RIGD_E_NOMEM;
+		memcpy(c->svg, a->svg, (size_t)a->bytes);
+		c->svg[a->bytes] = '\0';
+		c->len = (size_t)a->bytes;
+	}
+	return 0;
+}
+
+static int store_rc(engine *e, int rc)
+{
+	if (rc == RIGD_E_STORAGE)
+		eng_set_errmsg(e, "%s", store_errmsg(e->st));
+	return rc;
+}
+
+int engine_asset_has(engine *e, const char *name, const char *file, const char *id,
+		     bool *has_file, bool *has_id)
+{
+	scene_rt *rt = eng_find_scene(e, name);
+	found_ctx c = { .id = id };
+
+	*has_file = false;
+	if (has_id)
+		*has_id = false;
+	if (!rt)
+		return RIGD_E_UNKNOWN_SCENE;
+	const eng_asset *q = queued_asset(e, rt, file);
+	if (q) {
+		c.file = true;
+		c.has_id = id && ids_hold(q->ids, q->ids_len, id);
+	} else {
+		int rc = store_assets(e->st, rt->id, file, 0, -1, id != NULL, found_cb, &c);
+		if (rc)
+			return store_rc(e, rc);
+	}
+	*has_file = c.file;
+	if (has_id)
+		*has_id = c.has_id;
+	return 0;
+}
+
+int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const char *file,
+			const svg_clean *svg, const edit_limits *lim, engine_ack *ack,
+			edit_error *err)
+{
+	scene_rt *rt;
+	bool taken = false;
+	int rc = eng_write_start(e, name, ack, err, &rt);
+
+	if (rc)
+		return rc;
+	if (!file || strlen(file) > PROTO_ASSET_FILE_MAX || !svg_file_name_valid(file)) {
+		edit_error_set(err, RIGD_E_BAD_FIELD, -1, "file",
+			       "file: 1 to 128 characters of [A-Za-z0-9_.-], not starting with a dot");
+		return RIGD_E_BAD_FIELD;
+	}
+	if ((rc = engine_asset_has(e, name, file, NULL, &taken, NULL)) != 0) {
+		edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		return rc;
+	}
+	if (taken) {
+		edit_error_set(err, RIGD_E_ASSET_EXISTS, -1, "file",
+			       "scene '%s' already has asset '%s' (assets are immutable)", rt->name,
+			       file);
+		return RIGD_E_ASSET_EXISTS;
+	}
+	eng_asset *a = asset_copy(file, svg);
+	if (!a) {
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		return RIGD_E_NOMEM;
+	}
+	rc = eng_apply_and_queue(e, rt, b, lim, STORE_EDIT, 0, ack, err);
+	if (rc) {
+		eng_asset_free(a);
+		return rc;
+	}
+	e->q[e->n_q - 1].asset = a;
+	return 0;
+}
+
+/* The seq an ?at= names: 'at', or the last committed when negative. */
+static int resolve_at(const scene_rt *rt, int64_t at, int64_t *out)
+{
+	if (at > rt->seq)
+		return RIGD_E_BAD_SEQ;
+	*out = at < 0 ? rt->seq : at;
+	return 0;
+}
+
+typedef struct list_ctx {
+	engine_asset_fn fn;
+	void *ctx;
+} list_ctx;
+
+static int list_cb(void *vctx, const store_asset *a)
+{
+	list_ctx *c = vctx;
+	engine_asset_info info = {
+		.file = a->file,
+		.sha256 = a->sha256,
+		.bytes = a->bytes,
+		.seq = a->seq,
+	};
+
+	return c->fn(c->ctx, &info);
+}
+
+int engine_assets(engine *e, const char *name, int64_t at, engine_asset_fn fn, void *ctx)
+{
+	scene_rt *rt = eng_find_scene(e, name);
+	list_ctx c = { fn, ctx };
+	int64_t to;
+
+	if (!rt)
+		return RIGD_E_UNKNOWN_SCENE;
+	if (resolve_at(rt, at, &to))
+		return RIGD_E_BAD_SEQ;
+	if (to == 0)
+		return 0;
+	return store_rc(e, store_assets(e->st, rt->id, NULL, 1, to, false, list_cb, &c));
+}
+
+int engine_asset_get(engine *e, const char *name, const char *file, int64_t at, char **svg,
+		     size_t *len, char sha256[65])
+{
+	scene_rt *rt = eng_find_scene(e, name);
+	found_ctx c = { .want_svg = true };
+	int64_t to;
+	int rc;
+
+	*svg = NULL;
+	*len = 0;
+	if (!rt)
+		return RIGD_E_UNKNOWN_SCENE;
+	if (resolve_at(rt, at, &to))
+		return RIGD_E_BAD_SEQ;
+	if (to == 0)
+		return RIGD_E_UNKNOWN_ASSET;
+	rc = store_rc(e, store_assets(e->st, rt->id, file, 1, to, true, found_cb, &c));
+	if (rc) {
+		free(c.svg);
+		return rc;
+	}
+	if (!c.file)
+		return RIGD_E_UNKNOWN_ASSET;
+	*svg = c.svg;
+	*len = c.len;
+	memcpy(sha256, c.sha256, 65);
+	return 0;
+}
