@@ -12,7 +12,7 @@ import path from 'node:path';
 import { SOURCE_DIR, launch, openPage, rigd } from './lib/browser.mjs';
 
 const out = process.argv[2] || path.join(SOURCE_DIR, 'docs', 'screenshot-2d.png');
-const server = await rigd.startRigd({ args: ['--sync', 'normal'] });
+const server = await rigd.startRigd({ args: ['--sync', 'normal', '--demo2d', 'on'] });
 const browser = await launch();
 try {
 	const tree = await rigd.tree(server, 'demo2d');

@@ -413,7 +413,7 @@ describe('viewer2d: two browsers on demo2d', () => {
 	let seeded = true;
 
 	before(async () => {
-		server = await rigd.startRigd(SERVER_ARGS);
+		server = await rigd.startRigd({ args: [...SERVER_ARGS.args, '--demo2d', 'on'] });
 		seeded = (await rigd.get(server, '/api/scenes/demo2d')).status === 200;
 		if (!seeded) return;
 		// Both pages take float64 frames: the server's doubles bit for bit.

@@ -94,6 +94,12 @@ export function sanitizeAsset(text) {
 		USE_PROFILES: { svg: true, svgFilters: true },
 		FORBID_TAGS,
 		ADD_ATTR: ['xlink:href', 'href', STYLE_ATTR],
+		// DOMPurify drops ids that name a property of document ("head",
+		// "body", "images"...) against DOM clobbering; a layer group is
+		// found by its id, and "head" is a body part. The viewer reads no
+		// global by name that an element id could shadow, and what enters
+		// the page are copies of the groups, never a form or an embed.
+		SANITIZE_DOM: false,
 		RETURN_DOM_FRAGMENT: true,
 	});
 	const svg = fragment.firstElementChild && fragment.querySelector('svg');
