@@ -260,6 +260,9 @@ class SceneView {
 		this.element.classList.add('two-d');
 		this._empty3D = new SceneModel(this.name, { readOnly: true });
 		this.view2d = new View2D(this.centre, { scene: this.name, edit, live, gesture });
+		const bones = el('input', { type: 'checkbox', checked: true, dataset: { overlay: 'bones' } });
+		this._listeners.listen(bones, 'change', () => this.view2d.setBonesVisible(bones.checked));
+		this.toolbar.insertBefore(el('label.toggle-chip.bones-chip', { title: 'Show the bones and joints' }, bones, 'Bones'), this.frameButton);
 		this.centre.append(this.toolbar, this.banner, this.loading);
 		const holder = el('div.panels2d');
 		this.right.append(holder);

@@ -110,6 +110,11 @@ export class View2D extends Emitter {
 		this.requestRender({ layers: true });
 	}
 
+	/* Shows or hides the bones and joint handles. */
+	setBonesVisible(on) {
+		this.svg.classList.toggle('no-bones', !on);
+	}
+
 	setEditable(on) {
 		this.editable = on;
 		this.svg.classList.toggle('read-only', !on);
