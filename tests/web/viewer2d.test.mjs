@@ -236,16 +236,16 @@ describe('viewer2d: artwork', () => {
 	let server;
 	const pages = [];
 
-	// The artwork tests need the asset routes; a build without them says so
-	// and skips them.
+	// The artwork tests need an import that binds its nodes to the
+	// artwork's groups; a build without one says so and skips them.
 	let svgRoute = true;
-	const needSvg = (t) => !svgRoute && (t.skip('this build has no POST /api/scenes/NAME/svg'), true);
+	const needSvg = (t) => !svgRoute && (t.skip('this build\'s SVG import binds no node to a layer'), true);
 
 	before(async () => {
 		server = await rigd.startRigd(SERVER_ARGS);
-		await create2d(server, 'probe');
-		const r = await rigd.post(server, '/api/scenes/probe/svg', {});
-		svgRoute = !(r.status === 404 && r.json && r.json.error && r.json.error.code === 'not_found');
+		const svg = '<svg xmlns="http://www.w3.org/2000/svg"><g id="a"><rect width="1" height="1"/></g></svg>';
+		const r = await rigd.post(server, '/api/scenes/probe/svg', { file: 'p.svg', svg, manifest: [{ id: 'a', pivot: [0, 0] }] });
+		svgRoute = r.status === 200 && (await rigd.tree(server, 'probe')).nodes.some((n) => n.layer === 'p.svg#a');
 	});
 	after(async () => {
 		for (const p of pages) await p.context.close();
@@ -414,7 +414,8 @@ describe('viewer2d: two browsers on demo2d', () => {
 
 	before(async () => {
 		server = await rigd.startRigd({ args: [...SERVER_ARGS.args, '--demo2d', 'on'] });
-		seeded = (await rigd.get(server, '/api/scenes/demo2d')).status === 200;
+		const demo = await rigd.get(server, '/api/scenes/demo2d');
+		seeded = demo.status === 200 && demo.json.nodes.some((n) => n.layer);
 		if (!seeded) return;
 		// Both pages take float64 frames: the server's doubles bit for bit.
 		[A, B] = await Promise.all([openPage(browser, `${server.url}/#/scene/demo2d`, { name: 'alice' }), openPage(browser, `${server.url}/#/scene/demo2d`, { name: 'bob' })]);
@@ -432,7 +433,7 @@ describe('viewer2d: two browsers on demo2d', () => {
 	});
 
 	it('drags on both pages converge to the server\'s matrices within 1e-9', async (t) => {
-		if (!seeded) return t.skip('this build seeds no demo2d');
+		if (!seeded) return t.skip('this build seeds no demo2d drawn from artwork');
 		const tree0 = await rigd.tree(server, 'demo2d');
 		// The joints that have a grandparent: dragging them turns their parent.
 		const byId = new Map(tree0.nodes.map((n) => [n.id, n]));
