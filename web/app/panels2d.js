@@ -78,8 +78,9 @@ export class PosePanel {
 		for (const b of this.element.querySelectorAll('button, input, select')) b.disabled = !on;
 	}
 
-	/* Reads the pose list again, at most one request at a time (a burst of
-	 * updates is one more read after the current one). */
+	/* Reads the pose list again, at most one request at a time and one
+	 * every 200 ms (a burst of updates, someone else's drag, is one more
+	 * read after the current one). */
 	refresh() {
 		if (this._reading) {
 			this._again = true;
@@ -91,8 +92,10 @@ export class PosePanel {
 			.then((r) => model === this.model && this._show(r.poses))
 			.catch((err) => (this.message.textContent = err.message))
 			.finally(() => {
-				this._reading = false;
-				if (this._again) (this._again = false), this.refresh();
+				this._timer = setTimeout(() => {
+					this._reading = false;
+					if (this._again) (this._again = false), this.refresh();
+				}, 200);
 			});
 	}
 
@@ -151,6 +154,7 @@ export class PosePanel {
 
 	dispose() {
 		if (this._unsubs) this._unsubs.forEach((off) => off());
+		clearTimeout(this._timer);
 		this._listeners.dispose();
 		this.element.remove();
 	}
