@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "codec/proto.h"
+#include "codec/proto_bin.h"
 #include "core/edit.h"
 #include "core/err.h"
 #include "core/scene.h"
@@ -481,6 +482,84 @@ static void test_order_3d(void **state)
 	scene_free(s);
 }
 
+/* ---------- the order on the wire ---------- */
+
+/* The JSON message a binary frame stands for (as rigctl prints it). */
+static char *frame_json(proto_bin_names *names, const proto_buf *frame)
+{
+	proto_buf out;
+	edit_error err;
+
+	proto_buf_init(&out, 0);
+	assert_int_equal(proto_bin_to_json(names, (const unsigned char *)proto_buf_str(frame),
+					   frame->len, &out, &err), 0);
+	return proto_buf_take(&out);
+}
+
+static void test_order_wire(void **state)
+{
+	static const char want[] = "\"order\":[\"armL\",\"torso\",\"legL\",\"legR\",\"head\",\"armR\"]";
+	scene *s = new_scene(2), *flat = new_scene(3);
+	int arm, n_world;
+	proto_bin_names names;
+	proto_buf b;
+	char *text;
+
+	(void)state;
+	apply_ok(s, rig_json);
+	apply_ok(flat, "{\"ops\":[{\"op\":\"create\",\"id\":\"a\"}]}");
+	arm = scene_find(s, "armL");
+	n_world = 1;
+	proto_bin_names_init(&names);
+	proto_buf_init(&b, 0);
+	/* JSON: a snapshot and a tree always, after "nodes"; an update when
+	 * asked, after "removed". */
+	assert_int_equal(proto_encode_snapshot(&b, "s", 1, s), 0);
+	assert_non_null(strstr(proto_buf_str(&b), want));
+	assert_true(strstr(proto_buf_str(&b), want) > strstr(proto_buf_str(&b), "\"nodes\""));
+	proto_buf_reset(&b);
+	assert_int_equal(proto_encode_tree(&b, "s", 1, s), 0);
+	assert_non_null(strstr(proto_buf_str(&b), want));
+	proto_buf_reset(&b);
+	assert_int_equal(proto_encode_update_order(&b, "s", 2, s, &arm, n_world, &arm, 1, NULL, 0,
+						   true), 0);
+	assert_non_null(strstr(proto_buf_str(&b), "\"removed\":[],\"order\":["));
+	proto_buf_reset(&b);
+	assert_int_equal(proto_encode_update(&b, "s", 2, s, &arm, n_world, &arm, 1, NULL, 0), 0);
+	assert_null(strstr(proto_buf_str(&b), "\"order\""));
+	/* Binary: the JSON section carries it, and the decoder gives it back. */
+	proto_buf_reset(&b);
+	assert_int_equal(proto_bin_encode_snapshot(&b, PROTO_FORMAT_F32, "s", 1, s), 0);
+	text = frame_json(&names, &b);
+	assert_non_null(strstr(text, want));
+	free(text);
+	proto_buf_reset(&b);
+	assert_int_equal(proto_bin_encode_update_order(&b, PROTO_FORMAT_F64, "s", 2, 1, s, &arm, 1,
+						       &arm, 1, NULL, 0, true), 0);
+	text = frame_json(&names, &b);
+	assert_non_null(strstr(text, want));
+	free(text);
+	proto_buf_reset(&b);
+	assert_int_equal(proto_bin_encode_update_order(&b, PROTO_FORMAT_F64, "s", 3, 2, s, &arm, 1,
+						       NULL, 0, NULL, 0, false), 0);
+	text = frame_json(&names, &b);
+	assert_null(strstr(text, "\"order\""));
+	free(text);
+	/* A 3D scene: no order anywhere. */
+	proto_buf_reset(&b);
+	assert_int_equal(proto_encode_snapshot(&b, "f", 1, flat), 0);
+	assert_null(strstr(proto_buf_str(&b), "\"order\""));
+	proto_buf_reset(&b);
+	assert_int_equal(proto_bin_encode_snapshot(&b, PROTO_FORMAT_F32, "f", 1, flat), 0);
+	text = frame_json(&names, &b);
+	assert_null(strstr(text, "\"order\""));
+	free(text);
+	proto_buf_release(&b);
+	proto_bin_names_release(&names);
+	scene_free(s);
+	scene_free(flat);
+}
+
 /* ---------- the engine: snapshots, time travel, reopen, log ---------- */
 
 static void submit_commit(engine *e, const char *name, const char *json)
@@ -643,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_order_sorted),
 		cmocka_unit_test(test_order_ties_and_versions),
 		cmocka_unit_test(test_order_3d),
+		cmocka_unit_test(test_order_wire),
 		cmocka_unit_test(test_engine),
 	};
 

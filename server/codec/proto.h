@@ -284,7 +284,10 @@ int proto_decode_scene_create_dims(const char *json, size_t len,
  *  "mesh","kind","camera":{"fov","near","far"},"visible","world":[16]}
  * name, parent, bounds and mesh are null when absent; euler is derived from r
  * (degrees, 'XYZ'); world is column-major. In a 2D scene (scene_dims 2)
- * "angle" follows "r": the screen angle in degrees (quat_to_angle2d_deg).
+ * "angle" follows "r": the screen angle in degrees (quat_to_angle2d_deg),
+ * and "layer" (string or null), "z" (a number when both facings hold the
+ * same bits, else {"right","left"}) and "facing" ("right", "left" or null)
+ * follow "visible".
  */
 int proto_encode_node(proto_buf *b, const scene *s, int node);
 /* The same record without its "world" member (binary frames carry the
@@ -293,12 +296,18 @@ int proto_encode_node_record(proto_buf *b, const scene *s, int node);
 
 /* {"scene":NAME,"seq":SEQ,"nodes":[every node depth-first]}: the body of
  * GET /api/scenes/NAME; a 2D scene has "dims":2 after "seq" (a 3D one
- * nothing, so its answer is as before dims existed). */
+ * nothing, so its answer is as before dims existed) and "order" (its draw
+ * order, scene_draw_order) after "nodes". */
 int proto_encode_tree(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s);
 
 /* {"type":"snapshot","scene","seq","nodes":[...]} ("dims":2 after "seq"
- * for a 2D scene). */
+ * and "order":[ids] after "nodes" for a 2D scene). */
 int proto_encode_snapshot(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s);
+
+/* '"order":[ids]', the draw order of 2D scene 's' (scene_draw_order; no
+ * comma before it), for the encoders of JSON messages and of the JSON
+ * section of binary frames. 0 or RIGD_E_NOMEM ('b' as it was). */
+int proto_encode_order(proto_buf *b, const scene *s);
 
 /* Websocket ack {"type":"ack","req","seq","recomputed"} (req omitted when
  * absent). An accepted auth message is answered with seq 0 and recomputed
@@ -340,6 +349,13 @@ int proto_encode_http_error(proto_buf *b, const edit_error *e);
 int proto_encode_update(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s,
 			const int *world_nodes, int n_world, const int *changed_nodes,
 			int n_changed, const edit_id *removed, int n_removed);
+/* proto_encode_update with "order":[ids] (proto_encode_order) after
+ * "removed" when 'with_order': an update of a 2D scene whose draw order
+ * changed since the client's last frame. */
+int proto_encode_update_order(proto_buf *b, const char *scene_name, uint64_t seq,
+			      const scene *s, const int *world_nodes, int n_world,
+			      const int *changed_nodes, int n_changed, const edit_id *removed,
+			      int n_removed, bool with_order);
 
 /* {"type":"presence","scene","client","name","selection":[ids]} (name null
  * when NULL). */

@@ -161,7 +161,9 @@ int proto_bin_encode_snapshot(proto_buf *b, int format, const char *scene_name, 
 	if (put_world(b, format, s, nodes, n))
 		goto out;
 	json_start = b->len;
-	if (PROTO_BUF_LIT(b, "{") || put_records(b, s, nodes, n) || PROTO_BUF_LIT(b, "}"))
+	if (PROTO_BUF_LIT(b, "{") || put_records(b, s, nodes, n) ||
+	    (scene_dims(s) == 2 && (PROTO_BUF_LIT(b, ",") || proto_encode_order(b, s))) ||
+	    PROTO_BUF_LIT(b, "}"))
 		goto out;
 	rc = finish(b, start, json_start);
 out:
@@ -211,6 +213,17 @@ int proto_bin_encode_update(proto_buf *b, int format, const char *scene_name, ui
 			    const int *changed_nodes, int n_changed, const edit_id *removed,
 			    int n_removed)
 {
+	return proto_bin_encode_update_order(b, format, scene_name, seq, from, s, world_nodes,
+					     n_world, changed_nodes, n_changed, removed, n_removed,
+					     false);
+}
+
+int proto_bin_encode_update_order(proto_buf *b, int format, const char *scene_name,
+				  uint64_t seq, uint64_t from, const scene *s,
+				  const int *world_nodes, int n_world, const int *changed_nodes,
+				  int n_changed, const edit_id *removed, int n_removed,
+				  bool with_order)
+{
 	size_t start = b->len, json_start;
 	int *mat = NULL, n_mat = 0;
 	int rc = RIGD_E_NOMEM;
@@ -232,7 +245,9 @@ int proto_bin_encode_update(proto_buf *b, int format, const char *scene_name, ui
 	for (int i = 0; i < n_removed; i++)
 		if ((i && PROTO_BUF_LIT(b, ",")) || proto_buf_json_string(b, removed[i].s))
 			goto out;
-	if (PROTO_BUF_LIT(b, "]}"))
+	if (PROTO_BUF_LIT(b, "]") ||
+	    (with_order && (PROTO_BUF_LIT(b, ",") || proto_encode_order(b, s))) ||
+	    PROTO_BUF_LIT(b, "}"))
 		goto out;
 	rc = finish(b, start, json_start);
 out:
@@ -479,12 +494,14 @@ static int cmp_pair(const void *a, const void *b)
 
 /*
  * The JSON section's shape: an object with "nodes" (n_nodes objects, each
- * with a valid "id") and, in an update, "removed" (strings), nothing else.
+ * with a valid "id"), in an update "removed" (strings), and, for a 2D
+ * scene, "order" (valid ids), nothing else.
  */
 static int check_json(const struct frame *f, const cJSON *root, edit_error *err)
 {
 	const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
 	const cJSON *removed = cJSON_GetObjectItemCaseSensitive(root, "removed");
+	const cJSON *order = cJSON_GetObjectItemCaseSensitive(root, "order");
 	const cJSON *e;
 	int n = 0, members = 0;
 
@@ -493,8 +510,12 @@ static int check_json(const struct frame *f, const cJSON *root, edit_error *err)
 	cJSON_ArrayForEach(e, root)
 		members++;
 	if (!cJSON_IsArray(nodes) || (f->kind == PROTO_BIN_UPDATE && !cJSON_IsArray(removed)) ||
-	    members != (f->kind == PROTO_BIN_UPDATE ? 2 : 1))
-		return bad(err, "json", "the JSON section's members are not nodes (and removed)");
+	    (order && !cJSON_IsArray(order)) ||
+	    members != (f->kind == PROTO_BIN_UPDATE ? 2 : 1) + (order ? 1 : 0))
+		return bad(err, "json", "the JSON section's members are not nodes (and removed, order)");
+	cJSON_ArrayForEach(e, order)
+		if (!cJSON_IsString(e) || !scene_id_valid(e->valuestring))
+			return bad(err, "json", "order holds something other than an id");
 	cJSON_ArrayForEach(e, nodes) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
 
@@ -595,6 +616,10 @@ static int put_message(proto_buf *out, const struct frame *f, const cJSON *root,
 		return rc;
 	if (update && (PROTO_BUF_LIT(out, ",\"removed\":") ||
 		       put_value(out, cJSON_GetObjectItemCaseSensitive(root, "removed"))))
+		return RIGD_E_NOMEM;
+	if (cJSON_GetObjectItemCaseSensitive(root, "order") &&
+	    (PROTO_BUF_LIT(out, ",\"order\":") ||
+	     put_value(out, cJSON_GetObjectItemCaseSensitive(root, "order"))))
 		return RIGD_E_NOMEM;
 	return PROTO_BUF_LIT(out, "}");
 }

@@ -49,8 +49,8 @@ const char *proto_format_name(int format);
 /*
  * A snapshot of 's' at 'seq' as a binary frame of 'format' (PROTO_FORMAT_F32
  * or _F64): every node, preorder, with its index and its world matrix; the
- * JSON section is {"nodes":[records without "world"]}. 0 or RIGD_E_NOMEM
- * ('b' as it was).
+ * JSON section is {"nodes":[records without "world"]}, and "order":[ids]
+ * after "nodes" for a 2D scene. 0 or RIGD_E_NOMEM ('b' as it was).
  */
 int proto_bin_encode_snapshot(proto_buf *b, int format, const char *scene_name, uint64_t seq,
 			      const scene *s);
@@ -66,6 +66,13 @@ int proto_bin_encode_update(proto_buf *b, int format, const char *scene_name, ui
 			    uint64_t from, const scene *s, const int *world_nodes, int n_world,
 			    const int *changed_nodes, int n_changed, const edit_id *removed,
 			    int n_removed);
+/* proto_bin_encode_update with "order":[ids] after "removed" in the JSON
+ * section when 'with_order' (as proto_encode_update_order). */
+int proto_bin_encode_update_order(proto_buf *b, int format, const char *scene_name,
+				  uint64_t seq, uint64_t from, const scene *s,
+				  const int *world_nodes, int n_world, const int *changed_nodes,
+				  int n_changed, const edit_id *removed, int n_removed,
+				  bool with_order);
 
 /* True when 'data' starts like a binary frame (its magic). */
 bool proto_bin_is_frame(const char *data, size_t len);
@@ -91,6 +98,7 @@ void proto_bin_names_release(proto_bin_names *n);
  * Decodes the binary frame 'data' ('len' bytes) into the JSON message it
  * stands for, appended to 'out': {"type":"snapshot","scene","seq","nodes"}
  * or {"type":"update","scene","seq","world":{id:[16]},"nodes","removed"},
+ * with "order" last when the JSON section has one,
  * each node record with its "world" (column-major, 16 numbers), as a JSON
  * subscriber would have received it (a float32 frame's values widened to
  * double). Binds the frame's indices in 'names'. Returns 0; RIGD_E_BAD_FIELD

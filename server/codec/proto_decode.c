@@ -272,6 +272,11 @@ static int get_number(const cJSON *item, const char *field, double *out, const p
 	return 0;
 }
 
+int proto_get_number(const cJSON *item, const char *field, double *out, const proto_where *w)
+{
+	return get_number(item, field, out, w);
+}
+
 /* An exact integer in [min, max]. */
 int proto_get_int(const cJSON *item, const char *field, double min, double max, int64_t *out,
 		  const proto_where *w)
@@ -403,10 +408,6 @@ enum {
 	K_TARGET, K_POLE, K_LAYER, K_Z, K_FACING, K_COUNT
 };
 
-/* Bytes of a layer the decoder reads; the edit layer checks its syntax
- * (at most SCENE_LAYER_MAX) and says what is wrong with a longer one. */
-#define LAYER_TEXT_MAX 1024
-
 static const char *const op_keys[K_COUNT] = {
 	"op", "id", "parent", "index", "name", "t", "r", "s", "pivot", "euler", "bounds",
 	"mesh", "kind", "camera", "visible", "keep_world", "angle", "axis", "by", "chain",
@@ -475,68 +476,6 @@ static int decode_camera(const cJSON *item, edit_op *op, const proto_where *w)
 	if (f[2] && (rc = get_number(f[2], "far", &op->zfar, w)) != 0)
 		return rc;
 	op->fields |= (f[0] ? EDIT_F_FOV : 0) | (f[1] ? EDIT_F_NEAR : 0) | (f[2] ? EDIT_F_FAR : 0);
-	return 0;
-}
-
-/* z: a number (both facings) or {"right": N, "left": N}. */
-static int decode_z(const cJSON *item, edit_op *op, const proto_where *w)
-{
-	const cJSON *f[2] = { 0 }, *m;
-	int rc;
-
-	if (cJSON_IsNumber(item)) {
-		if ((rc = get_number(item, "z", &op->z_right, w)) != 0)
-			return rc;
-		op->z_left = op->z_right;
-	} else if (cJSON_IsObject(item)) {
-		/* Members checked here rather than by proto_members, so that
-		 * every refusal names the field, z. */
-		cJSON_ArrayForEach(m, item) {
-			int j = strcmp(m->string, "right") == 0 ? 0 : strcmp(m->string, "left") == 0 ? 1 : -1;
-
-			if (j < 0 || f[j])
-				return proto_bad_field(w, "z", j < 0 ? "an object has only right and left"
-									: "right or left given twice");
-			f[j] = m;
-		}
-		if (!f[0] || !f[1])
-			return proto_bad_field(w, "z", "an object needs both right and left");
-		if ((rc = get_number(f[0], "z", &op->z_right, w)) != 0 ||
-		    (rc = get_number(f[1], "z", &op->z_left, w)) != 0)
-			return rc;
-	} else {
-		return proto_bad_field(w, "z", "must be a number or {\"right\": N, \"left\": N}");
-	}
-	op->fields |= EDIT_F_Z;
-	return 0;
-}
-
-/* The members of a 2D node's drawing: layer, z, facing. */
-static int decode_draw_fields(const cJSON *const *f, edit_op *op, const proto_where *w)
-{
-	int rc;
-
-	if (f[K_LAYER]) {
-		rc = proto_get_text(f[K_LAYER], "layer", LAYER_TEXT_MAX, true, &op->layer, w);
-		if (rc != 0)
-			return rc;
-		op->fields |= EDIT_F_LAYER;
-	}
-	if (f[K_Z] && (rc = decode_z(f[K_Z], op, w)) != 0)
-		return rc;
-	if (f[K_FACING]) {
-		const cJSON *v = f[K_FACING];
-
-		if (cJSON_IsNull(v))
-			op->facing = FACING_NONE;
-		else if (cJSON_IsString(v) && strcmp(v->valuestring, "right") == 0)
-			op->facing = FACING_RIGHT;
-		else if (cJSON_IsString(v) && strcmp(v->valuestring, "left") == 0)
-			op->facing = FACING_LEFT;
-		else
-			return proto_bad_field(w, "facing", "must be \"right\", \"left\" or null");
-		op->fields |= EDIT_F_FACING;
-	}
 	return 0;
 }
 
@@ -664,7 +603,7 @@ static int decode_op_fields(const cJSON *const *f, const proto_limits *lim, edit
 			return rc;
 		op->fields |= EDIT_F_KEEP_WORLD;
 	}
-	if ((rc = decode_draw_fields(f, op, w)) != 0)
+	if ((rc = proto_decode_draw(f[K_LAYER], f[K_Z], f[K_FACING], op, w)) != 0)
 		return rc;
 	return decode_relative_fields(f, lim, op, w);
 }

@@ -196,13 +196,32 @@ static int nodes_array(proto_buf *b, const scene *s)
 	return JSON_BUF_LIT(b, "]");
 }
 
+int proto_encode_order(proto_buf *b, const scene *s)
+{
+	size_t start = b->len;
+	int n;
+
+	if (scene_draw_order(s, &n) || put(b, "\"order\":["))
+		return undo_to(b, start);
+	for (int i = 0; i < n; i++)
+		if ((i && JSON_BUF_LIT(b, ",")) || proto_buf_json_string(b, scene_draw_id(s, i)))
+			return undo_to(b, start);
+	return JSON_BUF_LIT(b, "]") ? undo_to(b, start) : 0;
+}
+
+/* ',"order":[...]' for a 2D scene; nothing for a 3D one. */
+static int put_order_2d(proto_buf *b, const scene *s)
+{
+	return scene_dims(s) == 2 && (JSON_BUF_LIT(b, ",") || proto_encode_order(b, s));
+}
+
 int proto_encode_tree(proto_buf *b, const char *scene_name, uint64_t seq, const scene *s)
 {
 	size_t start = b->len;
 
 	if (put(b, "{\"scene\":") || proto_buf_json_string(b, scene_name) || key(b, "seq", false) ||
 	    put_int(b, (int64_t)seq) || put_dims(b, s) || key(b, "nodes", false) ||
-	    nodes_array(b, s) || put(b, "}"))
+	    nodes_array(b, s) || put_order_2d(b, s) || put(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -213,7 +232,7 @@ int proto_encode_snapshot(proto_buf *b, const char *scene_name, uint64_t seq, co
 
 	if (put(b, "{\"type\":\"snapshot\",\"scene\":") || proto_buf_json_string(b, scene_name) ||
 	    key(b, "seq", false) || put_int(b, (int64_t)seq) || put_dims(b, s) ||
-	    key(b, "nodes", false) || nodes_array(b, s) || put(b, "}"))
+	    key(b, "nodes", false) || nodes_array(b, s) || put_order_2d(b, s) || put(b, "}"))
 		return undo_to(b, start);
 	return 0;
 }
@@ -330,6 +349,15 @@ int proto_encode_update(proto_buf *b, const char *scene_name, uint64_t seq, cons
 			const int *world_nodes, int n_world, const int *changed_nodes,
 			int n_changed, const edit_id *removed, int n_removed)
 {
+	return proto_encode_update_order(b, scene_name, seq, s, world_nodes, n_world, changed_nodes,
+					 n_changed, removed, n_removed, false);
+}
+
+int proto_encode_update_order(proto_buf *b, const char *scene_name, uint64_t seq,
+			      const scene *s, const int *world_nodes, int n_world,
+			      const int *changed_nodes, int n_changed, const edit_id *removed,
+			      int n_removed, bool with_order)
+{
 	size_t start = b->len;
 
 	assert(n_world >= 0 && n_changed >= 0 && n_removed >= 0);
@@ -347,6 +375,7 @@ int proto_encode_update(proto_buf *b, const char *scene_name, uint64_t seq, cons
 		if ((i && JSON_BUF_LIT(b, ",")) || node_body(b, s, changed_nodes[i]))
 			return undo_to(b, start);
 	if (JSON_BUF_LIT(b, "]") || key(b, "removed", false) || id_array(b, removed, n_removed) ||
+	    (with_order && (JSON_BUF_LIT(b, ",") || proto_encode_order(b, s))) ||
 	    JSON_BUF_LIT(b, "}"))
 		return undo_to(b, start);
 	return 0;

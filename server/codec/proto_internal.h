@@ -49,6 +49,17 @@ int proto_bad_field(const proto_where *w, const char *field, const char *what);
 int proto_members(const cJSON *obj, const char *obj_name, const char *const *names, int n,
 		  const cJSON **found, const proto_where *w);
 
+/* A finite number into *out: bad_field (not a number), not_finite or 0. */
+int proto_get_number(const cJSON *item, const char *field, double *out, const proto_where *w);
+
+/* The members layer, z and facing of an op (each NULL when absent) into
+ * 'op', with their EDIT_F_ bits (proto_draw.c): layer a string of at most
+ * 1024 bytes or null, z a number or {"right","left"} (both), facing
+ * "right", "left" or null. bad_field, not_finite, nomem or 0; on error
+ * 'op' may hold the layer (released with its batch). */
+int proto_decode_draw(const cJSON *layer, const cJSON *z, const cJSON *facing, edit_op *op,
+		      const proto_where *w);
+
 /* An exact integer in [min, max] into *out: bad_field, not_finite or 0. */
 int proto_get_int(const cJSON *item, const char *field, double min, double max, int64_t *out,
 		  const proto_where *w);

@@ -309,6 +309,62 @@ static bool get_bin_channels(reader *r, edit_op *op)
 	return false;
 }
 
+/* The fields 'f' of one create, set, reparent or delete op, in EDIT_F_
+ * bit order, into 'op'; *nomem when a string cannot be copied, r->bad for
+ * bytes that are not those fields. */
+static void get_bin_fields(reader *r, edit_op *op, unsigned f, bool *nomem)
+{
+	if (f & EDIT_F_PARENT)
+		get_bin_id(r, op->parent);
+	if (f & EDIT_F_INDEX)
+		op->index = (int)(int32_t)get_u32(r);
+	if (f & EDIT_F_NAME)
+		op->name = get_bin_opt_str(r, nomem);
+	if (f & EDIT_F_T)
+		op->t = get_vec3(r);
+	if (f & EDIT_F_R) {
+		op->r.x = get_f64(r);
+		op->r.y = get_f64(r);
+		op->r.z = get_f64(r);
+		op->r.w = get_f64(r);
+	}
+	if (f & EDIT_F_S)
+		op->s = get_vec3(r);
+	if (f & EDIT_F_PIVOT)
+		op->pivot = get_vec3(r);
+	if (f & EDIT_F_EULER)
+		op->euler_deg = get_vec3(r);
+	if (f & EDIT_F_BOUNDS) {
+		op->has_bounds = get_bool(r);
+		if (op->has_bounds) {
+			op->bounds.min = get_vec3(r);
+			op->bounds.max = get_vec3(r);
+		}
+	}
+	if (f & EDIT_F_MESH)
+		op->mesh = get_bin_opt_str(r, nomem);
+	if (f & EDIT_F_KIND)
+		op->node_kind = (int)(int32_t)get_u32(r);
+	if (f & EDIT_F_FOV)
+		op->fov_deg = get_f64(r);
+	if (f & EDIT_F_NEAR)
+		op->znear = get_f64(r);
+	if (f & EDIT_F_FAR)
+		op->zfar = get_f64(r);
+	if (f & EDIT_F_VISIBLE)
+		op->visible = get_bool(r);
+	if (f & EDIT_F_KEEP_WORLD)
+		op->keep_world = get_bool(r);
+	if (f & EDIT_F_LAYER)
+		op->layer = get_bin_opt_str(r, nomem);
+	if (f & EDIT_F_Z) {
+		op->z_right = get_f64(r);
+		op->z_left = get_f64(r);
+	}
+	if (f & EDIT_F_FACING)
+		op->facing = (int)get_u8(r);
+}
+
 /* Empties 'b' of its ops but keeps their array, for the next image. */
 static void batch_clear_ops(edit_batch *b)
 {
@@ -358,55 +414,7 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 			nomem = get_bin_channels(&r, op);
 			continue;
 		}
-		if (f & EDIT_F_PARENT)
-			get_bin_id(&r, op->parent);
-		if (f & EDIT_F_INDEX)
-			op->index = (int)(int32_t)get_u32(&r);
-		if (f & EDIT_F_NAME)
-			op->name = get_bin_opt_str(&r, &nomem);
-		if (f & EDIT_F_T)
-			op->t = get_vec3(&r);
-		if (f & EDIT_F_R) {
-			op->r.x = get_f64(&r);
-			op->r.y = get_f64(&r);
-			op->r.z = get_f64(&r);
-			op->r.w = get_f64(&r);
-		}
-		if (f & EDIT_F_S)
-			op->s = get_vec3(&r);
-		if (f & EDIT_F_PIVOT)
-			op->pivot = get_vec3(&r);
-		if (f & EDIT_F_EULER)
-			op->euler_deg = get_vec3(&r);
-		if (f & EDIT_F_BOUNDS) {
-			op->has_bounds = get_bool(&r);
-			if (op->has_bounds) {
-				op->bounds.min = get_vec3(&r);
-				op->bounds.max = get_vec3(&r);
-			}
-		}
-		if (f & EDIT_F_MESH)
-			op->mesh = get_bin_opt_str(&r, &nomem);
-		if (f & EDIT_F_KIND)
-			op->node_kind = (int)(int32_t)get_u32(&r);
-		if (f & EDIT_F_FOV)
-			op->fov_deg = get_f64(&r);
-		if (f & EDIT_F_NEAR)
-			op->znear = get_f64(&r);
-		if (f & EDIT_F_FAR)
-			op->zfar = get_f64(&r);
-		if (f & EDIT_F_VISIBLE)
-			op->visible = get_bool(&r);
-		if (f & EDIT_F_KEEP_WORLD)
-			op->keep_world = get_bool(&r);
-		if (f & EDIT_F_LAYER)
-			op->layer = get_bin_opt_str(&r, &nomem);
-		if (f & EDIT_F_Z) {
-			op->z_right = get_f64(&r);
-			op->z_left = get_f64(&r);
-		}
-		if (f & EDIT_F_FACING)
-			op->facing = (int)get_u8(&r);
+		get_bin_fields(&r, op, f, &nomem);
 	}
 	if (nomem)
 		return RIGD_E_NOMEM;

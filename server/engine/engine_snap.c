@@ -246,6 +246,18 @@ int eng_snap_encode(const scene *s, bytes *out)
 	return posed ? snap_encode_poses(scene_poses_c(s), out) : 0;
 }
 
+/* The draw fields format 3 adds after a node's mesh, as its flags say. */
+static void get_draw(reader *r, unsigned flags, char *pool, size_t *used, node_props *p)
+{
+	p->layer = (flags & 16) ? get_str(r, get_u16(r), pool, used) : NULL;
+	if (flags & 32) {
+		p->z_right = get_f64(r);
+		p->z_left = get_f64(r);
+	}
+	if (flags & 64)
+		p->facing = (int)get_u8(r);
+}
+
 static int snap_decode(const void *data, size_t len, scene **out)
 {
 	reader r = { data, len, 0, false };
@@ -299,13 +311,7 @@ static int snap_decode(const void *data, size_t len, scene **out)
 		p->mesh = (flags & 8) ? get_str(&r, get_u16(&r), pool, &used) : NULL;
 		if (flags & ~(format == SNAP_FORMAT_DRAW ? 127u : 15u))
 			r.bad = true;
-		p->layer = (flags & 16) ? get_str(&r, get_u16(&r), pool, &used) : NULL;
-		if (flags & 32) {
-			p->z_right = get_f64(&r);
-			p->z_left = get_f64(&r);
-		}
-		if (flags & 64)
-			p->facing = (int)get_u8(&r);
+		get_draw(&r, flags, pool, &used, p);
 	}
 	if (!r.bad && format != SNAP_FORMAT && (err = snap_decode_poses(&r, s)) != 0)
 		goto out;

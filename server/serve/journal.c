@@ -104,6 +104,8 @@ void journal_add(struct room *st, int64_t to)
 	j->n_changed = st->turn_changed.n;
 	j->removed = st->turn_removed.v;
 	j->n_removed = st->turn_removed.n;
+	j->order = st->turn_order;
+	st->turn_order = false;
 	memset(&st->turn_roots, 0, sizeof(st->turn_roots));
 	memset(&st->turn_changed, 0, sizeof(st->turn_changed));
 	memset(&st->turn_removed, 0, sizeof(st->turn_removed));
@@ -130,6 +132,24 @@ static int cmp_range(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
+int journal_note_order(struct room *st, const scene *s)
+{
+	uint64_t version;
+	int n, rc;
+
+	if (scene_dims(s) != 2)
+		return 0;
+	if ((rc = scene_draw_order(s, &n)) != 0)
+		return rc;
+	version = scene_draw_version(s);
+	/* Another scene object (the engine reloaded it) may count versions
+	 * from anywhere: its order counts as changed. */
+	st->turn_order = st->turn_order || st->order_scene != s || st->order_version != version;
+	st->order_scene = s;
+	st->order_version = version;
+	return 0;
+}
+
 /* What an update is made of, gathered from the journal. */
 struct parts {
 	struct idlist changed, removed;
@@ -141,6 +161,7 @@ struct parts {
 	int n_nodes;
 	edit_id *gone;               /* removed and not created again */
 	int n_gone;
+	bool order;                  /* the draw order changed after the cursor */
 };
 
 static void parts_free(struct parts *p)
@@ -192,6 +213,7 @@ static int gather(const struct room *st, const scene *s, int64_t cursor, struct 
 		if (j->from < cursor)
 			return RIGD_E_BAD_SEQ;  /* not on a turn boundary */
 		(*covered)++;
+		p->order = p->order || j->order;
 		for (int k = 0; k < j->n_changed && rc == 0; k++)
 			rc = idlist_add(&p->changed, j->changed[k].s);
 		for (int k = 0; k < j->n_removed && rc == 0; k++)
@@ -277,13 +299,16 @@ int journal_build_frame(const struct room *st, const scene *s, int64_t seq, int6
 		rc = world_nodes(s, cursor, &p);
 	if (rc == 0)
 		rc = changed_nodes(s, &p);
+	/* A skipped turn that changed the draw order: the update carries the
+	 * order of 'seq', the one the matrices it carries belong to. */
+	p.order = p.order && scene_dims(s) == 2;
 	if (rc == 0 && format == PROTO_FORMAT_JSON)
-		rc = proto_encode_update(b, st->name, (uint64_t)seq, s, p.world, p.n_world, p.nodes,
-					 p.n_nodes, p.gone, p.n_gone);
+		rc = proto_encode_update_order(b, st->name, (uint64_t)seq, s, p.world, p.n_world,
+					       p.nodes, p.n_nodes, p.gone, p.n_gone, p.order);
 	else if (rc == 0)
-		rc = proto_bin_encode_update(b, format, st->name, (uint64_t)seq, (uint64_t)cursor, s,
-					     p.world, p.n_world, p.nodes, p.n_nodes, p.gone,
-					     p.n_gone);
+		rc = proto_bin_encode_update_order(b, format, st->name, (uint64_t)seq,
+						   (uint64_t)cursor, s, p.world, p.n_world, p.nodes,
+						   p.n_nodes, p.gone, p.n_gone, p.order);
 	if (rc == 0)
 		*n_entries = covered;
 	parts_free(&p);
@@ -327,4 +352,5 @@ void journal_turn_drop(struct room *st)
 	idlist_free(&st->turn_removed);
 	idlist_free(&st->turn_roots);
 	st->turn_lost = false;
+	st->turn_order = false;
 }

@@ -44,6 +44,15 @@ struct journal_roots {
 void journal_collect_roots(void *ctx, int first_pos, int end_pos);
 
 /*
+ * Brings the draw order of 2D scene 's' up to date, right after its world
+ * matrices were, and notes in the turn whether it differs from the order
+ * the previous turn left (so the entry, and every update covering it,
+ * carries the new order). Does nothing for a 3D scene. 0, or RIGD_E_NOMEM
+ * (the caller restarts the journal: every subscriber gets a snapshot).
+ */
+int journal_note_order(struct room *st, const scene *s);
+
+/*
  * Ends the turn of a touched scene now at seq 'to': its lists become one
  * entry (dropping the oldest to stay within bounds), or, for a turn bigger
  * than JOURNAL_TURN_MAX_IDS, the journal restarts at 'to'. The turn's lists

@@ -97,6 +97,7 @@ struct jentry {
 	int n_changed;
 	edit_id *removed;
 	int n_removed;
+	bool order;                  /* the draw order (2D) changed in the turn */
 };
 
 /* The selection a participant last announced in a room. */
@@ -135,12 +136,18 @@ struct room {
 	/* The scene object frames were last built from: binary indices are its
 	 * handles, so a scene the engine reloaded restarts the journal. */
 	const scene *scene_seen;
+	/* The draw order of a 2D scene as the last turn left it: the scene
+	 * object and its scene_draw_version, to tell whether a turn changed
+	 * it. */
+	const scene *order_scene;
+	uint64_t order_version;
 	/* this turn */
 	bool touched;
 	int64_t turn_from;
 	struct idlist turn_changed, turn_removed;
 	struct idlist turn_roots;
 	bool turn_lost;              /* a change could not be noted: snapshots */
+	bool turn_order;             /* the turn changed the draw order */
 };
 
 /* A batch submitted this turn, answered when the turn commits. */

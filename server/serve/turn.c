@@ -245,6 +245,7 @@ static void end_scene_turn(struct server *S, struct room *st, int commit_rc)
 	struct journal_roots roots;
 	int64_t seq;
 	long n;
+	int order_rc;
 
 	st->touched = false;
 	if (commit_rc) {
@@ -257,9 +258,12 @@ static void end_scene_turn(struct server *S, struct room *st, int commit_rc)
 	n = roots.s ? engine_update(S->e, st->name, journal_collect_roots, &roots) : 0;
 	if (n > 0)
 		S->m.recomputed_matrices_total += (uint64_t)n;
+	/* The draw order in the same turn as the matrices, from the same seq. */
+	order_rc = roots.s ? journal_note_order(st, roots.s) : 0;
 	seq = engine_seq(S->e, st->name);
-	if (roots.rc || st->turn_lost) {
-		/* Without the roots or the changes no delta is exact: snapshots. */
+	if (roots.rc || st->turn_lost || order_rc) {
+		/* Without the roots, the changes or the order no delta is exact:
+		 * snapshots. */
 		journal_turn_drop(st);
 		journal_clear(st, seq);
 	} else if (seq > st->turn_from) {

@@ -314,7 +314,9 @@ class Client {
     if (msg.type === 'snapshot') {
       const nodes = new Map();
       for (const n of msg.nodes) nodes.set(n.id, { ...n });
-      this.scenes.set(msg.scene, { seq: msg.seq, nodes });
+      /* A 2D scene's draw order comes with its snapshot, and with an
+       * update whenever it changed. */
+      this.scenes.set(msg.scene, { seq: msg.seq, nodes, order: msg.order });
     } else if (msg.type === 'update') {
       const s = this.scenes.get(msg.scene);
       if (!s) {
@@ -329,6 +331,7 @@ class Client {
         if (!n) this.schemaViolations.push(`world for unknown node ${id}`);
         else n.world = w;
       }
+      if (msg.order) s.order = msg.order;
       s.seq = msg.seq;
     }
   }

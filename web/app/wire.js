@@ -2,8 +2,8 @@
  * wire.js: rigd's binary snapshot and update frames (docs/protocol.md,
  * "Binary frames"), decoded into the very message a JSON subscriber gets:
  * {type:'snapshot', scene, seq, nodes} or {type:'update', scene, seq,
- * world: {id: [16]}, nodes, removed} (with a 2D scene's "order" when the
- * frame carries one), every node record with its "world"
+ * world: {id: [16]}, nodes, removed} (and a 2D scene's order, when its frame
+ * carries one), every node record with its "world"
  * (column-major, 16 numbers, the fourth row 0 0 0 1). float64 frames give
  * the server's doubles bit for bit; float32 frames each element rounded
  * to float32.
@@ -87,18 +87,16 @@ function parseSection(b, h) {
 		return { error: 'json: the JSON section is not JSON' };
 	}
 	if (!section || typeof section !== 'object' || Array.isArray(section)) return { error: 'json: the JSON section is not an object' };
-	// A 2D scene's draw order ("order", docs/protocol.md "2D scenes") may
-	// ride along: in every snapshot of a 2D scene, in an update when it
-	// changed.
-	const keys = Object.keys(section).filter((k) => k !== 'order' && k !== 'dims').sort().join(',');
-	if (keys !== (h.kind === 'update' ? 'nodes,removed' : 'nodes')) return { error: 'json: the JSON section\'s members are not nodes (and removed)' };
-	const { nodes, removed = [], order, dims } = section;
-	if (!Array.isArray(nodes) || !Array.isArray(removed)) return { error: 'json: nodes and removed must be arrays' };
+	/* A 2D scene's frames may also carry its draw order. */
+	const keys = Object.keys(section).filter((k) => k !== 'order').sort().join(',');
+	if (keys !== (h.kind === 'update' ? 'nodes,removed' : 'nodes')) return { error: 'json: the JSON section\'s members are not nodes (and removed, order)' };
+	const { nodes, removed = [], order } = section;
 	if (order !== undefined && !(Array.isArray(order) && order.every((id) => typeof id === 'string'))) return { error: 'json: order must be an array of ids' };
+	if (!Array.isArray(nodes) || !Array.isArray(removed)) return { error: 'json: nodes and removed must be arrays' };
 	if (nodes.length !== h.nNodes) return { error: 'json: the node count differs from the header\'s' };
 	if (!nodes.every((n) => n && typeof n === 'object' && typeof n.id === 'string')) return { error: 'json: a node record without an id' };
 	if (!removed.every((id) => typeof id === 'string')) return { error: 'json: removed holds a non-string' };
-	return { nodes, removed, order, dims };
+	return order === undefined ? { nodes, removed } : { nodes, removed, order };
 }
 
 /*
@@ -149,10 +147,8 @@ export class WireDecoder {
 			world[id] = m;
 		}
 		for (const node of section.nodes) if (world[node.id]) node.world = world[node.id];
-		const extra = {};
-		if (section.dims !== undefined) extra.dims = section.dims;
-		if (section.order !== undefined) extra.order = section.order;
-		if (h.kind === 'snapshot') return { type: 'snapshot', scene: h.scene, seq: h.seq, ...extra, nodes: section.nodes };
-		return { type: 'update', scene: h.scene, seq: h.seq, ...extra, world, nodes: section.nodes, removed: section.removed };
+		const order = section.order === undefined ? {} : { order: section.order };
+		if (h.kind === 'snapshot') return { type: 'snapshot', scene: h.scene, seq: h.seq, nodes: section.nodes, ...order };
+		return { type: 'update', scene: h.scene, seq: h.seq, world, nodes: section.nodes, removed: section.removed, ...order };
 	}
 }
