@@ -4,3 +4,4 @@
 rigd_unit_test(model2d rigd_engine)  # fields, undo, op image, snapshots, log; facing and order
 target_sources(test_model2d PRIVATE tmpdb.c)
 rigd_node_test(e2e_model2d e2e/model2d.js)  # fields, the order in snapshots, updates (also coalesced and binary), trees, logs
+rigd_unit_test(model2d_journal rigd_serve)  # the order in the turn journal: coalesced and binary updates

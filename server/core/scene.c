@@ -56,13 +56,13 @@ typedef struct node_data {
 	aabb bounds;
 	bool has_bounds;
 	bool visible;
+	signed char facing; /* enum node_facing; in the padding before 'kind' */
 	int kind;
 	double fov_deg, znear, zfar;
 	char *name; /* owned, NULL for none */
 	char *mesh; /* owned, NULL for none */
 	char *layer; /* owned, NULL for none */
 	double z_right, z_left;
-	int facing;  /* enum node_facing */
 } node_data;
 
 /* What a leaf edit reads and writes of a node besides its matrices, in one
@@ -923,7 +923,7 @@ static void store_props(scene *s, int node, unsigned mask, const node_props *p,
 		d->z_left = p->z_left;
 	}
 	if (mask & PROP_FACING)
-		d->facing = p->facing;
+		d->facing = (signed char)p->facing; /* checked: FACING_NONE..FACING_LEFT */
 	if (mask & PROP_DRAW)
 		draw_stale(s);
 	if (mask & PROP_KIND)

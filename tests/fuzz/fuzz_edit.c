@@ -6,7 +6,11 @@
  * form (tests/gltf/demo_rig.h: cameras, a mirrored arm, a non-uniform scale
  * over a rotation, a zero scale) plus a chain and a lone root, with a node
  * limit low enough for create ops to reach it. Inputs that do not decode
- * are the message fuzzer's business and stop there. After the apply:
+ * are the message fuzzer's business and stop there. The batch is applied
+ * twice, each time to a fresh scene: that one, and a small 2D scene (a
+ * character with artwork layers, z per facing, an own facing and a
+ * mirrored root), where the drawing fields and the draw order are in play.
+ * After each apply:
  *   - refused: a real code, named in the error; no result, no inverse; the
  *     scene's hash over everything it stores is what it was;
  *   - accepted: the scene keeps its invariants (fuzz_check_scene: preorder
@@ -15,7 +19,9 @@
  *     ids; the ack and update encode to JSON; the inverse, sent through its
  *     JSON as the log stores it, applies and gives back the exact scene;
  *     applying the batch once more gives the exact same scene as the first
- *     time, and the same inverse.
+ *     time, and the same inverse;
+ *   - either way, the draw order (2D) is the one the stored values give:
+ *     after a refusal and after the inverse it is the order before.
  */
 #include "codec/proto.h"
 #include "core/edit.h"
@@ -58,6 +64,64 @@ static scene *build_scene(void)
 	FUZZ_CHECK(scene_create(s, "lone", -1, -1, &p, NULL) == 0, "lone");
 	scene_set_max_nodes(s, FUZZ_EDIT_MAX_NODES);
 	return s;
+}
+
+/* A character in a 2D scene: layers, z per facing, an own facing, and a
+ * second root mirrored (it faces left). */
+static scene *build_scene_2d(void)
+{
+	static const struct {
+		const char *id, *parent, *layer;
+		double x, sx, z_right, z_left;
+		int facing;
+	} nodes[] = {
+		{ "hero", NULL, NULL, 300, 1, 0, 0, FACING_NONE },
+		{ "torso", "hero", "h.svg#torso", 0, 1, 0, 0, FACING_NONE },
+		{ "arm", "torso", "h.svg#arm", 20, 1, -1, 2, FACING_NONE },
+		{ "fore", "arm", "h.svg#fore", 60, 1, -1, 2, FACING_LEFT },
+		{ "leg", "hero", "h.svg#leg", 0, 1, 1, 1, FACING_NONE },
+		{ "flip", NULL, NULL, 100, -1, 0, 0, FACING_NONE },
+		{ "fl", "flip", "f.svg#a:b", 5, 1, 3, -3, FACING_NONE },
+	};
+	scene *s = scene_new();
+
+	FUZZ_CHECK(s != NULL && scene_set_dims(s, 2) == 0, "scene_new 2D");
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		node_props p = node_props_default();
+
+		p.t = vec3_make(nodes[i].x, 0, 0);
+		p.s = vec3_make(nodes[i].sx, 1, 1);
+		p.layer = nodes[i].layer;
+		p.z_right = nodes[i].z_right;
+		p.z_left = nodes[i].z_left;
+		p.facing = nodes[i].facing;
+		FUZZ_CHECK(scene_create(s, nodes[i].id,
+					nodes[i].parent ? scene_find(s, nodes[i].parent) : -1, -1, &p,
+					NULL) == 0,
+			   "2D rig");
+	}
+	scene_set_max_nodes(s, FUZZ_EDIT_MAX_NODES);
+	return s;
+}
+
+/* The draw order as one value: its ids hashed in order (0 for a 3D
+ * scene's empty list), after checking each names a node with a layer. */
+static uint64_t order_hash(const scene *s)
+{
+	uint64_t h = DIGEST_SEED;
+	node_props p;
+	int n = -1;
+
+	FUZZ_CHECK(scene_draw_order(s, &n) == 0 && n >= 0 && n <= scene_count(s), "draw order");
+	for (int i = 0; i < n; i++) {
+		int node = scene_find(s, scene_draw_id(s, i));
+
+		FUZZ_CHECK(node >= 0, "the order names no node");
+		scene_props(s, node, &p);
+		FUZZ_CHECK(p.layer != NULL, "the order names a node without a layer");
+		h = digest_mix_str(h, scene_draw_id(s, i));
+	}
+	return h;
 }
 
 static void check_json(const proto_buf *b, const char *what)
@@ -106,35 +170,31 @@ static void through_json(const edit_batch *inverse, edit_batch *out, proto_buf *
 	FUZZ_CHECK(out->n_ops == inverse->n_ops, "inverse lost ops");
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Applies 'b' to 's' and checks everything the header says; frees 's'. */
+static void run(scene *s, const edit_batch *b, const edit_limits *elim)
 {
-	proto_limits plim = proto_limits_default();
-	edit_limits elim = edit_limits_default();
-	edit_batch b, inv, inv_read, inv2;
+	edit_batch inv, inv_read, inv2;
 	edit_result res;
 	edit_error e;
 	proto_buf inv_json, inv2_json;
-	uint64_t before, after;
+	uint64_t before, after, order_before;
 	int count_before, rc;
-	scene *s;
 
-	plim.edit.max_ops = elim.max_ops = 64;
-	if (proto_decode_batch((const char *)data, size, &plim, &b, &e) != 0)
-		return 0;
-	s = build_scene();
 	before = fuzz_scene_hash(s);
+	order_before = order_hash(s);
 	count_before = scene_count(s);
 
-	rc = edit_apply_ex(s, &b, &elim, &res, &inv, &e);
+	rc = edit_apply_ex(s, b, elim, &res, &inv, &e);
 	if (rc) {
 		fuzz_check_failure(rc, &e, &inv);
-		FUZZ_CHECK(e.op >= -1 && e.op < b.n_ops, "error names op %d of %d", e.op,
-			   b.n_ops);
+		FUZZ_CHECK(e.op >= -1 && e.op < b->n_ops, "error names op %d of %d", e.op,
+			   b->n_ops);
 		FUZZ_CHECK(res.n_created == 0 && res.n_changed == 0 && res.n_removed == 0,
 			   "refused batch has a result");
 		FUZZ_CHECK(scene_count(s) == count_before, "refused batch changed the count");
 		FUZZ_CHECK(fuzz_scene_hash(s) == before, "refused batch (%s: %s) changed the scene",
 			   err_code(rc), e.message);
+		FUZZ_CHECK(order_hash(s) == order_before, "refused batch changed the order");
 		fuzz_check_scene(s);
 		goto out;
 	}
@@ -153,9 +213,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(rc == 0, "inverse refused (%s: %s)", err_code(rc), e.message);
 	fuzz_check_scene(s);
 	FUZZ_CHECK(fuzz_scene_hash(s) == before, "inverse did not restore the scene");
+	FUZZ_CHECK(order_hash(s) == order_before, "inverse did not restore the order");
 
 	/* Redo: the same batch on the same scene does the same thing. */
-	rc = edit_apply_ex(s, &b, &elim, NULL, &inv2, &e);
+	rc = edit_apply_ex(s, b, elim, NULL, &inv2, &e);
 	FUZZ_CHECK(rc == 0, "batch refused the second time (%s: %s)", err_code(rc), e.message);
 	FUZZ_CHECK(fuzz_scene_hash(s) == after, "batch not deterministic");
 	FUZZ_CHECK(proto_encode_ops(&inv2_json, &inv2) == 0, "encode_ops(inverse 2)");
@@ -170,7 +231,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 out:
 	edit_result_release(&res);
 	edit_batch_release(&inv);
-	edit_batch_release(&b);
 	scene_free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	proto_limits plim = proto_limits_default();
+	edit_limits elim = edit_limits_default();
+	edit_batch b;
+	edit_error e;
+
+	plim.edit.max_ops = elim.max_ops = 64;
+	if (proto_decode_batch((const char *)data, size, &plim, &b, &e) != 0)
+		return 0;
+	run(build_scene(), &b, &elim);
+	run(build_scene_2d(), &b, &elim);
+	edit_batch_release(&b);
 	return 0;
 }
