@@ -19,6 +19,8 @@
 
 #include "codec/proto.h"
 #include "codec/proto_bin.h"
+#include "codec/svg.h"
+#include "core/asset.h"
 #include "core/edit.h"
 #include "core/err.h"
 #include "core/scene.h"
@@ -32,12 +34,27 @@
 
 /* ---------- helpers ---------- */
 
+/* The SVG assets the layers of these tests name, with their element ids
+ * (a layer must name an asset the scene holds and one of its elements). */
+static const struct {
+	const char *file, *ids;
+} test_assets[] = {
+	{"h.svg", "t\na\ntorso\nhead\narmL\narmR\nlegL\nlegR\nbone\n"},
+	{"f", "g\nh\na\nb\nc\n"},
+	{"hero.svg", "torso\narm\narm:1\n"},
+	{"a-b_c.svg", "g.1:x-y_z\n"},
+};
+
 static scene *new_scene(int dims)
 {
 	scene *s = scene_new();
 
 	assert_non_null(s);
 	assert_int_equal(scene_set_dims(s, dims), 0);
+	for (size_t i = 0; i < sizeof(test_assets) / sizeof(test_assets[0]); i++)
+		assert_int_equal(asset_set_add(scene_assets(s), test_assets[i].file, test_assets[i].ids,
+					       strlen(test_assets[i].ids)),
+				 0);
 	return s;
 }
 
@@ -562,20 +579,33 @@ static void test_order_wire(void **state)
 
 /* ---------- the engine: snapshots, time travel, reopen, log ---------- */
 
-static void submit_commit(engine *e, const char *name, const char *json)
+/* Submits batch 'json' and commits it; with 'with_asset' the batch stores
+ * the SVG asset h.svg its layers name (as an SVG import does). */
+static void submit_commit_asset(engine *e, const char *name, const char *json, bool with_asset)
 {
+	static const char h_svg[] =
+		"<svg xmlns=\"http://www.w3.org/2000/svg\"><g id=\"torso\"/><g id=\"head\"/>"
+		"<g id=\"armL\"/><g id=\"armR\"/><g id=\"legL\"/><g id=\"legR\"/><g id=\"bone\"/></svg>";
 	proto_limits lim = proto_limits_default();
+	svg_clean art;
 	edit_batch b;
 	edit_error er;
 
 	if (proto_decode_batch(json, strlen(json), &lim, &b, &er) != 0)
 		fail_msg("decode %s: %s", json, er.message);
-	if (engine_submit(e, name, &b, NULL, &er) != 0)
+	if (with_asset) {
+		assert_int_equal(svg_sanitize(h_svg, strlen(h_svg), NULL, &art, &er), 0);
+		if (engine_asset_submit(e, name, &b, "h.svg", &art, NULL, NULL, &er) != 0)
+			fail_msg("submit %s: %s", json, er.message);
+		svg_clean_release(&art);
+	} else if (engine_submit(e, name, &b, NULL, &er) != 0) {
 		fail_msg("submit %s: %s", json, er.message);
+	}
 	edit_batch_release(&b);
 	assert_int_equal(engine_commit(e), 0);
 	assert_true(engine_update(e, name, NULL, NULL) >= 0);
 }
+
 
 static engine *open_engine(const char *path)
 {
@@ -663,7 +693,7 @@ static void test_engine(void **state)
 	e = open_engine(t.path);
 	assert_int_equal(engine_scene_create_dims(e, "s", 2), 0);
 	for (int i = 0; i < n; i++) {
-		submit_commit(e, "s", batches[i]);
+		submit_commit_asset(e, "s", batches[i], i == 0);
 		digests[i] = digest(engine_scene(e, "s"));
 		orders[i] = strdup(order_str(engine_scene(e, "s")));
 	}

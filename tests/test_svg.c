@@ -5,7 +5,8 @@
  * (refused with its code, or kept with exactly the removals listed); every
  * kept output sanitised again is the same bytes with nothing removed and
  * holds no forbidden text; the byte, depth and element limits by name; the
- * ids of the kept elements; the report as JSON.
+ * ids of the kept elements; the report as JSON; a layer's asset and element
+ * checked on create, set and undo.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,9 @@
 #include <string.h>
 
 #include "codec/json.h"
+#include "codec/proto.h"
+#include "core/asset.h"
+#include "core/edit.h"
 #include "codec/svg.h"
 #include "core/err.h"
 
@@ -224,6 +228,46 @@ static void test_non_ascii_fixed_point(void **state)
 	svg_clean_release(&c);
 }
 
+/* A layer must name an asset the scene holds and one of its elements
+ * (edit_layer_check), on every path that sets one: create, set, undo. */
+static void test_layer_exists(void **state)
+{
+	(void)state;
+	scene *s = scene_new();
+	proto_limits lim = proto_limits_default();
+	edit_batch b, inv;
+	edit_error e;
+	const char *create = "{\"ops\":[{\"op\":\"create\",\"id\":\"arm\",\"layer\":\"x.svg#a\"}]}";
+
+	assert_non_null(s);
+	assert_int_equal(scene_set_dims(s, 2), 0);
+	assert_int_equal(proto_decode_batch(create, strlen(create), &lim, &b, &e), 0);
+	assert_int_equal(edit_apply(s, &b, NULL, NULL, &e), RIGD_E_BAD_FIELD);
+	assert_string_equal(e.field, "layer");
+	assert_non_null(strstr(e.message, "no asset 'x.svg'"));
+	assert_int_equal(scene_count(s), 0);
+	assert_int_equal(asset_set_add(scene_assets(s), "x.svg", "b\na\n", 4), 0);
+	assert_int_equal(asset_set_add(scene_assets(s), "x.svg", "z\n", 2), 0); /* kept as it was */
+	assert_int_equal(asset_set_count(scene_assets(s)), 1);
+	assert_int_equal(edit_apply(s, &b, NULL, &inv, &e), 0);
+	edit_batch_release(&b);
+	edit_batch_release(&inv);
+	const char *set = "{\"ops\":[{\"op\":\"set\",\"id\":\"arm\",\"layer\":\"x.svg#z\"}]}";
+	assert_int_equal(proto_decode_batch(set, strlen(set), &lim, &b, &e), 0);
+	assert_int_equal(edit_apply(s, &b, NULL, NULL, &e), RIGD_E_BAD_FIELD);
+	assert_non_null(strstr(e.message, "asset 'x.svg' has no element with id 'z'"));
+	edit_batch_release(&b);
+	const char *ok = "{\"ops\":[{\"op\":\"set\",\"id\":\"arm\",\"layer\":\"x.svg#b\"}]}";
+	assert_int_equal(proto_decode_batch(ok, strlen(ok), &lim, &b, &e), 0);
+	assert_int_equal(edit_apply(s, &b, NULL, &inv, &e), 0);
+	assert_int_equal(edit_apply(s, &inv, NULL, NULL, &e), 0); /* the undo sets x.svg#a again */
+	edit_batch_release(&b);
+	edit_batch_release(&inv);
+	asset_set_remove(scene_assets(s), "x.svg");
+	assert_int_equal(asset_set_count(scene_assets(s)), 0);
+	scene_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_ids_and_report),
 		cmocka_unit_test(test_report_capped),
 		cmocka_unit_test(test_non_ascii_fixed_point),
+		cmocka_unit_test(test_layer_exists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

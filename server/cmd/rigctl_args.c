@@ -455,15 +455,33 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* 'buf' ('len' bytes read by read_whole_file) with a NUL after them, or
+ * NULL (then 'buf' is freed). */
+static char *terminated(char *buf, size_t len)
+{
+	char *t = buf ? realloc(buf, len + 1) : NULL;
+
+	if (!t) {
+		free(buf);
+		return NULL;
+	}
+	t[len] = '\0';
+	return t;
+}
+
 /* The body {"file","svg","manifest"} of POST .../svg from the two files
  * (the manifest as it is: the server checks it). 0 or 1. */
 static int svg_body(struct rigctl *r, const char *svg_path, const char *manifest_path)
 {
 	size_t svg_len = 0, man_len = 0;
 	char *svg = read_whole_file(svg_path, &svg_len);
-	char *manifest = svg ? read_whole_file(manifest_path, &man_len) : NULL;
+	char *manifest = NULL;
 	json_buf b;
 	int rc = 1;
+
+	svg = terminated(svg, svg_len);
+	if (svg && (manifest = read_whole_file(manifest_path, &man_len)) != NULL)
+		manifest = terminated(manifest, man_len);
 
 	json_buf_init(&b, 0);
 	if (svg && manifest && strlen(svg) == svg_len && strlen(manifest) == man_len &&

@@ -362,6 +362,15 @@ static void on_unparsed_entity_decl(void *vctx, const xmlChar *name, const xmlCh
 	on_entity_decl(vctx, name, 0, public_id, system_id, NULL);
 }
 
+/* libxml2 reports some errors (encoding conversions) through its generic
+ * handler, which prints on stderr whatever the parse options say: an
+ * upload could fill the server's log. The parser's own last error, which
+ * the refusal quotes, is kept all the same. */
+static void ignore_error(void *ctx, const char *msg, ...)
+{
+	(void)ctx, (void)msg;
+}
+
 /* Parses 'in' into *doc, refusing entity declarations. 0 or the refusal. */
 static int parse(const char *in, size_t len, xmlDocPtr *doc, edit_error *err)
 {
@@ -369,6 +378,7 @@ static int parse(const char *in, size_t len, xmlDocPtr *doc, edit_error *err)
 	xmlParserCtxtPtr ctx = xmlNewParserCtxt();
 
 	*doc = NULL;
+	xmlSetGenericErrorFunc(NULL, ignore_error);
 	if (!ctx) {
 		edit_error_set(err, RIGD_E_NOMEM, -1, "svg", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;

@@ -356,6 +356,20 @@ int svg_import_prepare(const char *body, size_t len, const scene *existing, svg_
 
 int svg_import_bind(edit_op *op, const char *file, const svg_manifest_entry *e)
 {
-	(void)op, (void)file, (void)e;
+	char layer[SCENE_LAYER_MAX + 1];
+	int rc;
+
+	snprintf(layer, sizeof(layer), "%s#%s", file, e->id);
+	if ((rc = edit_op_set_layer(op, layer)) != 0)
+		return rc;
+	if (e->has_z) {
+		op->fields |= EDIT_F_Z;
+		op->z_right = e->z_right;
+		op->z_left = e->z_left;
+	}
+	if (e->facing) {
+		op->fields |= EDIT_F_FACING;
+		op->facing = e->facing == 1 ? FACING_RIGHT : FACING_LEFT;
+	}
 	return 0;
 }

@@ -68,8 +68,8 @@ void svg_import_release(svg_import *in);
  * Checks the manifest of 'in' against the sanitised artwork 'art' and the
  * scene 'existing' (may be NULL: empty) and builds *out: one create per
  * entry, parents before children (otherwise in manifest order), each with
- * its parent, pivot, t = 0 and angle. Refusals, naming the entry:
- * bad_field (an id the artwork has no element for, field "manifest"),
+ * its parent, pivot, t = 0, angle, layer "FILE#ID", z and facing.
+ * Refusals, naming the entry: bad_field (an id the artwork has no element for, field "manifest"),
  * duplicate_id (an id twice in the manifest, or a node the scene has),
  * unknown_node (a parent that is neither an entry nor a node), cycle (a
  * parent chain that loops), nomem. *out is initialised by the call and
@@ -87,8 +87,8 @@ int svg_import_batch(const svg_import *in, const svg_clean *art, const scene *ex
 int svg_import_prepare(const char *body, size_t len, const scene *existing, svg_import *in,
 		       svg_clean *art, edit_batch *batch, edit_error *err);
 
-/* The create op's layer "FILE#ID", z and facing for entry 'e' (see
- * svg_import_batch); 0 or nomem. */
+/* Sets the create op's layer "FILE#ID" and, when the entry has them, its
+ * z and facing (see svg_import_batch); 0 or nomem. */
 int svg_import_bind(edit_op *op, const char *file, const svg_manifest_entry *e);
 
 #endif

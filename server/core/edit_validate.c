@@ -7,6 +7,7 @@
  * Never changes a scene: edit_apply.c calls these before each scene call.
  */
 #include "edit_internal.h"
+#include "asset.h"
 
 #include "err.h"
 
@@ -296,10 +297,10 @@ int ed_find_node(const scene *s, const edit_op *op, int k, int *node, edit_error
 
 int edit_layer_check(const scene *s, const char *layer, int k, edit_error *err)
 {
-	char q[QUOTED_MAX];
-	const char *why;
+	char q[QUOTED_MAX], file[SCENE_LAYER_FILE_MAX + 1];
+	const char *why, *group;
+	bool has_file;
 
-	(void)s; /* the scene's assets are checked here once it has them */
 	if (!layer)
 		return 0;
 	if ((why = scene_layer_syntax_error(layer)) != NULL) {
@@ -308,7 +309,22 @@ int edit_layer_check(const scene *s, const char *layer, int k, edit_error *err)
 			       ed_quoted(layer, q), why);
 		return RIGD_E_BAD_FIELD;
 	}
-	return 0;
+	/* Well formed: FILE fits, and '#' is there. The asset must be one the
+	 * scene holds now (stored by this batch or an earlier one), with an
+	 * element of that id. */
+	group = strchr(layer, '#');
+	snprintf(file, sizeof(file), "%.*s", (int)(group - layer), layer);
+	group++;
+	if (asset_set_has(scene_assets_c(s), file, group, &has_file))
+		return 0;
+	if (!has_file)
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, "layer",
+			       "layer '%s': the scene has no asset '%s'", ed_quoted(layer, q), file);
+	else
+		edit_error_set(err, RIGD_E_BAD_FIELD, k, "layer",
+			       "layer '%s': asset '%s' has no element with id '%s'",
+			       ed_quoted(layer, q), file, group);
+	return RIGD_E_BAD_FIELD;
 }
 
 int ed_check_draw(const scene *s, const edit_op *op, int k, edit_error *err)

@@ -40,6 +40,7 @@
 
 #include "draw_internal.h"
 #include "err.h"
+#include "asset.h"
 #include "pose.h"
 
 #include <assert.h>
@@ -88,6 +89,7 @@ struct scene {
 	int max_nodes;
 	int dims;        /* 3, or 2 for a scene in the xy plane */
 	pose_set *poses; /* named sets of node channels (pose.h) */
+	asset_set *assets; /* the SVG assets layers may name (asset.h) */
 	draw_cache *draw; /* the draw order of a 2D scene (draw.c) */
 
 	double *xf;      /* XF_DOUBLES * cap: local then world, mat34 each */
@@ -227,10 +229,12 @@ scene *scene_new(void)
 	s->hash = array_alloc(sizeof(int) * 16);
 	s->poses = pose_set_new();
 	s->draw = draw_cache_new();
-	if (!s->hash || !s->poses || !s->draw) {
+	s->assets = asset_set_new();
+	if (!s->hash || !s->poses || !s->draw || !s->assets) {
 		array_free(s->hash);
 		pose_set_free(s->poses);
 		draw_cache_free(s->draw);
+		asset_set_free(s->assets);
 		free(s);
 		return NULL;
 	}
@@ -249,6 +253,16 @@ pose_set *scene_poses(scene *s)
 const pose_set *scene_poses_c(const scene *s)
 {
 	return s->poses;
+}
+
+asset_set *scene_assets(scene *s)
+{
+	return s->assets;
+}
+
+const asset_set *scene_assets_c(const scene *s)
+{
+	return s->assets;
 }
 
 draw_cache *scene_draw_cache(const scene *s)
@@ -290,6 +304,7 @@ void scene_free(scene *s)
 	array_free(s->hash);
 	free(s->dirty_roots);
 	pose_set_free(s->poses);
+	asset_set_free(s->assets);
 	draw_cache_free(s->draw);
 	free(s);
 }

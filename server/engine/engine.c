@@ -12,6 +12,7 @@
  */
 #include "engine_internal.h"
 
+#include "core/asset.h"
 #include "core/err.h"
 
 #include <assert.h>
@@ -634,6 +635,8 @@ static void rollback_memory(engine *e)
 			continue;
 		if (edit_revert(p->rt->sc, &p->inv) != 0)
 			p->rt->broken = true;
+		else if (p->asset)
+			asset_set_remove(scene_assets(p->rt->sc), p->asset->file);
 	}
 	for (int i = 0; i < e->n_scenes; i++) {
 		scene_rt *rt = e->scenes[i];

@@ -310,8 +310,10 @@ int engine_asset_has(engine *e, const char *name, const char *file, const char *
  * byte for byte, that every stored inverse equals the one the replay
  * computes, that every row's binary image (which the replay reads) holds
  * the same ops as its JSON, and that the scene in memory (snapshot plus
- * tail) has the same scene_hash as the full replay. Calls fn (may be NULL) with one line per
- * problem and one summary line per scene. Returns 0 when all holds,
+ * tail) has the same scene_hash as the full replay, and that every SVG
+ * asset has its SHA-256, is what the sanitiser writes and lists the ids the
+ * sanitiser finds. Calls fn (may be NULL) with one line per problem and one
+ * summary line per scene. Returns 0 when all holds,
  * RIGD_E_STORAGE when something does not, RIGD_E_NOMEM. Long.
  */
 typedef void (*engine_report_fn)(void *ctx, const char *line);

@@ -11,6 +11,7 @@
  */
 #include "engine_internal.h"
 
+#include "core/asset.h"
 #include "core/err.h"
 #include "core/sha256.h"
 
@@ -57,6 +58,20 @@ int eng_asset_store(engine *e, const pending *p)
 	/* The file was checked free when the batch was queued, and the queue
 	 * holds it once: a clash here is the store's fault. */
 	return rc == RIGD_E_INTERNAL ? RIGD_E_STORAGE : rc;
+}
+
+static int register_cb(void *ctx, const store_asset *a)
+{
+	return asset_set_add(scene_assets(ctx), a->file, a->ids ? a->ids : "", a->ids_len);
+}
+
+int eng_assets_register(engine *e, int64_t scene_id, scene *s, int64_t upto)
+{
+	int rc = store_assets(e->st, scene_id, NULL, 0, upto, true, register_cb, s);
+
+	if (rc == RIGD_E_STORAGE)
+		eng_set_errmsg(e, "%s", store_errmsg(e->st));
+	return rc;
 }
 
 /* A copy of 'svg' as a queued asset, or NULL when out of memory. */
@@ -205,8 +220,16 @@ int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const 
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
+	/* Known to the scene first, so that the batch's layers may name it;
+	 * taken back with the batch (here, or by a failed commit). */
+	if (asset_set_add(scene_assets(rt->sc), a->file, a->ids, a->ids_len)) {
+		eng_asset_free(a);
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		return RIGD_E_NOMEM;
+	}
 	rc = eng_apply_and_queue(e, rt, b, lim, STORE_EDIT, 0, ack, err);
 	if (rc) {
+		asset_set_remove(scene_assets(rt->sc), a->file);
 		eng_asset_free(a);
 		return rc;
 	}
@@ -283,4 +306,74 @@ int engine_asset_get(engine *e, const char *name, const char *file, int64_t at, 
 	*len = c.len;
 	memcpy(sha256, c.sha256, 65);
 	return 0;
+}
+
+/* The state of eng_assets_verify. */
+typedef struct verify_ctx {
+	const scene_rt *rt;
+	engine_report_fn fn;
+	void *ctx;
+	int problems;
+} verify_ctx;
+
+static void verify_report(verify_ctx *v, const char *file, const char *what)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "scene '%s': asset '%s': %s", v->rt->name, file, what);
+	if (v->fn)
+		v->fn(v->ctx, line);
+	v->problems++;
+}
+
+/* The sanitiser's ids of 'c' as the store lists them, compared with 'ids'. */
+static bool ids_match(const svg_clean *c, const char *ids, size_t len)
+{
+	size_t off = 0;
+
+	for (int i = 0; i < c->n_ids; i++) {
+		size_t n = strlen(c->ids[i]);
+		if (off + n + 1 > len || memcmp(ids + off, c->ids[i], n) || ids[off + n] != '\n')
+			return false;
+		off += n + 1;
+	}
+	return off == len;
+}
+
+static int verify_cb(void *vctx, const store_asset *a)
+{
+	verify_ctx *v = vctx;
+	svg_clean again;
+	edit_error err;
+	char hex[65];
+
+	eng_sha256_hex(a->svg, (size_t)a->bytes, hex);
+	if (strcmp(hex, a->sha256))
+		verify_report(v, a->file, "its bytes do not have its sha256");
+	if (a->seq < 1 || a->seq > v->rt->seq)
+		verify_report(v, a->file, "stored by a seq the log does not have");
+	int rc = svg_sanitize(a->svg, (size_t)a->bytes, NULL, &again, &err);
+	if (rc == RIGD_E_NOMEM)
+		return rc;
+	if (rc) {
+		verify_report(v, a->file, "the sanitiser refuses its bytes");
+		return 0;
+	}
+	if (again.n_removed_total || again.len != (size_t)a->bytes ||
+	    memcmp(again.svg, a->svg, again.len))
+		verify_report(v, a->file, "its bytes are not what the sanitiser writes");
+	if (!ids_match(&again, a->ids ? a->ids : "", a->ids_len))
+		verify_report(v, a->file, "its element ids are not the document's");
+	svg_clean_release(&again);
+	return 0;
+}
+
+int eng_assets_verify(engine *e, const scene_rt *rt, engine_report_fn fn, void *ctx)
+{
+	verify_ctx v = { rt, fn, ctx, 0 };
+	int rc = store_assets(e->st, rt->id, NULL, 0, -1, true, verify_cb, &v);
+
+	if (rc)
+		return store_rc(e, rc);
+	return v.problems;
 }

@@ -193,7 +193,10 @@ static int check_scene(check_ctx *c, scene_rt *rt)
 	scene_set_max_nodes(c->r.sc, INT_MAX);
 	scene_set_dims(c->r.sc, rt->dims);
 	c->json_rows = 0;
-	err = store_snapshots(e->st, rt->id, false, snap_list_cb, &cr.snaps);
+	/* Every asset of the scene, for the layers its log names. */
+	err = eng_assets_register(e, rt->id, c->r.sc, -1);
+	if (!err)
+		err = store_snapshots(e->st, rt->id, false, snap_list_cb, &cr.snaps);
 	if (!err)
 		err = store_edits_ex(e->st, rt->id, 0, -1, STORE_WANT_INVERSE | STORE_WANT_OPS_JSON,
 				     check_row_cb, &cr);
@@ -204,6 +207,14 @@ static int check_scene(check_ctx *c, scene_rt *rt)
 		       err == RIGD_E_STORAGE ? store_errmsg(e->st) : err_str(err));
 		c->problems++;
 		err = err == RIGD_E_NOMEM ? err : 0;
+	}
+	if (!err) {
+		/* The artwork: digest, sanitised bytes, ids (engine_asset.c). */
+		int bad = eng_assets_verify(e, rt, c->fn, c->fctx);
+		if (bad < 0)
+			err = bad;
+		else
+			c->problems += bad;
 	}
 	int64_t last = c->r.expect - 1;
 	if (!err && c->problems == problems_before) {

@@ -191,6 +191,17 @@ void eng_asset_free(eng_asset *a);
 /* Stores the asset of queued batch 'p' (its row already appended), inside
  * the commit's transaction. 0, RIGD_E_NOMEM, RIGD_E_STORAGE. */
 int eng_asset_store(engine *e, const pending *p);
+/* Registers in 's' (scene_assets) every asset of store scene 'scene_id'
+ * with seq <= upto (< 0: all), so that layers naming them pass
+ * edit_layer_check while the scene is built. 0, RIGD_E_NOMEM,
+ * RIGD_E_STORAGE. */
+int eng_assets_register(engine *e, int64_t scene_id, scene *s, int64_t upto);
+/* rigd check of rt's assets: each one's bytes have its SHA-256, are what
+ * the sanitiser writes for them (sanitised again: the same bytes, nothing
+ * removed), list the ids the sanitiser finds, and belong to a seq of the
+ * log (1..rt->seq). Calls fn (may be NULL) with one line per problem and
+ * returns how many, or a negative RIGD_E_NOMEM / RIGD_E_STORAGE. */
+int eng_assets_verify(engine *e, const scene_rt *rt, engine_report_fn fn, void *ctx);
 /* The lowercase hex SHA-256 of 'len' bytes into out (65 bytes). */
 void eng_sha256_hex(const void *data, size_t len, char out[65]);
 

@@ -7,6 +7,7 @@
  */
 #include "engine_internal.h"
 
+#include "core/asset.h"
 #include "core/err.h"
 
 #include <assert.h>
@@ -263,6 +264,8 @@ static int import_store_assets(import_ctx *c, int64_t seq, const proto_log_asset
 			.ids_len = ids_len,
 		};
 		rc = store_asset_put(c->e->st, c->rt->id, &row);
+		if (!rc)
+			rc = asset_set_add(scene_assets(c->rt->sc), a[i].file, list, ids_len);
 		free(list);
 		svg_clean_release(&ids);
 		if (rc == RIGD_E_INTERNAL) {

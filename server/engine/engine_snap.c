@@ -425,6 +425,10 @@ static int build_scene(engine *e, const char *name, int64_t id, int64_t upto, sc
 	int err = store_snapshot_latest(e->st, id, upto, snap_load_cb, &c);
 	if (err == RIGD_E_STORAGE && !e->errmsg[0])
 		eng_set_errmsg(e, "%s", store_errmsg(e->st));
+	/* The assets its layers may name, up to the seq it is built for (a
+	 * snapshot does not hold them: the store's rows do). */
+	if (!err)
+		err = eng_assets_register(e, id, c.sc, upto);
 	if (!err) {
 		e->errmsg[0] = 0;
 		/* The JSON only of rows that have no binary image. */

@@ -28,9 +28,25 @@ test.after(async () => {
   if (server && !server.exited) assert.equal(await server.stop('SIGTERM'), 0);
 });
 
-async function create2d(srv, name) {
+/* The artwork the layers below name: a layer must name an asset of the
+ * scene and one of its groups, so each asset is stored by an SVG import
+ * (POST .../svg), whose one node is deleted again: the scene starts with
+ * the assets and no node. */
+const ART = {
+  'hero.svg': ['torso', 'head', 'armL', 'foreL', 'armR', 'legs'], 'f.svg': ['a'], 'other.svg': ['arm-2'],
+};
+
+async function create2d(srv, name, { art = true } = {}) {
   const r = await post(srv, '/api/scenes', { name, dims: 2 });
   assert.equal(r.status, 201, r.text);
+  if (!art) return;
+  for (const [file, ids] of Object.entries(ART)) {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg">${ids.map((id) => `<g id="${id}"/>`).join('')}</svg>`;
+    const imp = await post(srv, `/api/scenes/${name}/svg`, { file, svg, manifest: [{ id: ids[0], pivot: [0, 0] }] });
+    assert.equal(imp.status, 200, imp.text);
+    const del = await postEdit(srv, name, { ops: [{ op: 'delete', id: ids[0] }] });
+    assert.equal(del.status, 200, del.text);
+  }
 }
 
 async function edit(srv, scene, ops) {
@@ -298,7 +314,7 @@ test('a 2D log with drawing fields imports into a new 2D scene as the same tree;
   assert.equal(log.status, 200);
   assert.ok(log.text.includes('"layer":"hero.svg#torso"'));
   assert.ok(log.text.includes('"z":{"right":-0.5,"left":5}'));
-  await create2d(server, 'dst');
+  await create2d(server, 'dst', { art: false });
   const imp = await post(server, '/api/scenes/dst/log', log.text);
   assert.equal(imp.status, 200, imp.text);
   const a = await tree(server, 'src');

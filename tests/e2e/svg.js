@@ -7,7 +7,8 @@
  * hostile documents refused or stored stripped with the report, the asset
  * routes' headers, time travel (an asset is not there before its seq), a
  * log exported and imported bit for bit with its assets (and a tampered one
- * refused), a restart, and the demo2d scene of --demo2d on. Everything the
+ * refused), undo and redo of an import, a restart and rigd check (a tampered
+ * asset found), and the demo2d scene of --demo2d on. Everything the
  * server sends is checked against the schema.
  */
 const test = require('node:test');
@@ -15,8 +16,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
+const { spawnSync } = require('node:child_process');
 const {
-  startRigd, get, post, tree, postEdit, assertSchema, run, tempDir,
+  startRigd, get, post, tree, postEdit, assertSchema, run, tempDir, Client,
 } = require('../lib/rigd.js');
 
 const DEMO = path.join(__dirname, '..', '..', 'web', 'demo');
@@ -75,6 +77,9 @@ test('an SVG rig imports as one batch: the asset and a node per entry, at rest t
     assert.deepEqual(n.pivot, [e.pivot[0], e.pivot[1], 0]);
     assert.deepEqual(n.t, [0, 0, 0]);
     assert.deepEqual(n.world, IDENTITY, `${e.id} at rest`);
+    assert.equal(n.layer, `hero.svg#${e.id}`);
+    assert.deepEqual(n.z, e.z === undefined ? 0 : e.z);
+    assert.equal(n.facing, e.facing === undefined ? null : e.facing);
   }
 
   const list = await assets(server, 'hero');
@@ -239,6 +244,15 @@ test('time travel: an asset is not there before the batch that stored it', async
   assert.equal(r.status, 201, r.text);
   r = await postEdit(server, 'late', { ops: [{ op: 'create', id: 'ground' }] });
   assert.equal(r.status, 200, r.text);
+  // A layer must name an asset the scene has, and one of its elements.
+  for (const [layer, why] of [['late.svg#torso', /no asset 'late.svg'/],
+    ['hero.svg#torso', /no asset 'hero.svg'/]]) {
+    r = await postEdit(server, 'late', { ops: [{ op: 'set', id: 'ground', layer }] });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json.error.code, 'bad_field');
+    assert.equal(r.json.error.field, 'layer');
+    assert.match(r.json.error.message, why);
+  }
   r = await importSvg(server, 'late', { file: 'late.svg', svg: demoSvg, manifest: demoManifest });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.seq, 2);
@@ -258,7 +272,34 @@ test('time travel: an asset is not there before the batch that stored it', async
   a = await get(server, '/api/scenes/nope/assets');
   assert.equal(a.json.error.code, 'unknown_scene');
   assert.equal((await tree(server, 'late', 1)).nodes.length, 1);
+  r = await postEdit(server, 'late', { ops: [{ op: 'set', id: 'ground', layer: 'late.svg#elbow' }] });
+  assert.equal(r.status, 400, r.text);
+  assert.match(r.json.error.message, /asset 'late.svg' has no element with id 'elbow'/);
+  r = await postEdit(server, 'late', { ops: [{ op: 'set', id: 'ground', layer: 'late.svg#head' }] });
+  assert.equal(r.status, 200, r.text);
+  assert.equal((await tree(server, 'late')).nodes.find((n) => n.id === 'ground').layer, 'late.svg#head');
   // Undoing the import takes its nodes, not the artwork (assets are immutable).
+});
+
+test('an import undone by its client takes the nodes, not the artwork; redo binds them again', async () => {
+  const r = await post(server, '/api/scenes/undoable/svg?client=artist',
+    { file: 'u.svg', svg: demoSvg, manifest: demoManifest });
+  assert.equal(r.status, 200, r.text);
+  assertSchema('HttpSvgImported', r.json);
+  const c = await Client.connect(server);
+  try {
+    let ack = await c.request({ type: 'undo', scene: 'undoable', client: 'artist' });
+    assert.equal(ack.type, 'ack', `${ack.code}: ${ack.message}`);
+    assert.equal((await tree(server, 'undoable')).nodes.length, 0);
+    assert.equal((await assets(server, 'undoable')).length, 1);
+    ack = await c.request({ type: 'redo', scene: 'undoable', client: 'artist' });
+    assert.equal(ack.type, 'ack', `${ack.code}: ${ack.message}`);
+    const t = await tree(server, 'undoable');
+    assert.equal(t.nodes.length, demoManifest.length);
+    assert.ok(t.nodes.every((n) => n.layer === `u.svg#${n.id}`));
+  } finally {
+    c.close();
+  }
 });
 
 test('a log with assets exports and imports bit for bit; a tampered one is refused', async () => {
@@ -315,6 +356,20 @@ test('assets survive a restart and rigd check; --demo2d on imports the demo char
   assert.equal(await server.stop('SIGTERM'), 0);
   const check = await run('rigd', ['check', '--db', server.db]);
   assert.equal(check.code, 0, check.stdout + check.stderr);
+  // rigd check proves each asset's digest, sanitised bytes and ids.
+  if (spawnSync('sqlite3', ['-version']).status === 0) {
+    const sql = (q) => spawnSync('sqlite3', [server.db, q], { encoding: 'utf8' });
+    const row = "file = 'hero.svg' AND scene_id = (SELECT id FROM scenes WHERE name = 'hero')";
+    const saved = sql(`SELECT hex(svg) FROM assets WHERE ${row}`).stdout.trim();
+    sql(`UPDATE assets SET svg = CAST(replace(CAST(svg AS TEXT), '<title>', '<!--x--><title>') AS BLOB) WHERE ${row}`);
+    const bad = await run('rigd', ['check', '--db', server.db]);
+    assert.equal(bad.code, 1, bad.stdout + bad.stderr);
+    assert.match(bad.stdout + bad.stderr, /asset 'hero.svg': its bytes do not have its sha256/);
+    assert.match(bad.stdout + bad.stderr, /asset 'hero.svg': its bytes are not what the sanitiser writes/);
+    sql(`UPDATE assets SET svg = X'${saved}' WHERE ${row}`);
+    const good = await run('rigd', ['check', '--db', server.db]);
+    assert.equal(good.code, 0, good.stdout + good.stderr);
+  }
   server = await startRigd({ db: server.db, dir: server.dir, args: ['--demo2d', 'on'] });
   assert.deepEqual(await assets(server, 'hero'), before);
   assert.equal((await get(server, '/api/scenes/hero/assets/hero.svg')).text, bytes);
@@ -322,7 +377,14 @@ test('assets survive a restart and rigd check; --demo2d on imports the demo char
   const t = await tree(server, 'demo2d');
   assert.equal(t.dims, 2);
   assert.deepEqual(t.nodes.map((n) => n.id).sort(), demoManifest.map((e) => e.id).sort());
-  for (const n of t.nodes) assert.deepEqual(n.world, IDENTITY, n.id);
+  for (const n of t.nodes) {
+    assert.deepEqual(n.world, IDENTITY, n.id);
+    assert.equal(n.layer, `demo2d.svg#${n.id}`);
+  }
+  // Arms swap their draw order with the facing.
+  const z = (id) => t.nodes.find((n) => n.id === id).z;
+  assert.ok(z('upper_arm_r').right > z('torso') && z('upper_arm_r').left < z('torso'));
+  assert.ok(z('upper_arm_l').right < z('torso') && z('upper_arm_l').left > z('torso'));
   const list = await assets(server, 'demo2d');
   assert.equal(list.length, 1);
   assert.equal(list[0].file, 'demo2d.svg');
