@@ -1,7 +1,7 @@
 /*
  * screenshot2d.mjs: takes docs/screenshot-2d.png, the README's picture of
  * the 2D viewer: the seeded character demo2d on a fresh rigd, one arm
- * raised, its forearm selected, in Debian's Chromium.
+ * raised, its forearm selected, two poses saved, in Debian's Chromium.
  *
  *     cmake --build build && node tests/web/screenshot2d.mjs [OUT.png]
  *
@@ -24,7 +24,9 @@ try {
 	const ops = [];
 	if (upper) ops.push({ op: 'rotate', id: upper, angle: 35 });
 	if (fore) ops.push({ op: 'rotate', id: fore, angle: 40 });
-	if (ops.length) await rigd.post(server, '/api/scenes/demo2d/edits', { ops });
+	// Two poses, so the pose panel has something to list and blend.
+	await rigd.post(server, '/api/scenes/demo2d/edits', { ops: [{ op: 'pose_save', pose: 'rest' }] });
+	if (ops.length) await rigd.post(server, '/api/scenes/demo2d/edits', { ops: [...ops, { op: 'pose_save', pose: 'reach' }] });
 	const { page } = await openPage(browser, `${server.url}/#/scene/demo2d`, { width: 1280, height: 760 });
 	await page.waitForFunction(() => {
 		const v = window.rigd.view2d();
