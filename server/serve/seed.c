@@ -119,9 +119,7 @@ static char *demo2d_body(const char *svg, const char *manifest, size_t *len)
 int seed_demo2d(engine *e, const char *web_root)
 {
 	size_t svg_len = 0, man_len = 0, body_len = 0;
-	char *svg = read_whole(web_root, SEED_DEMO2D_SVG, &svg_len);
-	char *manifest = read_whole(web_root, SEED_DEMO2D_MANIFEST, &man_len);
-	char *body = svg && manifest ? demo2d_body(svg, manifest, &body_len) : NULL;
+	char *svg, *manifest, *body;
 	svg_import in;
 	svg_clean art;
 	edit_batch batch;
@@ -129,12 +127,13 @@ int seed_demo2d(engine *e, const char *web_root)
 	engine_ack ack;
 	int rc;
 
+	if (engine_scene(e, "demo2d"))
+		return 0;
+	svg = read_whole(web_root, SEED_DEMO2D_SVG, &svg_len);
+	manifest = read_whole(web_root, SEED_DEMO2D_MANIFEST, &man_len);
+	body = svg && manifest ? demo2d_body(svg, manifest, &body_len) : NULL;
 	free(svg);
 	free(manifest);
-	if (engine_scene(e, "demo2d")) {
-		free(body);
-		return 0;
-	}
 	if (!body) {
 		serve_log(LOG_ERROR, "seeding demo2d: cannot read %s/%s and %s", web_root,
 			  SEED_DEMO2D_SVG, SEED_DEMO2D_MANIFEST);

@@ -14,7 +14,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const {
-  startRigd, get, post, tree, postEdit, Client, assertSchema, sleep,
+  startRigd, get, post, tree, postEdit, Client, sleep, run,
 } = require('../lib/rigd.js');
 const { WireClient } = require('../lib/wire.js');
 
@@ -229,6 +229,17 @@ test('a binary f32 subscriber gets the same order in its JSON section', async ()
     assert.deepEqual(c.schemaViolations, []);
     await c.close();
   }
+});
+
+test('rigctl watch --format f32 prints the order a binary snapshot carries', async () => {
+  await create2d(server, 'cli');
+  await edit(server, 'cli', heroOps());
+  const url = `http://${server.host}:${server.port}`;
+  const r = await run('rigctl', ['--url', url, 'watch', 'cli', '--count', '1', '--format', 'f32']);
+  assert.equal(r.code, 0, r.stderr);
+  const snap = JSON.parse(r.stdout.trim().split('\n')[0]);
+  assert.equal(snap.type, 'snapshot');
+  assert.deepEqual(snap.order, RIGHT);
 });
 
 test('bad fields are refused with the op, the field and why; nothing is logged', async () => {

@@ -389,6 +389,15 @@ test('assets survive a restart and rigd check; --demo2d on imports the demo char
   assert.equal(list.length, 1);
   assert.equal(list[0].file, 'demo2d.svg');
 
+  // Without the files in the web root rigd serves on, without demo2d.
+  const other = await startRigd({ web: tempDir('rigd-web-'), args: ['--demo2d', 'on'] });
+  try {
+    assert.deepEqual(await sceneNames(other), ['demo']);
+    assert.match(other.stderr, /demo2d not imported/);
+  } finally {
+    assert.equal(await other.stop('SIGTERM'), 0);
+  }
+
   // A second start with the flag keeps the scene as it is.
   const seq = t.seq;
   assert.equal(await server.stop('SIGTERM'), 0);
