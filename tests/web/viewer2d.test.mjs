@@ -145,6 +145,32 @@ describe('viewer2d: bones, drags and poses on the worked example', () => {
 		assert.ok(Math.abs(nodeOf(tree, 'fore').angle - 40) < 1e-9);
 	});
 
+	it('under a mirrored root a joint drag still follows the pointer', async () => {
+		await rigd.post(server, '/api/scenes/arm2/edits', { ops: [{ op: 'set', id: 'upper', s: [-1, 1, 1] }] });
+		await settled(server, A.page, 'arm2');
+		// The arm now lies left of its root: frame it again.
+		await A.page.click('.toolbar button[aria-label="Frame all"]');
+		const elbow = await jointInScene(A.page, 'fore');
+		const hand0 = await jointInScene(A.page, 'hand');
+		// A quarter turn clockwise on screen about the elbow.
+		const to = [elbow[0] - (hand0[1] - elbow[1]), elbow[1] + (hand0[0] - elbow[0])];
+		await dragJoint(A.page, 'hand', to);
+		await poll(
+			async () => {
+				await settled(server, A.page, 'arm2');
+				const hand = await jointInScene(A.page, 'hand');
+				return Math.hypot(hand[0] - to[0], hand[1] - to[1]) < 4;
+			},
+			{ timeout: 10000, what: 'the mirrored forearm to follow the pointer' },
+		);
+		await A.page.locator('svg.view2d').click({ position: { x: 5, y: 300 } });
+		await A.page.keyboard.press('Control+z');
+		await poll(async () => Math.abs(nodeOf(await rigd.tree(server, 'arm2'), 'fore').angle - 40) < 1e-9, { timeout: 10000, what: 'the drag to be undone' });
+		await rigd.post(server, '/api/scenes/arm2/edits', { ops: [{ op: 'set', id: 'upper', s: [1, 1, 1] }] });
+		await settled(server, A.page, 'arm2');
+		await A.page.click('.toolbar button[aria-label="Frame all"]');
+	});
+
 	it('Shift+drag pulls the chain\'s end with two-bone ik', async () => {
 		const target = [330, 150];
 		await dragJoint(A.page, 'hand', target, { shift: true });
