@@ -24,6 +24,7 @@
  *     after a refusal and after the inverse it is the order before.
  */
 #include "codec/proto.h"
+#include "core/asset.h"
 #include "core/edit.h"
 #include "core/err.h"
 #include "core/scene.h"
@@ -83,9 +84,16 @@ static scene *build_scene_2d(void)
 		{ "flip", NULL, NULL, 100, -1, 0, 0, FACING_NONE },
 		{ "fl", "flip", "f.svg#a:b", 5, 1, 3, -3, FACING_NONE },
 	};
+	/* The artwork its layers name: a layer must name an asset the scene
+	 * knows and one of its elements (edit_layer_check), also when an
+	 * inverse puts it back. */
+	static const char h_ids[] = "torso\narm\nfore\nleg\n", f_ids[] = "a:b\n";
 	scene *s = scene_new();
 
 	FUZZ_CHECK(s != NULL && scene_set_dims(s, 2) == 0, "scene_new 2D");
+	FUZZ_CHECK(asset_set_add(scene_assets(s), "h.svg", h_ids, sizeof(h_ids) - 1) == 0 &&
+			   asset_set_add(scene_assets(s), "f.svg", f_ids, sizeof(f_ids) - 1) == 0,
+		   "2D rig's assets");
 	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
 		node_props p = node_props_default();
 
