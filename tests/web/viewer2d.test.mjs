@@ -76,7 +76,14 @@ async function dragJoint(page, id, toScene, { shift = false, steps = 10 } = {}) 
 	if (shift) await page.keyboard.up('Shift');
 }
 
-/* Waits until the page shows the server's latest seq; returns the tree. */
+/* Resolves after the page drew two more animation frames (the view
+ * applies what the model holds in its next frame). */
+function frames(page) {
+	return page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+}
+
+/* Waits until the page holds the server's latest seq and has drawn it;
+ * returns the tree. */
 async function settled(server, page, scene) {
 	const { value } = await poll(
 		async () => {
@@ -86,7 +93,14 @@ async function settled(server, page, scene) {
 		},
 		{ timeout: 10000, what: 'the page to show the server\'s seq' },
 	);
+	await frames(page);
 	return value;
+}
+
+/* Frames everything with the toolbar's button and waits until it is drawn. */
+async function frameAll(page) {
+	await page.click('.toolbar button[aria-label="Frame all"]');
+	await frames(page);
 }
 
 describe('viewer2d: bones, drags and poses on the worked example', () => {
@@ -149,7 +163,7 @@ describe('viewer2d: bones, drags and poses on the worked example', () => {
 		await rigd.post(server, '/api/scenes/arm2/edits', { ops: [{ op: 'set', id: 'upper', s: [-1, 1, 1] }] });
 		await settled(server, A.page, 'arm2');
 		// The arm now lies left of its root: frame it again.
-		await A.page.click('.toolbar button[aria-label="Frame all"]');
+		await frameAll(A.page);
 		const elbow = await jointInScene(A.page, 'fore');
 		const hand0 = await jointInScene(A.page, 'hand');
 		// A quarter turn clockwise on screen about the elbow.
@@ -168,7 +182,7 @@ describe('viewer2d: bones, drags and poses on the worked example', () => {
 		await poll(async () => Math.abs(nodeOf(await rigd.tree(server, 'arm2'), 'fore').angle - 40) < 1e-9, { timeout: 10000, what: 'the drag to be undone' });
 		await rigd.post(server, '/api/scenes/arm2/edits', { ops: [{ op: 'set', id: 'upper', s: [1, 1, 1] }] });
 		await settled(server, A.page, 'arm2');
-		await A.page.click('.toolbar button[aria-label="Frame all"]');
+		await frameAll(A.page);
 	});
 
 	it('Shift+drag pulls the chain\'s end with two-bone ik', async () => {
@@ -503,6 +517,7 @@ describe('viewer2d: two browsers on demo2d', () => {
 			},
 			{ timeout: 15000, what: 'both pages on the server\'s seq' },
 		);
+		await Promise.all([frames(A.page), frames(B.page)]);
 		// The server's draw order at that seq, from a snapshot of its own.
 		const client = await rigd.Client.connect(server, { validate: false });
 		const snapshot = await client.subscribe('demo2d');
@@ -535,6 +550,7 @@ describe('viewer2d: two browsers on demo2d', () => {
 		const tree = await rigd.tree(server, 'demo2d');
 		assert.equal(tree.nodes.find((n) => n.id === 'torso').facing, was === 'left' ? 'right' : 'left');
 		await poll(() => B.page.evaluate((seq) => window.rigd.seq() === seq, tree.seq), { timeout: 10000, what: 'page B at the flip' });
+		await frames(B.page);
 		const after = await B.page.evaluate(() => window.rigd.view2d().order);
 		assert.deepEqual(after, tree.order, 'page B draws the server\'s new order');
 		assert.notDeepEqual(after, before);
@@ -555,6 +571,7 @@ describe('viewer2d: two browsers on demo2d', () => {
 		assert.equal(await B.page.locator('.order-panel button.flip-figure').first().isDisabled(), true);
 		await B.page.click('button.live');
 		await B.page.waitForFunction((seq) => window.rigd.seq() === seq, tree.seq);
+		await frames(B.page);
 		assert.deepEqual(await B.page.evaluate(() => window.rigd.view2d().order), tree.order);
 		assert.deepEqual(A.problems, []);
 		assert.deepEqual(B.problems, []);
