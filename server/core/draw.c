@@ -137,8 +137,8 @@ static int cmp_key(const void *x, const void *y)
 	return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-/* Grows the rebuild's buffers for 'n' nodes of which 'm' may have a layer.
- * 0 or RIGD_E_NOMEM (the buffers as they were). */
+/* Grows the rebuild's scratch (keys and facings) for 'n' nodes. 0 or
+ * RIGD_E_NOMEM (the buffers as they were, or one of them grown). */
 static int reserve(draw_cache *d, int n)
 {
 	if (n > d->cap_scratch) {

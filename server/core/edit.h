@@ -89,7 +89,7 @@ enum edit_field {
 	EDIT_F_VISIBLE = 1u << 14,
 	EDIT_F_KEEP_WORLD = 1u << 15,
 	/* The fields of the absolute ops (create, set, reparent, delete) as a
-	 * log stores them: bits below EDIT_F_COUNT_. */
+	 * log stores them: bits below EDIT_F_COUNT_, and EDIT_F_DRAW (below). */
 	EDIT_F_COUNT_ = 16,
 	/* The fields only a request carries: an angle, and the members of the
 	 * relative ops, which are resolved into absolute fields before a batch
