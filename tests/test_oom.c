@@ -15,6 +15,11 @@
  *   - an engine round on a temporary database: decode -> engine_submit ->
  *     engine_commit -> engine_update -> encode the ack, then the database
  *     reopened to see what is stored; and the same with engine_undo;
+ *   - an SVG import round on a temporary database: the body decoded and
+ *     its SVG sanitised (svg_import_prepare; libxml2's own allocations are
+ *     not counted, ours are) -> engine_asset_submit -> engine_commit, then
+ *     the database reopened: the asset and its nodes are stored together
+ *     or not at all, and the scene knows the asset only when they are;
  *   - engine_open of an existing database.
  * What must hold for every N: the failure is reported as an error code,
  * nomem (or storage from the engine, io or storage from engine_open), never
@@ -78,6 +83,8 @@
 #include <unistd.h>
 
 #include "codec/proto.h"
+#include "codec/svg_import.h"
+#include "core/asset.h"
 #include "core/edit.h"
 #include "core/err.h"
 #include "core/pose.h"
@@ -899,12 +906,133 @@ static void test_engine_open(void **state)
 	assert_int_equal(violations, 0);
 }
 
+/* ---------- an SVG import round ---------- */
+
+static const char *const svg_body =
+	"{\"file\":\"hero.svg\",\"svg\":\"<svg xmlns=\\\"http://www.w3.org/2000/svg\\\">"
+	"<g id=\\\"torso\\\"><rect width=\\\"4\\\" height=\\\"6\\\"/></g>"
+	"<g id=\\\"arm\\\" onclick=\\\"x()\\\"/><script>x()</script></svg>\","
+	"\"manifest\":[{\"id\":\"torso\",\"pivot\":[2,6],\"z\":1},"
+	"{\"id\":\"arm\",\"parent\":\"torso\",\"pivot\":[2,1],\"rotation\":30,"
+	"\"z\":{\"right\":2,\"left\":0},\"facing\":\"left\"}]}";
+
+static int count_asset(void *ctx, const engine_asset_info *a)
+{
+	(void)a;
+	++*(int *)ctx;
+	return 0;
+}
+
+static int assets_of(engine *e)
+{
+	int n = 0;
+
+	return engine_assets(e, "art", -1, count_asset, &n) == 0 ? n : -1;
+}
+
+/* One import as the server runs it: prepare, submit with the asset,
+ * commit. Returns its code; *acked when the commit returned 0. */
+static int svg_round(engine *e, bool *acked)
+{
+	svg_import in;
+	svg_clean art;
+	edit_batch b;
+	edit_error er;
+	int rc = svg_import_prepare(svg_body, strlen(svg_body), engine_scene(e, "art"), &in, &art,
+				    &b, &er);
+
+	*acked = false;
+	if (rc)
+		return rc;
+	rc = engine_asset_submit(e, "art", &b, in.file, &art, NULL, NULL, &er);
+	edit_batch_release(&b);
+	svg_clean_release(&art);
+	svg_import_release(&in);
+	if (!rc && (rc = engine_commit(e)) == 0)
+		*acked = true;
+	return rc;
+}
+
+static void svg_round_oom(bool persistent, long *max_n)
+{
+	const char *mode = mode_name(persistent);
+	tmpdb tpl = { "", "" }, t = { "", "" };
+	engine *e;
+	long n;
+
+	tmpdb_make_here(&tpl);
+	e = open_ok(tpl.path);
+	assert_int_equal(engine_scene_create_dims(e, "art", 2), 0);
+	engine_close(e);
+	tmpdb_make_here(&t);
+	for (n = 1;; n++) {
+		long live_before = live_blocks;
+		bool acked, hit;
+		int rc;
+
+		copy_db(tpl.path, t.path);
+		e = open_ok(t.path);
+		oom_arm(n, persistent);
+		rc = svg_round(e, &acked);
+		hit = oom_disarm();
+		int64_t seq = engine_seq(e, "art");
+		int nodes = scene_count(engine_scene(e, "art"));
+		int known = asset_set_count(scene_assets_c(engine_scene(e, "art")));
+		if (acked) {
+			CHECK(rc == 0 && seq == 1 && nodes == 2 && known == 1 && assets_of(e) == 1,
+			      "allocation %ld (%s): acknowledged, but seq %lld, %d nodes, %d assets known",
+			      n, mode, (long long)seq, nodes, known);
+		} else {
+			CHECK(rc == RIGD_E_NOMEM || rc == RIGD_E_STORAGE,
+			      "allocation %ld (%s): %s, not nomem or storage", n, mode, err_code(rc));
+			CHECK(engine_pending(e) == 0 && seq == 0 && nodes == 0 && known == 0 &&
+				      assets_of(e) == 0,
+			      "allocation %ld (%s): the failed import (%s) left seq %lld, %d nodes, "
+			      "%d assets known", n, mode, err_code(rc), (long long)seq, nodes, known);
+		}
+		engine_close(e);
+		/* Reopened: what is stored is what was acknowledged, together. */
+		e = open_ok(t.path);
+		CHECK(engine_seq(e, "art") == (acked ? 1 : 0) && assets_of(e) == (acked ? 1 : 0) &&
+			      scene_count(engine_scene(e, "art")) == (acked ? 2 : 0),
+		      "allocation %ld (%s): after reopening, seq %lld and %d assets (acknowledged: %d)",
+		      n, mode, (long long)engine_seq(e, "art"), assets_of(e), acked);
+		/* And the import goes through once memory is back. */
+		if (!acked) {
+			CHECK(svg_round(e, &acked) == 0 && acked,
+			      "allocation %ld (%s): the import after it failed", n, mode);
+		}
+		engine_close(e);
+		leak_check("SVG import round", n, persistent, live_before);
+		if (!hit)
+			break;
+	}
+	tmpdb_remove(&t);
+	tmpdb_remove(&tpl);
+	lsan_check("SVG import round");
+	if (n > *max_n)
+		*max_n = n;
+}
+
+static void test_svg_round(void **state)
+{
+	long max_n = 0;
+
+	(void)state;
+	violations = 0;
+	svg_round_oom(false, &max_n);
+	svg_round_oom(true, &max_n);
+	print_message("SVG import round: up to %ld allocations, each made to fail\n", max_n - 1);
+	assert_int_equal(violations, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_edit_path),
 		cmocka_unit_test(test_engine_round),
 		cmocka_unit_test(test_engine_open),
+		cmocka_unit_test(test_svg_round),
 	};
 	return cmocka_run_group_tests(tests, oom_setup, NULL);
 }

@@ -113,15 +113,20 @@ static void note(walk *w, const char *where, const char *fmt, const char *a, con
 	snprintf(r->where, sizeof(r->where), "%s", where);
 }
 
+/* What value_bad answers when it cannot look: the walk then fails with
+ * RIGD_E_NOMEM rather than remove what it did not judge. */
+static const char NO_MEMORY[] = "out of memory";
+
 /* The reason a value may not stay, or NULL when it may: a forbidden text,
- * or a url() that is not "url(#id)" (quotes allowed). */
+ * or a url() that is not "url(#id)" (quotes allowed); NO_MEMORY when it
+ * cannot tell. */
 static const char *value_bad(const char *value)
 {
 	size_t n = strlen(value), k = 0;
 	char *norm = malloc(n + 1);
 
 	if (!norm)
-		return "out of memory";
+		return NO_MEMORY;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)value[i];
 		if (ch > ' ' && ch != 0x7f)
@@ -196,8 +201,13 @@ static void clean_attributes(walk *w, xmlNodePtr el, const char *where)
 	while (a && !w->rc) {
 		xmlAttrPtr next = a->next;
 		xmlChar *v = xmlNodeListGetString(el->doc, a->children, 1);
-		const char *why = attr_bad(a, v ? (const char *)v : "");
-		if (why) {
+		/* No string for a value that has text: libxml2 ran out of memory,
+		 * and an unread value must not stay. */
+		const char *why = !v && a->children ? NO_MEMORY
+				  : attr_bad(a, v ? (const char *)v : "");
+		if (why == NO_MEMORY) {
+			w->rc = RIGD_E_NOMEM;
+		} else if (why) {
 			char q[96];
 			attr_qname(a, q, sizeof(q));
 			note(w, where, "attribute %.60s (%.30s)", q, why);
@@ -256,7 +266,7 @@ static const char *style_bad(xmlNodePtr el)
 		if (c->type != XML_TEXT_NODE && c->type != XML_CDATA_SECTION_NODE)
 			return "markup inside";
 	xmlChar *css = xmlNodeGetContent(el);
-	const char *why = value_bad(css ? (const char *)css : "");
+	const char *why = !css && el->children ? NO_MEMORY : value_bad(css ? (const char *)css : "");
 	xmlFree(css);
 	return why;
 }
@@ -280,7 +290,9 @@ static void clean_element(walk *w, xmlNodePtr el, const char *parent_where)
 				why = "not on the allow-list";
 			else if (!strcmp((const char *)c->name, "style"))
 				why = style_bad(c);
-			if (why) {
+			if (why == NO_MEMORY) {
+				w->rc = RIGD_E_NOMEM;
+			} else if (why) {
 				note(w, where, "element %.60s (%.30s)", (const char *)c->name, why);
 				drop(c);
 			} else {
