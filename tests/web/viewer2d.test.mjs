@@ -547,6 +547,19 @@ describe('viewer2d: two browsers on demo2d', () => {
 		assert.notDeepEqual(byId.get(byId.get(a).parent).r, tree.nodes.find((n) => n.id === byId.get(a).parent).r);
 		assert.notDeepEqual(byId.get(byId.get(b).parent).r, tree.nodes.find((n) => n.id === byId.get(b).parent).r);
 	});
+	it('clicking a part of the artwork selects its node; Escape clears it', async (t) => {
+		if (!seeded) return t.skip('this build seeds no demo2d drawn from artwork');
+		// The head is drawn in front of the torso and nothing covers its face.
+		const box = await A.page.locator('svg.view2d g.layer[data-id="head"] circle').first().boundingBox();
+		await A.page.mouse.click(box.x + box.width * 0.3, box.y + box.height * 0.3);
+		assert.equal(await A.page.evaluate(() => window.rigd.selection()), 'head');
+		assert.equal(await A.page.textContent('.inspector-body .node-id'), 'head');
+		await A.page.waitForSelector('svg.view2d g.layer.selected[data-id="head"]');
+		assert.equal(await A.page.locator('svg.view2d g.layer.selected').count(), 1);
+		await A.page.keyboard.press('Escape');
+		assert.equal(await A.page.evaluate(() => window.rigd.selection()), null);
+	});
+
 	it('flipping the figure in the draw-order panel swaps the arms on both pages; the timeline shows seq 1 as it was', async (t) => {
 		if (!seeded) return t.skip('this build seeds no demo2d drawn from artwork');
 		const facingOf = async () => (await rigd.tree(server, 'demo2d')).nodes.find((n) => n.id === 'torso').facing;
