@@ -107,7 +107,7 @@ struct net {
 	net_callbacks cb;
 	struct lws_protocols protocols[2];
 	lws_retry_bo_t retry;
-	struct static_root roots[3];
+	struct static_root roots[4];
 	int n_roots;
 	char *csp;                    /* Content-Security-Policy of every answer */
 	char *tls_cert, *tls_key;
@@ -170,8 +170,9 @@ int nt_on_http_writeable(struct net *n, struct conn *c);
 
 /* --- net_static.c --- */
 
-/* Fills n->roots from web_root: the viewer at "/" and the vendored three.js
- * build below "/vendor/three/". A root whose directory is missing serves
+/* Fills n->roots from web_root: the viewer at "/", the vendored three.js
+ * build below "/vendor/three/" and DOMPurify below "/vendor/dompurify/".
+ * A root whose directory is missing serves
  * nothing. 0, or -1 out of memory. */
 int nt_static_roots(struct net *n, const char *web_root);
 

@@ -31,6 +31,7 @@ int nt_static_roots(struct net *n, const char *web_root)
 	} table[] = {
 		{"/vendor/three/build/", "node_modules/three/build", false},
 		{"/vendor/three/examples/jsm/", "node_modules/three/examples/jsm", false},
+		{"/vendor/dompurify/", "node_modules/dompurify/dist", false},
 		{"/", "", true},
 	};
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {

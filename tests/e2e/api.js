@@ -193,8 +193,12 @@ test('static files, content types and no path traversal', async () => {
   assert.equal(r.headers['x-content-type-options'], 'nosniff');
   r = await get(server, '/vendor/three/examples/jsm/controls/OrbitControls.js');
   assert.equal(r.status, 200);
+  r = await get(server, '/vendor/dompurify/purify.es.mjs');
+  assert.equal(r.status, 200);
+  assert.match(r.headers['content-type'], /^text\/javascript/);
   for (const target of ['/../CMakeLists.txt', '/%2e%2e/CMakeLists.txt', '/node_modules/ws/package.json',
     '/vendor/three/package.json', '/vendor/three/build/../../ws/index.js',
+    '/vendor/dompurify/../package.json', '/vendor/dompurify/%2e%2e/package.json',
     '/.gitignore', '/..%2f..%2fetc%2fpasswd', '//etc/passwd']) {
     r = await get(server, target);
     assert.notEqual(r.status, 200, target);

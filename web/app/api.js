@@ -99,3 +99,10 @@ export async function getGltf(name, at = null) {
 	const res = await call(what, `/api/scenes/${enc(name)}/gltf${query}`);
 	return res.text();
 }
+
+/* GET /api/scenes/NAME/poses[?at=SEQ]: {scene, seq, poses: [{name, nodes, missing}]}. */
+export async function getPoses(name, at = null, { signal } = {}) {
+	const query = at === null ? '' : `?at=${at}`;
+	const res = await call(`reading the poses of '${name}'`, `/api/scenes/${enc(name)}/poses${query}`, { signal });
+	return res.json();
+}

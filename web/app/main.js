@@ -15,10 +15,13 @@ import { GltfImport, exportGltf } from './gltfio.js';
 import { HierarchyPanel } from './hierarchy.js';
 import { InspectorPanel } from './inspector.js';
 import { ViewSender, interestEnabled, minPxOf } from './interest.js';
+import { SceneModel } from './model.js';
 import { SceneList } from './scenelist.js';
 import { SceneSession } from './session.js';
+import { DrawOrderPanel, PosePanel } from './panels2d.js';
 import { Timeline } from './timeline.js';
 import { Listeners, clear, colourFor, el, randomToken } from './util.js';
+import { View2D } from './view2d.js';
 import { Viewport } from './viewport.js';
 import { chooseFormat } from './wire.js';
 
@@ -93,6 +96,13 @@ class SceneView {
 		centre.append(this.toolbar, this.banner, this.loading);
 		this.hierarchy = new HierarchyPanel(left);
 		this.inspector = new InspectorPanel(right);
+		this.centre = centre;
+		this.right = right;
+		// A 2D scene is drawn as SVG over the (then idle) 3D canvas, with
+		// its panels under the inspector; made when a model says dims 2.
+		this.view2d = null;
+		this.poses = null;
+		this.drawOrder = null;
 		this.timeline = new Timeline(bottom, name);
 
 		this._display(this.live, { flash: true });
@@ -143,6 +153,8 @@ class SceneView {
 					['Drag a row', 'onto another row: make it a child; near a row\'s edge: place it before or after'],
 					['Timeline', 'drag back to see an earlier seq (read-only); ▶ replays the log'],
 					['Drop a file', 'a .gltf or .glb anywhere on the page: imported as a new scene; ⇩ glTF exports the seq shown'],
+					['2D: drag a joint', 'turn its parent bone; Shift+drag: pull the chain\'s end (two-bone IK); a root\'s joint moves the figure'],
+					['2D: wheel / drag', 'zoom about the pointer / pan (on empty space or the artwork)'],
 				].flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
 			),
 		);
@@ -190,7 +202,7 @@ class SceneView {
 		);
 		for (const b of this.modeButtons) L.listen(b, 'click', () => this.setMode(b.dataset.mode));
 		L.listen(this.spaceButton, 'click', () => this.toggleSpace());
-		L.listen(this.frameButton, 'click', () => this.viewport.frameAll());
+		L.listen(this.frameButton, 'click', () => (this.view2d ? this.view2d.frameAll() : this.viewport.frameAll()));
 		L.listen(this.exportButton, 'click', () => this.exportGltf());
 		L.listen(this.helpButton, 'click', () => (this.help.hidden = !this.help.hidden));
 		for (const [key, box] of Object.entries(this.overlayBoxes)) L.listen(box, 'change', () => this.viewport.setOverlayFlags({ [key]: box.checked }));
@@ -226,7 +238,14 @@ class SceneView {
 
 	_display(model, { flash }) {
 		this.shown = model;
-		this.viewport.setModel(model, { flash });
+		if (model.dims === 2) this._enter2D();
+		// The 3D viewport of a 2D scene holds nothing, so it never draws.
+		this.viewport.setModel(this.view2d ? this._empty3D : model, { flash });
+		if (this.view2d) {
+			this.view2d.setModel(model);
+			this.poses.setModel(model);
+			this.drawOrder.setModel(model);
+		}
 		this.hierarchy.setModel(model);
 		this.inspector.setModel(model);
 		if (this.selected && !model.get(this.selected)) this.inspector.show(null);
@@ -237,7 +256,34 @@ class SceneView {
 		this._showBanner();
 	}
 
+	/* Turns this view into the 2D one (once: a scene's dims never change). */
+	_enter2D() {
+		if (this.view2d) return;
+		const edit = (ops) => this.session.edit(ops);
+		const live = (key, ops) => this.session.live(key, ops);
+		const gesture = (on) => (on ? this.session.beginGesture() : this.session.endGesture());
+		this.element.classList.add('two-d');
+		this._empty3D = new SceneModel(this.name, { readOnly: true });
+		this.view2d = new View2D(this.centre, { scene: this.name, edit, live, gesture });
+		const bones = el('input', { type: 'checkbox', checked: true, dataset: { overlay: 'bones' } });
+		this._listeners.listen(bones, 'change', () => this.view2d.setBonesVisible(bones.checked));
+		this.toolbar.insertBefore(el('label.toggle-chip.bones-chip', { title: 'Show the bones and joints' }, bones, 'Bones'), this.frameButton);
+		this.centre.append(this.toolbar, this.banner, this.loading);
+		const holder = el('div.panels2d');
+		this.right.append(holder);
+		this.poses = new PosePanel(holder, { scene: this.name, edit, live, gesture });
+		this.drawOrder = new DrawOrderPanel(holder, { edit, select: (id) => this.select(id) });
+		this._unsubs.push(
+			this.view2d.on('pick', ({ id }) => this.select(id)),
+			this.view2d.on('error', ({ message }) => this.app.toast(message)),
+		);
+		for (const part of [this.view2d, this.poses, this.drawOrder]) part.setModel(this.shown);
+		this.view2d.setSelection(this.selected);
+		this._applyEditable();
+	}
+
 	_liveChanged() {
+		if (this.live.dims === 2 && !this.view2d && this.shown === this.live) this._display(this.live, { flash: false });
 		this.timeline.setLiveSeq(this.live.seq);
 		this.app.setSceneInfo(this.name, this.live);
 		if (this.shown === this.live && this.selected && !this.live.get(this.selected)) this.select(null);
@@ -252,6 +298,11 @@ class SceneView {
 		this.hierarchy.setEditable(editable);
 		this.inspector.setEditable(editable);
 		this.viewport.setGizmoEnabled(editable);
+		if (this.view2d) {
+			this.view2d.setEditable(editable);
+			this.poses.setEditable(editable);
+			this.drawOrder.setEditable(editable);
+		}
 		this.element.classList.toggle('read-only', !editable);
 		this._showBanner();
 	}
@@ -284,6 +335,7 @@ class SceneView {
 		this.hierarchy.setSelection(id);
 		this.inspector.show(id);
 		this.viewport.setSelection(id);
+		if (this.view2d) this.view2d.setSelection(id);
 		this.session.setSelection(id ? [id] : []);
 	}
 
@@ -410,7 +462,7 @@ class SceneView {
 		else if (key === 'r') this.setMode('scale');
 		else if (key === 'q') this.toggleSpace();
 		else if (key === 'f' && this.selected) this.viewport.frameNode(this.selected);
-		else if (key === 'a') this.viewport.frameAll();
+		else if (key === 'a') this.view2d ? this.view2d.frameAll() : this.viewport.frameAll();
 		else if (key === '?') this.help.hidden = !this.help.hidden;
 		else if (key === 'escape') {
 			if (!this.help.hidden) this.help.hidden = true;
@@ -425,6 +477,11 @@ class SceneView {
 		if (this.viewSender) this.viewSender.dispose();
 		for (const off of this._unsubs) off();
 		this._listeners.dispose();
+		if (this.view2d) {
+			this.view2d.dispose();
+			this.poses.dispose();
+			this.drawOrder.dispose();
+		}
 		this.timeline.dispose();
 		this.inspector.dispose();
 		this.hierarchy.dispose();
@@ -637,6 +694,8 @@ class App {
 		window.rigd = Object.freeze({
 			/* The matrixWorld the page draws node 'id' with (16 numbers). */
 			worldOf(id) {
+				// A 2D scene draws the model's matrices as they are (view2d()).
+				if (view().view2d) return view().shown.get(id)?.world?.slice() ?? null;
 				const obj = view().viewport.layer.objects.get(id);
 				return obj ? Array.from(obj.matrixWorld.elements) : null;
 			},
@@ -669,6 +728,19 @@ class App {
 				return { enabled: !!view().viewSender, sent: s.viewSent || 0, applied: s.viewApplied || 0, view: s._view || null };
 			},
 			drawnIds: () => [...view().live.nodes.values()].filter((n) => n.visible && !n.hidden).map((n) => n.id),
+			/* A 2D scene as the page draws it (null for a 3D one): the
+			 * layer groups' ids in DOM order (back to front), each group's
+			 * transform attribute, and joints on the page. */
+			view2d() {
+				const v = view().view2d;
+				if (!v) return null;
+				const transforms = {};
+				for (const [id, g] of v.groups) transforms[id] = g.outer.getAttribute('transform');
+				const assets = {};
+				for (const [file, a] of v.assets.assets) assets[file] = a.status;
+				return { order: v.domOrder(), transforms, assets, camera: { ...v.camera }, frames: v.frames };
+			},
+			jointOnPage: (id) => (view().view2d ? view().view2d.screenOfJoint(id) : null),
 			/* Ids drawn at matrices predicted from a gizmo drag, not yet the
 			 * server's (see viewport.js). */
 			predicted: () => view().viewport.predicted(),

@@ -38,8 +38,24 @@ export function readNode(raw) {
 		camera: raw.camera ? { fov: raw.camera.fov, near: raw.camera.near, far: raw.camera.far } : { fov: 60, near: 0.1, far: 1000 },
 		visible: raw.visible !== false,
 		world: raw.world ? Array.from(raw.world) : null,
+		// 2D scenes only (docs/protocol.md "2D scenes"): the screen angle,
+		// the artwork group "FILE#GROUP" the node draws, its draw order key
+		// (a number, or {right, left}) and its own facing (null: inherited).
+		angle: typeof raw.angle === 'number' ? raw.angle : null,
+		layer: typeof raw.layer === 'string' ? raw.layer : null,
+		z: raw.z && typeof raw.z === 'object' ? { right: raw.z.right, left: raw.z.left } : typeof raw.z === 'number' ? raw.z : 0,
+		facing: raw.facing === 'left' || raw.facing === 'right' ? raw.facing : null,
 		children: [],
 	};
+}
+
+/* True when a snapshot or tree message describes a 2D scene: it says so
+ * ("dims": 2), carries a draw order, or its nodes carry screen angles. */
+export function isTwoD(msg) {
+	if (msg.dims === 2) return true;
+	if (msg.dims === 3) return false;
+	if (Array.isArray(msg.order)) return true;
+	return (msg.nodes || []).some((n) => typeof n.angle === 'number');
 }
 
 export class SceneModel extends Emitter {
@@ -55,6 +71,10 @@ export class SceneModel extends Emitter {
 		this.nodes = new Map();
 		this.roots = [];
 		this._order = null;
+		// 2D scenes: dims, and the server's draw order (ids back to front),
+		// null until the server sent one.
+		this.dims = 3;
+		this.drawOrder = null;
 	}
 
 	get size() {
@@ -67,9 +87,13 @@ export class SceneModel extends Emitter {
 
 	/*
 	 * Replaces everything with the nodes of a snapshot or a tree, listed
-	 * depth-first with each node's parent and sibling index. Emits 'reset'.
+	 * depth-first with each node's parent and sibling index; 'dims' and
+	 * 'order' are a 2D scene's dims and draw order, 'hidden' the nodes a
+	 * view says not to draw. Emits 'reset'.
 	 */
-	load(nodes, seq, hidden) {
+	load(nodes, seq, { dims = 3, order = null, hidden = null } = {}) {
+		this.dims = dims === 2 ? 2 : 3;
+		this.drawOrder = Array.isArray(order) ? order.slice() : null;
 		this.nodes = new Map();
 		this.roots = [];
 		for (const raw of nodes) this.nodes.set(raw.id, readNode(raw));
@@ -99,11 +123,12 @@ export class SceneModel extends Emitter {
 	 *   created:   ids that are new
 	 *   removed:   ids that are gone
 	 *   structure: true when the tree's shape or order changed
+	 *   order:     true when the update carried a (2D) draw order
 	 * An update with a seq older than the model's is ignored (returns null).
 	 */
 	applyUpdate(msg) {
 		if (typeof msg.seq === 'number' && msg.seq < this.seq) return null;
-		const info = { seq: msg.seq ?? this.seq, world: new Set(), changed: new Set(), created: new Set(), removed: [], structure: false };
+		const info = { seq: msg.seq ?? this.seq, world: new Set(), changed: new Set(), created: new Set(), removed: [], structure: false, order: false };
 
 		for (const id of msg.removed || []) {
 			const node = this.nodes.get(id);
@@ -159,6 +184,12 @@ export class SceneModel extends Emitter {
 		for (const id of msg.hidden || []) {
 			const node = this.nodes.get(id);
 			if (node && !node.hidden) node.hidden = true, info.shown.add(id);
+		}
+		// The order and the matrices of one update are taken together, so a
+		// view that draws from the model never sees one without the other.
+		if (Array.isArray(msg.order)) {
+			this.drawOrder = msg.order.slice();
+			info.order = true;
 		}
 		if (typeof msg.seq === 'number') this.seq = msg.seq;
 		if (info.structure) this._reindex();

@@ -11,7 +11,7 @@
  * in the scene (presence).
  */
 import { DisconnectedError, ServerError } from './connection.js';
-import { SceneModel } from './model.js';
+import { SceneModel, isTwoD } from './model.js';
 import { Emitter, randomToken } from './util.js';
 
 export class SceneSession extends Emitter {
@@ -118,7 +118,7 @@ export class SceneSession extends Emitter {
 		switch (msg.type) {
 			case 'snapshot': {
 				performance.mark('rigd:snapshot-received');
-				this.model.load(msg.nodes, msg.seq, msg.hidden);
+				this.model.load(msg.nodes, msg.seq, { dims: isTwoD(msg) ? 2 : 3, order: msg.order, hidden: msg.hidden });
 				this._viewAnswered(msg);
 				performance.mark('rigd:snapshot-loaded');
 				this.phase = 'live';

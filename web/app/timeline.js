@@ -9,7 +9,7 @@
  * and redo buttons sit here too.
  */
 import { getLog, getTree } from './api.js';
-import { SceneModel } from './model.js';
+import { SceneModel, isTwoD } from './model.js';
 import { Emitter, Listeners, el } from './util.js';
 
 const SPEEDS = [
@@ -139,7 +139,7 @@ export class Timeline extends Emitter {
 				}
 				if (this._wanted === null) break; // went live meanwhile
 				const model = new SceneModel(this.scene, { readOnly: true });
-				model.load(tree.nodes, tree.seq);
+				model.load(tree.nodes, tree.seq, { dims: isTwoD(tree) ? 2 : 3, order: tree.order });
 				this.viewSeq = seq;
 				this.message.textContent = '';
 				this._render();
