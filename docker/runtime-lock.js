@@ -1,7 +1,7 @@
 'use strict';
 /*
  * Cuts a copy of web/package.json and web/package-lock.json down to what the
- * viewer needs at run time (the dependencies: three.js), so that `npm ci` in
+ * viewer needs at run time (the dependencies: three.js, DOMPurify), so that `npm ci` in
  * the image's build stage installs exactly the lock's version and integrity
  * of those and never reads the test packages (playwright-core, ws, ajv, the
  * glTF validator). `npm ci --omit=dev` alone skips installing them but still
@@ -32,14 +32,16 @@ if (!lock.packages || !lock.packages['']) {
 
 delete pkg.devDependencies;
 delete lock.packages[''].devDependencies;
-/* The packages npm marks "dev" are needed only through devDependencies. */
+/* The packages npm marks "dev" are needed only through devDependencies;
+ * those it marks "optional" (DOMPurify's type definitions) by nothing the
+ * viewer runs. */
 for (const [key, entry] of Object.entries(lock.packages)) {
-  if (key !== '' && entry.dev) delete lock.packages[key];
+  if (key !== '' && (entry.dev || entry.optional)) delete lock.packages[key];
 }
 /* lockfileVersion 2 also keeps the older "dependencies" tree. */
 if (lock.dependencies) {
   for (const [name, entry] of Object.entries(lock.dependencies)) {
-    if (entry.dev) delete lock.dependencies[name];
+    if (entry.dev || entry.optional) delete lock.dependencies[name];
   }
 }
 

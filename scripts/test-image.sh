@@ -3,7 +3,7 @@
 # a user would: /healthz, 401 without a token and 200 with the admin token
 # printed at the first start, the origins a browser may use (RIGD_ORIGIN,
 # and the default of the README's `docker run` line), the viewer's page and
-# its three.js module, an edit over HTTP and one over a websocket, the data and the token kept across
+# its three.js and DOMPurify modules, the demo2d scene's artwork, an edit over HTTP and one over a websocket, the data and the token kept across
 # stop and start and in a new container on the same volume, a bind-mounted
 # host folder (and a clear message when it belongs to someone else), and a
 # stop that ends rigd by SIGTERM with status 0. `make test-image` runs it;
@@ -324,12 +324,12 @@ say "ok: built in $(($(date +%s) - t0)) s, $(($(timeout "$T_CMD" "$E" image insp
 # What the image carries: no apt caches, no test packages, no CA bundle.
 leftovers=$(timeout "$T_CMD" "$E" run --rm --entrypoint sh "$IMAGE" -c \
 	'find /var/cache/apt /var/lib/apt/lists -type f 2>/dev/null | grep -v -e "/lock$" -e "/partial$";
-	 ls /usr/share/rigd/web/node_modules | grep -v -x -e three -e .package-lock.json;
+	 ls /usr/share/rigd/web/node_modules | grep -v -x -e three -e dompurify -e .package-lock.json;
 	 ls /run/secrets 2>/dev/null; true')
 [ -z "$leftovers" ] || fail "the image carries what it should not: $leftovers"
 [ "$(timeout "$T_CMD" "$E" run --rm --entrypoint id "$IMAGE" -u)" = "$RIGD_UID" ] ||
 	fail "rigd does not run as uid $RIGD_UID"
-say "ok: no apt caches, three.js only, no secrets, uid $RIGD_UID"
+say "ok: no apt caches, three.js and DOMPurify only, no secrets, uid $RIGD_UID"
 
 # 1. A named volume, as the README runs it.
 vol="$PREFIX-data"
@@ -347,6 +347,9 @@ expect_status 401 "GET /api/scenes without a token" GET "$url/api/scenes"
 expect_status 401 "GET /api/scenes with a wrong token" GET "$url/api/scenes" -H "Authorization: Bearer wrong-token-0123456789"
 expect_status 200 "GET /api/scenes with the admin token" GET "$url/api/scenes" "${auth[@]}"
 grep -q '"demo"' "$workdir/body" || fail "no demo scene: $(cat "$workdir/body")"
+grep -q '"demo2d"' "$workdir/body" || fail "no demo2d scene: $(cat "$workdir/body")"
+expect_status 200 "demo2d's artwork" GET "$url/api/scenes/demo2d/assets/demo2d.svg" "${auth[@]}"
+grep -q '<svg' "$workdir/body" || fail "demo2d.svg is not SVG"
 
 expect_status 200 "the viewer's page" GET "$url/"
 grep -q '/vendor/three/build/three.module.js' "$workdir/body" || fail "the page has no three.js import map"
@@ -356,6 +359,8 @@ grep -q 'REVISION' "$workdir/body" || fail "three.module.js is not three.js"
 ctype=$(curl -sS --max-time 30 -o /dev/null -w '%{content_type}' "$url/vendor/three/build/three.module.js")
 case $ctype in *javascript*) ;; *) fail "three.module.js is served as '$ctype', a browser will not load it" ;; esac
 say "ok: three.js served as $ctype"
+expect_status 200 "DOMPurify's module" GET "$url/vendor/dompurify/purify.es.mjs"
+grep -q 'DOMPurify' "$workdir/body" || fail "purify.es.mjs is not DOMPurify"
 expect_status 403 "an API call from a foreign Origin" GET "$url/api/scenes" "${auth[@]}" -H "Origin: http://evil.example"
 expect_status 200 "an API call from the published Origin" GET "$url/api/scenes" "${auth[@]}" -H "Origin: http://localhost:$port"
 
