@@ -17,7 +17,11 @@
  *     frame whose seq reaches it;
  *   - the server's CPU (user + system seconds per second, from /proc) and
  *     the load generators' CPU;
- *   - bytes per update frame received.
+ *   - bytes per update frame received;
+ *   - edits per turn: edits that arrive together are committed in one turn
+ *     (the group commit) and seen together, whatever the fan-out does; and
+ *     the turns the fan-out folded into a later frame for a client that was
+ *     behind (rigd_updates_coalesced_total), per turn and subscriber.
  *
  * The server runs with synchronous=NORMAL: with FULL every group commit adds
  * an fsync to every edit's latency, which the figures would then mostly
@@ -30,8 +34,15 @@ const path = require('node:path');
 const { fork } = require('node:child_process');
 const os = require('node:os');
 const {
-  startRigd, createScene, skeletonOps, Client, percentile, sleep,
+  startRigd, createScene, skeletonOps, Client, percentile, sleep, get,
 } = require(path.join(__dirname, '..', 'tests', 'lib', 'rigd.js'));
+
+/* The server's counters of turns and of turns folded into a later frame. */
+async function counters(server) {
+  const text = (await get(server, '/metrics')).text;
+  const read = (name) => Number(new RegExp(`^rigd_${name} (\\S+)$`, 'm').exec(text)[1]);
+  return { turns: read('commits_total'), folded: read('updates_coalesced_total') };
+}
 
 const EDIT_HZ = Number(process.env.BENCH_HZ || 60);
 const SECONDS = Number(process.env.BENCH_SECONDS || 5);
@@ -91,12 +102,14 @@ async function run(server, scene, format) {
   await animate(editor, scene, 1, 0);   /* warm-up */
   await sleep(200);
   const c0 = await Promise.all(gens.map((g) => g.count()));
+  const m0 = await counters(server);
   const cpu0 = server.cpuSeconds();
   const t0 = Date.now();
   const sent = await animate(editor, scene, SECONDS, 1000);
   await sleep(300);
   const secs = (Date.now() - t0) / 1000;
   const cpu = server.cpuSeconds() - cpu0;
+  const m1 = await counters(server);
   const c1 = await Promise.all(gens.map((g) => g.count()));
   const stops = await Promise.all(gens.map((g) => g.stop()));
   await editor.close();
@@ -118,8 +131,11 @@ async function run(server, scene, format) {
     }
   }
   const sum = (list, k) => list.reduce((a, c) => a + c[k], 0);
+  const turns = m1.turns - m0.turns;
   return {
     edits: seqs.length,
+    editsPerTurn: seqs.length / Math.max(1, turns),
+    folded: (m1.folded - m0.folded) / Math.max(1, turns * SUBS),
     deliveries: frames / (seqs.length * SUBS),
     p50: percentile(lat, 50),
     p99: percentile(lat, 99),
@@ -154,6 +170,8 @@ async function main() {
       `${m('genCpu').toFixed(3).padStart(8)} s/s ${m('bytesPerFrame').toFixed(0).padStart(10)}`);
     console.log(`         runs: ${rows.map((r) => `${(100 * r.deliveries).toFixed(1)}% p99 ` +
       `${r.p99.toFixed(1)} ms cpu ${r.cpu.toFixed(2)}`).join('; ')}`);
+    console.log(`         edits per turn (group commit) ${m('editsPerTurn').toFixed(3)}; turns the ` +
+      `fan-out folded into a later frame ${(100 * m('folded')).toFixed(2)}% of turns x subscribers`);
   }
   await server.stop('SIGTERM');
 }
