@@ -82,6 +82,8 @@ bench: build web-deps
 	cmake --build $(BUILD) --target bench_wire
 	cmake --build $(BUILD) --target bench_deflate
 	cmake --build $(BUILD) --target bench_interest
+	cmake --build $(BUILD) --target bench_fanout
+	cmake --build $(BUILD) --target bench_cluster
 
 run: build web-deps
 	@mkdir -p $(dir $(DB))
