@@ -288,16 +288,8 @@ describe('viewer2d: artwork', () => {
 	let server;
 	const pages = [];
 
-	// The artwork tests need an import that binds its nodes to the
-	// artwork's groups; a build without one says so and skips them.
-	let svgRoute = true;
-	const needSvg = (t) => !svgRoute && (t.skip('this build\'s SVG import binds no node to a layer'), true);
-
 	before(async () => {
 		server = await rigd.startRigd(SERVER_ARGS);
-		const svg = '<svg xmlns="http://www.w3.org/2000/svg"><g id="a"><rect width="1" height="1"/></g></svg>';
-		const r = await rigd.post(server, '/api/scenes/probe/svg', { file: 'p.svg', svg, manifest: [{ id: 'a', pivot: [0, 0] }] });
-		svgRoute = r.status === 200 && (await rigd.tree(server, 'probe')).nodes.some((n) => n.layer === 'p.svg#a');
 	});
 	after(async () => {
 		for (const p of pages) await p.context.close();
@@ -305,7 +297,6 @@ describe('viewer2d: artwork', () => {
 	});
 
 	it('draws each group at its node\'s world matrix: the hand\'s pivot at (373.305, 81.206)', async (t) => {
-		if (needSvg(t)) return;
 		await importSvg(server, 'armsvg', 'arm.svg', ARM_SVG, ARM_MANIFEST);
 		const e = await rigd.post(server, '/api/scenes/armsvg/edits', { ops: [{ op: 'set', id: 'upper', angle: 25 }, { op: 'set', id: 'fore', angle: 40 }] });
 		assert.equal(e.status, 200, e.text);
@@ -331,7 +322,6 @@ describe('viewer2d: artwork', () => {
 	});
 
 	it('never shows a new pose with an old draw order, or the reverse, in any animation frame', async (t) => {
-		if (needSvg(t)) return;
 		await importSvg(server, 'fig', 'fig.svg', FIG_SVG, FIG_MANIFEST);
 		const A = await openPage(browser, `${server.url}/#/scene/fig`);
 		pages.push(A);
@@ -390,7 +380,6 @@ describe('viewer2d: artwork', () => {
 	});
 
 	it('keeps hostile artwork inert: no script, no dialog, no request but the viewer\'s own', async (t) => {
-		if (needSvg(t)) return;
 		await importSvg(server, 'hostile', 'art.svg', FIG_SVG, FIG_MANIFEST);
 		const evil = 'http://evil.invalid';
 		const HOSTILE = `<?xml version="1.0"?>
@@ -469,13 +458,11 @@ describe('viewer2d: two browsers on demo2d', () => {
 	let server;
 	let A;
 	let B;
-	let seeded = true;
-
 	before(async () => {
 		server = await rigd.startRigd({ args: [...SERVER_ARGS.args, '--demo2d', 'on'] });
 		const demo = await rigd.get(server, '/api/scenes/demo2d');
-		seeded = demo.status === 200 && demo.json.nodes.some((n) => n.layer);
-		if (!seeded) return;
+		assert.equal(demo.status, 200, 'demo2d is seeded');
+		assert.ok(demo.json.nodes.some((n) => n.layer), 'demo2d is drawn from artwork');
 		// Both pages take float64 frames: the server's doubles bit for bit.
 		[A, B] = await Promise.all([openPage(browser, `${server.url}/#/scene/demo2d`, { name: 'alice' }), openPage(browser, `${server.url}/#/scene/demo2d`, { name: 'bob' })]);
 		for (const p of [A, B]) {
@@ -492,7 +479,6 @@ describe('viewer2d: two browsers on demo2d', () => {
 	});
 
 	it('drags on both pages converge to the server\'s matrices within 1e-9', async (t) => {
-		if (!seeded) return t.skip('this build seeds no demo2d drawn from artwork');
 		const tree0 = await rigd.tree(server, 'demo2d');
 		// The joints that have a grandparent: dragging them turns their parent.
 		const byId = new Map(tree0.nodes.map((n) => [n.id, n]));
@@ -548,7 +534,6 @@ describe('viewer2d: two browsers on demo2d', () => {
 		assert.notDeepEqual(byId.get(byId.get(b).parent).r, tree.nodes.find((n) => n.id === byId.get(b).parent).r);
 	});
 	it('clicking a part of the artwork selects its node; Escape clears it', async (t) => {
-		if (!seeded) return t.skip('this build seeds no demo2d drawn from artwork');
 		// The head is drawn in front of the torso and nothing covers its face.
 		const box = await A.page.locator('svg.view2d g.layer[data-id="head"] circle').first().boundingBox();
 		await A.page.mouse.click(box.x + box.width * 0.3, box.y + box.height * 0.3);
@@ -561,7 +546,6 @@ describe('viewer2d: two browsers on demo2d', () => {
 	});
 
 	it('flipping the figure in the draw-order panel swaps the arms on both pages; the timeline shows seq 1 as it was', async (t) => {
-		if (!seeded) return t.skip('this build seeds no demo2d drawn from artwork');
 		const facingOf = async () => (await rigd.tree(server, 'demo2d')).nodes.find((n) => n.id === 'torso').facing;
 		const before = await B.page.evaluate(() => window.rigd.view2d().order);
 		const was = await facingOf();
