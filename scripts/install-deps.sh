@@ -14,11 +14,12 @@ set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev \
 libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcjson-dev libsqlite3-dev sqlite3 \
 libcmocka-dev libxml2-dev libhiredis-dev curl ca-certificates nodejs npm"
-# The browser is for the viewer's tests and redis-server for the cluster's
-# (a cluster's Redis is a server of its own, never part of rigd's image);
-# a container image skips both.
+# The browser is for the viewer's tests, redis-server for the cluster's (a
+# cluster's Redis is a server of its own, never part of rigd's image) and
+# python3 for the test of the protocol's Python decoder; a container image
+# skips them.
 if [ "${RIGD_NO_BROWSER:-0}" != 1 ]; then
-	PKGS="$PKGS chromium redis-server"
+	PKGS="$PKGS chromium redis-server python3"
 fi
 if [ "${RIGD_IMAGE_TOOLS:-0}" = 1 ]; then
 	PKGS="$PKGS podman runc netavark iptables debootstrap debian-archive-keyring"
