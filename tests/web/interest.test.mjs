@@ -131,8 +131,10 @@ describe('viewer: per-viewer interest', () => {
 			for (const id of previous) if (!now.drawn.has(id)) hiddenAgain++;
 			previous = now.drawn;
 		}
-		/* The pans brought other nodes in and sent drawn ones out. */
-		assert.ok(seen.size > zoomed.drawn.size * 1.5, `${seen.size} nodes drawn over the pans, ${zoomed.drawn.size} at first`);
+		/* The pans brought other nodes in and sent drawn ones out (how
+		 * many depends on how far the wheel zoomed, which a busy machine
+		 * changes: counts, not ratios). */
+		assert.ok(seen.size > zoomed.drawn.size + 20, `${seen.size} nodes drawn over the pans, ${zoomed.drawn.size} at first`);
 		assert.ok(hiddenAgain > 20, `${hiddenAgain} nodes left the view and were hidden`);
 		const sent = (await page.evaluate(() => window.rigd.interest())).sent;
 		console.log(`# ${sent} views sent over the zoom and six pans (throttled to one per 100 ms)`);
