@@ -2,7 +2,8 @@
  * forward.c: the streams a process reads (see cluster.h). Each process
  * reads two streams of its own, rigd:fwd:ID (edits other processes forward
  * to it as an owner) and rigd:ans:ID (the answers to the edits it
- * forwarded), and the log stream rigd:log:SCENE of every scene it follows,
+ * forwarded), the cluster's stream of scene events rigd:scene-events
+ * (catalog.c), and the log stream rigd:log:SCENE of every scene it follows,
  * on a second connection that blocks in XREAD: a blocking read on the main
  * connection would hold every lease renewal behind it. Entries are appended
  * on the main connection.
@@ -101,6 +102,7 @@ static void rd_on_time(redisAsyncContext *ac, void *reply, void *priv)
 	}
 	snprintf(c->fwd_last, sizeof(c->fwd_last), "%llu-0", sec * 1000 + usec / 1000);
 	snprintf(c->ans_last, sizeof(c->ans_last), "%s", c->fwd_last);
+	snprintf(c->events_last, sizeof(c->events_last), "%s", c->fwd_last);
 	c->rd_up = true;
 	rd_read(c);
 }
@@ -290,6 +292,25 @@ static void take_logs(struct cluster *c, struct cl_follow *f, const redisReply *
 	}
 }
 
+/* The entries of rigd:scene-events 's'. */
+static void take_events(struct cluster *c, const redisReply *s)
+{
+	for (size_t i = 0; i < s->element[1]->elements; i++) {
+		const redisReply *e = s->element[1]->element[i];
+
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+		    e->element[0]->type != REDIS_REPLY_STRING ||
+		    !entry_id_ok(e->element[0]->str, e->element[0]->len))
+			continue;
+		memcpy(c->events_last, e->element[0]->str, e->element[0]->len + 1);
+		if (!cl_take_scene_event(c, e->element[1])) {
+			c->stats.errors++;
+			cl_log(c, CL_LOG_WARN, "redis: entry %s of rigd:scene-events is not a rigd "
+			       "scene event: refused", e->element[0]->str);
+		}
+	}
+}
+
 /* One stream of XREAD's answer: [name, [[id, [f, v, ...]], ...]]. */
 static void take_stream(struct cluster *c, const redisReply *s, const char *fwd_key)
 {
@@ -302,6 +323,12 @@ static void take_stream(struct cluster *c, const redisReply *s, const char *fwd_
 		return;
 	if ((f = follow_of_key(c, s->element[0]->str))) {
 		take_logs(c, f, s);
+		return;
+	}
+	if (strncmp(s->element[0]->str, "rigd:log:", 9) == 0)
+		return;  /* a scene forgotten (deleted) while the read waited */
+	if (strcmp(s->element[0]->str, "rigd:scene-events") == 0) {
+		take_events(c, s);
 		return;
 	}
 	fwd = strcmp(s->element[0]->str, fwd_key) == 0;
@@ -356,7 +383,7 @@ static void rd_on_read(redisAsyncContext *ac, void *reply, void *priv)
 
 static void rd_read(struct cluster *c)
 {
-	int n = c->n_follows, argc = 10 + 2 * n;
+	int n = c->n_follows, argc = 12 + 2 * n;
 	char fwd[CLUSTER_ID_MAX + 16], ans[CLUSTER_ID_MAX + 16], block[16];
 	const char **argv = calloc((size_t)argc, sizeof(*argv));
 	char (*keys)[CLUSTER_SCENE_MAX + 16] = calloc((size_t)n + 1, sizeof(*keys));
@@ -378,14 +405,16 @@ static void rd_read(struct cluster *c)
 	argv[5] = "STREAMS";
 	argv[6] = fwd;
 	argv[7] = ans;
+	argv[8] = "rigd:scene-events";
 	for (int i = 0; i < n; i++) {
 		snprintf(keys[i], sizeof(keys[i]), "rigd:log:%s", c->follows[i].scene);
-		argv[8 + i] = keys[i];
+		argv[9 + i] = keys[i];
 	}
-	argv[8 + n] = c->fwd_last;
-	argv[9 + n] = c->ans_last;
+	argv[9 + n] = c->fwd_last;
+	argv[10 + n] = c->ans_last;
+	argv[11 + n] = c->events_last;
 	for (int i = 0; i < n; i++)
-		argv[10 + n + i] = c->follows[i].last;
+		argv[12 + n + i] = c->follows[i].last;
 	c->rd_waiting_ms = cl_now_ms();
 	if (redisAsyncCommandArgv(c->rd, rd_on_read, NULL, argc, argv, NULL) != REDIS_OK)
 		rd_drop(c, "cannot read", RETRY_MS);

@@ -9,6 +9,7 @@
  */
 #include "peers.h"
 #include "http.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "relay.h"
 #include "replica.h"
@@ -57,6 +58,9 @@ int peers_start(struct server *S)
 	cb.answer = relay_answer;
 	cb.log_line = replica_line;
 	cb.published = replica_published;
+	cb.scene_event = lifecycle_event;
+	cb.scene_done = lifecycle_done;
+	cb.state = lifecycle_state;
 	S->cl = cluster_new(&cfg, &cb, msg, sizeof(msg));
 	if (!S->cl) {
 		fprintf(stderr, "rigd: --redis: %s\n", msg);

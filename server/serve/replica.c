@@ -283,6 +283,17 @@ void replica_published(void *ctx, const char *name, uint64_t seq, bool ok, const
 	}
 }
 
+void replica_forget(struct server *S, const char *name)
+{
+	struct replica *R = S->replica;
+
+	for (int i = 0; R && i < R->n; i++)
+		if (strcmp(R->v[i].scene, name) == 0) {
+			R->v[i] = R->v[--R->n];
+			return;
+		}
+}
+
 void replica_free(struct server *S)
 {
 	if (!S->replica)

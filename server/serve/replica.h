@@ -53,6 +53,10 @@ bool replica_caught_up(struct server *S, const char *name);
 /* Frees what it holds; accepts none. */
 void replica_free(struct server *S);
 
+/* Forgets what this process knew of scene 'name''s log stream (the scene
+ * was deleted; a scene of that name later starts again at seq 1). */
+void replica_forget(struct server *S, const char *name);
+
 /* Appends its metrics. 0 or RIGD_E_NOMEM. */
 int replica_metrics(struct server *S, proto_buf *b);
 

@@ -20,7 +20,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const netMod = require('node:net');
 const {
-  startRigd, get, post, postEdit, Client, sleep, tempDir, assertSchema, run, SOURCE_DIR,
+  startRigd, get, post, postEdit, Client, sleep, tempDir, assertSchema, run, SOURCE_DIR, request,
 } = require('../lib/rigd.js');
 
 const LEASE_MS = 2000;
@@ -304,7 +304,7 @@ test('an SVG import on the owner reaches every process with its artwork, bit for
   const manifest = JSON.parse(fs.readFileSync(path.join(demo, 'demo2d.json'), 'utf8'));
   const c = await startCluster();
   try {
-    /* Creating a scene is not replicated: each process makes its own. */
+    /* Each process is asked to create it: twin creates make one scene. */
     for (const p of c.procs) {
       assert.equal((await post(p, '/api/scenes', { name: 'art', dims: 2 })).status, 201);
     }
@@ -683,6 +683,117 @@ test('SIGTERM gives the leases back: another process takes over at once', async 
       return x.status === 200 ? x : null;
     });
     assertSchema('HttpAck', r.json);
+  } finally {
+    await stopCluster(c);
+  }
+});
+
+test('scenes created and deleted on any process reach every process', async () => {
+  const c = await startCluster();
+  const [p1, p2, p3] = c.procs;
+  try {
+    await until('three live processes', async () => {
+      const v = await Promise.all(c.procs.map(clusterOf));
+      return v.every((x) => x.processes.length === 3 && x.redis.state === 'up');
+    });
+    /* Created on process 2, edited on process 3, viewed on process 1. */
+    const made = await post(p2, '/api/scenes', { name: 'shot' });
+    assert.equal(made.status, 201, made.text);
+    assert.deepEqual(made.json, { name: 'shot', seq: 0, nodes: 0 });
+    await until('shot on every process', async () =>
+      (await Promise.all(c.procs.map((p) => get(p, '/api/scenes/shot')))).every((r) => r.status === 200));
+    const viewer = await Client.connect(p1);
+    const snap = await viewer.subscribe('shot');
+    assert.equal(snap.type, 'snapshot', show(snap));
+    const watcher = await Client.connect(p2);
+    assert.equal((await watcher.subscribe('shot')).type, 'snapshot');
+    const ack = await until('the edit on process 3 acknowledged', async () => {
+      const r = await postEdit(p3, 'shot', { client: 'c3', client_seq: 1,
+        ops: [{ op: 'create', id: 'arm', t: [1, 0, 0] }] });
+      return r.status === 200 ? r : null;
+    });
+    assert.equal(ack.json.seq, 1);
+    await viewer.waitSeq('shot', 1, WAIT_MS);
+    assert.ok(viewer.worlds('shot').arm, 'the viewer on process 1 has the node');
+    /* A name already in the cluster: refused with its dims, changes nothing. */
+    const again = await post(p3, '/api/scenes', { name: 'shot', dims: 2 });
+    assert.equal(again.status, 409, again.text);
+    assert.equal(again.json.error.code, 'scene_exists');
+    assert.match(again.json.error.message, /there is already a scene 'shot'/);
+    /* Created at once on two processes: with the same dims, one scene (both
+     * answered 201); with other dims, one 201 and one clear refusal, and
+     * every process holds the winner's scene. */
+    const twins = await Promise.all([p1, p3].map((p) => post(p, '/api/scenes', { name: 'twin', dims: 2 })));
+    assert.deepEqual(twins.map((r) => r.status), [201, 201], twins.map((r) => r.text).join());
+    const rivals = await Promise.all([
+      post(p1, '/api/scenes', { name: 'rival', dims: 2 }),
+      post(p2, '/api/scenes', { name: 'rival', dims: 3 })]);
+    const won = rivals.filter((r) => r.status === 201);
+    const lost = rivals.filter((r) => r.status === 409);
+    assert.equal(won.length, 1, rivals.map((r) => r.text).join());
+    assert.equal(lost.length, 1);
+    assert.equal(lost[0].json.error.code, 'scene_exists');
+    const dims = rivals[0].status === 201 ? 2 : 3;
+    await until('twin and rival everywhere, as the winner made them', async () => {
+      for (const p of c.procs) {
+        const list = (await get(p, '/api/scenes')).json;
+        const names = (list.scenes || list).map((s) => s.name || s);
+        if (!names.includes('twin') || !names.includes('rival')) return false;
+        const r = await get(p, '/api/scenes/rival');
+        if ((r.json.dims || 3) !== dims) return false;
+      }
+      return true;
+    });
+    /* Deleted on process 1: gone everywhere, the viewers told as today. */
+    const fromW = watcher.messages.length;
+    const del = await request(p1, 'DELETE', '/api/scenes/shot');
+    assert.equal(del.status, 200, del.text);
+    assert.deepEqual(del.json, { deleted: 'shot' });
+    const told = await watcher.waitFor((m) => m.type === 'error', { from: fromW, timeout: WAIT_MS });
+    assert.equal(told.code, 'unknown_scene');
+    assert.match(told.message, /scene 'shot' was deleted/);
+    await until('shot gone from every process', async () =>
+      (await Promise.all(c.procs.map((p) => get(p, '/api/scenes/shot')))).every((r) => r.status === 404));
+    const gone = await postEdit(p3, 'shot', { ops: [{ op: 'create', id: 'x' }] });
+    assert.equal(gone.status, 404, gone.text);
+    /* The name is free again: a new scene starts at seq 1 everywhere,
+     * nothing of the old log stream comes back. */
+    assert.equal((await post(p3, '/api/scenes', { name: 'shot' })).status, 201);
+    const ack2 = await until('an edit of the new shot', async () => {
+      const r = await postEdit(p2, 'shot', { ops: [{ op: 'create', id: 'leg' }] });
+      return r.status === 200 ? r : null;
+    });
+    assert.equal(ack2.json.seq, 1);
+    await until('the new shot everywhere', async () => {
+      const t = await Promise.all(c.procs.map((p) => get(p, '/api/scenes/shot')));
+      return t.every((r) => r.status === 200 && r.json.seq === 1 && r.json.nodes.length === 1);
+    });
+    /* Garbage in the stream of scene events is refused and logged. */
+    assert.match(await redisCmd(c.redis.port, 'XADD', 'rigd:scene-events', '*', 'op', 'create',
+      'scene', 'bad name!', 'dims', '3', 'from', 'px'), /^\$/);
+    assert.match(await redisCmd(c.redis.port, 'XADD', 'rigd:scene-events', '*', 'op', 'drop',
+      'scene', 'shot', 'dims', '0', 'from', 'px'), /^\$/);
+    assert.match(await redisCmd(c.redis.port, 'XADD', 'rigd:scene-events', '*', 'junk', '1'), /^\$/);
+    await until('the events refused', async () => c.procs.every((p) =>
+      (p.stderr.match(/of rigd:scene-events is not a rigd scene event: refused/g) || []).length >= 3));
+    for (const p of c.procs) {
+      assert.equal((await get(p, '/api/scenes/shot')).status, 200);
+      assert.equal((await get(p, '/healthz')).status, 200);
+    }
+    viewer.close();
+    watcher.close();
+    /* Redis stopped: creations and deletions are unavailable, nothing changes. */
+    await c.redis.stop();
+    await until('redis seen down', async () => (await clusterOf(p2)).redis.state !== 'up');
+    const down = await post(p2, '/api/scenes', { name: 'later' });
+    assert.equal(down.status, 503, down.text);
+    assert.equal(down.json.error.code, 'unavailable');
+    const downDel = await request(p2, 'DELETE', '/api/scenes/twin');
+    assert.equal(downDel.status, 503, downDel.text);
+    for (const p of c.procs) {
+      assert.equal((await get(p, '/api/scenes/later')).status, 404);
+      assert.equal((await get(p, '/api/scenes/twin')).status, 200);
+    }
   } finally {
     await stopCluster(c);
   }
