@@ -126,6 +126,16 @@ typedef struct cluster_callbacks {
 	 * done or not). May be NULL. */
 	void (*scene_done)(void *ctx, uint64_t ref, const char *name, int rc, int dims,
 			   int there);
+	/* Another process 'from' says, of its participant 'client' of scene
+	 * 'scene': "presence" (msg: the presence message as a client sends it,
+	 * 'len' bytes of JSON, not checked here) or "leave" (msg ""); or
+	 * "sync" (scene and client "*"): it has just connected and asks for
+	 * the presence of every participant again. May be NULL. */
+	void (*presence)(void *ctx, const char *from, const char *kind, const char *scene,
+			 const char *client, const char *msg, size_t len);
+	/* The reader of the streams connected for the first time. May be
+	 * NULL. */
+	void (*reader_up)(void *ctx);
 } cluster_callbacks;
 
 /* One lease as this process sees it (cluster_leases). */
@@ -288,6 +298,17 @@ int cluster_scene_delete(cluster *c, uint64_t ref, const char *name);
  * there (a scene of this process's database at start). 0, or
  * RIGD_E_UNAVAILABLE when not connected, RIGD_E_NOMEM. */
 int cluster_scene_known(cluster *c, const char *name, int dims);
+
+/*
+ * Appends to the cluster's presence stream rigd:presence (trimmed to about
+ * 1,000 entries): 'kind' "presence" (msg: the participant's presence
+ * message, 'len' bytes), "leave" (msg "") of participant 'client' of
+ * 'scene', or "sync" (scene and client "*", msg ""). Every other process
+ * reads it (callbacks.presence). 0 once sent, RIGD_E_UNAVAILABLE when not
+ * connected, RIGD_E_TOO_LARGE (over 1 MiB), RIGD_E_NOMEM.
+ */
+int cluster_presence_send(cluster *c, const char *kind, const char *scene, const char *client,
+			  const char *msg, size_t len);
 
 /* Forgets scene 'name' (deleted): no more lease asked for (one held is
  * given back) and its log stream no longer read. */

@@ -83,6 +83,7 @@ struct cluster {
 	uint64_t rd_waiting_ms;      /* since when the pending read waits; 0: none */
 	char fwd_last[48], ans_last[48]; /* the last entry ids read */
 	char events_last[48];        /* ... and of rigd:scene-events */
+	char presence_last[48];      /* ... and of rigd:presence */
 	struct cl_follow *follows;   /* scenes whose log stream is read */
 	int n_follows, cap_follows;
 };
@@ -140,6 +141,9 @@ void cl_scene_reply(struct cluster *c, uint64_t ref, const char *scene, int dims
 /* catalog.c: one entry of rigd:scene-events (a redisReply array of fields);
  * false when it is not a rigd scene event. */
 bool cl_take_scene_event(struct cluster *c, const void *fields);
+/* presence.c: one entry of rigd:presence; false when it is not a rigd
+ * presence entry. */
+bool cl_take_presence(struct cluster *c, const void *fields);
 /* Gives the lease of 'l' back if held, and drops its record. */
 void cl_lease_drop(struct cluster *c, const char *scene);
 

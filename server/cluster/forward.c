@@ -3,7 +3,7 @@
  * reads two streams of its own, rigd:fwd:ID (edits other processes forward
  * to it as an owner) and rigd:ans:ID (the answers to the edits it
  * forwarded), the cluster's stream of scene events rigd:scene-events
- * (catalog.c), and the log stream rigd:log:SCENE of every scene it follows,
+ * (catalog.c) and of presence rigd:presence (presence.c), and the log stream rigd:log:SCENE of every scene it follows,
  * on a second connection that blocks in XREAD: a blocking read on the main
  * connection would hold every lease renewal behind it. Entries are appended
  * on the main connection.
@@ -103,8 +103,11 @@ static void rd_on_time(redisAsyncContext *ac, void *reply, void *priv)
 	snprintf(c->fwd_last, sizeof(c->fwd_last), "%llu-0", sec * 1000 + usec / 1000);
 	snprintf(c->ans_last, sizeof(c->ans_last), "%s", c->fwd_last);
 	snprintf(c->events_last, sizeof(c->events_last), "%s", c->fwd_last);
+	snprintf(c->presence_last, sizeof(c->presence_last), "%s", c->fwd_last);
 	c->rd_up = true;
 	rd_read(c);
+	if (c->cb.reader_up)
+		c->cb.reader_up(c->cb.ctx);
 }
 
 static void rd_on_connect(const redisAsyncContext *cac, int status)
@@ -292,9 +295,11 @@ static void take_logs(struct cluster *c, struct cl_follow *f, const redisReply *
 	}
 }
 
-/* The entries of rigd:scene-events 's'. */
-static void take_events(struct cluster *c, const redisReply *s)
+/* The entries of rigd:scene-events or (presence) rigd:presence 's'. */
+static void take_events(struct cluster *c, const redisReply *s, bool presence)
 {
+	char *last = presence ? c->presence_last : c->events_last;
+
 	for (size_t i = 0; i < s->element[1]->elements; i++) {
 		const redisReply *e = s->element[1]->element[i];
 
@@ -302,11 +307,13 @@ static void take_events(struct cluster *c, const redisReply *s)
 		    e->element[0]->type != REDIS_REPLY_STRING ||
 		    !entry_id_ok(e->element[0]->str, e->element[0]->len))
 			continue;
-		memcpy(c->events_last, e->element[0]->str, e->element[0]->len + 1);
-		if (!cl_take_scene_event(c, e->element[1])) {
+		memcpy(last, e->element[0]->str, e->element[0]->len + 1);
+		if (!(presence ? cl_take_presence(c, e->element[1]) :
+				 cl_take_scene_event(c, e->element[1]))) {
 			c->stats.errors++;
-			cl_log(c, CL_LOG_WARN, "redis: entry %s of rigd:scene-events is not a rigd "
-			       "scene event: refused", e->element[0]->str);
+			cl_log(c, CL_LOG_WARN, "redis: entry %s of %s is not a rigd %s: refused",
+			       e->element[0]->str, presence ? "rigd:presence" : "rigd:scene-events",
+			       presence ? "presence entry" : "scene event");
 		}
 	}
 }
@@ -327,8 +334,9 @@ static void take_stream(struct cluster *c, const redisReply *s, const char *fwd_
 	}
 	if (strncmp(s->element[0]->str, "rigd:log:", 9) == 0)
 		return;  /* a scene forgotten (deleted) while the read waited */
-	if (strcmp(s->element[0]->str, "rigd:scene-events") == 0) {
-		take_events(c, s);
+	if (strcmp(s->element[0]->str, "rigd:scene-events") == 0 ||
+	    strcmp(s->element[0]->str, "rigd:presence") == 0) {
+		take_events(c, s, s->element[0]->str[5] == 'p');
 		return;
 	}
 	fwd = strcmp(s->element[0]->str, fwd_key) == 0;
@@ -383,7 +391,7 @@ static void rd_on_read(redisAsyncContext *ac, void *reply, void *priv)
 
 static void rd_read(struct cluster *c)
 {
-	int n = c->n_follows, argc = 12 + 2 * n;
+	int n = c->n_follows, argc = 14 + 2 * n;
 	char fwd[CLUSTER_ID_MAX + 16], ans[CLUSTER_ID_MAX + 16], block[16];
 	const char **argv = calloc((size_t)argc, sizeof(*argv));
 	char (*keys)[CLUSTER_SCENE_MAX + 16] = calloc((size_t)n + 1, sizeof(*keys));
@@ -406,15 +414,17 @@ static void rd_read(struct cluster *c)
 	argv[6] = fwd;
 	argv[7] = ans;
 	argv[8] = "rigd:scene-events";
+	argv[9] = "rigd:presence";
 	for (int i = 0; i < n; i++) {
 		snprintf(keys[i], sizeof(keys[i]), "rigd:log:%s", c->follows[i].scene);
-		argv[9 + i] = keys[i];
+		argv[10 + i] = keys[i];
 	}
-	argv[9 + n] = c->fwd_last;
-	argv[10 + n] = c->ans_last;
-	argv[11 + n] = c->events_last;
+	argv[10 + n] = c->fwd_last;
+	argv[11 + n] = c->ans_last;
+	argv[12 + n] = c->events_last;
+	argv[13 + n] = c->presence_last;
 	for (int i = 0; i < n; i++)
-		argv[12 + n + i] = c->follows[i].last;
+		argv[14 + n + i] = c->follows[i].last;
 	c->rd_waiting_ms = cl_now_ms();
 	if (redisAsyncCommandArgv(c->rd, rd_on_read, NULL, argc, argv, NULL) != REDIS_OK)
 		rd_drop(c, "cannot read", RETRY_MS);

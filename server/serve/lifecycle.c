@@ -10,6 +10,7 @@
 #include "peers.h"
 #include "replica.h"
 #include "rooms.h"
+#include "roster.h"
 #include "turn.h"
 
 #include "cluster/cluster.h"
@@ -126,6 +127,7 @@ static void delete_here(struct server *S, const char *name)
 	}
 	serve_log(LOG_INFO, "scene %s deleted", name);
 	rooms_scene_gone(S, name);
+	roster_scene_gone(S, name);
 }
 
 /* {"name","seq":0,"nodes":0} (and "dims":2), status 201. */

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "relay.h"
 #include "replica.h"
+#include "roster.h"
 
 #include "cluster/cluster.h"
 #include "core/err.h"
@@ -61,6 +62,8 @@ int peers_start(struct server *S)
 	cb.scene_event = lifecycle_event;
 	cb.scene_done = lifecycle_done;
 	cb.state = lifecycle_state;
+	cb.presence = roster_entry;
+	cb.reader_up = roster_reader_up;
 	S->cl = cluster_new(&cfg, &cb, msg, sizeof(msg));
 	if (!S->cl) {
 		fprintf(stderr, "rigd: --redis: %s\n", msg);
@@ -86,14 +89,17 @@ void peers_stop(struct server *S)
 	S->cl = NULL;
 	relay_free(S);
 	replica_free(S);
+	roster_free(S);
 }
 
 void peers_tick(void *ctx)
 {
 	struct server *S = ctx;
 
-	if (S->cl)
+	if (S->cl) {
 		relay_tick(S);
+		roster_tick(S);
+	}
 }
 
 int peers_route_edit(struct server *S, int type, const char *name, const edit_batch *batch,

@@ -286,6 +286,7 @@ struct deferred {
 
 struct relay;
 struct replica;
+struct roster;
 
 struct server {
 	struct config o;
@@ -312,6 +313,7 @@ struct server {
 	cluster *cl;                 /* --redis: this process in the cluster; else NULL */
 	struct relay *relay;         /* edits relayed to owners (serve/relay.c) */
 	struct replica *replica;     /* log streams followed (serve/replica.c) */
+	struct roster *roster;       /* other processes' participants (serve/roster.c) */
 	bool replicating;            /* submitting a batch of a log stream */
 };
 

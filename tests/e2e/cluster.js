@@ -798,3 +798,92 @@ test('scenes created and deleted on any process reach every process', async () =
     await stopCluster(c);
   }
 });
+
+test('presence, join and leave reach the subscribers of the scene on every process', async () => {
+  const c = await startCluster();
+  const [p1, p2, p3] = c.procs;
+  try {
+    await ownerOf(c.procs, 'demo');
+    /* Two browsers' worth of clients, on processes 1 and 2. */
+    const ann = await Client.connect(p1);
+    const bob = await Client.connect(p2);
+    await ann.subscribe('demo');
+    await bob.subscribe('demo');
+    const presenceOf = (ws, name, sel, from = 0) => ws.waitFor((m) => m.type === 'presence' &&
+      m.name === name && JSON.stringify(m.selection) === JSON.stringify(sel),
+    { from, timeout: WAIT_MS, what: `${name}'s presence ${sel}` });
+    ann.send({ type: 'presence', scene: 'demo', selection: ['arm'], name: 'Ann' });
+    const seenAnn = await presenceOf(bob, 'Ann', ['arm']);
+    const join = bob.messages.find((m) => m.type === 'join' && m.client === seenAnn.client);
+    assert.ok(join, 'a join before the first presence');
+    assert.ok(bob.messages.indexOf(join) < bob.messages.indexOf(seenAnn));
+    assert.equal(join.name, 'Ann');
+    assert.equal(seenAnn.scene, 'demo');
+    bob.send({ type: 'presence', scene: 'demo', selection: ['hand', 'base'], name: 'Bob' });
+    const seenBob = await presenceOf(ann, 'Bob', ['hand', 'base']);
+    assert.notEqual(seenBob.client, seenAnn.client);
+    /* A newer selection replaces the one shown. */
+    const from = bob.messages.length;
+    ann.send({ type: 'presence', scene: 'demo', selection: ['hand'], name: 'Ann' });
+    await presenceOf(bob, 'Ann', ['hand'], from);
+    /* A subscriber arriving later on process 3 is told of both after its
+     * snapshot, with their last selections. */
+    const cat = await Client.connect(p3);
+    await cat.subscribe('demo');
+    await presenceOf(cat, 'Ann', ['hand']);
+    await presenceOf(cat, 'Bob', ['hand', 'base']);
+    /* A process that joins the cluster later asks the others for their
+     * participants (a sync) and tells its own subscribers of them. */
+    const p4 = await startRigd({ dir: tempDir('rigd-cluster-3-'),
+      args: ['--redis', c.redis.url, '--lease', String(LEASE_MS), '--log-level', 'info'] });
+    c.procs.push(p4);
+    await until('the fourth process up', async () => (await clusterOf(p4)).redis.state === 'up');
+    const dan = await until('a subscriber on the fourth process told of both', async () => {
+      const ws = await Client.connect(p4);
+      await ws.subscribe('demo');
+      try {
+        await presenceOf(ws, 'Ann', ['hand']).then(() => presenceOf(ws, 'Bob', ['hand', 'base']));
+        return ws;
+      } catch (e) {
+        ws.close();
+        throw e;
+      }
+    });
+    dan.close();
+    for (const ws of [ann, bob, cat]) assert.deepEqual(ws.schemaViolations, []);
+    /* Ann leaves: the others hear it on their processes. */
+    const fromB = bob.messages.length;
+    const fromC = cat.messages.length;
+    ann.close();
+    for (const [ws, at] of [[bob, fromB], [cat, fromC]]) {
+      const left = await ws.waitFor((m) => m.type === 'leave' && m.client === seenAnn.client,
+        { from: at, timeout: WAIT_MS, what: 'Ann leaving' });
+      assert.equal(left.scene, 'demo');
+    }
+    /* Bob's process dies: the others see him leave once it is gone from
+     * the cluster. */
+    const fromC2 = cat.messages.length;
+    await p2.stop('SIGKILL');
+    await cat.waitFor((m) => m.type === 'leave' && m.client === seenBob.client,
+      { from: fromC2, timeout: WAIT_MS, what: 'Bob leaving with his process' });
+    /* Garbage in the presence stream is refused and logged. */
+    const port = c.redis.port;
+    assert.match(await redisCmd(port, 'XADD', 'rigd:presence', '*', 'from', 'px', 'kind', 'presence',
+      'scene', 'demo', 'client', 'cx', 'msg', '{not json'), /^\$/);
+    assert.match(await redisCmd(port, 'XADD', 'rigd:presence', '*', 'from', 'px', 'kind', 'presence',
+      'scene', 'demo', 'client', 'cx', 'msg', '{"type":"presence","scene":"other","selection":[]}'), /^\$/);
+    assert.match(await redisCmd(port, 'XADD', 'rigd:presence', '*', 'from', 'bad id!', 'kind', 'leave',
+      'scene', 'demo', 'client', 'cx', 'msg', ''), /^\$/);
+    assert.match(await redisCmd(port, 'XADD', 'rigd:presence', '*', 'junk', '1'), /^\$/);
+    await until('the presence entries refused', async () =>
+      (p3.stderr.match(/a presence of cx on process px is refused/g) || []).length >= 2 &&
+      (p3.stderr.match(/of rigd:presence is not a rigd presence entry: refused/g) || []).length >= 2);
+    assert.ok(!cat.messages.some((m) => m.client === 'cx'), 'nothing of the garbage relayed');
+    assert.equal((await get(p3, '/healthz')).status, 200);
+    assert.equal(cat.closeCode, undefined);
+    cat.close();
+    bob.close();
+  } finally {
+    await stopCluster(c);
+  }
+});
