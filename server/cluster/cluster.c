@@ -69,7 +69,8 @@ static const char release_lua[] =
 	"return 0\n";
 
 /*
- * PUBLISH: KEYS lease, log; ARGV "id token", seq, line, maxlen, token.
+ * PUBLISH: KEYS lease, log; ARGV "id token", seq, line, maxlen, token, trim
+ * ("~": about maxlen, "=": exactly).
  * Appends a committed batch to the scene's log stream only while the lease
  * holds this process's token: the fence of the log.
  */
@@ -77,7 +78,7 @@ static const char publish_lua[] =
 	"if redis.call('GET', KEYS[1]) ~= ARGV[1] then\n"
 	"  return redis.error_reply('FENCED the lease is not held with this token')\n"
 	"end\n"
-	"return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'seq', ARGV[2],\n"
+	"return redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[6], ARGV[4], '*', 'seq', ARGV[2],\n"
 	"                  'token', ARGV[5], 'line', ARGV[3])\n";
 
 /*
@@ -752,6 +753,7 @@ cluster *cluster_new(const cluster_config *cfg, const cluster_callbacks *cb, cha
 	c->cb = *cb;
 	c->loop = cfg->loop;
 	c->lease_ms = cfg->lease_ms > 0 ? cfg->lease_ms : CLUSTER_DEFAULT_LEASE_MS;
+	c->log_keep = cfg->log_keep > 0 ? cfg->log_keep : CLUSTER_LOG_KEEP;
 	c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : CLUSTER_DEFAULT_TIMEOUT_MS;
 	c->backoff_ms = BACKOFF_MIN_MS;
 	c->state = CLUSTER_CONNECTING;
@@ -815,8 +817,9 @@ int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *lin
 {
 	char lease[CLUSTER_SCENE_MAX + 16], log[CLUSTER_SCENE_MAX + 16], holder[CLUSTER_ID_MAX + 24];
 	char num[24], tok[24], keep[16];
-	const char *argv[] = {"EVAL", publish_lua, "2", lease, log, holder, num, line, keep, tok};
-	size_t lens[10];
+	const char *argv[] = {"EVAL", publish_lua, "2", lease, log, holder, num, line, keep, tok,
+			      c->log_keep < 1000 ? "=" : "~"};
+	size_t lens[11];
 	struct cl_lease *l = cl_lease_find(c, scene);
 	struct cmd *cmd;
 
@@ -831,15 +834,15 @@ int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *lin
 	snprintf(holder, sizeof(holder), "%s %" PRId64, c->id, l->token);
 	snprintf(num, sizeof(num), "%" PRIu64, seq);
 	snprintf(tok, sizeof(tok), "%" PRId64, l->token);
-	snprintf(keep, sizeof(keep), "%d", CLUSTER_LOG_KEEP);
-	for (int i = 0; i < 10; i++)
+	snprintf(keep, sizeof(keep), "%d", c->log_keep);
+	for (int i = 0; i < 11; i++)
 		lens[i] = strlen(argv[i]);
 	lens[7] = len;
 	cmd->kind = CMD_PUBLISH;
 	cmd->token = l->token;
 	cmd->seq = seq;
 	snprintf(cmd->scene, sizeof(cmd->scene), "%s", scene);
-	return send_cmd_lens(c, cmd, 10, argv, lens) ? RIGD_E_UNAVAILABLE : 0;
+	return send_cmd_lens(c, cmd, 11, argv, lens) ? RIGD_E_UNAVAILABLE : 0;
 }
 
 int cluster_want(cluster *c, const char *scene)

@@ -81,6 +81,8 @@ typedef struct cluster_config {
 	const char *id;           /* this process's id, [A-Za-z0-9_.:-], < CLUSTER_ID_MAX */
 	const char *advertise;    /* the URL clients reach this process at */
 	int lease_ms;             /* 0: CLUSTER_DEFAULT_LEASE_MS */
+	int log_keep;             /* entries a log stream keeps (exactly under
+				     1000, else about); 0: CLUSTER_LOG_KEEP */
 	int timeout_ms;           /* a command unanswered this long drops the
 				     connection; 0: CLUSTER_DEFAULT_TIMEOUT_MS */
 } cluster_config;
@@ -136,6 +138,15 @@ typedef struct cluster_callbacks {
 	/* The reader of the streams connected for the first time. May be
 	 * NULL. */
 	void (*reader_up)(void *ctx);
+	/* Process 'from' fell behind the log stream of scene 'scene' and asks
+	 * this process, its owner, for the batches from seq 'since' on
+	 * (answer with cluster_catchup_line). May be NULL. */
+	void (*catchup_ask)(void *ctx, const char *from, const char *scene, uint64_t since);
+	/* The owner sends batch 'seq' of scene 'scene' that this process asked
+	 * for ('line', its log line, not checked here); 'more': the owner has
+	 * batches after it that it did not send yet. May be NULL. */
+	void (*catchup_line)(void *ctx, const char *scene, uint64_t seq, const char *line,
+			     size_t len, bool more);
 } cluster_callbacks;
 
 /* One lease as this process sees it (cluster_leases). */
@@ -309,6 +320,22 @@ int cluster_scene_known(cluster *c, const char *name, int dims);
  */
 int cluster_presence_send(cluster *c, const char *kind, const char *scene, const char *client,
 			  const char *msg, size_t len);
+
+/*
+ * Asks process 'owner' (the owner of 'scene') for the batches of 'scene'
+ * from seq 'since' on, through its request stream. 0 once sent,
+ * RIGD_E_UNAVAILABLE, RIGD_E_BAD_ID, RIGD_E_NOMEM.
+ */
+int cluster_catchup_ask(cluster *c, const char *owner, const char *scene, uint64_t since);
+
+/*
+ * Sends batch 'seq' of 'scene' ('line', 'len' bytes) to process 'to',
+ * which asked for it, through its answer stream; 'more' when more batches
+ * follow that this call does not send. 0 once sent, RIGD_E_UNAVAILABLE,
+ * RIGD_E_BAD_ID, RIGD_E_TOO_LARGE, RIGD_E_NOMEM.
+ */
+int cluster_catchup_line(cluster *c, const char *to, const char *scene, uint64_t seq,
+			 const char *line, size_t len, bool more);
 
 /* Forgets scene 'name' (deleted): no more lease asked for (one held is
  * given back) and its log stream no longer read. */

@@ -57,6 +57,7 @@ struct cluster {
 	char host[CLUSTER_HOST_MAX];
 	int port;
 	int lease_ms, timeout_ms;
+	int log_keep;                /* entries a log stream keeps */
 	cluster_callbacks cb;
 	struct uv_loop_s *loop;
 	struct uv_timer_s *timer;    /* the tick (allocated: closed after free) */
@@ -144,6 +145,16 @@ bool cl_take_scene_event(struct cluster *c, const void *fields);
 /* presence.c: one entry of rigd:presence; false when it is not a rigd
  * presence entry. */
 bool cl_take_presence(struct cluster *c, const void *fields);
+/* catchup.c: a request entry asking for batches (exactly from, scene,
+ * since), and an answer entry carrying one (exactly scene, seq, line,
+ * more); false when the entry is not of that shape. */
+bool cl_take_catchup_ask(struct cluster *c, const void *fields);
+bool cl_take_catchup_line(struct cluster *c, const void *fields);
+/* forward.c: appends one entry of 'n_fields' fields to stream 'key' (trimmed
+ * to about 10,000 entries, expiring a minute after its last). 0,
+ * RIGD_E_UNAVAILABLE, RIGD_E_NOMEM. */
+int cl_append(struct cluster *c, const char *key, const char **fields, const size_t *lens,
+	      int n_fields);
 /* Gives the lease of 'l' back if held, and drops its record. */
 void cl_lease_drop(struct cluster *c, const char *scene);
 

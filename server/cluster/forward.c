@@ -351,7 +351,10 @@ static void take_stream(struct cluster *c, const redisReply *s, const char *fwd_
 			continue;  /* Redis writes ids itself: not expected */
 		memcpy(last, e->element[0]->str, e->element[0]->len + 1);
 		ok = e->element[1]->type == REDIS_REPLY_ARRAY &&
-		     (fwd ? take_request(c, e->element[1]) : take_answer(c, e->element[1]));
+		     (fwd ? (e->element[1]->elements == 6 ? cl_take_catchup_ask(c, e->element[1]) :
+						   take_request(c, e->element[1])) :
+			    (e->element[1]->elements == 8 ? cl_take_catchup_line(c, e->element[1]) :
+						   take_answer(c, e->element[1])));
 		if (!ok) {
 			c->stats.errors++;
 			cl_log(c, CL_LOG_WARN, "redis: entry %s of %s is not a rigd %s: refused",
@@ -489,9 +492,8 @@ void cl_reader_close(struct cluster *c)
 	}
 }
 
-/* Appends one entry to 'key' and renews the key's expiry. */
-static int append(struct cluster *c, const char *key, const char **fields, const size_t *lens,
-		  int n_fields)
+int cl_append(struct cluster *c, const char *key, const char **fields, const size_t *lens,
+	      int n_fields)
 {
 	const char *argv[20] = {"XADD", key, "MAXLEN", "~", STREAM_MAXLEN, "*"};
 	size_t alen[20];
@@ -527,7 +529,7 @@ int cluster_forward(cluster *c, const char *owner, uint64_t rid, const char *sce
 	for (int i = 0; i < 8; i++)
 		l[i] = strlen(f[i]);
 	l[7] = len;
-	return append(c, key, f, l, 8);
+	return cl_append(c, key, f, l, 8);
 }
 
 int cluster_answer(cluster *c, const char *to, const cluster_answer_info *a)
@@ -549,5 +551,5 @@ int cluster_answer(cluster *c, const char *to, const cluster_answer_info *a)
 	snprintf(op, sizeof(op), "%d", a->op >= 0 ? a->op : -1);
 	for (int i = 0; i < 14; i++)
 		l[i] = strlen(f[i]);
-	return append(c, key, f, l, 14);
+	return cl_append(c, key, f, l, 14);
 }

@@ -52,6 +52,7 @@ int peers_start(struct server *S)
 	cfg.id = id;
 	cfg.advertise = url;
 	cfg.lease_ms = S->o.lease_ms;
+	cfg.log_keep = S->o.log_keep;
 	memset(&cb, 0, sizeof(cb));
 	cb.ctx = S;
 	cb.log = on_log;  /* the cluster logs its connection and leases */
@@ -64,6 +65,8 @@ int peers_start(struct server *S)
 	cb.state = lifecycle_state;
 	cb.presence = roster_entry;
 	cb.reader_up = roster_reader_up;
+	cb.catchup_ask = replica_catchup_ask;
+	cb.catchup_line = replica_catchup_line;
 	S->cl = cluster_new(&cfg, &cb, msg, sizeof(msg));
 	if (!S->cl) {
 		fprintf(stderr, "rigd: --redis: %s\n", msg);
@@ -99,6 +102,7 @@ void peers_tick(void *ctx)
 	if (S->cl) {
 		relay_tick(S);
 		roster_tick(S);
+		replica_tick(S);
 	}
 }
 

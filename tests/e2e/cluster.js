@@ -887,3 +887,80 @@ test('presence, join and leave reach the subscribers of the scene on every proce
     await stopCluster(c);
   }
 });
+
+test('a process behind what the log stream keeps catches up from the owner', async () => {
+  const dir = tempDir('rigd-cluster-');
+  const redis = await startRedis(dir, await freePort());
+  const args = ['--redis', redis.url, '--lease', String(LEASE_MS), '--log-level', 'info',
+    '--log-keep', '10'];
+  const c = { redis, procs: [], dir };
+  try {
+    for (let k = 0; k < 3; k++) {
+      c.procs.push(await startRigd({ dir: tempDir(`rigd-cluster-${k}-`), args }));
+    }
+    const owner = await ownerOf(c.procs, 'demo');
+    const [paused, killed] = c.procs.filter((p) => p !== owner.proc);
+    const viewer = await Client.connect(paused);
+    await viewer.subscribe('demo');
+    /* One process paused, another killed, while the owner commits 620
+     * batches: the stream keeps the last 10 only, and an owner sends at
+     * most 500 for one ask. */
+    process.kill(paused.rigdPid, 'SIGSTOP');
+    paused.paused = true;
+    const killedDb = killed.db;
+    const killedDir = killed.dir;
+    await killed.stop('SIGKILL');
+    let last = 0;
+    try {
+      for (let i = 1; i <= 620; i++) {
+        const r = await postEdit(owner.proc, 'demo', { client: 'storm', client_seq: i,
+          ops: [{ op: 'set', id: 'arm', euler: [0, 0, i] }] });
+        assert.equal(r.status, 200, r.text);
+        last = r.json.seq;
+      }
+      const kept = await redisCmd(redis.port, 'XLEN', 'rigd:log:demo');
+      assert.equal(kept, ':10', 'the stream keeps 10 entries');
+    } finally {
+      process.kill(paused.rigdPid, 'SIGCONT');
+      paused.paused = false;
+    }
+    /* The killed process starts again on its database. */
+    const back = await startRigd({ dir: killedDir, db: killedDb, args });
+    c.procs.push(back);
+    for (const p of [paused, back]) {
+      await until(`${p === back ? 'the restarted' : 'the paused'} process at the owner's seq`,
+        async () => (await get(p, '/api/scenes/demo')).json.seq === last);
+    }
+    const ref = await logOf(owner.proc, 'demo');
+    assert.deepEqual(ref.map((l) => l.seq), ref.map((_, i) => i + 1));
+    for (const p of [paused, back]) {
+      assert.deepEqual(await logOf(p, 'demo'), ref);
+      assert.equal((await get(p, '/api/scenes/demo')).text, (await get(owner.proc, '/api/scenes/demo')).text);
+      assert.match(p.stderr, /fell behind what the stream keeps and asks the scene's owner/);
+      assert.match(p.stderr, /asked process p[0-9a-f]{8} for batches from \d+/);
+      assert.match((await get(p, '/metrics')).text, /rigd_cluster_catchup_asks_total [1-9]/);
+    }
+    assert.match((await get(owner.proc, '/metrics')).text, /rigd_cluster_catchup_sent_total [1-9]/);
+    assert.ok((owner.proc.stderr.match(/sent to process p[0-9a-f]{8}, which fell behind/g) || []).length >= 4,
+      'two parts for each of the two');
+    /* The paused process's viewer converges without being disconnected. */
+    await viewer.waitSeq('demo', last, WAIT_MS);
+    const worlds = {};
+    for (const n of (await get(owner.proc, '/api/scenes/demo')).json.nodes) worlds[n.id] = n.world;
+    assert.deepEqual(viewer.worlds('demo'), worlds);
+    assert.equal(viewer.closeCode, undefined);
+    viewer.close();
+    /* Garbage shaped like an ask or a batch is refused and logged. */
+    const id = (await clusterOf(owner.proc)).process;
+    assert.match(await redisCmd(redis.port, 'XADD', `rigd:fwd:${id}`, '*', 'from', 'px', 'scene',
+      'demo', 'since', '0'), /^\$/);
+    assert.match(await redisCmd(redis.port, 'XADD', `rigd:ans:${id}`, '*', 'scene', 'demo', 'seq',
+      '1', 'line', '{}', 'more', 'x'), /^\$/);
+    await until('the entries refused', async () =>
+      /is not a rigd request: refused/.test(owner.proc.stderr) &&
+      /is not a rigd answer: refused/.test(owner.proc.stderr));
+    assert.equal((await get(owner.proc, '/healthz')).status, 200);
+  } finally {
+    await stopCluster(c);
+  }
+});
