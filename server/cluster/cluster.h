@@ -135,8 +135,8 @@ typedef struct cluster_callbacks {
 	 * the presence of every participant again. May be NULL. */
 	void (*presence)(void *ctx, const char *from, const char *kind, const char *scene,
 			 const char *client, const char *msg, size_t len);
-	/* The reader of the streams connected for the first time. May be
-	 * NULL. */
+	/* The reader of the streams connected (the first time, or again after
+	 * a loss). May be NULL. */
 	void (*reader_up)(void *ctx);
 	/* Process 'from' fell behind the log stream of scene 'scene' and asks
 	 * this process, its owner, for the batches from seq 'since' on

@@ -125,6 +125,8 @@ static void rd_on_connect(const redisAsyncContext *cac, int status)
 	if (c->fwd_last[0]) {
 		c->rd_up = true;
 		rd_read(c);
+		if (c->cb.reader_up)
+			c->cb.reader_up(c->cb.ctx);
 		return;
 	}
 	c->rd_waiting_ms = cl_now_ms();

@@ -28,7 +28,7 @@ void roster_local_leave(struct server *S, struct client *c, const char *scene);
 void roster_send_peers(struct server *S, struct client *c, struct room *st);
 
 /* The cluster's callbacks (ctx the server): an entry of the presence
- * stream, and the reader's first connection (asks for a sync). */
+ * stream, and the reader's connection, first or again (asks for a sync). */
 void roster_entry(void *ctx, const char *from, const char *kind, const char *scene,
 		  const char *client, const char *msg, size_t len);
 void roster_reader_up(void *ctx);
