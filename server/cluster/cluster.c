@@ -69,7 +69,8 @@ static const char release_lua[] =
 	"return 0\n";
 
 /*
- * PUBLISH: KEYS lease, log; ARGV "id token", seq, line, maxlen, token.
+ * PUBLISH: KEYS lease, log; ARGV "id token", seq, line, maxlen, token, trim
+ * ("~": about maxlen, "=": exactly).
  * Appends a committed batch to the scene's log stream only while the lease
  * holds this process's token: the fence of the log.
  */
@@ -77,7 +78,7 @@ static const char publish_lua[] =
 	"if redis.call('GET', KEYS[1]) ~= ARGV[1] then\n"
 	"  return redis.error_reply('FENCED the lease is not held with this token')\n"
 	"end\n"
-	"return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'seq', ARGV[2],\n"
+	"return redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[6], ARGV[4], '*', 'seq', ARGV[2],\n"
 	"                  'token', ARGV[5], 'line', ARGV[3])\n";
 
 /*
@@ -104,7 +105,7 @@ static const char heartbeat_lua[] =
 	"return out\n";
 
 enum cmd_kind { CMD_ACQUIRE, CMD_RENEW, CMD_RELEASE, CMD_HEARTBEAT, CMD_OTHER, CMD_PUBLISH,
-		CMD_LOG_END };
+		CMD_LOG_END, CMD_SCENE };
 
 /* What a reply callback needs: freed by it. */
 struct cmd {
@@ -112,7 +113,7 @@ struct cmd {
 	uint64_t sent_ms;
 	char scene[CLUSTER_SCENE_MAX + 1];
 	int64_t token;               /* RENEW: the token renewed */
-	uint64_t seq;                /* PUBLISH: the batch */
+	uint64_t seq;                /* PUBLISH: the batch; SCENE: the caller's ref */
 };
 
 uint64_t cl_now_ms(void)
@@ -286,6 +287,20 @@ int cl_send(struct cluster *c, int argc, const char **argv, const size_t *lens)
 	return send_cmd_lens(c, cmd, argc, argv, lens) ? RIGD_E_UNAVAILABLE : 0;
 }
 
+int cl_send_scene(struct cluster *c, uint64_t ref, const char *scene, int dims, int argc,
+		  const char **argv)
+{
+	struct cmd *cmd = calloc(1, sizeof(*cmd));
+
+	if (!cmd)
+		return RIGD_E_NOMEM;
+	cmd->kind = CMD_SCENE;
+	cmd->seq = ref;
+	cmd->token = dims;
+	snprintf(cmd->scene, sizeof(cmd->scene), "%s", scene);
+	return send_cmd(c, cmd, argc, argv) ? RIGD_E_UNAVAILABLE : 0;
+}
+
 /* ---- leases ---- */
 
 struct cl_lease *cl_lease_find(const struct cluster *c, const char *scene)
@@ -435,6 +450,27 @@ static void send_renew(struct cluster *c, struct cl_lease *l, int kind)
 		l->in_flight = true;
 }
 
+void cl_lease_drop(struct cluster *c, const char *scene)
+{
+	struct cl_lease *l = cl_lease_find(c, scene);
+	int at;
+
+	if (!l)
+		return;
+	if (l->state == CLUSTER_LEASE_OWNED) {
+		if (c->ac && c->state == CLUSTER_UP)
+			send_renew(c, l, CMD_RELEASE);
+		cl_lease_lost(c, l, "the scene was deleted");
+		l = cl_lease_find(c, scene);  /* the callback may not move it, but look again */
+		if (!l)
+			return;
+	}
+	at = (int)(l - c->leases);
+	memmove(&c->leases[at], &c->leases[at + 1],
+		(size_t)(c->n_leases - at - 1) * sizeof(*c->leases));
+	c->n_leases--;
+}
+
 static void send_heartbeat(struct cluster *c)
 {
 	char ttl[24], info[CLUSTER_URL_MAX + 24];
@@ -458,7 +494,7 @@ static void send_heartbeat(struct cluster *c)
 static void refused(struct cluster *c, const struct cmd *cmd, const redisReply *r)
 {
 	static const char *const names[] = {"acquire", "renew", "release", "heartbeat", "command",
-					    "publish", "log end"};
+					    "publish", "log end", "scene"};
 
 	c->stats.errors++;
 	cl_log(c, CL_LOG_WARN, "redis: %s%s%s: %s%.*s", names[cmd->kind], cmd->scene[0] ? " of " : "",
@@ -614,6 +650,8 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 	if (!r && cmd->kind == CMD_PUBLISH && c->cb.published && !c->freeing)
 		c->cb.published(c->cb.ctx, cmd->scene, cmd->seq, false,
 				"the connection to Redis was lost before it answered");
+	if (!r && cmd->kind == CMD_SCENE && !c->freeing)
+		cl_scene_reply(c, cmd->seq, cmd->scene, (int)cmd->token, NULL);
 	if (c->ac == ac && c->n_out > 0 && --c->n_out > 0)
 		c->wait_since_ms = cl_now_ms();
 	if (r && !c->freeing) {
@@ -632,6 +670,9 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 			break;
 		case CMD_LOG_END:
 			log_end_reply(c, cmd, r);
+			break;
+		case CMD_SCENE:
+			cl_scene_reply(c, cmd->seq, cmd->scene, (int)cmd->token, r);
 			break;
 		default:
 			if (r->type == REDIS_REPLY_ERROR)
@@ -712,6 +753,7 @@ cluster *cluster_new(const cluster_config *cfg, const cluster_callbacks *cb, cha
 	c->cb = *cb;
 	c->loop = cfg->loop;
 	c->lease_ms = cfg->lease_ms > 0 ? cfg->lease_ms : CLUSTER_DEFAULT_LEASE_MS;
+	c->log_keep = cfg->log_keep > 0 ? cfg->log_keep : CLUSTER_LOG_KEEP;
 	c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : CLUSTER_DEFAULT_TIMEOUT_MS;
 	c->backoff_ms = BACKOFF_MIN_MS;
 	c->state = CLUSTER_CONNECTING;
@@ -775,8 +817,9 @@ int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *lin
 {
 	char lease[CLUSTER_SCENE_MAX + 16], log[CLUSTER_SCENE_MAX + 16], holder[CLUSTER_ID_MAX + 24];
 	char num[24], tok[24], keep[16];
-	const char *argv[] = {"EVAL", publish_lua, "2", lease, log, holder, num, line, keep, tok};
-	size_t lens[10];
+	const char *argv[] = {"EVAL", publish_lua, "2", lease, log, holder, num, line, keep, tok,
+			      c->log_keep < 1000 ? "=" : "~"};
+	size_t lens[11];
 	struct cl_lease *l = cl_lease_find(c, scene);
 	struct cmd *cmd;
 
@@ -791,15 +834,15 @@ int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *lin
 	snprintf(holder, sizeof(holder), "%s %" PRId64, c->id, l->token);
 	snprintf(num, sizeof(num), "%" PRIu64, seq);
 	snprintf(tok, sizeof(tok), "%" PRId64, l->token);
-	snprintf(keep, sizeof(keep), "%d", CLUSTER_LOG_KEEP);
-	for (int i = 0; i < 10; i++)
+	snprintf(keep, sizeof(keep), "%d", c->log_keep);
+	for (int i = 0; i < 11; i++)
 		lens[i] = strlen(argv[i]);
 	lens[7] = len;
 	cmd->kind = CMD_PUBLISH;
 	cmd->token = l->token;
 	cmd->seq = seq;
 	snprintf(cmd->scene, sizeof(cmd->scene), "%s", scene);
-	return send_cmd_lens(c, cmd, 10, argv, lens) ? RIGD_E_UNAVAILABLE : 0;
+	return send_cmd_lens(c, cmd, 11, argv, lens) ? RIGD_E_UNAVAILABLE : 0;
 }
 
 int cluster_want(cluster *c, const char *scene)
@@ -823,59 +866,4 @@ bool cluster_owns(const cluster *c, const char *scene, int64_t *token)
 	if (token)
 		*token = l->token;
 	return true;
-}
-
-static void lease_info(const struct cl_lease *l, cluster_lease_info *out)
-{
-	uint64_t now = cl_now_ms();
-
-	out->scene = l->scene;
-	out->state = l->state;
-	out->token = l->state == CLUSTER_LEASE_OWNED || l->state == CLUSTER_LEASE_OTHER ? l->token : 0;
-	out->owner = out->token ? l->owner : "";
-	out->valid_ms = l->state == CLUSTER_LEASE_OWNED && l->valid_until_ms > now ?
-				(int64_t)(l->valid_until_ms - now) : 0;
-	out->log_seq = l->state == CLUSTER_LEASE_OWNED ? l->log_seq : -1;
-}
-
-void cluster_lease_of(const cluster *c, const char *scene, cluster_lease_info *out)
-{
-	const struct cl_lease *l = cl_lease_find(c, scene);
-
-	memset(out, 0, sizeof(*out));
-	out->scene = scene;
-	out->owner = "";
-	out->log_seq = -1;
-	if (l)
-		lease_info(l, out);
-}
-
-int cluster_leases(const cluster *c, cluster_lease_info *out, int cap)
-{
-	for (int i = 0; i < c->n_leases && i < cap; i++)
-		lease_info(&c->leases[i], &out[i]);
-	return c->n_leases;
-}
-
-void cluster_get_stats(const cluster *c, cluster_stats *out)
-{
-	*out = c->stats;
-	out->state = c->state;
-	out->leases_owned = 0;
-	for (int i = 0; i < c->n_leases; i++)
-		out->leases_owned += cluster_owns(c, c->leases[i].scene, NULL);
-}
-
-const char *cluster_state_name(int state)
-{
-	static const char *const names[] = {"connecting", "up", "down"};
-
-	return state >= 0 && state <= CLUSTER_DOWN ? names[state] : "?";
-}
-
-const char *cluster_lease_state_name(int state)
-{
-	static const char *const names[] = {"none", "asking", "owned", "other"};
-
-	return state >= 0 && state <= CLUSTER_LEASE_OTHER ? names[state] : "?";
 }

@@ -5,7 +5,8 @@
  * one process that may apply and commit the scene's edits), and the
  * streams: edits relayed to an owner and its answers, and each scene's
  * log stream, which the owner appends to (fenced by its token) and every
- * process reads.
+ * process reads; and the catalog of scenes, created and deleted across the
+ * cluster (catalog.c).
  *
  * A lease is the Redis key rigd:lease:SCENE holding "PROCESS TOKEN", set
  * only when absent, with an expiry (cluster_config.lease_ms), by a script
@@ -80,6 +81,8 @@ typedef struct cluster_config {
 	const char *id;           /* this process's id, [A-Za-z0-9_.:-], < CLUSTER_ID_MAX */
 	const char *advertise;    /* the URL clients reach this process at */
 	int lease_ms;             /* 0: CLUSTER_DEFAULT_LEASE_MS */
+	int log_keep;             /* entries a log stream keeps (exactly under
+				     1000, else about); 0: CLUSTER_LOG_KEEP */
 	int timeout_ms;           /* a command unanswered this long drops the
 				     connection; 0: CLUSTER_DEFAULT_TIMEOUT_MS */
 } cluster_config;
@@ -113,6 +116,37 @@ typedef struct cluster_callbacks {
 	 * connection lost before the answer, when it may be there or not).
 	 * May be NULL. */
 	void (*published)(void *ctx, const char *name, uint64_t seq, bool ok, const char *why);
+	/* A scene was created ('dims' 2 or 3) or deleted (dims 0) in the
+	 * cluster, by process 'from' (this one too), read from the stream of
+	 * scene events in the order Redis took them. May be NULL. */
+	void (*scene_event)(void *ctx, const char *name, int dims, const char *from);
+	/* What became of cluster_scene_create or cluster_scene_delete 'ref'
+	 * ('dims' as asked: 2 or 3 for a create, 0 for a delete): 0 done;
+	 * RIGD_E_SCENE_EXISTS (create: the cluster has the name already,
+	 * with 'there' dims, 2 or 3); RIGD_E_UNAVAILABLE (Redis refused it
+	 * or the connection was lost before it answered: it may have been
+	 * done or not). May be NULL. */
+	void (*scene_done)(void *ctx, uint64_t ref, const char *name, int rc, int dims,
+			   int there);
+	/* Another process 'from' says, of its participant 'client' of scene
+	 * 'scene': "presence" (msg: the presence message as a client sends it,
+	 * 'len' bytes of JSON, not checked here) or "leave" (msg ""); or
+	 * "sync" (scene and client "*"): it has just connected and asks for
+	 * the presence of every participant again. May be NULL. */
+	void (*presence)(void *ctx, const char *from, const char *kind, const char *scene,
+			 const char *client, const char *msg, size_t len);
+	/* The reader of the streams connected (the first time, or again after
+	 * a loss). May be NULL. */
+	void (*reader_up)(void *ctx);
+	/* Process 'from' fell behind the log stream of scene 'scene' and asks
+	 * this process, its owner, for the batches from seq 'since' on
+	 * (answer with cluster_catchup_line). May be NULL. */
+	void (*catchup_ask)(void *ctx, const char *from, const char *scene, uint64_t since);
+	/* The owner sends batch 'seq' of scene 'scene' that this process asked
+	 * for ('line', its log line, not checked here); 'more': the owner has
+	 * batches after it that it did not send yet. May be NULL. */
+	void (*catchup_line)(void *ctx, const char *scene, uint64_t seq, const char *line,
+			     size_t len, bool more);
 } cluster_callbacks;
 
 /* One lease as this process sees it (cluster_leases). */
@@ -251,6 +285,61 @@ int cluster_follow(cluster *c, const char *scene, bool again);
  * (rigd:ans:TO, trimmed and expiring as above). 0 once sent,
  * RIGD_E_UNAVAILABLE, RIGD_E_BAD_ID, RIGD_E_NOMEM. */
 int cluster_answer(cluster *c, const char *to, const cluster_answer_info *a);
+
+/*
+ * Creates scene 'name' ('dims' 2 or 3) in the cluster: one script adds it
+ * to the catalog rigd:scenes (a hash of name to dims) only when the name is
+ * absent there, and then appends a create event to rigd:scene-events, which
+ * every process reads (callbacks.scene_event). The answer comes through
+ * callbacks.scene_done with 'ref'. 0 once sent, RIGD_E_UNAVAILABLE when
+ * Redis is not connected, RIGD_E_NOMEM.
+ */
+int cluster_scene_create(cluster *c, uint64_t ref, const char *name, int dims);
+
+/*
+ * Deletes scene 'name' in the cluster: one script removes it from the
+ * catalog, deletes its log stream and its lease (its fencing counter stays,
+ * so tokens keep growing if the name comes back), and appends a delete
+ * event. Answered as cluster_scene_create. 0, RIGD_E_UNAVAILABLE,
+ * RIGD_E_NOMEM.
+ */
+int cluster_scene_delete(cluster *c, uint64_t ref, const char *name);
+
+/* Records scene 'name' ('dims') in the catalog when the name is absent
+ * there (a scene of this process's database at start). 0, or
+ * RIGD_E_UNAVAILABLE when not connected, RIGD_E_NOMEM. */
+int cluster_scene_known(cluster *c, const char *name, int dims);
+
+/*
+ * Appends to the cluster's presence stream rigd:presence (trimmed to about
+ * 1,000 entries): 'kind' "presence" (msg: the participant's presence
+ * message, 'len' bytes), "leave" (msg "") of participant 'client' of
+ * 'scene', or "sync" (scene and client "*", msg ""). Every other process
+ * reads it (callbacks.presence). 0 once sent, RIGD_E_UNAVAILABLE when not
+ * connected, RIGD_E_TOO_LARGE (over 1 MiB), RIGD_E_NOMEM.
+ */
+int cluster_presence_send(cluster *c, const char *kind, const char *scene, const char *client,
+			  const char *msg, size_t len);
+
+/*
+ * Asks process 'owner' (the owner of 'scene') for the batches of 'scene'
+ * from seq 'since' on, through its request stream. 0 once sent,
+ * RIGD_E_UNAVAILABLE, RIGD_E_BAD_ID, RIGD_E_NOMEM.
+ */
+int cluster_catchup_ask(cluster *c, const char *owner, const char *scene, uint64_t since);
+
+/*
+ * Sends batch 'seq' of 'scene' ('line', 'len' bytes) to process 'to',
+ * which asked for it, through its answer stream; 'more' when more batches
+ * follow that this call does not send. 0 once sent, RIGD_E_UNAVAILABLE,
+ * RIGD_E_BAD_ID, RIGD_E_TOO_LARGE, RIGD_E_NOMEM.
+ */
+int cluster_catchup_line(cluster *c, const char *to, const char *scene, uint64_t seq,
+			 const char *line, size_t len, bool more);
+
+/* Forgets scene 'name' (deleted): no more lease asked for (one held is
+ * given back) and its log stream no longer read. */
+void cluster_forget(cluster *c, const char *name);
 
 /* The name of a state for people and JSON ("connecting", "up", "down";
  * "none", "asking", "owned", "other" for a lease). */

@@ -57,6 +57,7 @@ struct cluster {
 	char host[CLUSTER_HOST_MAX];
 	int port;
 	int lease_ms, timeout_ms;
+	int log_keep;                /* entries a log stream keeps */
 	cluster_callbacks cb;
 	struct uv_loop_s *loop;
 	struct uv_timer_s *timer;    /* the tick (allocated: closed after free) */
@@ -82,6 +83,8 @@ struct cluster {
 	uint64_t rd_next_ms;         /* when the next attempt may start */
 	uint64_t rd_waiting_ms;      /* since when the pending read waits; 0: none */
 	char fwd_last[48], ans_last[48]; /* the last entry ids read */
+	char events_last[48];        /* ... and of rigd:scene-events */
+	char presence_last[48];      /* ... and of rigd:presence */
 	struct cl_follow *follows;   /* scenes whose log stream is read */
 	int n_follows, cap_follows;
 };
@@ -127,6 +130,33 @@ int cl_send(struct cluster *c, int argc, const char **argv, const size_t *lens);
 
 /* The lease of 'l' is another's now (why: for the log). */
 void cl_lease_lost(struct cluster *c, struct cl_lease *l, const char *why);
+
+/* Sends a catalog command (catalog.c) whose reply goes to cl_scene_reply
+ * with 'ref', 'scene' and 'dims'. 0, or RIGD_E_UNAVAILABLE / RIGD_E_NOMEM. */
+int cl_send_scene(struct cluster *c, uint64_t ref, const char *scene, int dims, int argc,
+		  const char **argv);
+/* catalog.c: the reply to a catalog command (NULL: the connection was lost
+ * before it came). */
+void cl_scene_reply(struct cluster *c, uint64_t ref, const char *scene, int dims,
+		    const void *reply);
+/* catalog.c: one entry of rigd:scene-events (a redisReply array of fields);
+ * false when it is not a rigd scene event. */
+bool cl_take_scene_event(struct cluster *c, const void *fields);
+/* presence.c: one entry of rigd:presence; false when it is not a rigd
+ * presence entry. */
+bool cl_take_presence(struct cluster *c, const void *fields);
+/* catchup.c: a request entry asking for batches (exactly from, scene,
+ * since), and an answer entry carrying one (exactly scene, seq, line,
+ * more); false when the entry is not of that shape. */
+bool cl_take_catchup_ask(struct cluster *c, const void *fields);
+bool cl_take_catchup_line(struct cluster *c, const void *fields);
+/* forward.c: appends one entry of 'n_fields' fields to stream 'key' (trimmed
+ * to about 10,000 entries, expiring a minute after its last). 0,
+ * RIGD_E_UNAVAILABLE, RIGD_E_NOMEM. */
+int cl_append(struct cluster *c, const char *key, const char **fields, const size_t *lens,
+	      int n_fields);
+/* Gives the lease of 'l' back if held, and drops its record. */
+void cl_lease_drop(struct cluster *c, const char *scene);
 
 /* forward.c: the reader connection's part of the timer (connect while the
  * main connection is up, drop a read that waits too long). */

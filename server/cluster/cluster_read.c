@@ -4,7 +4,8 @@
  * entries of the process registry, and the list of live processes they
  * make. Another program may have written anything into rigd's keys: every
  * reader here refuses what is not exactly of its shape and changes nothing
- * then.
+ * then. Also what the cluster tells of itself: its leases, counters and
+ * the names of its states.
  */
 #include "cluster.h"
 #include "cluster_internal.h"
@@ -168,4 +169,61 @@ const char *cluster_process_url(const cluster *c, const char *id)
 		if (strcmp(c->procs[i].id, id) == 0)
 			return c->procs[i].url;
 	return NULL;
+}
+
+/* ---- what the cluster tells of itself ---- */
+
+static void lease_info(const struct cl_lease *l, cluster_lease_info *out)
+{
+	uint64_t now = cl_now_ms();
+
+	out->scene = l->scene;
+	out->state = l->state;
+	out->token = l->state == CLUSTER_LEASE_OWNED || l->state == CLUSTER_LEASE_OTHER ? l->token : 0;
+	out->owner = out->token ? l->owner : "";
+	out->valid_ms = l->state == CLUSTER_LEASE_OWNED && l->valid_until_ms > now ?
+				(int64_t)(l->valid_until_ms - now) : 0;
+	out->log_seq = l->state == CLUSTER_LEASE_OWNED ? l->log_seq : -1;
+}
+
+void cluster_lease_of(const cluster *c, const char *scene, cluster_lease_info *out)
+{
+	const struct cl_lease *l = cl_lease_find(c, scene);
+
+	memset(out, 0, sizeof(*out));
+	out->scene = scene;
+	out->owner = "";
+	out->log_seq = -1;
+	if (l)
+		lease_info(l, out);
+}
+
+int cluster_leases(const cluster *c, cluster_lease_info *out, int cap)
+{
+	for (int i = 0; i < c->n_leases && i < cap; i++)
+		lease_info(&c->leases[i], &out[i]);
+	return c->n_leases;
+}
+
+void cluster_get_stats(const cluster *c, cluster_stats *out)
+{
+	*out = c->stats;
+	out->state = c->state;
+	out->leases_owned = 0;
+	for (int i = 0; i < c->n_leases; i++)
+		out->leases_owned += cluster_owns(c, c->leases[i].scene, NULL);
+}
+
+const char *cluster_state_name(int state)
+{
+	static const char *const names[] = {"connecting", "up", "down"};
+
+	return state >= 0 && state <= CLUSTER_DOWN ? names[state] : "?";
+}
+
+const char *cluster_lease_state_name(int state)
+{
+	static const char *const names[] = {"none", "asking", "owned", "other"};
+
+	return state >= 0 && state <= CLUSTER_LEASE_OTHER ? names[state] : "?";
 }

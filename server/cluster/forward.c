@@ -2,7 +2,8 @@
  * forward.c: the streams a process reads (see cluster.h). Each process
  * reads two streams of its own, rigd:fwd:ID (edits other processes forward
  * to it as an owner) and rigd:ans:ID (the answers to the edits it
- * forwarded), and the log stream rigd:log:SCENE of every scene it follows,
+ * forwarded), the cluster's stream of scene events rigd:scene-events
+ * (catalog.c) and of presence rigd:presence (presence.c), and the log stream rigd:log:SCENE of every scene it follows,
  * on a second connection that blocks in XREAD: a blocking read on the main
  * connection would hold every lease renewal behind it. Entries are appended
  * on the main connection.
@@ -101,8 +102,12 @@ static void rd_on_time(redisAsyncContext *ac, void *reply, void *priv)
 	}
 	snprintf(c->fwd_last, sizeof(c->fwd_last), "%llu-0", sec * 1000 + usec / 1000);
 	snprintf(c->ans_last, sizeof(c->ans_last), "%s", c->fwd_last);
+	snprintf(c->events_last, sizeof(c->events_last), "%s", c->fwd_last);
+	snprintf(c->presence_last, sizeof(c->presence_last), "%s", c->fwd_last);
 	c->rd_up = true;
 	rd_read(c);
+	if (c->cb.reader_up)
+		c->cb.reader_up(c->cb.ctx);
 }
 
 static void rd_on_connect(const redisAsyncContext *cac, int status)
@@ -120,6 +125,8 @@ static void rd_on_connect(const redisAsyncContext *cac, int status)
 	if (c->fwd_last[0]) {
 		c->rd_up = true;
 		rd_read(c);
+		if (c->cb.reader_up)
+			c->cb.reader_up(c->cb.ctx);
 		return;
 	}
 	c->rd_waiting_ms = cl_now_ms();
@@ -290,6 +297,29 @@ static void take_logs(struct cluster *c, struct cl_follow *f, const redisReply *
 	}
 }
 
+/* The entries of rigd:scene-events or (presence) rigd:presence 's'. */
+static void take_events(struct cluster *c, const redisReply *s, bool presence)
+{
+	char *last = presence ? c->presence_last : c->events_last;
+
+	for (size_t i = 0; i < s->element[1]->elements; i++) {
+		const redisReply *e = s->element[1]->element[i];
+
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+		    e->element[0]->type != REDIS_REPLY_STRING ||
+		    !entry_id_ok(e->element[0]->str, e->element[0]->len))
+			continue;
+		memcpy(last, e->element[0]->str, e->element[0]->len + 1);
+		if (!(presence ? cl_take_presence(c, e->element[1]) :
+				 cl_take_scene_event(c, e->element[1]))) {
+			c->stats.errors++;
+			cl_log(c, CL_LOG_WARN, "redis: entry %s of %s is not a rigd %s: refused",
+			       e->element[0]->str, presence ? "rigd:presence" : "rigd:scene-events",
+			       presence ? "presence entry" : "scene event");
+		}
+	}
+}
+
 /* One stream of XREAD's answer: [name, [[id, [f, v, ...]], ...]]. */
 static void take_stream(struct cluster *c, const redisReply *s, const char *fwd_key)
 {
@@ -304,6 +334,13 @@ static void take_stream(struct cluster *c, const redisReply *s, const char *fwd_
 		take_logs(c, f, s);
 		return;
 	}
+	if (strncmp(s->element[0]->str, "rigd:log:", 9) == 0)
+		return;  /* a scene forgotten (deleted) while the read waited */
+	if (strcmp(s->element[0]->str, "rigd:scene-events") == 0 ||
+	    strcmp(s->element[0]->str, "rigd:presence") == 0) {
+		take_events(c, s, s->element[0]->str[5] == 'p');
+		return;
+	}
 	fwd = strcmp(s->element[0]->str, fwd_key) == 0;
 	last = fwd ? c->fwd_last : c->ans_last;
 	for (size_t i = 0; i < s->element[1]->elements; i++) {
@@ -316,7 +353,10 @@ static void take_stream(struct cluster *c, const redisReply *s, const char *fwd_
 			continue;  /* Redis writes ids itself: not expected */
 		memcpy(last, e->element[0]->str, e->element[0]->len + 1);
 		ok = e->element[1]->type == REDIS_REPLY_ARRAY &&
-		     (fwd ? take_request(c, e->element[1]) : take_answer(c, e->element[1]));
+		     (fwd ? (e->element[1]->elements == 6 ? cl_take_catchup_ask(c, e->element[1]) :
+						   take_request(c, e->element[1])) :
+			    (e->element[1]->elements == 8 ? cl_take_catchup_line(c, e->element[1]) :
+						   take_answer(c, e->element[1])));
 		if (!ok) {
 			c->stats.errors++;
 			cl_log(c, CL_LOG_WARN, "redis: entry %s of %s is not a rigd %s: refused",
@@ -356,7 +396,7 @@ static void rd_on_read(redisAsyncContext *ac, void *reply, void *priv)
 
 static void rd_read(struct cluster *c)
 {
-	int n = c->n_follows, argc = 10 + 2 * n;
+	int n = c->n_follows, argc = 14 + 2 * n;
 	char fwd[CLUSTER_ID_MAX + 16], ans[CLUSTER_ID_MAX + 16], block[16];
 	const char **argv = calloc((size_t)argc, sizeof(*argv));
 	char (*keys)[CLUSTER_SCENE_MAX + 16] = calloc((size_t)n + 1, sizeof(*keys));
@@ -378,14 +418,18 @@ static void rd_read(struct cluster *c)
 	argv[5] = "STREAMS";
 	argv[6] = fwd;
 	argv[7] = ans;
+	argv[8] = "rigd:scene-events";
+	argv[9] = "rigd:presence";
 	for (int i = 0; i < n; i++) {
 		snprintf(keys[i], sizeof(keys[i]), "rigd:log:%s", c->follows[i].scene);
-		argv[8 + i] = keys[i];
+		argv[10 + i] = keys[i];
 	}
-	argv[8 + n] = c->fwd_last;
-	argv[9 + n] = c->ans_last;
+	argv[10 + n] = c->fwd_last;
+	argv[11 + n] = c->ans_last;
+	argv[12 + n] = c->events_last;
+	argv[13 + n] = c->presence_last;
 	for (int i = 0; i < n; i++)
-		argv[10 + n + i] = c->follows[i].last;
+		argv[14 + n + i] = c->follows[i].last;
 	c->rd_waiting_ms = cl_now_ms();
 	if (redisAsyncCommandArgv(c->rd, rd_on_read, NULL, argc, argv, NULL) != REDIS_OK)
 		rd_drop(c, "cannot read", RETRY_MS);
@@ -450,9 +494,8 @@ void cl_reader_close(struct cluster *c)
 	}
 }
 
-/* Appends one entry to 'key' and renews the key's expiry. */
-static int append(struct cluster *c, const char *key, const char **fields, const size_t *lens,
-		  int n_fields)
+int cl_append(struct cluster *c, const char *key, const char **fields, const size_t *lens,
+	      int n_fields)
 {
 	const char *argv[20] = {"XADD", key, "MAXLEN", "~", STREAM_MAXLEN, "*"};
 	size_t alen[20];
@@ -488,7 +531,7 @@ int cluster_forward(cluster *c, const char *owner, uint64_t rid, const char *sce
 	for (int i = 0; i < 8; i++)
 		l[i] = strlen(f[i]);
 	l[7] = len;
-	return append(c, key, f, l, 8);
+	return cl_append(c, key, f, l, 8);
 }
 
 int cluster_answer(cluster *c, const char *to, const cluster_answer_info *a)
@@ -510,5 +553,5 @@ int cluster_answer(cluster *c, const char *to, const cluster_answer_info *a)
 	snprintf(op, sizeof(op), "%d", a->op >= 0 ? a->op : -1);
 	for (int i = 0; i < 14; i++)
 		l[i] = strlen(f[i]);
-	return append(c, key, f, l, 14);
+	return cl_append(c, key, f, l, 14);
 }

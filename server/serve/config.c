@@ -454,6 +454,9 @@ static const config_flag server_flags[] = {
 	{.name = "--lease", .arg = "MS", NUMBER(CONFIG_INT, lease_ms, 300, 600000, 3000),
 	 .help = "how long a scene's lease lasts without renewal\n"
 		 "(renewed every third of it)"},
+	{.name = "--log-keep", .arg = "N", NUMBER(CONFIG_INT, log_keep, 10, 10000000, 10000),
+	 .help = "batches each scene's log stream in Redis keeps\n"
+		 "(about; exactly under 1000)"},
 	{.name = "--event-loop", .arg = "poll|libuv", .kind = CONFIG_BOOL_ENUM, .offset = AT(libuv),
 	 .names = loop_names, .def = 0,
 	 .help = "libwebsockets' own poll loop, or libuv (its\n"

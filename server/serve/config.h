@@ -82,6 +82,7 @@ struct config {
 	const char *redis;           /* --redis redis://HOST:PORT; NULL: alone */
 	const char *advertise;       /* --advertise URL; NULL: the served URL */
 	int lease_ms;                /* --lease MS */
+	int log_keep;                /* --log-keep N */
 };
 
 enum config_kind {

@@ -9,9 +9,11 @@
  */
 #include "peers.h"
 #include "http.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "relay.h"
 #include "replica.h"
+#include "roster.h"
 
 #include "cluster/cluster.h"
 #include "core/err.h"
@@ -50,6 +52,7 @@ int peers_start(struct server *S)
 	cfg.id = id;
 	cfg.advertise = url;
 	cfg.lease_ms = S->o.lease_ms;
+	cfg.log_keep = S->o.log_keep;
 	memset(&cb, 0, sizeof(cb));
 	cb.ctx = S;
 	cb.log = on_log;  /* the cluster logs its connection and leases */
@@ -57,6 +60,13 @@ int peers_start(struct server *S)
 	cb.answer = relay_answer;
 	cb.log_line = replica_line;
 	cb.published = replica_published;
+	cb.scene_event = lifecycle_event;
+	cb.scene_done = lifecycle_done;
+	cb.state = lifecycle_state;
+	cb.presence = roster_entry;
+	cb.reader_up = roster_reader_up;
+	cb.catchup_ask = replica_catchup_ask;
+	cb.catchup_line = replica_catchup_line;
 	S->cl = cluster_new(&cfg, &cb, msg, sizeof(msg));
 	if (!S->cl) {
 		fprintf(stderr, "rigd: --redis: %s\n", msg);
@@ -82,14 +92,18 @@ void peers_stop(struct server *S)
 	S->cl = NULL;
 	relay_free(S);
 	replica_free(S);
+	roster_free(S);
 }
 
 void peers_tick(void *ctx)
 {
 	struct server *S = ctx;
 
-	if (S->cl)
+	if (S->cl) {
 		relay_tick(S);
+		roster_tick(S);
+		replica_tick(S);
+	}
 }
 
 int peers_route_edit(struct server *S, int type, const char *name, const edit_batch *batch,

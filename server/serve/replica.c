@@ -24,6 +24,8 @@ struct rep {
 	int64_t next;                /* the seq expected next while in_turn */
 	bool in_turn;                /* batches of it are submitted this turn */
 	bool behind;                 /* a gap or a refusal was logged */
+	bool gap;                    /* behind what the stream keeps: asking the owner */
+	double asked_s;              /* when the owner was last asked (serve_now_s) */
 };
 
 struct replica {
@@ -32,6 +34,7 @@ struct replica {
 	struct pending *held;        /* answers waiting for the stream to hold them */
 	int n_held, cap_held;
 	uint64_t applied, gaps, refused, published, unconfirmed;
+	uint64_t asked, sent;        /* catch-up: asks made, batches sent as owner */
 };
 
 static struct replica *replica_of(struct server *S)
@@ -58,6 +61,25 @@ static struct rep *rep_get(struct server *S, const char *name)
 	memset(v, 0, sizeof(*v));
 	snprintf(v->scene, sizeof(v->scene), "%s", name);
 	return v;
+}
+
+#define ASK_EVERY_S 2.0   /* a gap asks the owner again this often */
+#define SEND_MAX 500      /* batches an owner sends for one ask */
+
+/* Asks the owner of the scene of 'r' for its batches from seq 'since'. */
+static void ask_owner(struct server *S, struct rep *r, int64_t since)
+{
+	cluster_lease_info li;
+
+	r->asked_s = serve_now_s();
+	cluster_lease_of(S->cl, r->scene, &li);
+	if (li.state != CLUSTER_LEASE_OTHER || since < 1)
+		return;  /* no other owner known yet: asked again later */
+	if (cluster_catchup_ask(S->cl, li.owner, r->scene, (uint64_t)since) == 0) {
+		S->replica->asked++;
+		serve_log(LOG_INFO, "cluster: scene %s: asked process %s for batches from %" PRId64,
+			  r->scene, li.owner, since);
+	}
 }
 
 /* Logs a gap or a refusal once until the scene moves on. */
@@ -125,8 +147,11 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 	if ((int64_t)seq > expect) {
 		R->gaps++;
 		behind(S, r, "cluster: scene %s: the log stream goes on at seq %" PRIu64 " and this "
-		       "process has %" PRId64 "%s: it fell behind what the stream keeps and needs a "
-		       "snapshot, which is not built yet", seq, expect - 1, "");
+		       "process has %" PRId64 "%s: it fell behind what the stream keeps and asks the "
+		       "scene's owner for the batches it lacks", seq, expect - 1, "");
+		r->gap = true;
+		if (serve_now_s() - r->asked_s >= ASK_EVERY_S)
+			ask_owner(S, r, expect);
 		return;
 	}
 	edit_error_clear(&err);
@@ -157,9 +182,86 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 		r->next = (int64_t)seq + 1;
 		r->in_turn = true;
 		r->behind = false;
+		r->gap = false;
 		R->applied++;
 	}
 	edit_batch_release(&ll.batch);
+}
+
+void replica_catchup_line(void *ctx, const char *name, uint64_t seq, const char *line,
+			  size_t len, bool more)
+{
+	struct server *S = ctx;
+	struct rep *r;
+
+	replica_line(ctx, name, seq, 0, line, len);
+	r = S->replica && engine_seq(S->e, name) >= 0 ? rep_get(S, name) : NULL;
+	if (r && more && r->in_turn && r->next == (int64_t)seq + 1)
+		ask_owner(S, r, (int64_t)seq + 1);  /* the next part, at once */
+}
+
+struct send {
+	struct server *S;
+	const char *to, *name;
+	int64_t seq, last;
+	bool more;
+};
+
+static int send_line(void *ctx, const char *line, size_t len)
+{
+	struct send *p = ctx;
+	int rc = cluster_catchup_line(p->S->cl, p->to, p->name, (uint64_t)p->seq, line, len,
+				      p->seq == p->last && p->more);
+
+	if (rc == 0)
+		p->S->replica->sent++;
+	p->seq++;
+	return rc;
+}
+
+void replica_catchup_ask(void *ctx, const char *from, const char *name, uint64_t since)
+{
+	struct server *S = ctx;
+	struct rep *r;
+	cluster_lease_info li;
+	struct send p;
+	int64_t upto;
+	int rc;
+
+	if (!cluster_owns(S->cl, name, NULL) || !replica_of(S) || !(r = rep_get(S, name)))
+		return;  /* not the owner (any more): the asker asks the next one */
+	/* Only what the stream has confirmed: a batch whose append failed may
+	 * not be kept by the cluster. */
+	cluster_lease_of(S->cl, name, &li);
+	upto = r->confirmed > li.log_seq ? r->confirmed : li.log_seq;
+	if (upto > engine_seq(S->e, name))
+		upto = engine_seq(S->e, name);
+	if ((int64_t)since > upto || since > ((uint64_t)1 << 53))
+		return;
+	p.S = S;
+	p.to = from;
+	p.name = name;
+	p.seq = (int64_t)since;
+	p.last = upto - (int64_t)since >= SEND_MAX ? (int64_t)since + SEND_MAX - 1 : upto;
+	p.more = p.last < upto;
+	rc = engine_log(S->e, name, (int64_t)since, p.last, send_line, &p);
+	serve_log(rc ? LOG_WARN : LOG_INFO, "cluster: scene %s: batches %" PRIu64 "..%" PRId64
+		  " sent to process %s, which fell behind%s%s", name, since, p.last, from,
+		  rc ? ": " : "", rc ? err_str(rc) : "");
+}
+
+void replica_tick(struct server *S)
+{
+	struct replica *R = S->replica;
+	double now = serve_now_s();
+
+	for (int i = 0; R && i < R->n; i++) {
+		struct rep *r = &R->v[i];
+		int64_t have = engine_seq(S->e, r->scene);
+
+		if (r->gap && !r->in_turn && have >= 0 && now - r->asked_s >= ASK_EVERY_S)
+			ask_owner(S, r, have + 1);
+	}
 }
 
 void replica_turn_end(struct server *S, int commit_rc)
@@ -283,6 +385,17 @@ void replica_published(void *ctx, const char *name, uint64_t seq, bool ok, const
 	}
 }
 
+void replica_forget(struct server *S, const char *name)
+{
+	struct replica *R = S->replica;
+
+	for (int i = 0; R && i < R->n; i++)
+		if (strcmp(R->v[i].scene, name) == 0) {
+			R->v[i] = R->v[--R->n];
+			return;
+		}
+}
+
 void replica_free(struct server *S)
 {
 	if (!S->replica)
@@ -298,7 +411,7 @@ void replica_free(struct server *S)
 int replica_metrics(struct server *S, proto_buf *b)
 {
 	struct replica *R = S->replica;
-	char text[1600];
+	char text[2400];
 	int len;
 
 	len = snprintf(text, sizeof(text),
@@ -312,10 +425,15 @@ int replica_metrics(struct server *S, proto_buf *b)
 		       "# TYPE rigd_cluster_log_refused_total counter\nrigd_cluster_log_refused_total %" PRIu64 "\n"
 		       "# HELP rigd_cluster_log_unconfirmed_total Committed batches the log stream did not confirm (answered unavailable).\n"
 		       "# TYPE rigd_cluster_log_unconfirmed_total counter\nrigd_cluster_log_unconfirmed_total %" PRIu64 "\n"
+		       "# HELP rigd_cluster_catchup_asks_total Asks to an owner for batches the log stream no longer kept.\n"
+		       "# TYPE rigd_cluster_catchup_asks_total counter\nrigd_cluster_catchup_asks_total %" PRIu64 "\n"
+		       "# HELP rigd_cluster_catchup_sent_total Batches this process sent as owner to processes that fell behind.\n"
+		       "# TYPE rigd_cluster_catchup_sent_total counter\nrigd_cluster_catchup_sent_total %" PRIu64 "\n"
 		       "# HELP rigd_cluster_acks_waiting Acknowledgements waiting for the log stream.\n"
 		       "# TYPE rigd_cluster_acks_waiting gauge\nrigd_cluster_acks_waiting %d\n",
 		       R ? R->published : 0, R ? R->applied : 0, R ? R->gaps : 0, R ? R->refused : 0,
-		       R ? R->unconfirmed : 0, R ? R->n_held : 0);
+		       R ? R->unconfirmed : 0, R ? R->asked : 0, R ? R->sent : 0,
+		       R ? R->n_held : 0);
 	if (len < 0 || (size_t)len >= sizeof(text))
 		return RIGD_E_INTERNAL;
 	return proto_buf_append(b, text, (size_t)len);

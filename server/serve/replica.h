@@ -25,6 +25,19 @@
 void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, const char *line,
 		  size_t len);
 
+/* cluster callbacks ('ctx' the server): batch 'seq' of scene 'name' that
+ * this process asked the owner for (applied as replica_line; with 'more',
+ * the next part is asked for at once); and, as the owner, a process that
+ * fell behind asks for the batches from 'since' on: up to 500 of those the
+ * log stream confirmed are sent to it. */
+void replica_catchup_line(void *ctx, const char *name, uint64_t seq, const char *line,
+			  size_t len, bool more);
+void replica_catchup_ask(void *ctx, const char *from, const char *name, uint64_t since);
+
+/* Every second: a scene behind what its stream keeps asks its owner again
+ * (every 2 s while the gap lasts). */
+void replica_tick(struct server *S);
+
 /* After the turn's commit ('commit_rc' its result): a failed commit reads
  * the streams of the scenes it touched again. */
 void replica_turn_end(struct server *S, int commit_rc);
@@ -52,6 +65,10 @@ bool replica_caught_up(struct server *S, const char *name);
 
 /* Frees what it holds; accepts none. */
 void replica_free(struct server *S);
+
+/* Forgets what this process knew of scene 'name''s log stream (the scene
+ * was deleted; a scene of that name later starts again at seq 1). */
+void replica_forget(struct server *S, const char *name);
 
 /* Appends its metrics. 0 or RIGD_E_NOMEM. */
 int replica_metrics(struct server *S, proto_buf *b);

@@ -6,6 +6,7 @@
 #include "interest.h"
 #include "journal.h"
 #include "peers.h"
+#include "roster.h"
 #include "util.h"
 
 #include "core/err.h"
@@ -186,6 +187,7 @@ void rooms_unsubscribe(struct server *S, struct client *c, const char *scene_nam
 			rooms_broadcast(S, st, c->conn, f, len, NULL);
 			free(f);
 		}
+		roster_local_leave(S, c, scene_name);
 	}
 }
 /* After a snapshot: a join notice and the last presence of every other
@@ -212,6 +214,7 @@ void rooms_send_peers(struct server *S, struct client *c, struct room *st)
 			clients_enqueue(S, c, f, len, false);
 		proto_buf_release(&b);
 	}
+	roster_send_peers(S, c, st);  /* --redis: those of the other processes */
 }
 void rooms_presence(struct server *S, struct client *c, proto_msg *msg)
 {
@@ -269,6 +272,7 @@ void rooms_presence(struct server *S, struct client *c, proto_msg *msg)
 	snprintf(key, sizeof(key), "%s/%s", st->name, c->id);
 	rooms_broadcast(S, st, c->conn, f, len, key);
 	free(f);
+	roster_local_presence(S, c, st, pr);  /* --redis: the other processes */
 }
 /* Every subscriber of a scene that is gone hears of it, once. */
 void rooms_scene_gone(struct server *S, const char *name)

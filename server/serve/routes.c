@@ -13,6 +13,7 @@
 #include "peers.h"
 #include "rooms.h"
 #include "journal.h"
+#include "lifecycle.h"
 #include "turn.h"
 #include "util.h"
 
@@ -513,6 +514,13 @@ static void route_scene_create(struct server *S, const struct http_call *call)
 		rc = RIGD_E_LIMIT;
 		edit_error_set(&err, rc, -1, "name", "there are %d scenes already (--max-scenes)",
 			       S->o.max_scenes);
+	} else if (rc == 0 && S->cl && engine_scene(S->e, name) &&
+		   (engine_scene_dims(S->e, name) != dims || engine_seq(S->e, name) > 0)) {
+		rc = RIGD_E_SCENE_EXISTS;
+		edit_error_set(&err, rc, -1, "name", "there is already a scene '%s'", name);
+	} else if (rc == 0 && S->cl) {
+		lifecycle_create(S, call->conn, name, dims);  /* answered once Redis said */
+		return;
 	} else if (rc == 0 && (rc = engine_scene_create_dims(S->e, name, dims)) != 0) {
 		edit_error_set(&err, rc, -1, "name", "%s '%s'",
 			       rc == RIGD_E_SCENE_EXISTS ? "there is already a scene" : err_str(rc),
@@ -531,9 +539,13 @@ static void route_scene_create(struct server *S, const struct http_call *call)
 static void route_scene_delete(struct server *S, const struct http_call *call)
 {
 	proto_buf b;
-	int rc = engine_scene_delete(S->e, call->name);
+	int rc;
 
-	if (rc) {
+	if (S->cl && engine_scene(S->e, call->name)) {
+		lifecycle_delete(S, call->conn, call->name);  /* answered once Redis said */
+		return;
+	}
+	if ((rc = engine_scene_delete(S->e, call->name)) != 0) {
 		http_respond_engine(S, call->conn, rc, call->name);
 		return;
 	}

@@ -253,7 +253,7 @@ struct http_call {
 	const unsigned char *tok;    /* with tokens: the caller's digest; else NULL */
 };
 
-enum deferred_kind { D_SUBSCRIBE, D_UNSUBSCRIBE, D_HTTP, D_VIEW };
+enum deferred_kind { D_SUBSCRIBE, D_UNSUBSCRIBE, D_HTTP, D_VIEW, D_SCENE };
 
 /* Work that reads or changes scenes outside a batch: done after the commit. */
 struct deferred {
@@ -266,6 +266,12 @@ struct deferred {
 	int format;                  /* D_SUBSCRIBE: enum proto_format */
 	view view;                   /* D_VIEW: the view declared ... */
 	bool view_clear;             /* ... or dropped */
+	/* D_SCENE (lifecycle.c): a scene created (dims 2, 3) or deleted
+	 * (dims 0) in the cluster; with conn, the answer to that process's
+	 * own request ('scene_rc' what the cluster said) */
+	int dims;
+	int scene_rc;
+	int dims_there;              /* scene_rc scene_exists: the cluster's dims */
 	/* D_HTTP: the route and a copy of the request */
 	int route;                   /* index into the route table */
 	int method;
@@ -280,6 +286,7 @@ struct deferred {
 
 struct relay;
 struct replica;
+struct roster;
 
 struct server {
 	struct config o;
@@ -306,6 +313,7 @@ struct server {
 	cluster *cl;                 /* --redis: this process in the cluster; else NULL */
 	struct relay *relay;         /* edits relayed to owners (serve/relay.c) */
 	struct replica *replica;     /* log streams followed (serve/replica.c) */
+	struct roster *roster;       /* other processes' participants (serve/roster.c) */
 	bool replicating;            /* submitting a batch of a log stream */
 };
 

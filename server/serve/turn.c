@@ -14,6 +14,7 @@
 #include "http.h"
 #include "fanout.h"
 #include "interest.h"
+#include "lifecycle.h"
 #include "journal.h"
 #include "log.h"
 #include "metrics.h"
@@ -332,6 +333,8 @@ static void run_deferred(struct server *S)
 			http_run_deferred(S, d);
 		else if (d->kind == D_VIEW)
 			interest_declare(S, d);
+		else if (d->kind == D_SCENE)
+			lifecycle_apply(S, d);
 		else
 			rooms_subscribe(S, d);
 		turn_deferred_free(d);

@@ -20,7 +20,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const netMod = require('node:net');
 const {
-  startRigd, get, post, postEdit, Client, sleep, tempDir, assertSchema, run, SOURCE_DIR,
+  startRigd, get, post, postEdit, Client, sleep, tempDir, assertSchema, run, SOURCE_DIR, request,
 } = require('../lib/rigd.js');
 
 const LEASE_MS = 2000;
@@ -304,7 +304,7 @@ test('an SVG import on the owner reaches every process with its artwork, bit for
   const manifest = JSON.parse(fs.readFileSync(path.join(demo, 'demo2d.json'), 'utf8'));
   const c = await startCluster();
   try {
-    /* Creating a scene is not replicated: each process makes its own. */
+    /* Each process is asked to create it: twin creates make one scene. */
     for (const p of c.procs) {
       assert.equal((await post(p, '/api/scenes', { name: 'art', dims: 2 })).status, 201);
     }
@@ -683,6 +683,283 @@ test('SIGTERM gives the leases back: another process takes over at once', async 
       return x.status === 200 ? x : null;
     });
     assertSchema('HttpAck', r.json);
+  } finally {
+    await stopCluster(c);
+  }
+});
+
+test('scenes created and deleted on any process reach every process', async () => {
+  const c = await startCluster();
+  const [p1, p2, p3] = c.procs;
+  try {
+    await until('three live processes', async () => {
+      const v = await Promise.all(c.procs.map(clusterOf));
+      return v.every((x) => x.processes.length === 3 && x.redis.state === 'up');
+    });
+    /* Created on process 2, edited on process 3, viewed on process 1. */
+    const made = await post(p2, '/api/scenes', { name: 'shot' });
+    assert.equal(made.status, 201, made.text);
+    assert.deepEqual(made.json, { name: 'shot', seq: 0, nodes: 0 });
+    await until('shot on every process', async () =>
+      (await Promise.all(c.procs.map((p) => get(p, '/api/scenes/shot')))).every((r) => r.status === 200));
+    const viewer = await Client.connect(p1);
+    const snap = await viewer.subscribe('shot');
+    assert.equal(snap.type, 'snapshot', show(snap));
+    const watcher = await Client.connect(p2);
+    assert.equal((await watcher.subscribe('shot')).type, 'snapshot');
+    const ack = await until('the edit on process 3 acknowledged', async () => {
+      const r = await postEdit(p3, 'shot', { client: 'c3', client_seq: 1,
+        ops: [{ op: 'create', id: 'arm', t: [1, 0, 0] }] });
+      return r.status === 200 ? r : null;
+    });
+    assert.equal(ack.json.seq, 1);
+    await viewer.waitSeq('shot', 1, WAIT_MS);
+    assert.ok(viewer.worlds('shot').arm, 'the viewer on process 1 has the node');
+    /* A name already in the cluster: refused with its dims, changes nothing. */
+    const again = await post(p3, '/api/scenes', { name: 'shot', dims: 2 });
+    assert.equal(again.status, 409, again.text);
+    assert.equal(again.json.error.code, 'scene_exists');
+    assert.match(again.json.error.message, /there is already a scene 'shot'/);
+    /* Created at once on two processes: with the same dims, one scene (both
+     * answered 201); with other dims, one 201 and one clear refusal, and
+     * every process holds the winner's scene. */
+    const twins = await Promise.all([p1, p3].map((p) => post(p, '/api/scenes', { name: 'twin', dims: 2 })));
+    assert.deepEqual(twins.map((r) => r.status), [201, 201], twins.map((r) => r.text).join());
+    const rivals = await Promise.all([
+      post(p1, '/api/scenes', { name: 'rival', dims: 2 }),
+      post(p2, '/api/scenes', { name: 'rival', dims: 3 })]);
+    const won = rivals.filter((r) => r.status === 201);
+    const lost = rivals.filter((r) => r.status === 409);
+    assert.equal(won.length, 1, rivals.map((r) => r.text).join());
+    assert.equal(lost.length, 1);
+    assert.equal(lost[0].json.error.code, 'scene_exists');
+    const dims = rivals[0].status === 201 ? 2 : 3;
+    await until('twin and rival everywhere, as the winner made them', async () => {
+      for (const p of c.procs) {
+        const list = (await get(p, '/api/scenes')).json;
+        const names = (list.scenes || list).map((s) => s.name || s);
+        if (!names.includes('twin') || !names.includes('rival')) return false;
+        const r = await get(p, '/api/scenes/rival');
+        if ((r.json.dims || 3) !== dims) return false;
+      }
+      return true;
+    });
+    /* Deleted on process 1: gone everywhere, the viewers told as today. */
+    const fromW = watcher.messages.length;
+    const del = await request(p1, 'DELETE', '/api/scenes/shot');
+    assert.equal(del.status, 200, del.text);
+    assert.deepEqual(del.json, { deleted: 'shot' });
+    const told = await watcher.waitFor((m) => m.type === 'error', { from: fromW, timeout: WAIT_MS });
+    assert.equal(told.code, 'unknown_scene');
+    assert.match(told.message, /scene 'shot' was deleted/);
+    await until('shot gone from every process', async () =>
+      (await Promise.all(c.procs.map((p) => get(p, '/api/scenes/shot')))).every((r) => r.status === 404));
+    const gone = await postEdit(p3, 'shot', { ops: [{ op: 'create', id: 'x' }] });
+    assert.equal(gone.status, 404, gone.text);
+    /* The name is free again: a new scene starts at seq 1 everywhere,
+     * nothing of the old log stream comes back. */
+    assert.equal((await post(p3, '/api/scenes', { name: 'shot' })).status, 201);
+    const ack2 = await until('an edit of the new shot', async () => {
+      const r = await postEdit(p2, 'shot', { ops: [{ op: 'create', id: 'leg' }] });
+      return r.status === 200 ? r : null;
+    });
+    assert.equal(ack2.json.seq, 1);
+    await until('the new shot everywhere', async () => {
+      const t = await Promise.all(c.procs.map((p) => get(p, '/api/scenes/shot')));
+      return t.every((r) => r.status === 200 && r.json.seq === 1 && r.json.nodes.length === 1);
+    });
+    /* Garbage in the stream of scene events is refused and logged. */
+    assert.match(await redisCmd(c.redis.port, 'XADD', 'rigd:scene-events', '*', 'op', 'create',
+      'scene', 'bad name!', 'dims', '3', 'from', 'px'), /^\$/);
+    assert.match(await redisCmd(c.redis.port, 'XADD', 'rigd:scene-events', '*', 'op', 'drop',
+      'scene', 'shot', 'dims', '0', 'from', 'px'), /^\$/);
+    assert.match(await redisCmd(c.redis.port, 'XADD', 'rigd:scene-events', '*', 'junk', '1'), /^\$/);
+    await until('the events refused', async () => c.procs.every((p) =>
+      (p.stderr.match(/of rigd:scene-events is not a rigd scene event: refused/g) || []).length >= 3));
+    for (const p of c.procs) {
+      assert.equal((await get(p, '/api/scenes/shot')).status, 200);
+      assert.equal((await get(p, '/healthz')).status, 200);
+    }
+    viewer.close();
+    watcher.close();
+    /* Redis stopped: creations and deletions are unavailable, nothing changes. */
+    await c.redis.stop();
+    await until('redis seen down', async () => (await clusterOf(p2)).redis.state !== 'up');
+    const down = await post(p2, '/api/scenes', { name: 'later' });
+    assert.equal(down.status, 503, down.text);
+    assert.equal(down.json.error.code, 'unavailable');
+    const downDel = await request(p2, 'DELETE', '/api/scenes/twin');
+    assert.equal(downDel.status, 503, downDel.text);
+    for (const p of c.procs) {
+      assert.equal((await get(p, '/api/scenes/later')).status, 404);
+      assert.equal((await get(p, '/api/scenes/twin')).status, 200);
+    }
+  } finally {
+    await stopCluster(c);
+  }
+});
+
+test('presence, join and leave reach the subscribers of the scene on every process', async () => {
+  const c = await startCluster();
+  const [p1, p2, p3] = c.procs;
+  try {
+    await ownerOf(c.procs, 'demo');
+    /* Two browsers' worth of clients, on processes 1 and 2. */
+    const ann = await Client.connect(p1);
+    const bob = await Client.connect(p2);
+    await ann.subscribe('demo');
+    await bob.subscribe('demo');
+    const presenceOf = (ws, name, sel, from = 0) => ws.waitFor((m) => m.type === 'presence' &&
+      m.name === name && JSON.stringify(m.selection) === JSON.stringify(sel),
+    { from, timeout: WAIT_MS, what: `${name}'s presence ${sel}` });
+    ann.send({ type: 'presence', scene: 'demo', selection: ['arm'], name: 'Ann' });
+    const seenAnn = await presenceOf(bob, 'Ann', ['arm']);
+    const join = bob.messages.find((m) => m.type === 'join' && m.client === seenAnn.client);
+    assert.ok(join, 'a join before the first presence');
+    assert.ok(bob.messages.indexOf(join) < bob.messages.indexOf(seenAnn));
+    assert.equal(join.name, 'Ann');
+    assert.equal(seenAnn.scene, 'demo');
+    bob.send({ type: 'presence', scene: 'demo', selection: ['hand', 'base'], name: 'Bob' });
+    const seenBob = await presenceOf(ann, 'Bob', ['hand', 'base']);
+    assert.notEqual(seenBob.client, seenAnn.client);
+    /* A newer selection replaces the one shown. */
+    const from = bob.messages.length;
+    ann.send({ type: 'presence', scene: 'demo', selection: ['hand'], name: 'Ann' });
+    await presenceOf(bob, 'Ann', ['hand'], from);
+    /* A subscriber arriving later on process 3 is told of both after its
+     * snapshot, with their last selections. */
+    const cat = await Client.connect(p3);
+    await cat.subscribe('demo');
+    await presenceOf(cat, 'Ann', ['hand']);
+    await presenceOf(cat, 'Bob', ['hand', 'base']);
+    /* A process that joins the cluster later asks the others for their
+     * participants (a sync) and tells its own subscribers of them. */
+    const p4 = await startRigd({ dir: tempDir('rigd-cluster-3-'),
+      args: ['--redis', c.redis.url, '--lease', String(LEASE_MS), '--log-level', 'info'] });
+    c.procs.push(p4);
+    await until('the fourth process up', async () => (await clusterOf(p4)).redis.state === 'up');
+    const dan = await until('a subscriber on the fourth process told of both', async () => {
+      const ws = await Client.connect(p4);
+      await ws.subscribe('demo');
+      try {
+        await presenceOf(ws, 'Ann', ['hand']).then(() => presenceOf(ws, 'Bob', ['hand', 'base']));
+        return ws;
+      } catch (e) {
+        ws.close();
+        throw e;
+      }
+    });
+    dan.close();
+    for (const ws of [ann, bob, cat]) assert.deepEqual(ws.schemaViolations, []);
+    /* Ann leaves: the others hear it on their processes. */
+    const fromB = bob.messages.length;
+    const fromC = cat.messages.length;
+    ann.close();
+    for (const [ws, at] of [[bob, fromB], [cat, fromC]]) {
+      const left = await ws.waitFor((m) => m.type === 'leave' && m.client === seenAnn.client,
+        { from: at, timeout: WAIT_MS, what: 'Ann leaving' });
+      assert.equal(left.scene, 'demo');
+    }
+    /* Bob's process dies: the others see him leave once it is gone from
+     * the cluster. */
+    const fromC2 = cat.messages.length;
+    await p2.stop('SIGKILL');
+    await cat.waitFor((m) => m.type === 'leave' && m.client === seenBob.client,
+      { from: fromC2, timeout: WAIT_MS, what: 'Bob leaving with his process' });
+    /* Garbage in the presence stream is refused and logged. */
+    const port = c.redis.port;
+    assert.match(await redisCmd(port, 'XADD', 'rigd:presence', '*', 'from', 'px', 'kind', 'presence',
+      'scene', 'demo', 'client', 'cx', 'msg', '{not json'), /^\$/);
+    assert.match(await redisCmd(port, 'XADD', 'rigd:presence', '*', 'from', 'px', 'kind', 'presence',
+      'scene', 'demo', 'client', 'cx', 'msg', '{"type":"presence","scene":"other","selection":[]}'), /^\$/);
+    assert.match(await redisCmd(port, 'XADD', 'rigd:presence', '*', 'from', 'bad id!', 'kind', 'leave',
+      'scene', 'demo', 'client', 'cx', 'msg', ''), /^\$/);
+    assert.match(await redisCmd(port, 'XADD', 'rigd:presence', '*', 'junk', '1'), /^\$/);
+    await until('the presence entries refused', async () =>
+      (p3.stderr.match(/a presence of cx on process px is refused/g) || []).length >= 2 &&
+      (p3.stderr.match(/of rigd:presence is not a rigd presence entry: refused/g) || []).length >= 2);
+    assert.ok(!cat.messages.some((m) => m.client === 'cx'), 'nothing of the garbage relayed');
+    assert.equal((await get(p3, '/healthz')).status, 200);
+    assert.equal(cat.closeCode, undefined);
+    cat.close();
+    bob.close();
+  } finally {
+    await stopCluster(c);
+  }
+});
+
+test('a process behind what the log stream keeps catches up from the owner', async () => {
+  const dir = tempDir('rigd-cluster-');
+  const redis = await startRedis(dir, await freePort());
+  const args = ['--redis', redis.url, '--lease', String(LEASE_MS), '--log-level', 'info',
+    '--log-keep', '10'];
+  const c = { redis, procs: [], dir };
+  try {
+    for (let k = 0; k < 3; k++) {
+      c.procs.push(await startRigd({ dir: tempDir(`rigd-cluster-${k}-`), args }));
+    }
+    const owner = await ownerOf(c.procs, 'demo');
+    const [paused, killed] = c.procs.filter((p) => p !== owner.proc);
+    const viewer = await Client.connect(paused);
+    await viewer.subscribe('demo');
+    /* One process paused, another killed, while the owner commits 620
+     * batches: the stream keeps the last 10 only, and an owner sends at
+     * most 500 for one ask. */
+    process.kill(paused.rigdPid, 'SIGSTOP');
+    paused.paused = true;
+    const killedDb = killed.db;
+    const killedDir = killed.dir;
+    await killed.stop('SIGKILL');
+    let last = 0;
+    try {
+      for (let i = 1; i <= 620; i++) {
+        const r = await postEdit(owner.proc, 'demo', { client: 'storm', client_seq: i,
+          ops: [{ op: 'set', id: 'arm', euler: [0, 0, i] }] });
+        assert.equal(r.status, 200, r.text);
+        last = r.json.seq;
+      }
+      const kept = await redisCmd(redis.port, 'XLEN', 'rigd:log:demo');
+      assert.equal(kept, ':10', 'the stream keeps 10 entries');
+    } finally {
+      process.kill(paused.rigdPid, 'SIGCONT');
+      paused.paused = false;
+    }
+    /* The killed process starts again on its database. */
+    const back = await startRigd({ dir: killedDir, db: killedDb, args });
+    c.procs.push(back);
+    for (const p of [paused, back]) {
+      await until(`${p === back ? 'the restarted' : 'the paused'} process at the owner's seq`,
+        async () => (await get(p, '/api/scenes/demo')).json.seq === last);
+    }
+    const ref = await logOf(owner.proc, 'demo');
+    assert.deepEqual(ref.map((l) => l.seq), ref.map((_, i) => i + 1));
+    for (const p of [paused, back]) {
+      assert.deepEqual(await logOf(p, 'demo'), ref);
+      assert.equal((await get(p, '/api/scenes/demo')).text, (await get(owner.proc, '/api/scenes/demo')).text);
+      assert.match(p.stderr, /fell behind what the stream keeps and asks the scene's owner/);
+      assert.match(p.stderr, /asked process p[0-9a-f]{8} for batches from \d+/);
+      assert.match((await get(p, '/metrics')).text, /rigd_cluster_catchup_asks_total [1-9]/);
+    }
+    assert.match((await get(owner.proc, '/metrics')).text, /rigd_cluster_catchup_sent_total [1-9]/);
+    assert.ok((owner.proc.stderr.match(/sent to process p[0-9a-f]{8}, which fell behind/g) || []).length >= 4,
+      'two parts for each of the two');
+    /* The paused process's viewer converges without being disconnected. */
+    await viewer.waitSeq('demo', last, WAIT_MS);
+    const worlds = {};
+    for (const n of (await get(owner.proc, '/api/scenes/demo')).json.nodes) worlds[n.id] = n.world;
+    assert.deepEqual(viewer.worlds('demo'), worlds);
+    assert.equal(viewer.closeCode, undefined);
+    viewer.close();
+    /* Garbage shaped like an ask or a batch is refused and logged. */
+    const id = (await clusterOf(owner.proc)).process;
+    assert.match(await redisCmd(redis.port, 'XADD', `rigd:fwd:${id}`, '*', 'from', 'px', 'scene',
+      'demo', 'since', '0'), /^\$/);
+    assert.match(await redisCmd(redis.port, 'XADD', `rigd:ans:${id}`, '*', 'scene', 'demo', 'seq',
+      '1', 'line', '{}', 'more', 'x'), /^\$/);
+    await until('the entries refused', async () =>
+      /is not a rigd request: refused/.test(owner.proc.stderr) &&
+      /is not a rigd answer: refused/.test(owner.proc.stderr));
+    assert.equal((await get(owner.proc, '/healthz')).status, 200);
   } finally {
     await stopCluster(c);
   }

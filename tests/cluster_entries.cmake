@@ -1,0 +1,3 @@
+# The cluster's readers of stream entries (scene events, presence, catch-up)
+# fed hostile entries.
+rigd_unit_test(cluster_entries rigd_cluster)
