@@ -119,35 +119,15 @@ void cl_scene_reply(struct cluster *c, uint64_t ref, const char *scene, int dims
 		c->cb.scene_done(c->cb.ctx, ref, scene, rc, dims, there);
 }
 
-/* The value of field 'name' of entry 'f' when it is there once, as a
- * string without NUL; else NULL. */
-static const redisReply *field(const redisReply *f, const char *name)
-{
-	const redisReply *found = NULL;
-
-	for (size_t i = 0; i + 1 < f->elements; i += 2) {
-		const redisReply *k = f->element[i];
-
-		if (k->type == REDIS_REPLY_STRING && k->len == strlen(name) &&
-		    memcmp(k->str, name, k->len) == 0) {
-			if (found)
-				return NULL;
-			found = f->element[i + 1];
-		}
-	}
-	if (!found || found->type != REDIS_REPLY_STRING || strlen(found->str) != found->len)
-		return NULL;
-	return found;
-}
-
 bool cl_take_scene_event(struct cluster *c, const void *fields)
 {
 	const redisReply *f = fields;
 	const redisReply *op, *scene, *dims, *from;
 	int d;
 
-	if (f->type != REDIS_REPLY_ARRAY || f->elements != 8 || !(op = field(f, "op")) ||
-	    !(scene = field(f, "scene")) || !(dims = field(f, "dims")) || !(from = field(f, "from")))
+	if (f->type != REDIS_REPLY_ARRAY || f->elements != 8 || !(op = cl_entry_field(f, "op")) ||
+	    !(scene = cl_entry_field(f, "scene")) || !(dims = cl_entry_field(f, "dims")) ||
+	    !(from = cl_entry_field(f, "from")))
 		return false;
 	if (!cl_id_valid(scene->str, CLUSTER_SCENE_MAX + 1) || !cl_id_valid(from->str, CLUSTER_ID_MAX) ||
 	    dims->len != 1)

@@ -57,27 +57,6 @@ int cluster_catchup_line(cluster *c, const char *to, const char *scene, uint64_t
 	return cl_append(c, key, f, l, 8);
 }
 
-/* The value of field 'name' of entry 'f' when it is there once, as a
- * string without NUL; else NULL. */
-static const redisReply *field(const redisReply *f, const char *name)
-{
-	const redisReply *found = NULL;
-
-	for (size_t i = 0; i + 1 < f->elements; i += 2) {
-		const redisReply *k = f->element[i];
-
-		if (k->type == REDIS_REPLY_STRING && k->len == strlen(name) &&
-		    memcmp(k->str, name, k->len) == 0) {
-			if (found)
-				return NULL;
-			found = f->element[i + 1];
-		}
-	}
-	if (!found || found->type != REDIS_REPLY_STRING || strlen(found->str) != found->len)
-		return NULL;
-	return found;
-}
-
 /* A seq: 1..2^53 in decimal, no sign, no leading zero. */
 static bool read_seq(const redisReply *v, uint64_t *out)
 {
@@ -94,8 +73,9 @@ bool cl_take_catchup_ask(struct cluster *c, const void *fields)
 	const redisReply *f = fields, *from, *scene, *since;
 	uint64_t n;
 
-	if (f->elements != 6 || !(from = field(f, "from")) || !(scene = field(f, "scene")) ||
-	    !(since = field(f, "since")) || !cl_id_valid(from->str, CLUSTER_ID_MAX) ||
+	if (f->elements != 6 || !(from = cl_entry_field(f, "from")) ||
+	    !(scene = cl_entry_field(f, "scene")) ||
+	    !(since = cl_entry_field(f, "since")) || !cl_id_valid(from->str, CLUSTER_ID_MAX) ||
 	    !cl_id_valid(scene->str, CLUSTER_SCENE_MAX + 1) || !read_seq(since, &n))
 		return false;
 	if (c->cb.catchup_ask)
@@ -108,8 +88,9 @@ bool cl_take_catchup_line(struct cluster *c, const void *fields)
 	const redisReply *f = fields, *scene, *seq, *line, *more;
 	uint64_t n;
 
-	if (f->elements != 8 || !(scene = field(f, "scene")) || !(seq = field(f, "seq")) ||
-	    !(line = field(f, "line")) || !(more = field(f, "more")) ||
+	if (f->elements != 8 || !(scene = cl_entry_field(f, "scene")) ||
+	    !(seq = cl_entry_field(f, "seq")) ||
+	    !(line = cl_entry_field(f, "line")) || !(more = cl_entry_field(f, "more")) ||
 	    !cl_id_valid(scene->str, CLUSTER_SCENE_MAX + 1) || !read_seq(seq, &n) ||
 	    line->len == 0 || line->len > CLUSTER_BODY_MAX || more->len != 1 ||
 	    (more->str[0] != '0' && more->str[0] != '1'))

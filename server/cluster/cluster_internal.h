@@ -99,6 +99,12 @@ void cl_log(struct cluster *c, int level, const char *fmt, ...)
 /* Whether 's' is 1..max-1 characters of [A-Za-z0-9_.:-]. */
 bool cl_id_valid(const char *s, size_t max);
 
+/* The value of field 'name' of stream entry 'f' (f1 v1 f2 v2 ...) when it
+ * is there once, as a string without NUL; else NULL (absent, given twice,
+ * not a string, or holding a NUL). */
+struct redisReply;
+const struct redisReply *cl_entry_field(const struct redisReply *f, const char *name);
+
 /* Reads 'len' bytes of decimal digits (no sign, no leading zero, 1..18
  * digits) into *out. false for anything else; *out unchanged. */
 bool cl_parse_token(const char *s, size_t len, int64_t *out);

@@ -3,9 +3,10 @@
  * reads two streams of its own, rigd:fwd:ID (edits other processes forward
  * to it as an owner) and rigd:ans:ID (the answers to the edits it
  * forwarded), the cluster's stream of scene events rigd:scene-events
- * (catalog.c) and of presence rigd:presence (presence.c), and the log stream rigd:log:SCENE of every scene it follows,
- * on a second connection that blocks in XREAD: a blocking read on the main
- * connection would hold every lease renewal behind it. Entries are appended
+ * (catalog.c) and of presence rigd:presence (presence.c), and the log
+ * stream rigd:log:SCENE of every scene it follows, on a second connection
+ * that blocks in XREAD: a blocking read on the main connection would hold
+ * every lease renewal behind it. Entries are appended
  * on the main connection.
  *
  * The reader starts at Redis's clock when it first connects (a process
@@ -164,23 +165,23 @@ static bool read_uint(const char *s, size_t len, uint64_t *out)
 	return true;
 }
 
-/* The value of field 'name' in entry 'fields' (f1 v1 f2 v2 ...), or NULL
- * when it is absent or given twice. */
-static const redisReply *field_of(const redisReply *fields, const char *name)
+const redisReply *cl_entry_field(const redisReply *f, const char *name)
 {
 	const redisReply *found = NULL;
 
-	for (size_t i = 0; i + 1 < fields->elements; i += 2) {
-		const redisReply *f = fields->element[i];
+	for (size_t i = 0; i + 1 < f->elements; i += 2) {
+		const redisReply *k = f->element[i];
 
-		if (f->type == REDIS_REPLY_STRING && strlen(name) == f->len &&
-		    memcmp(f->str, name, f->len) == 0) {
+		if (k->type == REDIS_REPLY_STRING && k->len == strlen(name) &&
+		    memcmp(k->str, name, k->len) == 0) {
 			if (found)
 				return NULL;
-			found = fields->element[i + 1];
+			found = f->element[i + 1];
 		}
 	}
-	return found && found->type == REDIS_REPLY_STRING ? found : NULL;
+	if (!found || found->type != REDIS_REPLY_STRING || strlen(found->str) != found->len)
+		return NULL;
+	return found;
 }
 
 /* Whether 'v' holds no NUL and no control character but tab. */
@@ -197,8 +198,10 @@ static bool text_ok(const redisReply *v, size_t max)
 /* A request entry: exactly from, rid, scene, body. */
 static bool take_request(struct cluster *c, const redisReply *fields)
 {
-	const redisReply *from = field_of(fields, "from"), *rid = field_of(fields, "rid");
-	const redisReply *scene = field_of(fields, "scene"), *body = field_of(fields, "body");
+	const redisReply *from = cl_entry_field(fields, "from");
+	const redisReply *rid = cl_entry_field(fields, "rid");
+	const redisReply *scene = cl_entry_field(fields, "scene");
+	const redisReply *body = cl_entry_field(fields, "body");
 	uint64_t n;
 
 	if (fields->elements != 8 || !from || !rid || !scene || !body ||
@@ -224,7 +227,7 @@ static bool take_answer(struct cluster *c, const redisReply *fields)
 	if (fields->elements != 14)
 		return false;
 	for (int i = 0; i < 7; i++)
-		if (!(v[i] = field_of(fields, names[i])) || strlen(v[i]->str) != v[i]->len)
+		if (!(v[i] = cl_entry_field(fields, names[i])) || strlen(v[i]->str) != v[i]->len)
 			return false;
 	if (!read_uint(v[0]->str, v[0]->len, &rid) || !read_uint(v[2]->str, v[2]->len, &seq) ||
 	    !read_uint(v[3]->str, v[3]->len, &rec) || v[1]->len == 0 || v[1]->len > 32 ||
@@ -253,8 +256,9 @@ static bool take_answer(struct cluster *c, const redisReply *fields)
 /* A log entry of followed scene 'f': exactly seq, token, line. */
 static bool take_log(struct cluster *c, struct cl_follow *f, const redisReply *fields)
 {
-	const redisReply *seq = field_of(fields, "seq"), *tok = field_of(fields, "token");
-	const redisReply *line = field_of(fields, "line");
+	const redisReply *seq = cl_entry_field(fields, "seq");
+	const redisReply *tok = cl_entry_field(fields, "token");
+	const redisReply *line = cl_entry_field(fields, "line");
 	uint64_t n, t;
 
 	if (fields->elements != 6 || !seq || !tok || !line || !read_uint(seq->str, seq->len, &n) ||

@@ -41,36 +41,15 @@ int cluster_presence_send(cluster *c, const char *kind, const char *scene, const
 	return cl_send(c, 16, argv, lens);
 }
 
-/* The value of field 'name' of entry 'f' when it is there once, as a
- * string without NUL; else NULL. */
-static const redisReply *field(const redisReply *f, const char *name)
-{
-	const redisReply *found = NULL;
-
-	for (size_t i = 0; i + 1 < f->elements; i += 2) {
-		const redisReply *k = f->element[i];
-
-		if (k->type == REDIS_REPLY_STRING && k->len == strlen(name) &&
-		    memcmp(k->str, name, k->len) == 0) {
-			if (found)
-				return NULL;
-			found = f->element[i + 1];
-		}
-	}
-	if (!found || found->type != REDIS_REPLY_STRING || strlen(found->str) != found->len)
-		return NULL;
-	return found;
-}
-
 bool cl_take_presence(struct cluster *c, const void *fields)
 {
 	const redisReply *f = fields;
 	const redisReply *from, *kind, *scene, *client, *msg;
 	bool sync;
 
-	if (f->type != REDIS_REPLY_ARRAY || f->elements != 10 || !(from = field(f, "from")) ||
-	    !(kind = field(f, "kind")) || !(scene = field(f, "scene")) ||
-	    !(client = field(f, "client")) || !(msg = field(f, "msg")))
+	if (f->type != REDIS_REPLY_ARRAY || f->elements != 10 || !(from = cl_entry_field(f, "from")) ||
+	    !(kind = cl_entry_field(f, "kind")) || !(scene = cl_entry_field(f, "scene")) ||
+	    !(client = cl_entry_field(f, "client")) || !(msg = cl_entry_field(f, "msg")))
 		return false;
 	if (!cl_id_valid(from->str, CLUSTER_ID_MAX) || msg->len > PRESENCE_MSG_MAX)
 		return false;
