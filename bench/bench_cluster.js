@@ -7,8 +7,8 @@
  * folder): the owner of the scene, where one editor turns a bone of the
  * 59-bone skeleton at 60 Hz, and three processes serving viewers. Viewers
  * (BENCH_VIEWERS per process, default 100) run in one worker thread per
- * process as raw sockets that read "seq" from each update's first bytes, as
- * bench_net.js's do. For each process: the edit-to-update latency (from
+ * process as raw sockets that read "seq" from each update's first bytes
+ * (bench/lib/subscribers.js, as bench_net.js's do). For each process: the edit-to-update latency (from
  * sending an edit to a viewer of that process receiving the update that
  * carries it; p50 and p99 over every viewer), and its CPU; Redis's CPU.
  * Then the same viewers, all on one rigd without Redis.
@@ -29,83 +29,12 @@ if (!isMainThread) {
   main().catch((e) => { console.error(e); process.exit(1); });
 }
 
-/* ---- the viewers' thread: raw websockets that time each update ---- */
+/* ---- the viewers' thread (bench/lib/subscribers.js, as bench_net's) ---- */
 
 function viewerThread() {
-  const { port, scene, n } = workerData;
-  const subs = [];
-  let ready = 0;
-  const connect = (k) => {
-    const sock = netMod.connect(port, '127.0.0.1');
-    const sub = { sock, arrivals: [] };
-    let buf = Buffer.alloc(0);
-    let handshaken = false;
-    let skip = 0;
-    let subscribed = false;
-    subs[k] = sub;
-    sock.on('error', (e) => parentPort.postMessage({ error: String(e) }));
-    sock.on('connect', () => {
-      sock.write(`GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\n` +
-        'Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
-        'Sec-WebSocket-Version: 13\r\n\r\n');
-    });
-    sock.on('data', (chunk) => {
-      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      if (!handshaken) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        handshaken = true;
-        buf = buf.subarray(end + 4);
-        const msg = Buffer.from(JSON.stringify({ type: 'subscribe', scene }));
-        const mask = Buffer.from([1, 2, 3, 4]);
-        sock.write(Buffer.concat([Buffer.from([0x81, 0x80 | msg.length]), mask,
-          msg.map((x, i) => x ^ mask[i % 4])]));
-      }
-      for (;;) {
-        if (skip) {
-          const m = Math.min(skip, buf.length);
-          skip -= m;
-          buf = buf.subarray(m);
-          if (skip) return;
-        }
-        if (buf.length < 2) return;
-        let len = buf[1] & 0x7f;
-        let off = 2;
-        if (len === 126) {
-          if (buf.length < 4) return;
-          len = buf.readUInt16BE(2);
-          off = 4;
-        } else if (len === 127) {
-          if (buf.length < 10) return;
-          len = Number(buf.readBigUInt64BE(2));
-          off = 10;
-        }
-        if (buf.length < off + Math.min(len, 64)) return;
-        const head = buf.toString('latin1', off, off + Math.min(len, 64));
-        if (head.startsWith('{"type":"snapshot"') && !subscribed) {
-          subscribed = true;
-          if (++ready === n) parentPort.postMessage({ ready: true });
-        } else if (head.startsWith('{"type":"update"')) {
-          const m = /"seq":(\d+)/.exec(head);
-          if (m) sub.arrivals.push([Number(m[1]), process.hrtime.bigint()]);
-        }
-        skip = len;
-        buf = buf.subarray(off);
-      }
-    });
-  };
-  let k = 0;
-  const wave = () => {
-    for (let end = Math.min(n, k + 50); k < end; k++) connect(k);
-    if (k < n) setTimeout(wave, 5);
-  };
-  wave();
-  parentPort.on('message', (m) => {
-    if (m === 'stop') {
-      for (const s of subs) s.sock.destroy();
-      parentPort.postMessage({ done: true, arrivals: subs.map((s) => s.arrivals) });
-    }
-  });
+  const { runPool } = require(path.join(__dirname, 'lib', 'subscribers.js'));
+  const take = runPool({ ...workerData, keepArrivals: true }, (m) => parentPort.postMessage(m));
+  parentPort.on('message', take);
 }
 
 function pool(server, scene, n) {
@@ -168,7 +97,7 @@ async function main() {
       let g = 0;
       for (const seq of seqs) {
         while (g < got.length && got[g][0] < seq) g++;
-        if (g < got.length) lat.push(Number(got[g][1] - sent.get(seq)) / 1e6);
+        if (g < got.length) lat.push(Number(BigInt(got[g][1]) - sent.get(seq)) / 1e6);
       }
     }
     return lat;
