@@ -788,43 +788,21 @@ int proto_decode_ops(const char *json, size_t len, const proto_limits *lim, edit
 int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 			  proto_log_line *out, edit_error *err)
 {
-	static const char *const names[] = { "seq", "time", "client", "client_seq", "ops" };
-	proto_limits defaults = proto_limits_default();
-	const cJSON *f[5] = { 0 };
-	cJSON *root;
-	proto_where w = { -1, err };
-	int64_t seq = 0;
-	int rc;
+	proto_log_asset *assets = NULL;
+	int n_assets = 0;
+	int rc = proto_decode_log_line_assets(json, len, lim, out, &assets, &n_assets, err);
 
-	memset(out, 0, sizeof(*out));
-	edit_batch_init(&out->batch);
-	edit_error_clear(err);
-	if (!lim)
-		lim = &defaults;
-	if ((rc = proto_parse(json, len, lim, &root, err)) != 0)
-		return rc;
-	if ((rc = proto_members(root, "line", names, 5, f, &w)) != 0)
-		goto out;
-	if (!f[0] || !f[1] || !f[4]) {
-		rc = proto_bad_field(&w, !f[0] ? "seq" : !f[1] ? "time" : "ops", "missing");
-		goto out;
-	}
-	if ((rc = proto_get_int(f[0], "seq", 1, EXACT_INT_MAX, &seq, &w)) != 0 ||
-	    (rc = proto_get_int(f[1], "time", -EXACT_INT_MAX, EXACT_INT_MAX, &out->time_us,
-				&w)) != 0 ||
-	    (f[2] && (rc = proto_get_id(f[2], "client", true, lim->edit.max_id_len,
-					out->batch.client, &w)) != 0) ||
-	    (f[3] && (rc = proto_decode_client_seq(f[3], &out->batch, &w)) != 0) ||
-	    (rc = proto_decode_op_array(f[4], lim, &out->batch, err)) != 0)
-		goto out;
-	out->seq = (uint64_t)seq;
-out:
-	cJSON_Delete(root);
-	if (rc) {
+	if (rc == 0 && n_assets > 0) {
+		/* A line that carries artwork is read only where assets are. */
+		proto_where w = { -1, err };
+
+		proto_log_assets_free(assets, n_assets);
 		edit_batch_release(&out->batch);
 		out->seq = 0;
 		out->time_us = 0;
+		return proto_bad_field(&w, "assets", "unknown field");
 	}
+	proto_log_assets_free(assets, n_assets);
 	return rc;
 }
 
