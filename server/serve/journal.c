@@ -302,7 +302,8 @@ static int changed_nodes(const scene *s, struct parts *p)
 	/* A node that no covered turn created or changed besides its
 	 * channels existed at the cursor with the record the client has. */
 	for (int i = 0; i < p->n_nodes; i++)
-		p->locals[i] = !bsearch(scene_id(s, p->nodes[i]), p->full.v, (size_t)p->full.n,
+		p->locals[i] = p->full.n == 0 ||
+			       !bsearch(scene_id(s, p->nodes[i]), p->full.v, (size_t)p->full.n,
 					sizeof(edit_id), cmp_id_str);
 	if (p->removed.n && !(p->gone = malloc((size_t)p->removed.n * sizeof(edit_id))))
 		return RIGD_E_NOMEM;
