@@ -29,7 +29,13 @@
 #include <stdint.h>
 
 #define PROTO_BIN_VERSION 1
-#define PROTO_BIN_HEAD 38            /* bytes before the scene name */
+#define PROTO_BIN_VERSION_LOCALS 2   /* an update with locals entries */
+#define PROTO_BIN_HEAD 38            /* bytes before the scene name (version 1) */
+#define PROTO_BIN_HEAD_LOCALS 42     /* bytes before the scene name (version 2) */
+/* Elements (float64) after a locals entry's two indices: t, r, s, pivot,
+ * euler; a 2D scene's entry has its angle after r. */
+#define PROTO_BIN_CHANNELS_3D 16
+#define PROTO_BIN_CHANNELS_2D 17
 #define PROTO_BIN_MAX_INDEX (1 << 27) /* indices a decoder accepts: below this */
 
 /* A frame's kind (byte 5). */
@@ -75,6 +81,21 @@ int proto_bin_encode_update_order(proto_buf *b, int format, const char *scene_na
 				  bool with_order);
 
 /*
+ * proto_bin_encode_update_order where 'locals' (NULL, or one per changed
+ * node) marks the changed nodes whose record differs from the one the
+ * client has in its transform channels only (t, r, s, pivot; the euler and
+ * angle derived from them; its sibling index): each is sent as a locals
+ * entry instead of its JSON record, and the frame is then of version 2
+ * (docs/protocol.md, "Locals entries"). A node the client may not have a
+ * record of (created since its cursor) must not be marked. Same returns.
+ */
+int proto_bin_encode_update_locals(proto_buf *b, int format, const char *scene_name,
+				   uint64_t seq, uint64_t from, const scene *s,
+				   const int *world_nodes, int n_world, const int *changed_nodes,
+				   const bool *locals, int n_changed, const edit_id *removed,
+				   int n_removed, bool with_order);
+
+/*
  * Per-viewer interest: appends "hidden":[ids of the handles 'hidden'] to
  * the JSON section of the frame that 'b' holds from byte 'start' on (just
  * encoded there by one of the encoders above) and patches its length.
@@ -96,12 +117,13 @@ bool proto_bin_is_frame(const char *data, size_t len);
 typedef struct proto_bin_names {
 	uint32_t *keys;      /* the index of each slot */
 	char **ids;          /* the id bound in each slot, NULL when empty */
+	char **records;      /* its last record (JSON text, no "world") */
 	int cap;             /* slots: 0 or a power of two */
 	int n;               /* bound slots, at most cap / 2 */
 } proto_bin_names;
 
 void proto_bin_names_init(proto_bin_names *n);
-/* Frees every id; 'n' is then empty. Accepts NULL. */
+/* Frees every id and record; 'n' is then empty. Accepts NULL. */
 void proto_bin_names_release(proto_bin_names *n);
 
 /*
@@ -111,9 +133,12 @@ void proto_bin_names_release(proto_bin_names *n);
  * with "order" last when the JSON section has one,
  * each node record with its "world" (column-major, 16 numbers), as a JSON
  * subscriber would have received it (a float32 frame's values widened to
- * double). Binds the frame's indices in 'names'. Returns 0; RIGD_E_BAD_FIELD
- * for a malformed frame (err's field names the part: "magic", "version",
- * "kind", "format", "length", "json", "index"), with 'out' as it was and
+ * double). Binds the frame's indices in 'names', with their records; a
+ * locals entry (version 2) is the index's last record with its channels
+ * replaced, listed in "nodes" after the JSON section's records. Returns 0;
+ * RIGD_E_BAD_FIELD for a malformed frame (err's field names the part:
+ * "magic", "version", "kind", "format", "length", "json", "index",
+ * "locals"), with 'out' as it was and
  * 'names' possibly rebound by a frame that failed half-way; RIGD_E_NOMEM.
  */
 int proto_bin_to_json(proto_bin_names *names, const unsigned char *data, size_t len,

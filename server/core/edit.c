@@ -289,6 +289,7 @@ void edit_result_release(edit_result *r)
 		return;
 	free(r->created);
 	free(r->changed);
+	free(r->changed_locals);
 	free(r->removed);
 	free(r->ik);
 	edit_result_init(r);

@@ -221,6 +221,8 @@ typedef struct edit_result {
 	int n_created;
 	edit_id *changed;
 	int n_changed;
+	bool *changed_locals;            /* one per changed: true when only its
+					  * transform channels (t, r, s, pivot) changed */
 	edit_id *removed;
 	int n_removed;
 	edit_ik_report *ik;              /* one per ik op, in batch order */

@@ -25,6 +25,7 @@ typedef struct touch {
 	edit_id id;
 	bool before;    /* the node existed before the batch */
 	bool dirty;     /* its subtree's world matrices went stale */
+	bool other;     /* a field besides t, r, s, pivot changed (or may have) */
 } touch;
 
 typedef struct touch_set {
@@ -74,9 +75,10 @@ static int touch_set_rehash(touch_set *ts, int n_slots)
  * Records that the batch touches 'id' (whose node exists now when 'exists'),
  * marking its subtree stale when 'dirty'. The first touch of an id decides
  * 'before': no earlier op of the batch changed whether it exists, because
- * every op that does touches it.
+ * every op that does touches it. 'other' says that a field besides the
+ * transform channels (t, r, s, pivot) changed or may have.
  */
-static int touch_id(touch_set *ts, const char *id, bool exists, bool dirty)
+static int touch_id_fields(touch_set *ts, const char *id, bool exists, bool dirty, bool other)
 {
 	uint32_t j;
 
@@ -92,6 +94,7 @@ static int touch_id(touch_set *ts, const char *id, bool exists, bool dirty)
 
 		if (strcmp(t->id.s, id) == 0) {
 			t->dirty |= dirty;
+			t->other |= other;
 			return 0;
 		}
 		j = (j + 1) & (uint32_t)(ts->n_slots - 1);
@@ -108,8 +111,15 @@ static int touch_id(touch_set *ts, const char *id, bool exists, bool dirty)
 	snprintf(ts->v[ts->n].id.s, sizeof(ts->v[ts->n].id.s), "%s", id);
 	ts->v[ts->n].before = exists;
 	ts->v[ts->n].dirty = dirty;
+	ts->v[ts->n].other = other;
 	ts->slots[j] = ts->n++;
 	return 0;
+}
+
+/* touch_id_fields for an op that may change any field. */
+static int touch_id(touch_set *ts, const char *id, bool exists, bool dirty)
+{
+	return touch_id_fields(ts, id, exists, dirty, true);
 }
 
 typedef struct range {
@@ -141,6 +151,20 @@ static int push_id(edit_id **list, int *n, const char *id)
 	return 0;
 }
 
+/* Sets flag 'at' of a list that grows as push_id's does (at == its old n). */
+static int push_flag(bool **list, int at, bool flag)
+{
+	if ((at & (at - 1)) == 0) {
+		bool *l = realloc(*list, sizeof(bool) * (size_t)(at ? at * 2 : 8));
+
+		if (!l)
+			return RIGD_E_NOMEM;
+		*list = l;
+	}
+	(*list)[at] = flag;
+	return 0;
+}
+
 /* Fills 'res' from the ids the batch touched, on the tree after the batch. */
 static int build_result(const scene *s, const touch_set *ts, edit_result *res)
 {
@@ -160,8 +184,10 @@ static int build_result(const scene *s, const touch_set *ts, edit_result *res)
 		}
 		if (node >= 0 && !t->before)
 			rc = push_id(&res->created, &res->n_created, t->id.s);
+		else if (node >= 0 && (rc = push_id(&res->changed, &res->n_changed, t->id.s)) != 0)
+			break;
 		else if (node >= 0)
-			rc = push_id(&res->changed, &res->n_changed, t->id.s);
+			rc = push_flag(&res->changed_locals, res->n_changed - 1, !t->other);
 		else if (t->before)
 			rc = push_id(&res->removed, &res->n_removed, t->id.s);
 	}
@@ -262,7 +288,8 @@ static int apply_set(apply_ctx *c, const edit_op *op, int k)
 	    (rc = ed_check_plane(c->s, op, k, &p, c->err)) != 0)
 		return rc;
 	if (c->touched &&
-	    (rc = touch_id(c->touched, op->id, true, (op->fields & TRANSFORM_FIELDS) != 0)) != 0)
+	    (rc = touch_id_fields(c->touched, op->id, true, (op->fields & TRANSFORM_FIELDS) != 0,
+				  (op->fields & ~LOCALS_FIELDS) != 0)) != 0)
 		return scene_error(rc, k, "", c->err);
 	if (c->undo && (rc = ed_record_old_values(c->s, node, op->fields, c->undo)) != 0) {
 		ed_undo_truncate(c->undo, n_undo);

@@ -28,6 +28,9 @@
 #define CAMERA_FIELDS (EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR)
 #define TRANSFORM_FIELDS \
 	(EDIT_F_T | EDIT_F_R | EDIT_F_S | EDIT_F_PIVOT | EDIT_F_EULER | EDIT_F_ANGLE)
+/* The fields of a set op that change a node's transform channels only (its
+ * record's t, r, s, pivot and what derives from them: euler, angle). */
+#define LOCALS_FIELDS TRANSFORM_FIELDS
 
 /* Bytes of the buffer ed_quoted writes. */
 #define QUOTED_MAX (SCENE_ID_MAX + 4)

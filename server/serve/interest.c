@@ -439,9 +439,10 @@ static int encode(proto_buf *b, const struct room *st, const struct sub *sb, con
 		rc = proto_encode_update(b, st->name, (uint64_t)seq, s, world->v, world->n,
 					 u->nodes, u->n_nodes, u->gone, u->n_gone);
 	else
-		rc = proto_bin_encode_update(b, sb->format, st->name, (uint64_t)seq,
-					     (uint64_t)sb->cursor, s, world->v, world->n, u->nodes,
-					     u->n_nodes, u->gone, u->n_gone);
+		rc = proto_bin_encode_update_locals(b, sb->format, st->name, (uint64_t)seq,
+						    (uint64_t)sb->cursor, s, world->v, world->n,
+						    u->nodes, u->locals, u->n_nodes, u->gone,
+						    u->n_gone, false);
 	/* Every frame of interest carries "hidden", empty when nothing is:
 	 * a client tells by it that the frame answers for a view. */
 	if (rc == 0)

@@ -19,6 +19,7 @@ static void jentry_free(struct jentry *j)
 	free(j->roots);
 	free(j->changed);
 	free(j->removed);
+	free(j->full);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -85,6 +86,8 @@ void journal_add(struct room *st, int64_t to)
 	idlist_unique(&st->turn_roots);
 	idlist_unique(&st->turn_changed);
 	idlist_unique(&st->turn_removed);
+	idlist_unique(&st->turn_full);
+	/* 'full' is a part of 'changed', counted with it. */
 	ids = st->turn_roots.n + st->turn_changed.n + st->turn_removed.n;
 	if (ids > JOURNAL_TURN_MAX_IDS) {
 		/* A turn this big (an import-sized batch) would cost more to
@@ -109,11 +112,14 @@ void journal_add(struct room *st, int64_t to)
 	j->n_changed = st->turn_changed.n;
 	j->removed = st->turn_removed.v;
 	j->n_removed = st->turn_removed.n;
+	j->full = st->turn_full.v;
+	j->n_full = st->turn_full.n;
 	j->order = st->turn_order;
 	st->turn_order = false;
 	memset(&st->turn_roots, 0, sizeof(st->turn_roots));
 	memset(&st->turn_changed, 0, sizeof(st->turn_changed));
 	memset(&st->turn_removed, 0, sizeof(st->turn_removed));
+	memset(&st->turn_full, 0, sizeof(st->turn_full));
 	if (st->n == 0)
 		st->epoch = j->from;
 	st->n++;
@@ -129,6 +135,12 @@ static int cmp_int(const void *a, const void *b)
 struct range {
 	int first, end;
 };
+
+/* An id string against an edit_id, for bsearch in a unique idlist. */
+static int cmp_id_str(const void *key, const void *elem)
+{
+	return strcmp(key, ((const edit_id *)elem)->s);
+}
 
 static int cmp_range(const void *a, const void *b)
 {
@@ -158,11 +170,13 @@ int journal_note_order(struct room *st, const scene *s)
 /* What an update is made of, gathered from the journal. */
 struct parts {
 	struct idlist changed, removed;
+	struct idlist full;          /* changed ids the client needs whole */
 	struct range *ranges;        /* preorder ranges of the recorded roots */
 	int n_ranges, cap_ranges;
 	int *world;                  /* nodes whose world matrix is sent */
 	int n_world, cap_world;
-	int *nodes;                  /* nodes sent whole, parents first */
+	int *nodes;                  /* nodes sent, parents first */
+	bool *locals;                /* per node: its transform channels only */
 	int n_nodes;
 	edit_id *gone;               /* removed and not created again */
 	int n_gone;
@@ -173,6 +187,8 @@ static void parts_free(struct parts *p)
 {
 	idlist_free(&p->changed);
 	idlist_free(&p->removed);
+	idlist_free(&p->full);
+	free(p->locals);
 	free(p->ranges);
 	free(p->world);
 	free(p->nodes);
@@ -223,6 +239,8 @@ static int gather(const struct room *st, const scene *s, int64_t cursor, struct 
 			rc = idlist_add(&p->changed, j->changed[k].s);
 		for (int k = 0; k < j->n_removed && rc == 0; k++)
 			rc = idlist_add(&p->removed, j->removed[k].s);
+		for (int k = 0; k < j->n_full && rc == 0; k++)
+			rc = idlist_add(&p->full, j->full[k].s);
 		for (int k = 0; k < j->n_roots && rc == 0; k++)
 			rc = add_range(p, s, j->roots[k].s);
 	}
@@ -278,6 +296,15 @@ static int changed_nodes(const scene *s, struct parts *p)
 		qsort(p->nodes, (size_t)p->n_nodes, sizeof(int), cmp_int);
 	for (int i = 0; i < p->n_nodes; i++)
 		p->nodes[i] = scene_at(s, p->nodes[i]);
+	idlist_unique(&p->full);
+	if (p->n_nodes && !(p->locals = malloc((size_t)p->n_nodes * sizeof(bool))))
+		return RIGD_E_NOMEM;
+	/* A node that no covered turn created or changed besides its
+	 * channels existed at the cursor with the record the client has. */
+	for (int i = 0; i < p->n_nodes; i++)
+		p->locals[i] = p->full.n == 0 ||
+			       !bsearch(scene_id(s, p->nodes[i]), p->full.v, (size_t)p->full.n,
+					sizeof(edit_id), cmp_id_str);
 	if (p->removed.n && !(p->gone = malloc((size_t)p->removed.n * sizeof(edit_id))))
 		return RIGD_E_NOMEM;
 	for (int i = 0; i < p->removed.n; i++)
@@ -311,9 +338,9 @@ int journal_build_frame(const struct room *st, const scene *s, int64_t seq, int6
 		rc = proto_encode_update_order(b, st->name, (uint64_t)seq, s, p.world, p.n_world,
 					       p.nodes, p.n_nodes, p.gone, p.n_gone, p.order);
 	else if (rc == 0)
-		rc = proto_bin_encode_update_order(b, format, st->name, (uint64_t)seq,
-						   (uint64_t)cursor, s, p.world, p.n_world, p.nodes,
-						   p.n_nodes, p.gone, p.n_gone, p.order);
+		rc = proto_bin_encode_update_locals(b, format, st->name, (uint64_t)seq,
+						    (uint64_t)cursor, s, p.world, p.n_world, p.nodes,
+						    p.locals, p.n_nodes, p.gone, p.n_gone, p.order);
 	if (rc == 0)
 		*n_entries = covered;
 	parts_free(&p);
@@ -336,8 +363,13 @@ int journal_note(struct room *st, const edit_result *r, int64_t seq_before)
 	for (int i = 0; i < r->n_created; i++)
 		if (idlist_add(&st->turn_changed, r->created[i].s))
 			goto lost;
+	for (int i = 0; i < r->n_created; i++)
+		if (idlist_add(&st->turn_full, r->created[i].s))
+			goto lost;
 	for (int i = 0; i < r->n_changed; i++)
-		if (idlist_add(&st->turn_changed, r->changed[i].s))
+		if (idlist_add(&st->turn_changed, r->changed[i].s) ||
+		    ((!r->changed_locals || !r->changed_locals[i]) &&
+		     idlist_add(&st->turn_full, r->changed[i].s)))
 			goto lost;
 	for (int i = 0; i < r->n_removed; i++)
 		if (idlist_add(&st->turn_removed, r->removed[i].s))
@@ -355,6 +387,7 @@ void journal_turn_drop(struct room *st)
 {
 	idlist_free(&st->turn_changed);
 	idlist_free(&st->turn_removed);
+	idlist_free(&st->turn_full);
 	idlist_free(&st->turn_roots);
 	st->turn_lost = false;
 	st->turn_order = false;
@@ -382,10 +415,12 @@ int journal_collect(const struct room *st, const scene *s, int64_t seq, int64_t 
 		u->world = p.world;
 		u->n_world = p.n_world;
 		u->nodes = p.nodes;
+		u->locals = p.locals;
 		u->n_nodes = p.n_nodes;
 		u->gone = p.gone;
 		u->n_gone = p.n_gone;
 		p.world = p.nodes = NULL;
+		p.locals = NULL;
 		p.gone = NULL;
 		*n_entries = covered;
 	}
@@ -397,6 +432,7 @@ void journal_update_release(struct journal_update *u)
 {
 	free(u->world);
 	free(u->nodes);
+	free(u->locals);
 	free(u->gone);
 	memset(u, 0, sizeof(*u));
 }

@@ -94,6 +94,8 @@ struct journal_update {
 	int n_world;
 	int *nodes;
 	int n_nodes;
+	bool *locals;                /* one per node: only its transform channels
+				      * changed (proto_bin_encode_update_locals) */
 	edit_id *gone;
 	int n_gone;
 };

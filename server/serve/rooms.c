@@ -81,6 +81,7 @@ void rooms_free(struct room *st)
 	free(st->pres);
 	idlist_free(&st->turn_changed);
 	idlist_free(&st->turn_removed);
+	idlist_free(&st->turn_full);
 	idlist_free(&st->turn_roots);
 	free(st);
 }

@@ -106,6 +106,9 @@ struct jentry {
 	int n_changed;
 	edit_id *removed;
 	int n_removed;
+	edit_id *full;               /* of 'changed': created, or changed in a
+				      * field besides t, r, s, pivot */
+	int n_full;
 	bool order;                  /* the draw order (2D) changed in the turn */
 };
 
@@ -196,6 +199,7 @@ struct room {
 	bool touched;
 	int64_t turn_from;
 	struct idlist turn_changed, turn_removed;
+	struct idlist turn_full;     /* as jentry's 'full' */
 	struct idlist turn_roots;
 	bool turn_lost;              /* a change could not be noted: snapshots */
 	bool turn_order;             /* the turn changed the draw order */

@@ -216,9 +216,9 @@ test('the Python decoder of docs/protocol.md decodes real frames', async () => {
   const script = path.join(dir, 'decode.py');
   fs.writeFileSync(script, `${code}
 import sys
-names = {}
+names, records = {}, {}
 for f in sys.argv[1:]:
-    print(json.dumps(decode_frame(open(f, "rb").read(), names)))
+    print(json.dumps(decode_frame(open(f, "rb").read(), names, records)))
 `);
   await createScene(server, 'py');
   const editor = await Client.connect(server);

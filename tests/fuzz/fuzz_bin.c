@@ -5,14 +5,17 @@
  *
  * Every input is decoded twice: with an empty index table, and with the
  * table a real snapshot of a small scene left (so updates naming its
- * indices get past the binding check). Besides "no crash, no leak, no
+ * indices get past the binding check, and the locals entries of a version
+ * 2 update find the records they change). Besides "no crash, no leak, no
  * undefined behaviour, no read past the input" (the sanitizers; the input
  * has its exact length and nothing after it) it checks:
  *   - a refusal is bad_field or nomem, names the part of the frame, and
  *     leaves the output as it was;
  *   - an accepted frame decodes to one JSON value in valid UTF-8;
  *   - the decoder is deterministic: the same input with the same table
- *     gives the same bytes.
+ *     gives the same bytes;
+ *   - an accepted frame decoded again with the table it left (its records
+ *     and its locals entries' records bound) gives the same bytes again.
  */
 #include "codec/proto.h"
 #include "codec/proto_bin.h"
@@ -93,6 +96,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (bound)
 			bind_small_scene(&names);
 		first = decode_once(&names, data, size, &rc1);
+		if (rc1 == 0) {
+			proto_buf third = decode_once(&names, data, size, &rc2);
+
+			FUZZ_CHECK((rc2 == 0 && first.len == third.len &&
+				    memcmp(proto_buf_str(&first), proto_buf_str(&third), first.len) == 0) ||
+				   rc2 == RIGD_E_NOMEM,
+				   "an accepted frame decodes alike with the table it left");
+			proto_buf_release(&third);
+		}
 		proto_bin_names_release(&names);
 		proto_bin_names_init(&names);
 		if (bound)
