@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -77,10 +78,7 @@ static void read_sample(struct server *S, struct sample *v)
 	v->uptime_seconds = serve_now_s() - S->started;
 }
 
-/* Appends printf output of at most 255 bytes. 0 or RIGD_E_NOMEM. */
-static int append_f(proto_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int append_f(proto_buf *b, const char *fmt, ...)
+int metrics_appendf(proto_buf *b, const char *fmt, ...)
 {
 	char line[256];
 	va_list ap;
@@ -94,6 +92,17 @@ static int append_f(proto_buf *b, const char *fmt, ...)
 	return proto_buf_append(b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
 }
 
+int metrics_put(proto_buf *b, const char *name, const char *type, const char *help,
+		uint64_t value)
+{
+	const char *parts[] = { "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n" };
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (proto_buf_append(b, parts[i], strlen(parts[i])))
+			return RIGD_E_NOMEM;
+	return metrics_appendf(b, "%s %" PRIu64 "\n", name, value);
+}
+
 /* The histogram's sample lines (its HELP and TYPE come from the list). */
 static int render_histogram(const struct metrics *m, proto_buf *b)
 {
@@ -102,21 +111,22 @@ static int render_histogram(const struct metrics *m, proto_buf *b)
 
 	for (int i = 0; i < METRICS_N_BUCKETS; i++) {
 		cum += m->commit_bucket[i];
-		rc = rc || append_f(b, "rigd_commit_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+		rc = rc || metrics_appendf(b, "rigd_commit_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
 				    bucket_s[i], cum);
 	}
 	cum += m->commit_bucket[METRICS_N_BUCKETS];
-	rc = rc || append_f(b, "rigd_commit_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
+	rc = rc || metrics_appendf(b, "rigd_commit_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
 			    "rigd_commit_seconds_sum %.9f\nrigd_commit_seconds_count %" PRIu64 "\n",
 			    cum, m->commit_sum_s, cum);
 	return rc;
 }
 
-#define METRICS_VALUE_OWN(field, fmt) append_f(b, "rigd_" #field " " fmt "\n", S->m.field)
-#define METRICS_VALUE_READ(field, fmt) append_f(b, "rigd_" #field " " fmt "\n", v.field)
+#define METRICS_VALUE_OWN(field, fmt) metrics_appendf(b, "rigd_" #field " " fmt "\n", S->m.field)
+#define METRICS_VALUE_READ(field, fmt) metrics_appendf(b, "rigd_" #field " " fmt "\n", v.field)
 #define METRICS_VALUE_HIST(field, fmt) render_histogram(&S->m, b)
 #define METRICS_RENDER_(field, type, help, ctype, fmt, where) \
-	rc = rc || append_f(b, "# HELP rigd_" #field " " help "\n# TYPE rigd_" #field " " #type "\n"); \
+	rc = rc || metrics_appendf(b, "# HELP rigd_" #field " " help "\n# TYPE rigd_" #field " " \
+				   #type "\n"); \
 	rc = rc || METRICS_VALUE_##where(field, fmt);
 
 int metrics_render(struct server *S, proto_buf *b)

@@ -114,4 +114,14 @@ void metrics_observe_commit(struct metrics *m, double seconds);
  * 0, or RIGD_E_NOMEM with 'b' holding part of it. */
 int metrics_render(struct server *S, proto_buf *b);
 
+/* Appends printf output of at most 255 bytes (longer is cut). 0,
+ * RIGD_E_NOMEM, or RIGD_E_INTERNAL for a bad format. */
+int metrics_appendf(proto_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends one metric of its own: its HELP and TYPE ('counter' or
+ * 'gauge') lines and its one sample, "NAME VALUE". For the metrics that
+ * live outside struct metrics (the cluster's). 0 or RIGD_E_NOMEM. */
+int metrics_put(proto_buf *b, const char *name, const char *type, const char *help,
+		uint64_t value);
+
 #endif

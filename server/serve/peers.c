@@ -11,6 +11,7 @@
 #include "http.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "metrics.h"
 #include "relay.h"
 #include "replica.h"
 #include "roster.h"
@@ -242,23 +243,6 @@ void peers_route(struct server *S, const struct http_call *call)
 	http_respond_built(S, call->conn, 200, &b, cluster_json(S, &b));
 }
 
-/* Appends printf output of at most 255 bytes. 0 or RIGD_E_NOMEM. */
-static int put(proto_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int put(proto_buf *b, const char *fmt, ...)
-{
-	char line[256];
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (len < 0)
-		return RIGD_E_INTERNAL;
-	return proto_buf_append(b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
-}
-
 int peers_metrics(struct server *S, proto_buf *b)
 {
 	cluster_stats st;
@@ -270,40 +254,41 @@ int peers_metrics(struct server *S, proto_buf *b)
 	if (relay_metrics(S, b) || replica_metrics(S, b))
 		return RIGD_E_NOMEM;
 	cluster_get_stats(S->cl, &st);
-	rc = rc || put(b, "# HELP rigd_cluster_info This process in the cluster (its id).\n"
-		       "# TYPE rigd_cluster_info gauge\nrigd_cluster_info{process=\"%s\"} 1\n",
-		       cluster_id(S->cl));
-	rc = rc || put(b, "# HELP rigd_cluster_redis_up 1 while Redis answers, else 0.\n"
-		       "# TYPE rigd_cluster_redis_up gauge\nrigd_cluster_redis_up %d\n",
-		       st.state == CLUSTER_UP);
-	rc = rc || put(b, "# HELP rigd_cluster_redis_connects_total Connections to Redis made.\n"
-		       "# TYPE rigd_cluster_redis_connects_total counter\n"
-		       "rigd_cluster_redis_connects_total %" PRIu64 "\n", st.connects);
-	rc = rc || put(b, "# HELP rigd_cluster_redis_disconnects_total Connections to Redis lost.\n"
-		       "# TYPE rigd_cluster_redis_disconnects_total counter\n"
-		       "rigd_cluster_redis_disconnects_total %" PRIu64 "\n", st.disconnects);
-	rc = rc || put(b, "# HELP rigd_cluster_redis_errors_total Error and refused replies.\n"
-		       "# TYPE rigd_cluster_redis_errors_total counter\n"
-		       "rigd_cluster_redis_errors_total %" PRIu64 "\n", st.errors);
-	rc = rc || put(b, "# HELP rigd_cluster_leases_taken_total Scene leases taken.\n"
-		       "# TYPE rigd_cluster_leases_taken_total counter\n"
-		       "rigd_cluster_leases_taken_total %" PRIu64 "\n", st.leases_taken);
-	rc = rc || put(b, "# HELP rigd_cluster_leases_lost_total Scene leases lost.\n"
-		       "# TYPE rigd_cluster_leases_lost_total counter\n"
-		       "rigd_cluster_leases_lost_total %" PRIu64 "\n", st.leases_lost);
-	rc = rc || put(b, "# HELP rigd_cluster_leases_owned Scene leases this process holds.\n"
-		       "# TYPE rigd_cluster_leases_owned gauge\nrigd_cluster_leases_owned %d\n",
-		       st.leases_owned);
+	struct {
+		const char *name, *type, *help;
+		uint64_t value;
+	} m[] = {
+		{ "rigd_cluster_redis_up", "gauge", "1 while Redis answers, else 0.",
+		  st.state == CLUSTER_UP },
+		{ "rigd_cluster_redis_connects_total", "counter", "Connections to Redis made.",
+		  st.connects },
+		{ "rigd_cluster_redis_disconnects_total", "counter", "Connections to Redis lost.",
+		  st.disconnects },
+		{ "rigd_cluster_redis_errors_total", "counter", "Error and refused replies.",
+		  st.errors },
+		{ "rigd_cluster_leases_taken_total", "counter", "Scene leases taken.",
+		  st.leases_taken },
+		{ "rigd_cluster_leases_lost_total", "counter", "Scene leases lost.", st.leases_lost },
+		{ "rigd_cluster_leases_owned", "gauge", "Scene leases this process holds.",
+		  (uint64_t)st.leases_owned },
+	};
+
+	rc = metrics_appendf(b, "# HELP rigd_cluster_info This process in the cluster (its id).\n"
+			     "# TYPE rigd_cluster_info gauge\nrigd_cluster_info{process=\"%s\"} 1\n",
+			     cluster_id(S->cl));
+	for (size_t i = 0; !rc && i < sizeof(m) / sizeof(m[0]); i++)
+		rc = metrics_put(b, m[i].name, m[i].type, m[i].help, m[i].value);
 	n = cluster_leases(S->cl, NULL, 0);
 	if (!(l = calloc((size_t)n + 1, sizeof(*l))))
 		return RIGD_E_NOMEM;
 	n = cluster_leases(S->cl, l, n);
-	rc = rc || put(b, "# HELP rigd_cluster_lease_token The fencing token of each scene lease "
-		       "this process holds.\n# TYPE rigd_cluster_lease_token gauge\n");
+	rc = rc || metrics_appendf(b, "# HELP rigd_cluster_lease_token The fencing token of each "
+				   "scene lease this process holds.\n"
+				   "# TYPE rigd_cluster_lease_token gauge\n");
 	for (int i = 0; !rc && i < n; i++)
 		if (cluster_owns(S->cl, l[i].scene, NULL))
-			rc = put(b, "rigd_cluster_lease_token{scene=\"%s\"} %" PRId64 "\n", l[i].scene,
-				 l[i].token);
+			rc = metrics_appendf(b, "rigd_cluster_lease_token{scene=\"%s\"} %" PRId64 "\n",
+					     l[i].scene, l[i].token);
 	free(l);
 	return rc ? RIGD_E_NOMEM : 0;
 }

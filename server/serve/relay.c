@@ -6,6 +6,7 @@
 #include "clients.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "turn.h"
 #include "util.h"
 
@@ -299,23 +300,30 @@ void relay_free(struct server *S)
 int relay_metrics(struct server *S, proto_buf *b)
 {
 	struct relay *R = S->relay;
-	char text[1024];
-	int len;
+	struct {
+		const char *name, *type, *help;
+		uint64_t value;
+	} m[] = {
+		{ "rigd_cluster_forwarded_total", "counter",
+		  "Edits relayed to their scene's owner.",
+		  R ? (uint64_t)R->forwarded : 0 },
+		{ "rigd_cluster_forwards_resent_total", "counter",
+		  "Relayed edits sent again for want of an answer.",
+		  R ? (uint64_t)R->resent : 0 },
+		{ "rigd_cluster_forwards_failed_total", "counter",
+		  "Relayed edits answered unavailable for want of an answer.",
+		  R ? (uint64_t)R->gave_up : 0 },
+		{ "rigd_cluster_forwards_waiting", "gauge",
+		  "Relayed edits waiting for their answer.",
+		  R ? (uint64_t)R->n : 0 },
+		{ "rigd_cluster_requests_served_total", "counter",
+		  "Edits other processes relayed to this one.",
+		  R ? (uint64_t)R->served : 0 },
+	};
 
-	len = snprintf(text, sizeof(text),
-		       "# HELP rigd_cluster_forwarded_total Edits relayed to their scene's owner.\n"
-		       "# TYPE rigd_cluster_forwarded_total counter\nrigd_cluster_forwarded_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_forwards_resent_total Relayed edits sent again for want of an answer.\n"
-		       "# TYPE rigd_cluster_forwards_resent_total counter\nrigd_cluster_forwards_resent_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_forwards_failed_total Relayed edits answered unavailable for want of an answer.\n"
-		       "# TYPE rigd_cluster_forwards_failed_total counter\nrigd_cluster_forwards_failed_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_forwards_waiting Relayed edits waiting for their answer.\n"
-		       "# TYPE rigd_cluster_forwards_waiting gauge\nrigd_cluster_forwards_waiting %d\n"
-		       "# HELP rigd_cluster_requests_served_total Edits other processes relayed to this one.\n"
-		       "# TYPE rigd_cluster_requests_served_total counter\nrigd_cluster_requests_served_total %" PRIu64 "\n",
-		       R ? R->forwarded : 0, R ? R->resent : 0, R ? R->gave_up : 0, R ? R->n : 0,
-		       R ? R->served : 0);
-	if (len < 0 || (size_t)len >= sizeof(text))
-		return RIGD_E_INTERNAL;
-	return proto_buf_append(b, text, (size_t)len);
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (metrics_put(b, m[i].name, m[i].type, m[i].help, m[i].value))
+			return RIGD_E_NOMEM;
+	return 0;
 }
+

@@ -4,6 +4,7 @@
  */
 #include "replica.h"
 #include "log.h"
+#include "metrics.h"
 #include "turn.h"
 #include "util.h"
 
@@ -411,30 +412,39 @@ void replica_free(struct server *S)
 int replica_metrics(struct server *S, proto_buf *b)
 {
 	struct replica *R = S->replica;
-	char text[2400];
-	int len;
+	struct {
+		const char *name, *type, *help;
+		uint64_t value;
+	} m[] = {
+		{ "rigd_cluster_log_published_total", "counter",
+		  "Committed batches appended to log streams.",
+		  R ? (uint64_t)R->published : 0 },
+		{ "rigd_cluster_log_applied_total", "counter",
+		  "Batches of other owners' log streams applied here.",
+		  R ? (uint64_t)R->applied : 0 },
+		{ "rigd_cluster_log_gaps_total", "counter",
+		  "Log entries past a gap (this process fell behind the stream).",
+		  R ? (uint64_t)R->gaps : 0 },
+		{ "rigd_cluster_log_refused_total", "counter",
+		  "Log entries refused (malformed, or not applying).",
+		  R ? (uint64_t)R->refused : 0 },
+		{ "rigd_cluster_log_unconfirmed_total", "counter",
+		  "Committed batches the log stream did not confirm (answered unavailable).",
+		  R ? (uint64_t)R->unconfirmed : 0 },
+		{ "rigd_cluster_catchup_asks_total", "counter",
+		  "Asks to an owner for batches the log stream no longer kept.",
+		  R ? (uint64_t)R->asked : 0 },
+		{ "rigd_cluster_catchup_sent_total", "counter",
+		  "Batches this process sent as owner to processes that fell behind.",
+		  R ? (uint64_t)R->sent : 0 },
+		{ "rigd_cluster_acks_waiting", "gauge",
+		  "Acknowledgements waiting for the log stream.",
+		  R ? (uint64_t)R->n_held : 0 },
+	};
 
-	len = snprintf(text, sizeof(text),
-		       "# HELP rigd_cluster_log_published_total Committed batches appended to log streams.\n"
-		       "# TYPE rigd_cluster_log_published_total counter\nrigd_cluster_log_published_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_log_applied_total Batches of other owners' log streams applied here.\n"
-		       "# TYPE rigd_cluster_log_applied_total counter\nrigd_cluster_log_applied_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_log_gaps_total Log entries past a gap (this process fell behind the stream).\n"
-		       "# TYPE rigd_cluster_log_gaps_total counter\nrigd_cluster_log_gaps_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_log_refused_total Log entries refused (malformed, or not applying).\n"
-		       "# TYPE rigd_cluster_log_refused_total counter\nrigd_cluster_log_refused_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_log_unconfirmed_total Committed batches the log stream did not confirm (answered unavailable).\n"
-		       "# TYPE rigd_cluster_log_unconfirmed_total counter\nrigd_cluster_log_unconfirmed_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_catchup_asks_total Asks to an owner for batches the log stream no longer kept.\n"
-		       "# TYPE rigd_cluster_catchup_asks_total counter\nrigd_cluster_catchup_asks_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_catchup_sent_total Batches this process sent as owner to processes that fell behind.\n"
-		       "# TYPE rigd_cluster_catchup_sent_total counter\nrigd_cluster_catchup_sent_total %" PRIu64 "\n"
-		       "# HELP rigd_cluster_acks_waiting Acknowledgements waiting for the log stream.\n"
-		       "# TYPE rigd_cluster_acks_waiting gauge\nrigd_cluster_acks_waiting %d\n",
-		       R ? R->published : 0, R ? R->applied : 0, R ? R->gaps : 0, R ? R->refused : 0,
-		       R ? R->unconfirmed : 0, R ? R->asked : 0, R ? R->sent : 0,
-		       R ? R->n_held : 0);
-	if (len < 0 || (size_t)len >= sizeof(text))
-		return RIGD_E_INTERNAL;
-	return proto_buf_append(b, text, (size_t)len);
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (metrics_put(b, m[i].name, m[i].type, m[i].help, m[i].value))
+			return RIGD_E_NOMEM;
+	return 0;
 }
+
