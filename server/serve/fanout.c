@@ -63,17 +63,27 @@ static struct cache_ref cache_of(struct room *st, int format)
 static void cache_store(struct cache_ref cr, const char *f, size_t head, size_t len, int64_t from,
 			int64_t to, int covered)
 {
-	char *copy = malloc(head + len + 1);
+	char *copy = serve_copy_frame(f, head, len);
 
 	if (!copy)
 		return;
-	memcpy(copy, f, head + len + 1);
 	free(*cr.frame);
 	*cr.frame = copy;
 	*cr.len = len;
 	*cr.from = from;
 	*cr.to = to;
 	*cr.covered = covered;
+}
+
+void fanout_count_sent(struct server *S, bool snapshot, int covered)
+{
+	if (snapshot) {
+		S->m.snapshots_sent_total++;
+	} else {
+		S->m.updates_sent_total++;
+		if (covered > 1)
+			S->m.updates_coalesced_total += (uint64_t)(covered - 1);
+	}
 }
 
 /* Drops every step frame of 'format'. */
@@ -93,30 +103,38 @@ static const struct step_frame *step_at(const struct room *st, int format, int64
 	return NULL;
 }
 
-/* True when a subscriber of 'st' in 'format' without a view (a view gets
- * frames of its own) is at most FANOUT_STEPS turns behind 'from' (its
- * cursor one a step frame, or the new one, starts at). */
-static bool steps_wanted(struct server *S, const struct room *st, int format, int64_t from)
+/* Which formats (bit 1 << format) a subscriber of 'st' without a view (a
+ * view gets frames of its own) uses while at most FANOUT_STEPS turns
+ * behind 'from': its cursor is where a kept step frame, or the new one,
+ * starts. One pass over the subscribers for every format. */
+static unsigned steps_wanted(struct server *S, const struct room *st, int64_t from)
 {
-	int64_t oldest = st->n_steps[format] ? st->steps[format][0].from : from;
+	unsigned want = 0;
 
 	for (int k = 0; k < st->n_subs; k++) {
 		struct client *c = clients_get(S, st->subs[k]);
 		struct sub *sb = c ? rooms_sub_find(c, st->name) : NULL;
+		int f = sb ? sb->format : 0;
 
-		if (sb && !interest_active(sb) && sb->format == format && sb->cursor >= oldest &&
-		    sb->cursor <= from)
-			return true;
+		if (sb && !interest_active(sb) && sb->cursor <= from &&
+		    sb->cursor >= (st->n_steps[f] ? st->steps[f][0].from : from))
+			want |= 1u << f;
 	}
-	return false;
+	return want;
 }
 
 void fanout_turn_end(struct server *S, struct room *st, int64_t from, int64_t to)
 {
 	const scene *s = engine_scene(S->e, st->name);
 
+	unsigned want;
+
 	if (!s || s != st->scene_seen)
 		return;  /* a reloaded scene: the next frame resyncs everyone */
+	for (int f = 0; f < PROTO_FORMAT_COUNT; f++)
+		if (st->n_steps[f] && st->steps[f][st->n_steps[f] - 1].to != from)
+			steps_clear(st, f);  /* not contiguous: start again */
+	want = steps_wanted(S, st, from);
 	for (int f = 0; f < PROTO_FORMAT_COUNT; f++) {
 		struct step_frame *sf;
 		proto_buf b;
@@ -124,9 +142,7 @@ void fanout_turn_end(struct server *S, struct room *st, int64_t from, int64_t to
 		size_t len;
 		char *frame;
 
-		if (st->n_steps[f] && st->steps[f][st->n_steps[f] - 1].to != from)
-			steps_clear(st, f);  /* not contiguous: start again */
-		if (!steps_wanted(S, st, f, from))
+		if (!(want & (1u << f)))
 			continue;
 		proto_buf_init(&b, S->head);
 		if (journal_build_frame(st, s, to, from, f, &b, &covered) ||
@@ -191,10 +207,8 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 		const struct step_frame *sf = step_at(st, sb->format, sb->cursor);
 
 		if (sf) {
-			f = malloc(S->head + sf->len + 1);
-			if (!f)
+			if (!(f = serve_copy_frame(sf->frame, S->head, sf->len)))
 				return NULL;
-			memcpy(f, sf->frame, S->head + sf->len + 1);
 			*len = sf->len;
 			snapshot = false;
 			covered = sf->covered;
@@ -205,10 +219,8 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 	if (sb->cursor >= 0 && *cr.frame && *cr.from == sb->cursor && *cr.to == seq) {
 		/* Most clients keep up and share one cursor: encode once per
 		 * format. */
-		f = malloc(S->head + *cr.len + 1);
-		if (!f)
+		if (!(f = serve_copy_frame(*cr.frame, S->head, *cr.len)))
 			return NULL;
-		memcpy(f, *cr.frame, S->head + *cr.len + 1);
 		*len = *cr.len;
 		snapshot = false;
 		covered = *cr.covered;
@@ -233,13 +245,7 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 	if (!snapshot)
 		cache_store(cr, f, S->head, *len, sb->cursor, seq, covered);
 sent:
-	if (snapshot) {
-		S->m.snapshots_sent_total++;
-	} else {
-		S->m.updates_sent_total++;
-		if (covered > 1)
-			S->m.updates_coalesced_total += (uint64_t)(covered - 1);
-	}
+	fanout_count_sent(S, snapshot, covered);
 	sb->cursor = seq;
 	if (snapshot && sb->peers_pending) {
 		sb->peers_pending = false;

@@ -37,4 +37,8 @@ char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *b
  */
 void fanout_turn_end(struct server *S, struct room *st, int64_t from, int64_t to);
 
+/* Counts one frame sent to a subscriber: a snapshot, or an update that
+ * covered 'covered' turns (those beyond the first were coalesced). */
+void fanout_count_sent(struct server *S, bool snapshot, int covered);
+
 #endif

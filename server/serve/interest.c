@@ -12,6 +12,7 @@
  */
 #include "interest.h"
 #include "clients.h"
+#include "fanout.h"
 #include "journal.h"
 #include "rooms.h"
 #include "util.h"
@@ -520,9 +521,8 @@ char *interest_frame(struct server *S, struct client *c, struct sub *sb, struct 
 	    cf->to == seq && cf->known_gen == sb->known_gen && cf->gen == rv->gen) {
 		/* A client with the same view, at the same cursor, knowing the
 		 * same cull: the frame is the same. */
-		if (!(f = malloc(S->head + cf->len + 1)))
+		if (!(f = serve_copy_frame(cf->frame, S->head, cf->len)))
 			return NULL;
-		memcpy(f, cf->frame, S->head + cf->len + 1);
 		*len = cf->len;
 		covered = cf->covered;
 		S->m.view_frames_shared_total++;
@@ -534,10 +534,9 @@ char *interest_frame(struct server *S, struct client *c, struct sub *sb, struct 
 			return NULL;
 		}
 		if (cf && !snapshot && sb->cursor >= 0 && sb->known_gen) {
-			char *copy = malloc(S->head + *len + 1);
+			char *copy = serve_copy_frame(f, S->head, *len);
 
 			if (copy) {
-				memcpy(copy, f, S->head + *len + 1);
 				free(cf->frame);
 				*cf = (struct rview_frame){ copy, *len, sb->cursor, seq,
 							    sb->known_gen, rv->gen, covered };
@@ -549,13 +548,7 @@ char *interest_frame(struct server *S, struct client *c, struct sub *sb, struct 
 		return NULL;
 	}
 	S->m.view_frames_total++;
-	if (snapshot) {
-		S->m.snapshots_sent_total++;
-	} else {
-		S->m.updates_sent_total++;
-		if (covered > 1)
-			S->m.updates_coalesced_total += (uint64_t)(covered - 1);
-	}
+	fanout_count_sent(S, snapshot, covered);
 	sb->cursor = seq;
 	sb->view_pending = false;
 	if (snapshot && sb->peers_pending) {

@@ -122,11 +122,10 @@ void rooms_broadcast(struct server *S, struct room *st, uint64_t except,
 				if (r->presence && !r->pending && strcmp(r->key, presence_key) == 0)
 					break;
 			if (r) {
-				char *nf = malloc(S->head + len + 1);
+				char *nf = serve_copy_frame(frame, S->head, len);
 
 				if (!nf)
 					continue;
-				memcpy(nf, frame, S->head + len + 1);
 				c->queued_bytes = c->queued_bytes - r->len + len;
 				free(r->frame);
 				r->frame = nf;
@@ -135,10 +134,8 @@ void rooms_broadcast(struct server *S, struct room *st, uint64_t except,
 				continue;
 			}
 		}
-		copy = malloc(S->head + len + 1);
-		if (!copy)
+		if (!(copy = serve_copy_frame(frame, S->head, len)))
 			continue;
-		memcpy(copy, frame, S->head + len + 1);
 		r = clients_enqueue(S, c, copy, len, false);
 		if (r && presence_key) {
 			r->presence = true;

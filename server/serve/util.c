@@ -77,3 +77,11 @@ char *serve_take_frame(proto_buf *b, size_t *len)
 	return proto_buf_take(b);
 }
 
+char *serve_copy_frame(const char *frame, size_t head, size_t len)
+{
+	char *copy = malloc(head + len + 1);
+
+	if (copy)
+		memcpy(copy, frame, head + len + 1);
+	return copy;
+}

@@ -30,4 +30,8 @@ void idlist_unique(struct idlist *l);
  * the buffer is emptied and the caller owns the frame. NULL when empty. */
 char *serve_take_frame(proto_buf *b, size_t *len);
 
+/* A malloc'd copy of 'frame': 'head' bytes of net's head room, 'len'
+ * bytes of payload and the NUL after them. NULL when out of memory. */
+char *serve_copy_frame(const char *frame, size_t head, size_t len);
+
 #endif
