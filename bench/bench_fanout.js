@@ -148,7 +148,8 @@ async function run(server, scene, format) {
 const median = (xs) => percentile(xs, 50);
 
 async function main() {
-  const server = await startRigd({ args: ['--sync', 'normal', '--max-clients', String(SUBS + 64)] });
+  const server = await startRigd({ args: ['--sync', 'normal', '--max-clients', String(SUBS + 64),
+    ...(process.env.BENCH_RIGD_ARGS || '').split(' ').filter(Boolean)] });
   console.log(`bench_fanout: rigd ${server.url}, 59-bone skeleton, ${SUBS} subscribers in ` +
     `${PROCS} processes, edits at ${EDIT_HZ}/s, ${RUNS} runs of ${SECONDS} s after 1 s warm-up`);
   console.log('');
