@@ -25,7 +25,8 @@
  *
  * The server runs with synchronous=NORMAL: with FULL every group commit adds
  * an fsync to every edit's latency, which the figures would then mostly
- * measure.
+ * measure. BENCH_RIGD_ARGS adds flags of its own (e.g. "--event-loop libuv",
+ * the loop of a process in a cluster).
  *
  * Run: cmake --build BUILD --target bench_fanout (or node
  * bench/bench_fanout.js with RIGD_BUILD_DIR and RIGD_SOURCE_DIR set).
