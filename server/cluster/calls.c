@@ -54,10 +54,8 @@ int cluster_call(cluster *c, const char *owner, const cluster_call_info *k)
 		return RIGD_E_UNAVAILABLE;
 	snprintf(key, sizeof(key), "rigd:fwd:%s", owner);
 	snprintf(num, sizeof(num), "%" PRIu64, k->rid);
-	for (int i = 0; i < 12; i++)
-		l[i] = strlen(f[i]);
-	l[9] = k->args_len;
-	l[11] = k->body_len;
+	for (int i = 0; i < 12; i++)  /* args and body are bytes: their lengths are given */
+		l[i] = i == 9 ? k->args_len : i == 11 ? k->body_len : strlen(f[i]);
 	return cl_append(c, key, f, l, 12);
 }
 
@@ -80,8 +78,7 @@ int cluster_reply(cluster *c, const char *to, uint64_t rid, int status, const ch
 	snprintf(num, sizeof(num), "%" PRIu64, rid);
 	snprintf(st, sizeof(st), "%d", status);
 	for (int i = 0; i < 6; i++)
-		l[i] = strlen(f[i]);
-	l[5] = len;
+		l[i] = i == 5 ? (body ? len : 0) : strlen(f[i]);
 	return cl_append(c, key, f, l, 6);
 }
 
