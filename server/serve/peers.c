@@ -35,9 +35,7 @@ static void on_log(void *ctx, int level, const char *line)
 static void on_scene_done(void *ctx, uint64_t ref, const char *name, int rc, int dims,
 			  int there)
 {
-	if (relay_http_ref(ref))
-		relay_http_scene_done(ctx, ref, name, rc, dims, there);
-	else
+	if (!relay_http_scene_done(ctx, ref, name, rc, dims, there))
 		lifecycle_done(ctx, ref, name, rc, dims, there);
 }
 

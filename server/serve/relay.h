@@ -81,10 +81,10 @@ void relay_http_respond(struct server *S, uint64_t conn, int status, char *body,
 void relay_http_call(struct server *S, const cluster_call_info *k);
 void relay_http_reply(void *ctx, uint64_t rid, int status, const char *body, size_t len);
 
-/* Whether catalog reference 'ref' is one of relay_http_create's, and then
- * what Redis said of it (cluster callback scene_done's arguments). */
-bool relay_http_ref(uint64_t ref);
-void relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int rc, int dims,
+/* What Redis said of catalog reference 'ref' (cluster callback
+ * scene_done's arguments): true when 'ref' is one of relay_http_create's
+ * (its request then runs again, or is answered), false when it is not. */
+bool relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int rc, int dims,
 			   int there);
 
 /* This process took the lease of scene 'name': requests waiting for it run. */

@@ -327,26 +327,21 @@ bool relay_http_create(struct server *S, const struct http_call *call, int dims)
 	return true;
 }
 
-bool relay_http_ref(uint64_t ref)
-{
-	return (ref & CATALOG_REF) != 0;
-}
-
-void relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int rc, int dims,
+bool relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int rc, int dims,
 			   int there)
 {
 	struct relay_http *H = S->relay_http;
-	int i = find(H, H_CATALOG, ref);
+	int i = (ref & CATALOG_REF) ? find(H, H_CATALOG, ref) : -1;
 	struct deferred *d;
 
 	if (i < 0)
-		return;
+		return false;
 	if (rc != 0 && rc != RIGD_E_SCENE_EXISTS) {
 		http_respond_code(S, H->v[i].conn, RIGD_E_UNAVAILABLE, "scene", "redis did not take "
 				  "the creation of scene '%s' (refused, or the connection was lost "
 				  "before it answered: it may exist now): retry", name);
 		drop(H, i);
-		return;
+		return true;
 	}
 	/* Made in the catalog now, or the cluster had it already: the
 	 * request runs again and goes to that scene, made here first. */
@@ -355,6 +350,7 @@ void relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int
 	d = H->v[i].d;
 	H->v[i].d = NULL;
 	turn_defer(S, d);
+	return true;
 }
 
 /* Entry 'i' of H_WAIT: runs here, is relayed, waits on, or is answered
