@@ -15,7 +15,8 @@
  * killed while an undo or an import is on its way: an undo with a
  * client_seq is sent again to the next owner and applied once, one without
  * and an import are answered `unavailable` saying they may have been
- * applied, and nothing of them is.
+ * applied, and nothing of them is; two imports into one new name at once
+ * make one scene (the second is refused as the owner refuses it).
  */
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -25,6 +26,7 @@ const { get, post, Client, SOURCE_DIR } = require('../lib/rigd.js');
 const {
   WAIT_MS, startCluster, stopCluster, until, ownerOf, show,
 } = require('../lib/cluster.js');
+const { GLTF_SAMPLES, samplesPresent } = require('../lib/gltf_samples.js');
 
 const demoDir = path.join(SOURCE_DIR, 'web', 'demo');
 const SVG = fs.readFileSync(path.join(demoDir, 'demo2d.svg'), 'utf8');
@@ -407,6 +409,41 @@ test('an owner killed while an undo or an import is on its way: as docs/protocol
     assert.match(m, /rigd_cluster_writes_failed_total [1-9]/);
     assert.equal(ws.closeCode, undefined);
     ws.close();
+  } finally {
+    await stopCluster(c);
+  }
+});
+
+test('two imports into one new name at once make one scene; a sample model through a non-owner', async (t) => {
+  const c = await startCluster();
+  try {
+    await readersUp(c);
+    const [p0, p1, p2] = c.procs;
+    /* Both creations reach the catalog; the second finds the name and
+     * imports into that scene, after the first: scene_not_empty. */
+    const [a, b] = await Promise.all([postTo(p0, 'twin', 'gltf', GLTF), postTo(p1, 'twin', 'gltf', GLTF)]);
+    assert.deepEqual([a.status, b.status].sort(), [200, 409], `${a.text} ${b.text}`);
+    assert.equal((a.status === 409 ? a : b).json.error.code, 'scene_not_empty');
+    const twin = await converged(c.procs, 'twin');
+    assert.equal(twin.seq, 1);
+    assert.deepEqual(twin.tree.nodes.map((n) => n.id), ['hips', 'leg', 'spine']);
+    if (!samplesPresent) {
+      t.diagnostic(`glTF samples not found at ${GLTF_SAMPLES}: the sample part is skipped`);
+      return;
+    }
+    const sample = fs.readFileSync(path.join(GLTF_SAMPLES, 'RiggedSimple.gltf'));
+    const far = await postTo(p2, 'rig1', 'gltf', sample, '?client=sampler');
+    assert.equal(far.status, 200, far.text);
+    const near = await postTo(p0, 'rig2', 'gltf', sample, '?client=sampler');
+    sameAnswer(far, near, 'a sample model');
+    const r1 = await converged(c.procs, 'rig1');
+    const r2 = await converged(c.procs, 'rig2');
+    assert.deepEqual(r1.tree.nodes, r2.tree.nodes);
+    const other = c.procs.find((p) => p !== r1.owner.proc);
+    const under = await postTo(other, 'rig1', 'gltf', sample, '?parent=' + r1.tree.nodes[0].id);
+    assert.equal(under.status, 200, under.text);
+    const rig = await converged(c.procs, 'rig1');
+    assert.equal(rig.tree.nodes.length, 2 * r2.tree.nodes.length);
   } finally {
     await stopCluster(c);
   }
