@@ -120,6 +120,14 @@ typedef struct cluster_callbacks {
 			const char *body, size_t len);
 	/* The answer to a request this process forwarded. May be NULL. */
 	void (*answer)(void *ctx, const cluster_answer_info *a);
+	/* Another process relays call 'k' (calls.c) to this process, the
+	 * owner of its scene (not checked here). Answer it with cluster_answer
+	 * or cluster_reply. Strings are valid during the call. May be NULL. */
+	void (*call)(void *ctx, const cluster_call_info *k);
+	/* The HTTP answer to call 'rid' this process relayed: 'status'
+	 * (100..599) and 'body' ('len' bytes of text, not checked here). May
+	 * be NULL. */
+	void (*reply)(void *ctx, uint64_t rid, int status, const char *body, size_t len);
 	/* The owner of scene 'name' (lease 'token') committed batch 'seq':
 	 * 'line' is its log line ('len' bytes, NDJSON as GET .../log writes
 	 * it, not checked here), from the scene's log stream. Lines come in
@@ -162,14 +170,6 @@ typedef struct cluster_callbacks {
 	 * batches after it that it did not send yet. May be NULL. */
 	void (*catchup_line)(void *ctx, const char *scene, uint64_t seq, const char *line,
 			     size_t len, bool more);
-	/* Another process relays call 'k' (calls.c) to this process, the
-	 * owner of its scene (not checked here). Answer it with cluster_answer
-	 * or cluster_reply. Strings are valid during the call. May be NULL. */
-	void (*call)(void *ctx, const cluster_call_info *k);
-	/* The HTTP answer to call 'rid' this process relayed: 'status'
-	 * (100..599) and 'body' ('len' bytes of text, not checked here). May
-	 * be NULL. */
-	void (*reply)(void *ctx, uint64_t rid, int status, const char *body, size_t len);
 } cluster_callbacks;
 
 /* One lease as this process sees it (cluster_leases). */
@@ -274,18 +274,6 @@ int cluster_processes(const cluster *c, cluster_process_info *out, int cap);
 void cluster_get_stats(const cluster *c, cluster_stats *out);
 
 /*
- * Forwards an edit of 'scene' to process 'owner' through its request stream
- * (rigd:fwd:OWNER, trimmed to about 10,000 entries, expiring a minute after
- * its last entry): 'body' is the batch's JSON ('len' bytes, at most
- * CLUSTER_BODY_MAX), 'rid' this process's number for it, which the answer
- * carries back. 0 once sent (the answer may never come: the caller times
- * out), RIGD_E_UNAVAILABLE when Redis is not connected, RIGD_E_TOO_LARGE,
- * RIGD_E_BAD_ID for an owner that is not an id, RIGD_E_NOMEM.
- */
-int cluster_forward(cluster *c, const char *owner, uint64_t rid, const char *scene,
-		    const char *body, size_t len);
-
-/*
  * Relays call 'k' (k->from is ignored: this process's id is sent) to
  * process 'owner' through its request stream, like cluster_forward: an
  * entry of exactly from, rid, scene, kind, args and body. 0 once sent,
@@ -304,6 +292,18 @@ int cluster_call(cluster *c, const char *owner, const cluster_call_info *k);
  */
 int cluster_reply(cluster *c, const char *to, uint64_t rid, int status, const char *body,
 		  size_t len);
+
+/*
+ * Forwards an edit of 'scene' to process 'owner' through its request stream
+ * (rigd:fwd:OWNER, trimmed to about 10,000 entries, expiring a minute after
+ * its last entry): 'body' is the batch's JSON ('len' bytes, at most
+ * CLUSTER_BODY_MAX), 'rid' this process's number for it, which the answer
+ * carries back. 0 once sent (the answer may never come: the caller times
+ * out), RIGD_E_UNAVAILABLE when Redis is not connected, RIGD_E_TOO_LARGE,
+ * RIGD_E_BAD_ID for an owner that is not an id, RIGD_E_NOMEM.
+ */
+int cluster_forward(cluster *c, const char *owner, uint64_t rid, const char *scene,
+		    const char *body, size_t len);
 
 /*
  * Appends committed batch 'seq' of scene 'scene' ('line', its log line of

@@ -5,7 +5,7 @@
  * answers its own clients (docs/protocol.md, "Several processes on one
  * Redis"): undo and redo over a websocket, pose ops, SVG, glTF (.gltf and
  * .glb) and log imports over HTTP, each with its refusals. Three rigd
- * processes on a real redis-server (tests/lib/cluster.js).
+ * processes on a real redis-server (tests/lib/redis_cluster.js).
  *
  * What is checked: a non-owner's answer equals the owner's for the same
  * request (successes against a twin scene, refusals against the same scene,
@@ -25,7 +25,7 @@ const path = require('node:path');
 const { get, post, Client, SOURCE_DIR } = require('../lib/rigd.js');
 const {
   WAIT_MS, startCluster, stopCluster, until, ownerOf, show,
-} = require('../lib/cluster.js');
+} = require('../lib/redis_cluster.js');
 const { GLTF_SAMPLES, samplesPresent } = require('../lib/gltf_samples.js');
 
 const demoDir = path.join(SOURCE_DIR, 'web', 'demo');

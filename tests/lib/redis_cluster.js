@@ -1,6 +1,6 @@
 'use strict';
 /*
- * cluster.js: the helpers of the cluster end-to-end tests (several rigd
+ * redis_cluster.js: the helpers of the cluster end-to-end tests (several rigd
  * processes on one Redis, --redis): a real redis-server started on a free
  * port in a temporary folder (AOF with appendfsync always, as
  * docs/deploy.md asks), rigd processes on it each with its own database,
