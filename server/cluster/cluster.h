@@ -47,6 +47,21 @@ typedef struct cluster cluster;
 
 #define CLUSTER_BODY_MAX (8u << 20)   /* bytes of a forwarded edit */
 #define CLUSTER_LOG_KEEP 10000        /* entries a scene's log stream keeps (about) */
+#define CLUSTER_ARGS_MAX (64u << 10)  /* bytes of a relayed call's arguments */
+
+/* A request other than an edit batch relayed to a scene's owner
+ * (cluster_call, callbacks.call): undo, redo, or an HTTP write. Strings
+ * are borrowed. */
+typedef struct cluster_call_info {
+	const char *from;         /* the caller's id (callbacks.call only) */
+	uint64_t rid;             /* the caller's number for it, >= 1 */
+	const char *scene;        /* the scene it acts on */
+	const char *kind;         /* 1..16 bytes of [a-z]: what it is */
+	const char *args;         /* NUL-terminated strings one after the other */
+	size_t args_len;          /* bytes of args, each NUL included */
+	const char *body;         /* bytes (may hold NULs) */
+	size_t body_len;
+} cluster_call_info;
 
 /* The answer to a forwarded edit (cluster_answer, callbacks.answer).
  * Strings are borrowed. */
@@ -105,6 +120,14 @@ typedef struct cluster_callbacks {
 			const char *body, size_t len);
 	/* The answer to a request this process forwarded. May be NULL. */
 	void (*answer)(void *ctx, const cluster_answer_info *a);
+	/* Another process relays call 'k' (calls.c) to this process, the
+	 * owner of its scene (not checked here). Answer it with cluster_answer
+	 * or cluster_reply. Strings are valid during the call. May be NULL. */
+	void (*call)(void *ctx, const cluster_call_info *k);
+	/* The HTTP answer to call 'rid' this process relayed: 'status'
+	 * (100..599) and 'body' ('len' bytes of text, not checked here). May
+	 * be NULL. */
+	void (*reply)(void *ctx, uint64_t rid, int status, const char *body, size_t len);
 	/* The owner of scene 'name' (lease 'token') committed batch 'seq':
 	 * 'line' is its log line ('len' bytes, NDJSON as GET .../log writes
 	 * it, not checked here), from the scene's log stream. Lines come in
@@ -249,6 +272,26 @@ int cluster_processes(const cluster *c, cluster_process_info *out, int cap);
 
 /* The counters. */
 void cluster_get_stats(const cluster *c, cluster_stats *out);
+
+/*
+ * Relays call 'k' (k->from is ignored: this process's id is sent) to
+ * process 'owner' through its request stream, like cluster_forward: an
+ * entry of exactly from, rid, scene, kind, args and body. 0 once sent,
+ * RIGD_E_TOO_LARGE (a body over CLUSTER_BODY_MAX, args over
+ * CLUSTER_ARGS_MAX), RIGD_E_BAD_FIELD (a kind that is not 1..16 bytes of
+ * [a-z], rid 0), RIGD_E_BAD_ID, RIGD_E_UNAVAILABLE, RIGD_E_NOMEM.
+ */
+int cluster_call(cluster *c, const char *owner, const cluster_call_info *k);
+
+/*
+ * Answers call 'rid' of process 'to' with an HTTP answer: 'status'
+ * (100..599) and 'body' ('len' bytes, at most CLUSTER_BODY_MAX), an entry
+ * of exactly rid, status and body of its answer stream. 0 once sent,
+ * RIGD_E_TOO_LARGE, RIGD_E_BAD_FIELD, RIGD_E_BAD_ID, RIGD_E_UNAVAILABLE,
+ * RIGD_E_NOMEM.
+ */
+int cluster_reply(cluster *c, const char *to, uint64_t rid, int status, const char *body,
+		  size_t len);
 
 /*
  * Forwards an edit of 'scene' to process 'owner' through its request stream

@@ -156,6 +156,11 @@ bool cl_take_presence(struct cluster *c, const void *fields);
  * more); false when the entry is not of that shape. */
 bool cl_take_catchup_ask(struct cluster *c, const void *fields);
 bool cl_take_catchup_line(struct cluster *c, const void *fields);
+/* calls.c: a request entry relaying a call (exactly from, rid, scene,
+ * kind, args, body) and an answer entry carrying an HTTP answer (exactly
+ * rid, status, body); false when the entry is not of that shape. */
+bool cl_take_call(struct cluster *c, const void *fields);
+bool cl_take_reply(struct cluster *c, const void *fields);
 /* forward.c: appends one entry of 'n_fields' fields to stream 'key' (trimmed
  * to about 10,000 entries, expiring a minute after its last). 0,
  * RIGD_E_UNAVAILABLE, RIGD_E_NOMEM. */

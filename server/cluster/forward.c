@@ -358,8 +358,10 @@ static void take_stream(struct cluster *c, const redisReply *s, const char *fwd_
 		memcpy(last, e->element[0]->str, e->element[0]->len + 1);
 		ok = e->element[1]->type == REDIS_REPLY_ARRAY &&
 		     (fwd ? (e->element[1]->elements == 6 ? cl_take_catchup_ask(c, e->element[1]) :
+			     e->element[1]->elements == 12 ? cl_take_call(c, e->element[1]) :
 						   take_request(c, e->element[1])) :
 			    (e->element[1]->elements == 8 ? cl_take_catchup_line(c, e->element[1]) :
+			     e->element[1]->elements == 6 ? cl_take_reply(c, e->element[1]) :
 						   take_answer(c, e->element[1])));
 		if (!ok) {
 			c->stats.errors++;

@@ -5,6 +5,7 @@
  */
 #include "http.h"
 #include "auth.h"
+#include "relay.h"
 #include "routes.h"
 #include "turn.h"
 #include "util.h"
@@ -18,13 +19,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The one writer of an answer: to net, or, for a request another process
+ * relayed to this one, back to that process through Redis. Takes 'body'. */
+static void send_answer(struct server *S, uint64_t conn, int status, const char *type,
+			char *body, size_t len)
+{
+	if (relay_http_remote(S, conn))
+		relay_http_respond(S, conn, status, body, len);
+	else
+		net_http_respond(S->n, conn, status, type, body, len);
+}
+
 void http_respond_buf(struct server *S, uint64_t conn, int status, const char *type,
 			proto_buf *b)
 {
 	size_t len = b->len;
 	char *body = proto_buf_take(b);
 
-	net_http_respond(S->n, conn, status, type, body, body ? len : 0);
+	send_answer(S, conn, status, type, body, body ? len : 0);
 }
 
 void http_respond_error(struct server *S, uint64_t conn, const edit_error *err)
@@ -34,7 +46,7 @@ void http_respond_error(struct server *S, uint64_t conn, const edit_error *err)
 	proto_buf_init(&b, 0);
 	if (proto_encode_http_error(&b, err) || proto_buf_append(&b, "\n", 1)) {
 		proto_buf_release(&b);
-		net_http_respond(S->n, conn, 500, "application/json", NULL, 0);
+		send_answer(S, conn, 500, "application/json", NULL, 0);
 		return;
 	}
 	http_respond_buf(S, conn, err_http_status(err->code), "application/json", &b);

@@ -30,6 +30,23 @@ static void on_log(void *ctx, int level, const char *line)
 	serve_log(level, "cluster: %s", line);
 }
 
+/* What the catalog said of a creation: an import's (relay_http.c) or a
+ * POST /api/scenes's (lifecycle.c). */
+static void on_scene_done(void *ctx, uint64_t ref, const char *name, int rc, int dims,
+			  int there)
+{
+	if (!relay_http_scene_done(ctx, ref, name, rc, dims, there))
+		lifecycle_done(ctx, ref, name, rc, dims, there);
+}
+
+/* This process took a lease: the imports waiting for its scene run. */
+static void on_lease(void *ctx, const char *name, bool owned, int64_t token)
+{
+	(void)token;
+	if (owned)
+		relay_http_lease(ctx, name);
+}
+
 int peers_start(struct server *S)
 {
 	cluster_config cfg;
@@ -59,10 +76,13 @@ int peers_start(struct server *S)
 	cb.log = on_log;  /* the cluster logs its connection and leases */
 	cb.request = relay_request;
 	cb.answer = relay_answer;
+	cb.call = relay_call;
+	cb.reply = relay_http_reply;
+	cb.lease = on_lease;
 	cb.log_line = replica_line;
 	cb.published = replica_published;
 	cb.scene_event = lifecycle_event;
-	cb.scene_done = lifecycle_done;
+	cb.scene_done = on_scene_done;
 	cb.state = lifecycle_state;
 	cb.presence = roster_entry;
 	cb.reader_up = roster_reader_up;
@@ -118,14 +138,14 @@ int peers_route_edit(struct server *S, int type, const char *name, const edit_ba
 		return 0;  /* a batch of the scene's log stream */
 	rc = peers_check_edit(S, name, err);
 
-	if (rc != RIGD_E_UNAVAILABLE || type != PROTO_EDIT || !plain || (!c && !http_conn) ||
+	if (rc != RIGD_E_UNAVAILABLE || !plain || (!c && !http_conn) ||
 	    cluster_state(S->cl) != CLUSTER_UP)
 		return rc;
 	cluster_lease_of(S->cl, name, &li);
 	if (li.state != CLUSTER_LEASE_OTHER)
 		return rc;
 	edit_error_clear(err);
-	rc = relay_forward(S, li.owner, name, batch, c, http_conn, req, err);
+	rc = relay_forward(S, li.owner, name, type, batch, c, http_conn, req, err);
 	return rc ? rc : 1;
 }
 

@@ -39,8 +39,9 @@ int peers_check_edit(struct server *S, const char *name, edit_error *err);
  * here (alone, the owner, or an unknown scene); 1, relayed to the owner
  * (for websocket client 'c' or HTTP request 'http_conn'; its answer comes
  * later: relay.h); or the error of peers_check_edit with 'err' set. Only a
- * client's edit ('plain': the client's limits) is relayed, never a remote
- * submission (c NULL and http_conn 0), an undo, redo or import.
+ * client's edit, undo or redo ('plain': the client's limits) is relayed
+ * here, never a remote submission (c NULL and http_conn 0) or the batch of
+ * an import (relay_http_write relays the import's request before).
  */
 int peers_route_edit(struct server *S, int type, const char *name, const edit_batch *batch,
 		     bool plain, struct client *c, uint64_t http_conn, const proto_req *req,

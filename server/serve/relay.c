@@ -1,6 +1,10 @@
 /*
- * relay.c: edits relayed to the owner of their scene and answered back
- * (see relay.h).
+ * relay.c: edits, undos and redos relayed to the owner of their scene and
+ * answered back (see relay.h). An edit travels as its batch's JSON
+ * (cluster_forward); an undo or redo as a call of kind "undo" or "redo"
+ * whose arguments are "client=ID" and, when it has one, "client_seq=N"
+ * (cluster_call). Both are answered with the same answer entry: an ack's
+ * seq and recomputed count, or the error.
  */
 #include "relay.h"
 #include "clients.h"
@@ -12,6 +16,7 @@
 
 #include "cluster/cluster.h"
 #include "core/err.h"
+#include "core/num.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -21,16 +26,19 @@
 
 #define GIVE_UP_S 30.0               /* a forward is answered unavailable after this */
 
-/* One forwarded edit waiting for its answer. */
+/* One forwarded edit, undo or redo waiting for its answer. */
 struct fwd {
 	uint64_t rid;
+	int type;                    /* PROTO_EDIT, PROTO_UNDO, PROTO_REDO */
 	uint64_t conn;               /* ws client or HTTP request */
 	bool http;
 	struct reply *reply;         /* ws: its placeholder */
 	proto_req req;
 	char scene[SCENE_ID_MAX + 1];
-	char *body;                  /* the batch's JSON (owned) */
+	char *body;                  /* edit: the batch's JSON (owned) */
 	size_t len;
+	char args[SCENE_ID_MAX + 48]; /* undo, redo: the call's arguments */
+	size_t args_len;
 	bool resendable;             /* it carries a client_seq */
 	double first_s, sent_s;
 };
@@ -57,7 +65,45 @@ static double resend_after_s(const struct server *S)
 	return s < 2.0 ? 2.0 : s;
 }
 
-int relay_forward(struct server *S, const char *owner, const char *name,
+/* The call of undo or redo 'f' (its kind and arguments). */
+static cluster_call_info call_of(const struct fwd *f)
+{
+	cluster_call_info k;
+
+	memset(&k, 0, sizeof(k));
+	k.rid = f->rid;
+	k.scene = f->scene;
+	k.kind = f->type == PROTO_UNDO ? "undo" : "redo";
+	k.args = f->args;
+	k.args_len = f->args_len;
+	return k;
+}
+
+/* Sends forward 'f' to process 'owner'. 0 or the error of cluster/. */
+static int send_to(struct server *S, const struct fwd *f, const char *owner)
+{
+	cluster_call_info k;
+
+	if (f->type == PROTO_EDIT)
+		return cluster_forward(S->cl, owner, f->rid, f->scene, f->body, f->len);
+	k = call_of(f);
+	return cluster_call(S->cl, owner, &k);
+}
+
+/* The arguments of an undo or redo of 'batch''s client (and client_seq)
+ * into f->args: "client=ID\0" and "client_seq=N\0". */
+static void undo_args(struct fwd *f, const edit_batch *batch)
+{
+	int n = snprintf(f->args, sizeof(f->args), "client=%s", batch->client);
+
+	f->args_len = (size_t)n + 1;
+	if (batch->has_client_seq)
+		f->args_len += (size_t)snprintf(f->args + f->args_len,
+						sizeof(f->args) - f->args_len,
+						"client_seq=%" PRId64, batch->client_seq) + 1;
+}
+
+int relay_forward(struct server *S, const char *owner, const char *name, int type,
 		  const edit_batch *batch, struct client *c, uint64_t http_conn,
 		  const proto_req *req, edit_error *err)
 {
@@ -73,27 +119,34 @@ int relay_forward(struct server *S, const char *owner, const char *name,
 	R->v = f;
 	f = &R->v[R->n];
 	memset(f, 0, sizeof(*f));
-	proto_buf_init(&b, 0);
-	if (proto_encode_batch(&b, batch) || !(f->body = json_buf_take(&b))) {
-		proto_buf_release(&b);
-		edit_error_set(err, RIGD_E_NOMEM, -1, "", "out of memory");
-		return RIGD_E_NOMEM;
+	f->type = type;
+	snprintf(f->scene, sizeof(f->scene), "%s", name);
+	if (type != PROTO_EDIT) {
+		undo_args(f, batch);
+	} else {
+		proto_buf_init(&b, 0);
+		if (proto_encode_batch(&b, batch) || !(f->body = json_buf_take(&b))) {
+			proto_buf_release(&b);
+			edit_error_set(err, RIGD_E_NOMEM, -1, "", "out of memory");
+			return RIGD_E_NOMEM;
+		}
+		f->len = strlen(f->body);
 	}
-	f->len = strlen(f->body);
 	f->rid = ++R->next_rid;
-	rc = cluster_forward(S->cl, owner, f->rid, name, f->body, f->len);
+	rc = send_to(S, f, owner);
 	if (rc) {
 		free(f->body);
 		edit_error_set(err, rc == RIGD_E_TOO_LARGE ? RIGD_E_TOO_LARGE : RIGD_E_UNAVAILABLE,
-			       -1, "scene", "scene '%s' is owned by process %s, and the edit could "
-			       "not be relayed to it: %s", name, owner, err_str(rc));
+			       -1, "scene", "scene '%s' is owned by process %s, and the %s could "
+			       "not be relayed to it: %s", name, owner,
+			       type == PROTO_EDIT ? "edit" : type == PROTO_UNDO ? "undo" : "redo",
+			       err_str(rc));
 		return err->code;
 	}
 	f->http = c == NULL;
 	f->conn = c ? c->conn : http_conn;
 	if (req)
 		f->req = *req;
-	snprintf(f->scene, sizeof(f->scene), "%s", name);
 	f->resendable = batch->has_client_seq;
 	f->first_s = f->sent_s = serve_now_s();
 	if (c)
@@ -178,6 +231,32 @@ static void answer_to(struct server *S, const char *to, uint64_t rid, const edit
 		serve_log(LOG_WARN, "cluster: cannot answer request %" PRIu64 " of %s", rid, to);
 }
 
+/* Submits 'batch' (an edit, or the client of an undo or redo: 'type')
+ * that process 'from' relayed as its request 'rid' to this turn, answered
+ * after the commit, or answers the error that refused it. */
+static void submit_remote(struct server *S, const char *from, uint64_t rid, int type,
+			  const char *name, const edit_batch *batch)
+{
+	edit_error err;
+	int rc;
+
+	edit_error_clear(&err);
+	/* No client connection and no HTTP request: a remote submission,
+	 * which is never forwarded again. */
+	rc = turn_submit(S, type, name, batch, batch->client, NULL, 0, NULL, &err);
+	if (rc) {
+		if (!err.code)
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		answer_to(S, from, rid, &err, 0, 0);
+	} else {
+		struct pending *p = &S->pend[S->n_pend - 1];
+
+		p->remote = true;
+		p->remote_rid = rid;
+		snprintf(p->remote_to, sizeof(p->remote_to), "%s", from);
+	}
+}
+
 void relay_request(void *ctx, const char *from, uint64_t rid, const char *name,
 		   const char *body, size_t len)
 {
@@ -197,20 +276,60 @@ void relay_request(void *ctx, const char *from, uint64_t rid, const char *name,
 		answer_to(S, from, rid, &err, 0, 0);
 		return;
 	}
-	/* No client connection and no HTTP request: a remote submission,
-	 * which is never forwarded again. */
-	rc = turn_submit(S, PROTO_EDIT, name, &batch, batch.client, NULL, 0, NULL, &err);
-	if (rc) {
-		if (!err.code)
-			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
-		answer_to(S, from, rid, &err, 0, 0);
-	} else {
-		struct pending *p = &S->pend[S->n_pend - 1];
+	submit_remote(S, from, rid, PROTO_EDIT, name, &batch);
+	edit_batch_release(&batch);
+}
 
-		p->remote = true;
-		p->remote_rid = rid;
-		snprintf(p->remote_to, sizeof(p->remote_to), "%s", from);
+/* The arguments of a relayed undo or redo ("client=ID", and
+ * "client_seq=N" when it has one) into the client of 'b'. 0, or
+ * RIGD_E_BAD_FIELD with 'err' naming the argument. */
+static int read_undo_args(const cluster_call_info *k, edit_batch *b, edit_error *err)
+{
+	const char *p = k->args, *end = k->args + k->args_len;
+
+	edit_batch_init(b);
+	while (p < end) {
+		size_t n = strlen(p);  /* cl_take_call: the last one ends with a NUL */
+
+		if (strncmp(p, "client=", 7) == 0 && !b->client[0] && n - 7 <= SCENE_ID_MAX)
+			memcpy(b->client, p + 7, n - 7 + 1);
+		else if (strncmp(p, "client_seq=", 11) == 0 && !b->has_client_seq &&
+			 num_parse_i64(p + 11, 0, NUM_SEQ_MAX, &b->client_seq))
+			b->has_client_seq = true;
+		else
+			break;
+		p += n + 1;
 	}
+	if (p < end || !b->client[0] || !scene_id_valid(b->client)) {
+		edit_error_set(err, RIGD_E_BAD_FIELD, -1, "client", "a relayed %s needs "
+			       "client=ID and may have client_seq=N, nothing else", k->kind);
+		return RIGD_E_BAD_FIELD;
+	}
+	return 0;
+}
+
+void relay_call(void *ctx, const cluster_call_info *k)
+{
+	struct server *S = ctx;
+	struct relay *R = relay_of(S);
+	int type = strcmp(k->kind, "undo") == 0   ? PROTO_UNDO
+		   : strcmp(k->kind, "redo") == 0 ? PROTO_REDO
+						  : 0;
+	edit_batch batch;
+	edit_error err;
+
+	if (!type) {
+		relay_http_call(S, k);
+		return;
+	}
+	if (R)
+		R->served++;
+	edit_error_clear(&err);
+	if (read_undo_args(k, &batch, &err)) {
+		answer_to(S, k->from, k->rid, &err, 0, 0);
+		return;
+	}
+	submit_remote(S, k->from, k->rid, type, k->scene, &batch);
 	edit_batch_release(&batch);
 }
 
@@ -225,6 +344,7 @@ static void retry(struct server *S, int i, double now)
 {
 	struct relay *R = S->relay;
 	struct fwd *f = &R->v[i], take;
+	cluster_call_info k;
 	cluster_lease_info li;
 	edit_error err;
 	edit_batch batch;
@@ -235,14 +355,16 @@ static void retry(struct server *S, int i, double now)
 	    cluster_state(S->cl) != CLUSTER_UP) {
 		R->gave_up++;
 		edit_error_set(&err, RIGD_E_UNAVAILABLE, -1, "scene",
-			       "no answer from the owner of scene '%s'%s", f->scene,
-			       f->resendable ? "" : " (the edit may have been applied: send it "
-						    "with a client_seq to resend it safely)");
+			       "no answer from the owner of scene '%s'%s%s%s", f->scene,
+			       f->resendable ? "" : " (the ",
+			       f->resendable ? "" : f->type == PROTO_EDIT ? "edit"
+						  : f->type == PROTO_UNDO ? "undo" : "redo",
+			       f->resendable ? "" : " may have been applied: send it with a "
+						    "client_seq to resend it safely)");
 		finish(S, i, &err, 0, 0);
 		return;
 	}
-	if (li.state == CLUSTER_LEASE_OTHER &&
-	    cluster_forward(S->cl, li.owner, f->rid, f->scene, f->body, f->len) == 0) {
+	if (li.state == CLUSTER_LEASE_OTHER && send_to(S, f, li.owner) == 0) {
 		R->resent++;
 		f->sent_s = now;
 		return;
@@ -256,14 +378,17 @@ static void retry(struct server *S, int i, double now)
 	take = *f;
 	R->v[i] = R->v[--R->n];
 	c = take.http ? NULL : clients_get(S, take.conn);
+	k = call_of(&take);
 	if ((!take.http && (!c || c->dropped)) ||
-	    proto_decode_batch(take.body, take.len, &S->lim, &batch, &err) != 0) {
+	    (take.type == PROTO_EDIT
+		     ? proto_decode_batch(take.body, take.len, &S->lim, &batch, &err)
+		     : read_undo_args(&k, &batch, &err)) != 0) {
 		free(take.body);
 		return;
 	}
 	if (c && take.reply)
 		clients_fill(S, c, take.reply, NULL, 0);  /* the local answer replaces it */
-	if (turn_submit(S, PROTO_EDIT, take.scene, &batch, batch.client, c,
+	if (turn_submit(S, take.type, take.scene, &batch, batch.client, c,
 			take.http ? take.conn : 0, &take.req, &err)) {
 		if (c)
 			clients_reply_error(S, c, &take.req, &err);
@@ -282,12 +407,14 @@ void relay_tick(struct server *S)
 	for (int i = R ? R->n - 1 : -1; i >= 0; i--)
 		if (now - R->v[i].sent_s >= after)
 			retry(S, i, now);
+	relay_http_tick(S);
 }
 
 void relay_free(struct server *S)
 {
 	struct relay *R = S->relay;
 
+	relay_http_free(S);
 	if (!R)
 		return;
 	for (int i = 0; i < R->n; i++)
@@ -324,6 +451,6 @@ int relay_metrics(struct server *S, proto_buf *b)
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (metrics_put(b, m[i].name, m[i].type, m[i].help, m[i].value))
 			return RIGD_E_NOMEM;
-	return 0;
+	return relay_http_metrics(S, b);
 }
 

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "peers.h"
+#include "relay.h"
+#include "replica.h"
 #include "rooms.h"
 #include "journal.h"
 #include "lifecycle.h"
@@ -124,7 +126,9 @@ static void route_log_get(struct server *S, const struct http_call *call)
 
 /*
  * POST /api/scenes/{name}/log: replays an exported log (NDJSON) into an
- * empty scene; its subscribers then get a snapshot.
+ * empty scene; its subscribers then get a snapshot. In a cluster a process
+ * that does not own the scene relays the request to the owner, which
+ * appends the batches to the scene's log stream for the others.
  */
 static void route_log_import(struct server *S, const struct http_call *call)
 {
@@ -135,6 +139,8 @@ static void route_log_import(struct server *S, const struct http_call *call)
 	edit_error err;
 	proto_buf b;
 
+	if (relay_http_write(S, call))
+		return;  /* relayed to the owner, or waiting for one */
 	edit_error_clear(&err);
 	rc = peers_check_edit(S, name, &err);  /* the owner alone writes a scene */
 	if (rc == 0)
@@ -151,6 +157,7 @@ static void route_log_import(struct server *S, const struct http_call *call)
 		int64_t seq = engine_seq(S->e, name);
 
 		engine_update(S->e, name, NULL, NULL);
+		replica_publish(S, name, 0, seq);  /* --redis: to the scene's log stream */
 		if (st) {
 			/* Subscribers get a snapshot of the imported scene. */
 			journal_clear(st, seq);
@@ -319,6 +326,9 @@ static void route_gltf_import(struct server *S, const struct http_call *d)
 	bool created = false;
 	int rc;
 
+	if (relay_http_write(S, d))
+		return;  /* relayed to the owner, or waiting for one */
+	existing = engine_scene(S->e, name);  /* made by relay_http_write, maybe */
 	if (!import_opts(S, d, existing, &opts))
 		return;
 	edit_error_clear(&err);
@@ -341,6 +351,10 @@ static void route_gltf_import(struct server *S, const struct http_call *d)
 			     S->o.max_scenes);
 		goto out;
 	}
+	/* In a cluster the scene is made through the catalog first, and the
+	 * request runs again then. */
+	if (!existing && relay_http_create(S, d, 3))
+		goto out;
 	if (!existing) {
 		rc = engine_scene_create(S->e, name);
 		if (rc) {

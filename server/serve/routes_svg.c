@@ -10,6 +10,7 @@
 #include "routes.h"
 #include "http.h"
 #include "log.h"
+#include "relay.h"
 #include "turn.h"
 
 #include "codec/svg.h"
@@ -167,7 +168,9 @@ static char *import_report(const char *file, const svg_clean *art, int nodes)
 }
 
 /* The scene an import goes to: the existing one (2D), or a new 2D scene
- * (*created). Answers and returns false when it cannot be. */
+ * (*created). Answers and returns false when it cannot be; returns false
+ * without answering in a cluster, where the scene is being made through
+ * the catalog (the request runs again then). */
 static bool import_scene(struct server *S, const struct http_call *call, bool *created)
 {
 	const char *name = call->name;
@@ -186,6 +189,10 @@ static bool import_scene(struct server *S, const struct http_call *call, bool *c
 				  S->o.max_scenes);
 		return false;
 	}
+	/* In a cluster the scene is made through the catalog first, and the
+	 * request runs again then: nothing to answer now. */
+	if (relay_http_create(S, call, 2))
+		return false;
 	if ((rc = engine_scene_create_dims(S->e, name, 2)) != 0) {
 		http_respond_engine(S, call->conn, rc, name);
 		return false;
@@ -213,6 +220,8 @@ void routes_svg_import(struct server *S, const struct http_call *call)
 	bool created = false;
 	int rc;
 
+	if (relay_http_write(S, call))
+		return;  /* relayed to the owner, or waiting for one */
 	if ((rc = svg_import_prepare(call->body, call->body_len, engine_scene(S->e, call->name), &in,
 				     &art, &batch, &err)) != 0) {
 		http_respond_error(S, call->conn, &err);

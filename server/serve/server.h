@@ -289,6 +289,7 @@ struct deferred {
 };
 
 struct relay;
+struct relay_http;
 struct replica;
 struct roster;
 
@@ -316,6 +317,7 @@ struct server {
 	int n_tokens, cap_tokens;
 	cluster *cl;                 /* --redis: this process in the cluster; else NULL */
 	struct relay *relay;         /* edits relayed to owners (serve/relay.c) */
+	struct relay_http *relay_http; /* imports relayed (serve/relay_http.c) */
 	struct replica *replica;     /* log streams followed (serve/replica.c) */
 	struct roster *roster;       /* other processes' participants (serve/roster.c) */
 	bool replicating;            /* submitting a batch of a log stream */

@@ -98,9 +98,11 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 	else if (type == PROTO_EDIT)
 		rc = engine_submit_limits(S->e, scene_name, batch, lim, &ack, err);
 	else if (type == PROTO_UNDO)
-		rc = engine_undo(S->e, scene_name, client, false, 0, &ack, err);
+		rc = engine_undo(S->e, scene_name, client, batch && batch->has_client_seq,
+				 batch ? batch->client_seq : 0, &ack, err);
 	else
-		rc = engine_redo(S->e, scene_name, client, false, 0, &ack, err);
+		rc = engine_redo(S->e, scene_name, client, batch && batch->has_client_seq,
+				 batch ? batch->client_seq : 0, &ack, err);
 	if (rc) {
 		if (!err->code)
 			edit_error_set(err, rc, -1, "", "%s", err_str(rc));

@@ -205,13 +205,13 @@ test('one owner per scene; edits sent to any process are applied by it, once', a
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.json, local.json);
     for (const p of others) {
-      /* Undo is not relayed: refused, naming the owner and its URL. */
+      /* Undo is relayed to the owner too (tests/e2e/cluster_relay.js has
+       * the rest): a client with nothing to undo gets the owner's refusal. */
       const ws = await Client.connect(p);
-      const reply = await ws.request({ type: 'undo', scene: 'demo', client: 'ed0' });
+      const reply = await ws.request({ type: 'undo', scene: 'demo', client: 'nobody' });
       assert.equal(reply.type, 'error');
-      assert.equal(reply.code, 'unavailable');
-      assert.ok(reply.message.includes(owner.id), reply.message);
-      assert.ok(reply.message.includes(`:${owner.proc.port}`), reply.message);
+      assert.equal(reply.code, 'nothing_to_undo');
+      assert.ok(reply.message.includes('nobody'), reply.message);
       const snap = await ws.subscribe('demo');
       assert.equal(snap.type, 'snapshot');
       ws.close();

@@ -1,0 +1,7 @@
+# Every write relayed to the owner of its scene in a cluster: undo, redo,
+# pose ops, SVG, glTF and log imports sent to a process that does not own
+# the scene (e2e: three rigd on a real redis-server), and the cluster
+# layer's reader of relayed calls and their answers fed hostile entries.
+rigd_unit_test(cluster_calls rigd_cluster)
+rigd_node_test(e2e_cluster_relay e2e/cluster_relay.js)
+set_tests_properties(e2e_cluster_relay PROPERTIES TIMEOUT 300)
