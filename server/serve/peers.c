@@ -63,7 +63,7 @@ int peers_start(struct server *S)
 	cb.published = replica_published;
 	cb.scene_event = lifecycle_event;
 	cb.scene_done = lifecycle_done;
-	cb.state = lifecycle_state;
+	cb.catalog = lifecycle_catalog;
 	cb.presence = roster_entry;
 	cb.reader_up = roster_reader_up;
 	cb.catchup_ask = replica_catchup_ask;
