@@ -93,26 +93,29 @@ void lifecycle_done(void *ctx, uint64_t ref, const char *name, int rc, int dims,
 void lifecycle_catalog(void *ctx, const cluster_catalog_entry *v, int n)
 {
 	struct server *S = ctx;
-	struct deferred *d = NULL;
+	struct deferred *d;
 	proto_buf b;
-	char line[SCENE_ID_MAX + 64];
+	char line[SCENE_ID_MAX + 64], *body = NULL;
+	size_t len;
 	int rc = 0;
 
 	proto_buf_init(&b, 0);
 	for (int i = 0; !rc && i < n; i++) {
-		int len = snprintf(line, sizeof(line), "%s %d %" PRId64 " %" PRId64 "\n", v[i].scene,
-				   v[i].dims, v[i].gen, v[i].deleted_gen);
+		int n_line = snprintf(line, sizeof(line), "%s %d %" PRId64 " %" PRId64 "\n",
+				      v[i].scene, v[i].dims, v[i].gen, v[i].deleted_gen);
 
-		rc = proto_buf_append(&b, line, (size_t)len);
+		rc = proto_buf_append(&b, line, (size_t)n_line);
 	}
 	rc = rc || PROTO_BUF_LIT(&b, "\n");  /* never empty: an empty catalog too is one */
-	if (!rc && (d = defer_scene(S, 0, "", 0, 0))) {
-		d->body_len = b.len;
-		d->body = proto_buf_take(&b);
-	}
-	if (rc || !d || !d->body)
+	len = b.len;
+	if (rc || !(body = proto_buf_take(&b)) || !(d = defer_scene(S, 0, "", 0, 0))) {
 		serve_log(LOG_ERROR, "cluster: out of memory reading the catalog");
-	proto_buf_release(&b);
+		free(body);
+		proto_buf_release(&b);
+		return;
+	}
+	d->body = body;
+	d->body_len = len;
 }
 
 /* The incarnation of local scene 'name' (0 none, or unreadable: logged). */
