@@ -158,12 +158,12 @@ typedef struct cluster_callbacks {
 	 * a loss). May be NULL. */
 	void (*reader_up)(void *ctx);
 	/* Process 'from' fell behind the log stream of scene 'scene' and asks
-	 * this process, its owner, for the batches from seq 'since' on
-	 * (answer with cluster_catchup_line). May be NULL. */
+	 * this process (its owner or not) for the batches from seq 'since' on
+	 * (answer with cluster_catchup_line those it holds). May be NULL. */
 	void (*catchup_ask)(void *ctx, const char *from, const char *scene, uint64_t since);
-	/* The owner sends batch 'seq' of scene 'scene' that this process asked
-	 * for ('line', its log line, not checked here); 'more': the owner has
-	 * batches after it that it did not send yet. May be NULL. */
+	/* A process sends batch 'seq' of scene 'scene' that this process asked
+	 * for ('line', its log line, not checked here); 'more': that process
+	 * holds batches after it that it did not send yet. May be NULL. */
 	void (*catchup_line)(void *ctx, const char *scene, uint64_t seq, const char *line,
 			     size_t len, bool more);
 	/* The reader connected (the first time, or again after a loss) and
@@ -355,9 +355,10 @@ int cluster_presence_send(cluster *c, const char *kind, const char *scene, const
 			  const char *msg, size_t len);
 
 /*
- * Asks process 'owner' (the owner of 'scene') for the batches of 'scene'
- * from seq 'since' on, through its request stream. 0 once sent,
- * RIGD_E_UNAVAILABLE, RIGD_E_BAD_ID, RIGD_E_NOMEM.
+ * Asks process 'owner' (any live process: the owner of 'scene' or another
+ * whose copy may hold them) for the batches of 'scene' from seq 'since' on,
+ * through its request stream. 0 once sent, RIGD_E_UNAVAILABLE,
+ * RIGD_E_BAD_ID, RIGD_E_NOMEM.
  */
 int cluster_catchup_ask(cluster *c, const char *owner, const char *scene, uint64_t since);
 

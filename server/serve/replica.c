@@ -222,10 +222,15 @@ void replica_catchup_line(void *ctx, const char *name, uint64_t seq, const char 
 	r = S->replica && engine_seq(S->e, name) >= 0 ? rep_get(S, name) : NULL;
 	if (!r || !r->in_turn || r->next != (int64_t)seq + 1)
 		return;  /* a duplicate (several processes answer), or refused */
-	if (more && r->asked_since != (int64_t)seq + 1)
-		ask_others(S, r, (int64_t)seq + 1);  /* the next part, at once */
-	else if (!more && S->cl)
-		cluster_follow(S->cl, name, true);  /* the stream's entries past this part */
+	if (more) {
+		r->gap = true;  /* still behind: asked again later if this ask goes unanswered */
+		if (r->asked_since != (int64_t)seq + 1)
+			ask_others(S, r, (int64_t)seq + 1);  /* the next part, at once */
+	} else if (S->cl) {
+		/* The stream's entries past this part; a gap there is found again. */
+		r->gap = false;
+		cluster_follow(S->cl, name, true);
+	}
 }
 
 struct send {
