@@ -22,7 +22,7 @@ const {
   startRigd, get, post, postEdit, Client, tempDir, request,
 } = require('../lib/rigd.js');
 const {
-  LEASE_MS, WAIT_MS, freePort, startRedis, redisReply, clusterOf, until, ownerOf, logOf, scenesOf,
+  LEASE_MS, WAIT_MS, freePort, startRedis, redisCmd, redisReply, clusterOf, until, ownerOf, logOf, scenesOf,
 } = require('../lib/cluster.js');
 
 const argsFor = (redis) => ['--redis', redis.url, '--lease', String(LEASE_MS), '--log-level', 'info',
@@ -167,6 +167,26 @@ test('a process SIGKILLed while scenes came and went serves the cluster\'s scene
       const v = await redisReply(c.redis.port, 'HGET', 'rigd:scenes', name);
       assert.match(v.value, /^[23] [1-9]\d*$/, name);
     }
+
+    /* Killed again and back while Redis stays up, with entries another
+     * program wrote into the catalog and the tombstones: those are skipped
+     * and logged, the rest reconciled as before. */
+    assert.equal(await redisCmd(c.redis.port, 'HSET', 'rigd:scenes', 'bad name!', '3 1'), ':1');
+    assert.equal(await redisCmd(c.redis.port, 'HSET', 'rigd:scenes', 'odd', '3 x'), ':1');
+    assert.equal(await redisCmd(c.redis.port, 'HSET', 'rigd:scene-tombs', 'odder', '-4'), ':1');
+    await back.stop('SIGKILL');
+    assert.equal((await request(p1, 'DELETE', '/api/scenes/keep')).status, 200);
+    assert.equal((await post(p2, '/api/scenes', { name: 'later', dims: 2 })).status, 201);
+    await editAll(p2, 'later', [{ ops: [{ op: 'create', id: 'l' }] }, ...sets('l', 12)]);
+    const again2 = await startRigd({ dir: dir3, db: db3, args });
+    c.procs.push(again2);
+    const after = await sameEverywhere(p1, [p1, p2, again2]);
+    assert.deepEqual(after.map((x) => x.name), ['demo', 'fresh', 'gone', 'later', 'swap']);
+    assert.equal((await redisReply(c.redis.port, 'HGET', 'rigd:scenes', 'keep')).line, '$-1');
+    assert.equal((again2.stderr.match(/an entry of rigd:scenes is not a rigd catalog entry: skipped/g) || []).length, 2);
+    assert.match(again2.stderr, /an entry of rigd:scene-tombs is not a rigd tombstone: skipped/);
+    assert.match(again2.stderr, /scene keep \(incarnation \d+\) was deleted in the cluster while this process was away/);
+    assert.equal((await get(again2, '/healthz')).status, 200);
   } finally {
     await stopAll(c);
   }
