@@ -13,8 +13,9 @@
  * never acts on requests older than itself) and goes on from the last entry
  * id it read across reconnections, so nothing appended while it reconnects
  * is missed; the scene events it reads from a snapshot of the catalog taken
- * at each connection (catalog.c), which the process reconciles with first. Every entry is checked field by field before it is handed on:
- * what another program appends is refused, logged and counted.
+ * at each connection (catalog.c), which the process reconciles with first.
+ * Every entry is checked field by field before it is handed on: what
+ * another program appends is refused, logged and counted.
  */
 #include "cluster.h"
 #include "cluster_internal.h"
