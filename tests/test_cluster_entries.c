@@ -23,11 +23,27 @@
 static int calls;
 static char seen[256];
 
-static void on_event(void *ctx, const char *name, int dims, const char *from)
+static void on_event(void *ctx, const char *name, int dims, const char *from, int64_t gen)
 {
 	(void)ctx;
 	calls++;
-	snprintf(seen, sizeof(seen), "%s %d %s", name, dims, from);
+	if (gen)
+		snprintf(seen, sizeof(seen), "%s %d %s %lld", name, dims, from, (long long)gen);
+	else
+		snprintf(seen, sizeof(seen), "%s %d %s", name, dims, from);
+}
+
+static void on_catalog(void *ctx, const cluster_catalog_entry *v, int n)
+{
+	size_t at = 0;
+
+	(void)ctx;
+	calls++;
+	seen[0] = '\0';
+	for (int i = 0; i < n && at < sizeof(seen); i++)
+		at += (size_t)snprintf(seen + at, sizeof(seen) - at, "%s%s %d %lld %lld", i ? "," : "",
+				       v[i].scene, v[i].dims, (long long)v[i].gen,
+				       (long long)v[i].deleted_gen);
 }
 
 static void on_presence(void *ctx, const char *from, const char *kind, const char *scene,
@@ -93,6 +109,7 @@ static struct cluster *make(void)
 
 	snprintf(c->id, sizeof(c->id), "pself");
 	c->cb.scene_event = on_event;
+	c->cb.catalog = on_catalog;
 	c->cb.presence = on_presence;
 	c->cb.catchup_ask = on_ask;
 	c->cb.catchup_line = on_line;
@@ -139,6 +156,87 @@ static void scene_events(void **state)
 	TAKE(cl_take_scene_event, "op", "create", "scene", "shot", "dims", "3", "from", "p 1");
 	assert_false(ok);
 	assert_int_equal(calls, 2);
+	free(c);
+}
+
+/* Events with the scene's incarnation (creates only), and their refusals. */
+static void scene_event_gens(void **state)
+{
+	struct cluster *c = make();
+	bool ok;
+
+	(void)state;
+	calls = 0;
+	TAKE(cl_take_scene_event, "op", "create", "scene", "shot", "dims", "3", "from", "p1", "gen",
+	     "17");
+	assert_true(ok);
+	assert_string_equal(seen, "shot 3 p1 17");
+	TAKE(cl_take_scene_event, "op", "create", "scene", "shot", "dims", "3", "from", "p1", "gen",
+	     "0");
+	assert_false(ok);
+	TAKE(cl_take_scene_event, "op", "create", "scene", "shot", "dims", "3", "from", "p1", "gen",
+	     "x");
+	assert_false(ok);
+	TAKE(cl_take_scene_event, "op", "create", "scene", "shot", "dims", "3", "from", "p1", "gem",
+	     "4");
+	assert_false(ok);
+	TAKE(cl_take_scene_event, "op", "delete", "scene", "shot", "dims", "0", "from", "p1", "gen",
+	     "4");
+	assert_false(ok);
+	assert_int_equal(calls, 1);
+	free(c);
+}
+
+/* A reply of string elements (n strings). Freed by free_entry. */
+#define PAIRS(var, ...) do { \
+	static const char *const p_[] = {__VA_ARGS__}; \
+	var = entry((int)(sizeof(p_) / sizeof(*p_)), p_); \
+} while (0)
+
+/* The catalog and tombstones read when the reader connects. */
+static void catalog_snapshot(void **state)
+{
+	struct cluster *c = make();
+	redisReply *h, *t;
+	int64_t g;
+	int d;
+
+	(void)state;
+	calls = 0;
+	PAIRS(h, "shot", "2 7", "demo", "3 1", "old", "3", "junk", "4 1", "bad name", "3 2",
+	      "neg", "3 -1", "zero", "3 0");
+	PAIRS(t, "shot", "5", "gone", "3", "worse", "x");
+	assert_true(cl_take_catalog(c, h, t));
+	assert_int_equal(calls, 1);
+	assert_string_equal(seen, "demo 3 1 0,gone 0 0 3,old 3 0 0,shot 2 7 5");
+	assert_true(c->stats.errors == 5);
+	free_entry(h);
+	free_entry(t);
+	PAIRS(h, "shot");
+	PAIRS(t, "x", "1");
+	assert_false(cl_take_catalog(c, h, t));
+	assert_int_equal(calls, 1);
+	free_entry(h);
+	free_entry(t);
+	PAIRS(h, "x", "3 1");
+	PAIRS(t, "x");
+	assert_false(cl_take_catalog(c, h, t));
+	free_entry(h);
+	free_entry(t);
+	/* An empty catalog is one too. */
+	h = entry(0, NULL);
+	t = entry(0, NULL);
+	assert_true(cl_take_catalog(c, h, t));
+	assert_int_equal(calls, 2);
+	assert_string_equal(seen, "");
+	free_entry(h);
+	free_entry(t);
+	assert_true(cl_parse_catalog_value("3 12", 4, &d, &g) && d == 3 && g == 12);
+	assert_true(cl_parse_catalog_value("2", 1, &d, &g) && d == 2 && g == 0);
+	assert_false(cl_parse_catalog_value("2 ", 2, &d, &g));
+	assert_false(cl_parse_catalog_value("2 012", 5, &d, &g));
+	assert_false(cl_parse_catalog_value("23", 2, &d, &g));
+	assert_false(cl_parse_catalog_value("", 0, &d, &g));
 	free(c);
 }
 
@@ -232,6 +330,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(scene_events),
+		cmocka_unit_test(scene_event_gens),
+		cmocka_unit_test(catalog_snapshot),
 		cmocka_unit_test(presence_entries),
 		cmocka_unit_test(catchup_entries),
 	};

@@ -1566,6 +1566,33 @@ static void test_deep_chain(void **state)
 }
 
 /* An optional argument selects tests by name (cmocka's filter pattern). */
+/* The cluster incarnation of a scene through the engine: none, recorded,
+ * kept across a reopen; unknown scenes and bad numbers refused, changing
+ * nothing; a read-only engine refuses to record one. */
+static void test_scene_gen(void **state)
+{
+	tmpdb t;
+	(void)state;
+	tmpdb_make_here(&t);
+	engine_opts o = test_opts(0);
+	engine *e = open_ok(t.path, &o);
+	assert_int_equal(engine_scene_create_dims(e, "flat", 2), 0);
+	assert_int_equal(engine_scene_gen(e, "flat"), 0);
+	assert_int_equal(engine_scene_gen(e, "nope"), RIGD_E_UNKNOWN_SCENE);
+	assert_int_equal(engine_scene_set_gen(e, "nope", 2), RIGD_E_UNKNOWN_SCENE);
+	assert_int_equal(engine_scene_set_gen(e, "flat", -1), RIGD_E_BAD_FIELD);
+	assert_int_equal(engine_scene_gen(e, "flat"), 0);
+	assert_int_equal(engine_scene_set_gen(e, "flat", 12), 0);
+	assert_int_equal(engine_scene_gen(e, "flat"), 12);
+	engine_close(e);
+	o.read_only = true;
+	e = open_ok(t.path, &o);
+	assert_int_equal(engine_scene_gen(e, "flat"), 12);
+	assert_int_equal(engine_scene_set_gen(e, "flat", 13), RIGD_E_FORBIDDEN);
+	engine_close(e);
+	tmpdb_remove(&t);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -1590,6 +1617,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ops_bin_refuses_bad_images),
 		cmocka_unit_test(test_ops_bin_migration),
 		cmocka_unit_test(test_check_finds_tampered_image),
+		cmocka_unit_test(test_scene_gen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

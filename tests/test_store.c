@@ -260,6 +260,45 @@ static void test_scene_dims(void **state)
 	tmpdb_remove(&t);
 }
 
+/* A scene's cluster incarnation (schema 6): none until recorded, replaced,
+ * kept across a reopen, gone with its scene; a database kept at schema 5
+ * has none and refuses to record one, and once migrated records it. */
+static void test_scene_gens(void **state)
+{
+	tmpdb t;
+	(void)state;
+	tmpdb_make_here(&t);
+	store_opts o = store_opts_default();
+	o.migrate_to = 5;
+	store *st = open_ok(t.path, &o);
+	int64_t a = 0, b = 0, gen = -1;
+	assert_int_equal(store_scene_create(st, "a", 1, &a), 0);
+	assert_int_equal(store_scene_gen(st, a, &gen), 0);
+	assert_int_equal(gen, 0);
+	assert_int_equal(store_scene_set_gen(st, a, 3), RIGD_E_STORAGE);
+	store_close(st);
+	st = open_ok(t.path, NULL);
+	assert_int_equal(store_scene_create(st, "b", 2, &b), 0);
+	assert_int_equal(store_scene_gen(st, a, &gen), 0);
+	assert_int_equal(gen, 0);
+	assert_int_equal(store_scene_set_gen(st, a, 0), RIGD_E_BAD_FIELD);
+	assert_int_equal(store_scene_set_gen(st, a, 3), 0);
+	assert_int_equal(store_scene_set_gen(st, b, 4), 0);
+	assert_int_equal(store_scene_set_gen(st, a, 7), 0);
+	store_close(st);
+	st = open_ok(t.path, NULL);
+	assert_int_equal(store_scene_gen(st, a, &gen), 0);
+	assert_int_equal(gen, 7);
+	assert_int_equal(store_scene_gen(st, b, &gen), 0);
+	assert_int_equal(gen, 4);
+	assert_int_equal(store_scene_delete(st, a), 0);
+	assert_int_equal(store_scene_create(st, "a", 3, &a), 0);
+	assert_int_equal(store_scene_gen(st, a, &gen), 0);
+	assert_int_equal(gen, 0);
+	store_close(st);
+	tmpdb_remove(&t);
+}
+
 static void test_refuse_newer_and_foreign(void **state)
 {
 	tmpdb t;
@@ -793,6 +832,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_migrate_old_database),
 		cmocka_unit_test(test_scene_dims),
+		cmocka_unit_test(test_scene_gens),
 		cmocka_unit_test(test_migrate_shared),
 		cmocka_unit_test(test_ops_bin_column),
 		cmocka_unit_test(test_refuse_newer_and_foreign),

@@ -1,7 +1,8 @@
 /*
  * catchup.c: a process that fell behind what a scene's log stream keeps
- * asks the owner for the batches it lacks (see cluster.h). The request is
- * an entry of the owner's request stream rigd:fwd:OWNER with exactly the
+ * asks the other processes, the owner or not, for the batches it lacks
+ * (see cluster.h). The request is an entry of the asked process's request
+ * stream rigd:fwd:ID with exactly the
  * fields from, scene and since; each batch comes back as an entry of the
  * asker's answer stream rigd:ans:ID with exactly scene, seq, line and more.
  * Both are told apart from relayed edits and their answers by their

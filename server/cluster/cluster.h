@@ -102,6 +102,21 @@ typedef struct cluster_config {
 				     connection; 0: CLUSTER_DEFAULT_TIMEOUT_MS */
 } cluster_config;
 
+/*
+ * One name of the catalog as the reader found it when it connected: in the
+ * catalog rigd:scenes ('dims' 2 or 3, 'gen' its incarnation or 0 when it
+ * was recorded before incarnations), and/or tombstoned in rigd:scene-tombs
+ * ('deleted_gen': the last incarnation of the name that was deleted; 0
+ * none). Incarnations come from one counter, so a larger one is a later
+ * creation.
+ */
+typedef struct cluster_catalog_entry {
+	const char *scene;
+	int dims;                 /* 2 or 3; 0: not in the catalog */
+	int64_t gen;
+	int64_t deleted_gen;
+} cluster_catalog_entry;
+
 /* What the process is told. ctx is passed back to every callback. */
 typedef struct cluster_callbacks {
 	void *ctx;
@@ -139,18 +154,22 @@ typedef struct cluster_callbacks {
 	 * connection lost before the answer, when it may be there or not).
 	 * May be NULL. */
 	void (*published)(void *ctx, const char *name, uint64_t seq, bool ok, const char *why);
-	/* A scene was created ('dims' 2 or 3) or deleted (dims 0) in the
-	 * cluster, by process 'from' (this one too), read from the stream of
-	 * scene events in the order Redis took them. May be NULL. */
-	void (*scene_event)(void *ctx, const char *name, int dims, const char *from);
+	/* A scene was created ('dims' 2 or 3; 'gen' its incarnation, 0 for
+	 * an event written before incarnations) or deleted (dims 0, gen 0) in
+	 * the cluster, by process 'from' (this one too), read from the stream
+	 * of scene events in the order Redis took them. May be NULL. */
+	void (*scene_event)(void *ctx, const char *name, int dims, const char *from,
+			    int64_t gen);
 	/* What became of cluster_scene_create or cluster_scene_delete 'ref'
 	 * ('dims' as asked: 2 or 3 for a create, 0 for a delete): 0 done;
 	 * RIGD_E_SCENE_EXISTS (create: the cluster has the name already,
 	 * with 'there' dims, 2 or 3); RIGD_E_UNAVAILABLE (Redis refused it
 	 * or the connection was lost before it answered: it may have been
-	 * done or not). May be NULL. */
+	 * done or not). 'gen': a create done, the scene's incarnation; a
+	 * create refused, the incarnation the cluster has (0 unknown); else
+	 * 0. May be NULL. */
 	void (*scene_done)(void *ctx, uint64_t ref, const char *name, int rc, int dims,
-			   int there);
+			   int there, int64_t gen);
 	/* Another process 'from' says, of its participant 'client' of scene
 	 * 'scene': "presence" (msg: the presence message as a client sends it,
 	 * 'len' bytes of JSON, not checked here) or "leave" (msg ""); or
@@ -162,14 +181,21 @@ typedef struct cluster_callbacks {
 	 * a loss). May be NULL. */
 	void (*reader_up)(void *ctx);
 	/* Process 'from' fell behind the log stream of scene 'scene' and asks
-	 * this process, its owner, for the batches from seq 'since' on
-	 * (answer with cluster_catchup_line). May be NULL. */
+	 * this process (its owner or not) for the batches from seq 'since' on
+	 * (answer with cluster_catchup_line those it holds). May be NULL. */
 	void (*catchup_ask)(void *ctx, const char *from, const char *scene, uint64_t since);
-	/* The owner sends batch 'seq' of scene 'scene' that this process asked
-	 * for ('line', its log line, not checked here); 'more': the owner has
-	 * batches after it that it did not send yet. May be NULL. */
+	/* A process sends batch 'seq' of scene 'scene' that this process asked
+	 * for ('line', its log line, not checked here); 'more': that process
+	 * holds batches after it that it did not send yet. May be NULL. */
 	void (*catchup_line)(void *ctx, const char *scene, uint64_t seq, const char *line,
 			     size_t len, bool more);
+	/* The reader connected (the first time, or again after a loss) and
+	 * reads the stream of scene events from now on: 'v' is the catalog
+	 * at that instant, 'n' names in name order (see
+	 * cluster_catalog_entry), to reconcile this process's database with;
+	 * the events that follow are those after it. Borrowed during the
+	 * call. May be NULL. */
+	void (*catalog)(void *ctx, const struct cluster_catalog_entry *v, int n);
 } cluster_callbacks;
 
 /* One lease as this process sees it (cluster_leases). */
@@ -331,7 +357,8 @@ int cluster_answer(cluster *c, const char *to, const cluster_answer_info *a);
 
 /*
  * Creates scene 'name' ('dims' 2 or 3) in the cluster: one script adds it
- * to the catalog rigd:scenes (a hash of name to dims) only when the name is
+ * to the catalog rigd:scenes (a hash of name to "DIMS GEN", GEN its new
+ * incarnation from the counter rigd:scene-gen) only when the name is
  * absent there, and then appends a create event to rigd:scene-events, which
  * every process reads (callbacks.scene_event). The answer comes through
  * callbacks.scene_done with 'ref'. 0 once sent, RIGD_E_UNAVAILABLE when
@@ -341,17 +368,23 @@ int cluster_scene_create(cluster *c, uint64_t ref, const char *name, int dims);
 
 /*
  * Deletes scene 'name' in the cluster: one script removes it from the
- * catalog, deletes its log stream and its lease (its fencing counter stays,
+ * catalog (its incarnation kept as the name's tombstone in the hash
+ * rigd:scene-tombs), deletes its log stream and its lease (its fencing counter stays,
  * so tokens keep growing if the name comes back), and appends a delete
  * event. Answered as cluster_scene_create. 0, RIGD_E_UNAVAILABLE,
  * RIGD_E_NOMEM.
  */
 int cluster_scene_delete(cluster *c, uint64_t ref, const char *name);
 
-/* Records scene 'name' ('dims') in the catalog when the name is absent
- * there (a scene of this process's database at start). 0, or
- * RIGD_E_UNAVAILABLE when not connected, RIGD_E_NOMEM. */
-int cluster_scene_known(cluster *c, const char *name, int dims);
+/*
+ * Records scene 'name' ('dims') of this process's database in the catalog
+ * when the name is absent there, under incarnation 'gen' (the one its copy
+ * has; 0: a new one), unless that incarnation was deleted meanwhile; a
+ * create event with the incarnation is appended then, so that every
+ * process (this one too) learns it. 0 once sent, RIGD_E_UNAVAILABLE when
+ * not connected, RIGD_E_NOMEM.
+ */
+int cluster_scene_known(cluster *c, const char *name, int dims, int64_t gen);
 
 /*
  * Appends to the cluster's presence stream rigd:presence (trimmed to about
@@ -365,9 +398,10 @@ int cluster_presence_send(cluster *c, const char *kind, const char *scene, const
 			  const char *msg, size_t len);
 
 /*
- * Asks process 'owner' (the owner of 'scene') for the batches of 'scene'
- * from seq 'since' on, through its request stream. 0 once sent,
- * RIGD_E_UNAVAILABLE, RIGD_E_BAD_ID, RIGD_E_NOMEM.
+ * Asks process 'owner' (any live process: the owner of 'scene' or another
+ * whose copy may hold them) for the batches of 'scene' from seq 'since' on,
+ * through its request stream. 0 once sent, RIGD_E_UNAVAILABLE,
+ * RIGD_E_BAD_ID, RIGD_E_NOMEM.
  */
 int cluster_catchup_ask(cluster *c, const char *owner, const char *scene, uint64_t since);
 

@@ -148,6 +148,19 @@ void cl_scene_reply(struct cluster *c, uint64_t ref, const char *scene, int dims
 /* catalog.c: one entry of rigd:scene-events (a redisReply array of fields);
  * false when it is not a rigd scene event. */
 bool cl_take_scene_event(struct cluster *c, const void *fields);
+/* catalog.c: the catalog's HGETALL answer and the tombstones', read when
+ * the reader connects, handed to callbacks.catalog (entries of another
+ * shape skipped and counted); false when either is not a list of pairs
+ * (or out of memory). */
+bool cl_take_catalog(struct cluster *c, const void *catalog, const void *tombs);
+/* catalog.c: reads a catalog value "DIMS GEN" or "DIMS" (gen 0); false
+ * for anything else, *dims and *gen unchanged. */
+bool cl_parse_catalog_value(const char *v, size_t len, int *dims, int64_t *gen);
+/* catalog.c: the script the reader runs when it connects (three keys:
+ * cl_snapshot_keys), answering {sec, usec, last event id or "", catalog
+ * pairs, tombstone pairs} of one instant. */
+extern const char cl_snapshot_lua[];
+extern const char *const cl_snapshot_keys[3];
 /* presence.c: one entry of rigd:presence; false when it is not a rigd
  * presence entry. */
 bool cl_take_presence(struct cluster *c, const void *fields);

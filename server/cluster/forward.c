@@ -12,8 +12,10 @@
  * The reader starts at Redis's clock when it first connects (a process
  * never acts on requests older than itself) and goes on from the last entry
  * id it read across reconnections, so nothing appended while it reconnects
- * is missed. Every entry is checked field by field before it is handed on:
- * what another program appends is refused, logged and counted.
+ * is missed; the scene events it reads from a snapshot of the catalog taken
+ * at each connection (catalog.c), which the process reconciles with first.
+ * Every entry is checked field by field before it is handed on: what
+ * another program appends is refused, logged and counted.
  */
 #include "cluster.h"
 #include "cluster_internal.h"
@@ -84,27 +86,47 @@ static void rd_on_disconnect(const redisAsyncContext *ac, int status)
 	c->rd_next_ms = cl_now_ms() + RETRY_MS;
 }
 
-/* TIME's answer: the reader starts at Redis's clock. */
-static void rd_on_time(redisAsyncContext *ac, void *reply, void *priv)
+static bool entry_id_ok(const char *s, size_t len);
+
+/*
+ * The snapshot's answer (catalog.c's script): {sec, usec, last event id,
+ * catalog, tombstones}. The first time the reader starts its own streams
+ * and presence at Redis's clock (a process never acts on requests older
+ * than itself); every time, it reads the scene events from the snapshot's
+ * last one on, after the process reconciled its database with the catalog
+ * of that same instant (callbacks.catalog): so nothing is missed however
+ * long it was away, and nothing is applied twice.
+ */
+static void rd_on_snapshot(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct cluster *c = ac->data;
-	const redisReply *r = reply;
+	const redisReply *r = reply, *id;
 	unsigned long long sec, usec;
 
+	(void)priv;
 	if (!c || c->rd != ac || !r)
 		return;
 	c->rd_waiting_ms = 0;
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 5 ||
 	    r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_STRING ||
+	    (id = r->element[2])->type != REDIS_REPLY_STRING ||
+	    (id->len && !entry_id_ok(id->str, id->len)) ||
 	    sscanf(r->element[0]->str, "%llu", &sec) != 1 ||
-	    sscanf(r->element[1]->str, "%llu", &usec) != 1) {
-		rd_drop(c, "TIME answered something else", ERROR_RETRY_MS);
+	    sscanf(r->element[1]->str, "%llu", &usec) != 1 ||
+	    !cl_take_catalog(c, r->element[3], r->element[4])) {
+		c->stats.errors++;
+		cl_log(c, CL_LOG_WARN, "redis: the catalog snapshot answered %.*s",
+		       r->type == REDIS_REPLY_ERROR ? (int)(r->len > 200 ? 200 : r->len) : 22,
+		       r->type == REDIS_REPLY_ERROR ? r->str : "a reply of bad shape");
+		rd_drop(c, "the catalog could not be read", ERROR_RETRY_MS);
 		return;
 	}
-	snprintf(c->fwd_last, sizeof(c->fwd_last), "%llu-0", sec * 1000 + usec / 1000);
-	snprintf(c->ans_last, sizeof(c->ans_last), "%s", c->fwd_last);
-	snprintf(c->events_last, sizeof(c->events_last), "%s", c->fwd_last);
-	snprintf(c->presence_last, sizeof(c->presence_last), "%s", c->fwd_last);
+	if (!c->fwd_last[0]) {
+		snprintf(c->fwd_last, sizeof(c->fwd_last), "%llu-0", sec * 1000 + usec / 1000);
+		snprintf(c->ans_last, sizeof(c->ans_last), "%s", c->fwd_last);
+		snprintf(c->presence_last, sizeof(c->presence_last), "%s", c->fwd_last);
+	}
+	snprintf(c->events_last, sizeof(c->events_last), "%s", id->len ? id->str : "0-0");
 	c->rd_up = true;
 	rd_read(c);
 	if (c->cb.reader_up)
@@ -115,6 +137,8 @@ static void rd_on_connect(const redisAsyncContext *cac, int status)
 {
 	struct cluster *c = cac->data;
 	redisAsyncContext *ac = (redisAsyncContext *)cac;
+	const char *argv[] = {"EVAL", cl_snapshot_lua, "3", cl_snapshot_keys[0],
+			      cl_snapshot_keys[1], cl_snapshot_keys[2]};
 
 	if (!c || c->rd != ac)
 		return;
@@ -123,16 +147,9 @@ static void rd_on_connect(const redisAsyncContext *cac, int status)
 		c->rd_next_ms = cl_now_ms() + RETRY_MS;
 		return;
 	}
-	if (c->fwd_last[0]) {
-		c->rd_up = true;
-		rd_read(c);
-		if (c->cb.reader_up)
-			c->cb.reader_up(c->cb.ctx);
-		return;
-	}
 	c->rd_waiting_ms = cl_now_ms();
-	if (redisAsyncCommand(ac, rd_on_time, NULL, "TIME") != REDIS_OK)
-		rd_drop(c, "cannot ask for TIME", RETRY_MS);
+	if (redisAsyncCommandArgv(ac, rd_on_snapshot, NULL, 6, argv, NULL) != REDIS_OK)
+		rd_drop(c, "cannot read the catalog", RETRY_MS);
 }
 
 /* Whether 's' ('len' bytes) is an entry id "MS-SEQ". */

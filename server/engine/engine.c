@@ -354,6 +354,37 @@ int engine_scene_dims(const engine *e, const char *name)
 	return rt ? rt->dims : RIGD_E_UNKNOWN_SCENE;
 }
 
+int64_t engine_scene_gen(engine *e, const char *name)
+{
+	scene_rt *rt = eng_find_scene(e, name);
+	int64_t gen = 0;
+	int err;
+
+	if (!rt)
+		return RIGD_E_UNKNOWN_SCENE;
+	if ((err = store_scene_gen(e->st, rt->id, &gen)) != 0) {
+		eng_set_errmsg(e, "%s", store_errmsg(e->st));
+		return err;
+	}
+	return gen;
+}
+
+int engine_scene_set_gen(engine *e, const char *name, int64_t gen)
+{
+	scene_rt *rt = eng_find_scene(e, name);
+	int err;
+
+	if (!rt)
+		return RIGD_E_UNKNOWN_SCENE;
+	if (eng_writable(e, NULL))
+		return RIGD_E_FORBIDDEN;
+	if (store_in_transaction(e->st))
+		return RIGD_E_INTERNAL;
+	if ((err = store_scene_set_gen(e->st, rt->id, gen)) != 0 && err != RIGD_E_BAD_FIELD)
+		eng_set_errmsg(e, "%s", store_errmsg(e->st));
+	return err;
+}
+
 int64_t engine_seq(const engine *e, const char *name)
 {
 	scene_rt *rt = eng_find_scene(e, name);

@@ -107,6 +107,18 @@ int engine_scene_create_dims(engine *e, const char *name, int dims);
 /* The dims of scene 'name' (2 or 3), or RIGD_E_UNKNOWN_SCENE. */
 int engine_scene_dims(const engine *e, const char *name);
 
+/* The incarnation of the cluster's scene that scene 'name' is a copy of
+ * (--redis; serve/lifecycle.c gives it meaning): >= 1, 0 when it has none,
+ * RIGD_E_UNKNOWN_SCENE, or RIGD_E_STORAGE / RIGD_E_NOMEM when it cannot be
+ * read. */
+int64_t engine_scene_gen(engine *e, const char *name);
+
+/* Records incarnation 'gen' (>= 1) for scene 'name', committed at once.
+ * 0, RIGD_E_UNKNOWN_SCENE, RIGD_E_BAD_FIELD, RIGD_E_FORBIDDEN (read-only),
+ * RIGD_E_INTERNAL inside the turn's transaction, RIGD_E_STORAGE,
+ * RIGD_E_NOMEM; the scene is unchanged then. */
+int engine_scene_set_gen(engine *e, const char *name, int64_t gen);
+
 /*
  * Deletes a scene with its log and snapshots, at once. RIGD_E_UNKNOWN_SCENE,
  * RIGD_E_STORAGE; RIGD_E_INTERNAL when the scene has batches awaiting

@@ -287,4 +287,18 @@ typedef int (*store_asset_fn)(void *ctx, const store_asset *a);
 int store_assets(store *st, int64_t scene_id, const char *file, int64_t from_seq,
 		 int64_t to_seq, bool with_data, store_asset_fn fn, void *ctx);
 
+/* --- cluster incarnations (schema 6) --- */
+
+/* The incarnation of the cluster's scene that scene 'scene_id' is a copy of
+ * (schema/006_scene_gens.sql) into *gen: 0 when it has none (never in a
+ * cluster, or a schema without the table). 0, RIGD_E_NOMEM or
+ * RIGD_E_STORAGE. */
+int store_scene_gen(store *st, int64_t scene_id, int64_t *gen);
+
+/* Records incarnation 'gen' (>= 1) for scene 'scene_id', replacing the one
+ * it had. Outside a transaction it commits at once. 0, RIGD_E_BAD_FIELD
+ * for gen < 1, RIGD_E_NOMEM, RIGD_E_STORAGE (also on a schema without the
+ * table). */
+int store_scene_set_gen(store *st, int64_t scene_id, int64_t gen);
+
 #endif

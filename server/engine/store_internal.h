@@ -47,6 +47,8 @@ enum stmt_id {
 #define SCHEMA_DIMS 4
 /* The first schema version with the assets table. */
 #define SCHEMA_ASSETS 5
+/* The first schema version with the scene_gens table. */
+#define SCHEMA_GENS 6
 
 /* The store: one connection, its process lock and its statements. */
 struct store {
@@ -60,6 +62,7 @@ struct store {
 	bool has_ops_bin;           /* the schema has edits.ops_bin */
 	bool has_dims;              /* the schema has scenes.dims */
 	bool has_assets;            /* the schema has the assets table */
+	bool has_gens;              /* the schema has the scene_gens table */
 	char errmsg[256];
 };
 

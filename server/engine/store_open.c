@@ -246,6 +246,7 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 	st->has_ops_bin = version >= SCHEMA_OPS_BIN;
 	st->has_dims = version >= SCHEMA_DIMS;
 	st->has_assets = version >= SCHEMA_ASSETS;
+	st->has_gens = version >= SCHEMA_GENS;
 	if (err)
 		*err = 0;
 	return st;

@@ -2,7 +2,10 @@
  * lifecycle.c: scenes created and deleted across a cluster (see
  * lifecycle.h). Every change reaches the engine after a commit, in a
  * D_SCENE deferred item, so that no batch of the scene awaits its commit
- * when it is created or deleted.
+ * when it is created or deleted. Each copy of a cluster's scene records
+ * the incarnation it belongs to (engine_scene_gen), which is how a
+ * process that was away tells a scene deleted meanwhile from one the
+ * cluster never heard of.
  */
 #include "lifecycle.h"
 #include "http.h"
@@ -16,6 +19,7 @@
 #include "cluster/cluster.h"
 #include "core/err.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,54 +65,97 @@ void lifecycle_delete(struct server *S, uint64_t conn, const char *name)
 		http_respond_code(S, conn, rc, "", "%s", err_str(rc));
 }
 
-void lifecycle_event(void *ctx, const char *name, int dims, const char *from)
+void lifecycle_event(void *ctx, const char *name, int dims, const char *from, int64_t gen)
 {
 	struct server *S = ctx;
+	struct deferred *d;
 
 	serve_log(LOG_DEBUG, "cluster: scene %s %s by process %s", name,
 		  dims ? "created" : "deleted", from);
-	defer_scene(S, 0, name, dims, 0);
+	if ((d = defer_scene(S, 0, name, dims, 0)))
+		d->gen = gen;
 }
 
-void lifecycle_done(void *ctx, uint64_t ref, const char *name, int rc, int dims, int there)
+void lifecycle_done(void *ctx, uint64_t ref, const char *name, int rc, int dims, int there,
+		    int64_t gen)
 {
 	struct server *S = ctx;
 	struct deferred *d = defer_scene(S, ref, name, dims, rc);
 
-	if (d)
+	if (d) {
 		d->dims_there = there;
-	else
+		d->gen = gen;
+	} else {
 		http_respond_code(S, ref, RIGD_E_NOMEM, "", "out of memory");
+	}
 }
 
-void lifecycle_state(void *ctx, int state)
+void lifecycle_catalog(void *ctx, const cluster_catalog_entry *v, int n)
 {
 	struct server *S = ctx;
-	proto_scene_info *v = NULL;
-	int n;
+	struct deferred *d;
+	proto_buf b;
+	char line[SCENE_ID_MAX + 64], *body = NULL;
+	size_t len;
+	int rc = 0;
 
-	if (state != CLUSTER_UP)
-		return;
-	n = engine_scenes(S->e, NULL, 0);
-	if (n > 0 && !(v = calloc((size_t)n, sizeof(*v)))) {
-		serve_log(LOG_ERROR, "cluster: out of memory recording the scenes in the catalog");
+	proto_buf_init(&b, 0);
+	for (int i = 0; !rc && i < n; i++) {
+		int n_line = snprintf(line, sizeof(line), "%s %d %" PRId64 " %" PRId64 "\n",
+				      v[i].scene, v[i].dims, v[i].gen, v[i].deleted_gen);
+
+		rc = proto_buf_append(&b, line, (size_t)n_line);
+	}
+	rc = rc || PROTO_BUF_LIT(&b, "\n");  /* never empty: an empty catalog too is one */
+	len = b.len;
+	if (rc || !(body = proto_buf_take(&b)) || !(d = defer_scene(S, 0, "", 0, 0))) {
+		serve_log(LOG_ERROR, "cluster: out of memory reading the catalog");
+		free(body);
+		proto_buf_release(&b);
 		return;
 	}
-	n = engine_scenes(S->e, v, n);
-	for (int i = 0; i < n; i++)
-		cluster_scene_known(S->cl, v[i].name, engine_scene_dims(S->e, v[i].name));
-	free(v);
+	d->body = body;
+	d->body_len = len;
 }
 
-/* Makes scene 'name' ('dims') here unless it is; 0, or the engine's error. */
-static int create_here(struct server *S, const char *name, int dims)
+/* The incarnation of local scene 'name' (0 none, or unreadable: logged). */
+static int64_t gen_here(struct server *S, const char *name)
+{
+	int64_t g = engine_scene_gen(S->e, name);
+
+	if (g < 0 && g != RIGD_E_UNKNOWN_SCENE)
+		serve_log(LOG_WARN, "cluster: scene %s: its incarnation cannot be read: %s", name,
+			  err_str((int)g));
+	return g > 0 ? g : 0;
+}
+
+/* Records incarnation 'gen' for local scene 'name' (logged on failure). */
+static void note_gen(struct server *S, const char *name, int64_t gen)
 {
 	int rc;
 
-	if (engine_scene(S->e, name))
-		return engine_scene_dims(S->e, name) == dims ? 0 : RIGD_E_SCENE_EXISTS;
+	if (gen > 0 && (rc = engine_scene_set_gen(S->e, name, gen)) != 0)
+		serve_log(LOG_WARN, "cluster: scene %s: incarnation %" PRId64 " cannot be recorded "
+			  "here: %s", name, gen, err_str(rc));
+}
+
+/* Makes scene 'name' ('dims', incarnation 'gen', 0 unknown) here unless it
+ * is; a copy without an incarnation takes this one. 0, or the engine's
+ * error (RIGD_E_SCENE_EXISTS: it is here with other dims). */
+static int create_here(struct server *S, const char *name, int dims, int64_t gen)
+{
+	int rc;
+
+	if (engine_scene(S->e, name)) {
+		if (engine_scene_dims(S->e, name) != dims)
+			return RIGD_E_SCENE_EXISTS;
+		if (gen && !gen_here(S, name))
+			note_gen(S, name, gen);
+		return 0;
+	}
 	if ((rc = engine_scene_create_dims(S->e, name, dims)) == 0) {
 		serve_log(LOG_INFO, "scene %s created (%dD)", name, dims);
+		note_gen(S, name, gen);
 		peers_interest(S, name);
 	}
 	return rc;
@@ -128,6 +175,118 @@ static void delete_here(struct server *S, const char *name)
 	serve_log(LOG_INFO, "scene %s deleted", name);
 	rooms_scene_gone(S, name);
 	roster_scene_gone(S, name);
+}
+
+/* Scene 'name' as the cluster has it ('dims', incarnation 'gen', 0
+ * unknown), from an event or the catalog: made here, or, when this copy
+ * belongs to another incarnation of the name (deleted and created again
+ * while this process was away), replaced (its subscribers told). */
+static void take_cluster_scene(struct server *S, const char *name, int dims, int64_t gen)
+{
+	int64_t here = engine_scene(S->e, name) ? gen_here(S, name) : 0;
+	int rc;
+
+	if (gen && here && here != gen) {
+		serve_log(LOG_INFO, "cluster: scene %s here is incarnation %" PRId64 " and the "
+			  "cluster's is %" PRId64 " (deleted and created again meanwhile): replaced",
+			  name, here, gen);
+		delete_here(S, name);
+	}
+	if ((rc = create_here(S, name, dims, gen)) != 0)
+		serve_log(LOG_WARN, "cluster: scene %s (%dD) cannot be created here: %s", name, dims,
+			  rc == RIGD_E_SCENE_EXISTS ? "this database has it with other dims" :
+			  err_str(rc));
+}
+
+/* One line of a catalog item: "NAME DIMS GEN DELETED_GEN". */
+struct entry {
+	char scene[SCENE_ID_MAX + 1];
+	int dims;
+	int64_t gen, deleted_gen;
+};
+
+/* The entries of catalog item 'd' (sorted by name, as the cluster gave
+ * them) into a new array *out; their number, or -1 out of memory. */
+static int catalog_entries(const struct deferred *d, struct entry **out)
+{
+	int n = 0, lines = 0;
+	struct entry *v;
+	const char *p = d->body, *end = d->body + d->body_len;
+
+	for (const char *q = p; q < end; q++)
+		lines += *q == '\n';
+	if (!(v = calloc((size_t)lines + 1, sizeof(*v))))
+		return -1;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		long long g = 0, t = 0;
+
+		if (sscanf(p, "%64s %d %lld %lld", v[n].scene, &v[n].dims, &g, &t) == 4) {
+			v[n].gen = g;
+			v[n++].deleted_gen = t;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	*out = v;
+	return n;
+}
+
+static int entry_cmp(const void *key, const void *e)
+{
+	return strcmp(key, ((const struct entry *)e)->scene);
+}
+
+/*
+ * Reconciles this database with the catalog the reader found on connecting
+ * (d->body): every scene of the catalog is made here (or replaced, when this
+ * copy is of an earlier incarnation) and filled from its log stream, or from
+ * the other processes when the stream no longer keeps its start; a scene
+ * here whose incarnation the cluster deleted meanwhile is deleted (its
+ * subscribers told); a scene the cluster never heard of is recorded in the
+ * catalog, as before incarnations.
+ */
+static void reconcile(struct server *S, const struct deferred *d)
+{
+	struct entry *v = NULL, *e;
+	char (*names)[SCENE_ID_MAX + 1] = NULL;
+	proto_scene_info *local = NULL;
+	int n = catalog_entries(d, &v), n_local = engine_scenes(S->e, NULL, 0);
+
+	if (n < 0 || !(local = calloc((size_t)n_local + 1, sizeof(*local))) ||
+	    !(names = calloc((size_t)n_local + 1, sizeof(*names)))) {
+		serve_log(LOG_ERROR, "cluster: out of memory reconciling with the catalog");
+		goto out;
+	}
+	n_local = engine_scenes(S->e, local, n_local);
+	for (int i = 0; i < n_local; i++)
+		snprintf(names[i], sizeof(names[i]), "%s", local[i].name);
+	for (int i = 0; i < n; i++)
+		if (v[i].dims)
+			take_cluster_scene(S, v[i].scene, v[i].dims, v[i].gen);
+	for (int i = 0; i < n_local; i++) {
+		int64_t here = gen_here(S, names[i]);
+
+		e = bsearch(names[i], v, (size_t)n, sizeof(*v), entry_cmp);
+		if (e && e->dims)
+			continue;  /* taken above */
+		if (here && e && e->deleted_gen >= here) {
+			serve_log(LOG_INFO, "cluster: scene %s (incarnation %" PRId64 ") was deleted in "
+				  "the cluster while this process was away: deleted here", names[i],
+				  here);
+			delete_here(S, names[i]);
+		} else if (cluster_scene_known(S->cl, names[i], engine_scene_dims(S->e, names[i]),
+					       here) != 0) {
+			serve_log(LOG_WARN, "cluster: scene %s cannot be recorded in the catalog now",
+				  names[i]);
+		}
+	}
+	S->catalog_synced = true;
+	serve_log(LOG_INFO, "cluster: reconciled with the catalog (%d names, %d scenes here)", n,
+		  n_local);
+out:
+	free(v);
+	free(local);
+	free(names);
 }
 
 /* {"name","seq":0,"nodes":0} (and "dims":2), status 201. */
@@ -152,7 +311,7 @@ static void answer_create(struct server *S, const struct deferred *d)
 	 * here yet) is the same scene; anything else is refused. */
 	if (rc == RIGD_E_SCENE_EXISTS && there == d->dims && engine_seq(S->e, d->scene) <= 0)
 		rc = 0;
-	if (rc == 0 && create_here(S, d->scene, d->dims) != 0) {
+	if (rc == 0 && create_here(S, d->scene, d->dims, d->gen) != 0) {
 		rc = RIGD_E_SCENE_EXISTS;
 		there = engine_scene_dims(S->e, d->scene);
 	}
@@ -174,11 +333,10 @@ void lifecycle_apply(struct server *S, struct deferred *d)
 
 	if (!S->cl)
 		return;
-	if (!d->conn && d->dims) {
-		if ((rc = create_here(S, d->scene, d->dims)) != 0)
-			serve_log(LOG_WARN, "cluster: scene %s (%dD) cannot be created here: %s",
-				  d->scene, d->dims, rc == RIGD_E_SCENE_EXISTS ?
-				  "this database has it with other dims" : err_str(rc));
+	if (d->body) {
+		reconcile(S, d);
+	} else if (!d->conn && d->dims) {
+		take_cluster_scene(S, d->scene, d->dims, d->gen);
 	} else if (!d->conn) {
 		delete_here(S, d->scene);
 	} else if (d->dims) {

@@ -28,11 +28,15 @@ void lifecycle_create(struct server *S, uint64_t conn, const char *name, int dim
 void lifecycle_delete(struct server *S, uint64_t conn, const char *name);
 
 /* The cluster's callbacks (ctx the server): an event of the stream of
- * scene events; the answer to this process's own request; the connection
- * came up (the scenes of this database are recorded in the catalog). */
-void lifecycle_event(void *ctx, const char *name, int dims, const char *from);
-void lifecycle_done(void *ctx, uint64_t ref, const char *name, int rc, int dims, int there);
-void lifecycle_state(void *ctx, int state);
+ * scene events (with the scene's incarnation); the answer to this
+ * process's own request; the catalog the reader found on connecting, with
+ * which the database is reconciled after the turn's commit: scenes made,
+ * replaced or deleted here, and the scenes the cluster never heard of
+ * recorded in it (docs/deploy.md, "A process that was away"). */
+void lifecycle_event(void *ctx, const char *name, int dims, const char *from, int64_t gen);
+void lifecycle_done(void *ctx, uint64_t ref, const char *name, int rc, int dims, int there,
+		    int64_t gen);
+void lifecycle_catalog(void *ctx, const cluster_catalog_entry *v, int n);
 
 /* A D_SCENE deferred item, after the commit: applies it, and answers its
  * HTTP request when it has one. */

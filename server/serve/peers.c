@@ -33,10 +33,10 @@ static void on_log(void *ctx, int level, const char *line)
 /* What the catalog said of a creation: an import's (relay_http.c) or a
  * POST /api/scenes's (lifecycle.c). */
 static void on_scene_done(void *ctx, uint64_t ref, const char *name, int rc, int dims,
-			  int there)
+			  int there, int64_t gen)
 {
-	if (!relay_http_scene_done(ctx, ref, name, rc, dims, there))
-		lifecycle_done(ctx, ref, name, rc, dims, there);
+	if (!relay_http_scene_done(ctx, ref, name, rc, dims, there, gen))
+		lifecycle_done(ctx, ref, name, rc, dims, there, gen);
 }
 
 /* This process took a lease: the imports waiting for its scene run. */
@@ -83,7 +83,7 @@ int peers_start(struct server *S)
 	cb.published = replica_published;
 	cb.scene_event = lifecycle_event;
 	cb.scene_done = on_scene_done;
-	cb.state = lifecycle_state;
+	cb.catalog = lifecycle_catalog;
 	cb.presence = roster_entry;
 	cb.reader_up = roster_reader_up;
 	cb.catchup_ask = replica_catchup_ask;

@@ -82,10 +82,11 @@ void relay_http_call(struct server *S, const cluster_call_info *k);
 void relay_http_reply(void *ctx, uint64_t rid, int status, const char *body, size_t len);
 
 /* What Redis said of catalog reference 'ref' (cluster callback
- * scene_done's arguments): true when 'ref' is one of relay_http_create's
+ * scene_done's arguments; 'gen' the incarnation the catalog gave, recorded
+ * with the scene when it is made here): true when 'ref' is one of relay_http_create's
  * (its request then runs again, or is answered), false when it is not. */
 bool relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int rc, int dims,
-			   int there);
+			   int there, int64_t gen);
 
 /* This process took the lease of scene 'name': requests waiting for it run. */
 void relay_http_lease(struct server *S, const char *name);

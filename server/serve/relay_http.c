@@ -57,6 +57,7 @@ struct hreq {
 	struct deferred *d;          /* the copy of the request (owned); NULL once
 				      * it was handed to the turn again */
 	int dims;                    /* H_CATALOG: asked; H_CREATED: to make here */
+	int64_t gen;                 /* H_CREATED: the incarnation the catalog gave (0 unknown) */
 	char owner[CLUSTER_ID_MAX];  /* H_SENT: the process it went to */
 	double first_s, sent_s;
 };
@@ -243,7 +244,7 @@ static void send_to(struct server *S, int i, const char *owner)
 
 /* Makes scene 'call->name' ('dims') here if it is not, after the catalog
  * took it. False after answering when it cannot be made. */
-static bool make_here(struct server *S, const struct http_call *call, int dims)
+static bool make_here(struct server *S, const struct http_call *call, int dims, int64_t gen)
 {
 	int rc;
 
@@ -253,6 +254,9 @@ static bool make_here(struct server *S, const struct http_call *call, int dims)
 		http_respond_engine(S, call->conn, rc, call->name);
 		return false;
 	}
+	if (gen > 0 && (rc = engine_scene_set_gen(S->e, call->name, gen)) != 0)
+		serve_log(LOG_WARN, "cluster: scene %s: incarnation %" PRId64 " cannot be recorded "
+			  "here: %s", call->name, gen, err_str(rc));
 	serve_log(LOG_INFO, "scene %s created (%dD)", call->name, dims);
 	peers_interest(S, call->name);
 	return true;
@@ -281,9 +285,10 @@ bool relay_http_write(struct server *S, const struct http_call *call)
 		return false;
 	if ((i = find(H, H_CREATED, call->conn)) >= 0) {
 		int dims = H->v[i].dims;
+		int64_t gen = H->v[i].gen;
 
 		drop(H, i);
-		if (!make_here(S, call, dims))
+		if (!make_here(S, call, dims, gen))
 			return true;
 	}
 	if (!engine_scene(S->e, call->name) || cluster_state(S->cl) != CLUSTER_UP)
@@ -328,7 +333,7 @@ bool relay_http_create(struct server *S, const struct http_call *call, int dims)
 }
 
 bool relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int rc, int dims,
-			   int there)
+			   int there, int64_t gen)
 {
 	struct relay_http *H = S->relay_http;
 	int i = (ref & CATALOG_REF) ? find(H, H_CATALOG, ref) : -1;
@@ -347,6 +352,7 @@ bool relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int
 	 * request runs again and goes to that scene, made here first. */
 	H->v[i].state = H_CREATED;
 	H->v[i].dims = rc ? there : dims;
+	H->v[i].gen = gen;
 	d = H->v[i].d;
 	H->v[i].d = NULL;
 	turn_defer(S, d);

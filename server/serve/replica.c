@@ -25,8 +25,12 @@ struct rep {
 	int64_t next;                /* the seq expected next while in_turn */
 	bool in_turn;                /* batches of it are submitted this turn */
 	bool behind;                 /* a gap or a refusal was logged */
-	bool gap;                    /* behind what the stream keeps: asking the owner */
-	double asked_s;              /* when the owner was last asked (serve_now_s) */
+	bool gap;                    /* behind what the stream keeps: asking the others */
+	double asked_s;              /* when the others were last asked (serve_now_s) */
+	int64_t asked_since;         /* the first seq of that ask */
+	int64_t trusted;             /* this copy's batches up to here are the cluster's:
+				      * taken from the stream or a catch-up, or seen in the
+				      * stream at a seq this copy has */
 };
 
 struct replica {
@@ -64,23 +68,37 @@ static struct rep *rep_get(struct server *S, const char *name)
 	return v;
 }
 
-#define ASK_EVERY_S 2.0   /* a gap asks the owner again this often */
-#define SEND_MAX 500      /* batches an owner sends for one ask */
+#define ASK_EVERY_S 2.0   /* a gap asks the others again this often */
+#define SEND_MAX 500      /* batches a process sends for one ask */
 
-/* Asks the owner of the scene of 'r' for its batches from seq 'since'. */
-static void ask_owner(struct server *S, struct rep *r, int64_t since)
+/*
+ * Asks every other live process (the registry's last heartbeat) for the
+ * batches of the scene of 'r' from seq 'since': each sends what its copy
+ * holds of them that the cluster's log confirmed, and duplicates are
+ * skipped as batches this copy has. Asking all at once, rather than the
+ * owner alone, is what lets an owner that is itself behind catch up.
+ */
+static void ask_others(struct server *S, struct rep *r, int64_t since)
 {
-	cluster_lease_info li;
+	cluster_process_info *v;
+	int n;
 
 	r->asked_s = serve_now_s();
-	cluster_lease_of(S->cl, r->scene, &li);
-	if (li.state != CLUSTER_LEASE_OTHER || since < 1)
-		return;  /* no other owner known yet: asked again later */
-	if (cluster_catchup_ask(S->cl, li.owner, r->scene, (uint64_t)since) == 0) {
+	r->asked_since = since;
+	if (since < 1 || (n = cluster_processes(S->cl, NULL, 0)) <= 0)
+		return;  /* nobody known yet: asked again later */
+	if (!(v = calloc((size_t)n, sizeof(*v))))
+		return;
+	n = cluster_processes(S->cl, v, n);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(v[i].id, cluster_id(S->cl)) == 0 ||
+		    cluster_catchup_ask(S->cl, v[i].id, r->scene, (uint64_t)since) != 0)
+			continue;
 		S->replica->asked++;
 		serve_log(LOG_INFO, "cluster: scene %s: asked process %s for batches from %" PRId64,
-			  r->scene, li.owner, since);
+			  r->scene, v[i].id, since);
 	}
+	free(v);
 }
 
 /* Logs a gap or a refusal once until the scene moves on. */
@@ -143,16 +161,20 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 	if (have < 0 || !R || !(r = rep_get(S, name)))
 		return;  /* not a scene of this database (creation is not replicated) */
 	expect = r->in_turn ? r->next : have + 1;
-	if ((int64_t)seq < expect)
+	if ((int64_t)seq < expect) {
+		if ((int64_t)seq <= have && (int64_t)seq > r->trusted)
+			r->trusted = (int64_t)seq;  /* the stream holds the seq this copy has */
 		return;  /* this process has it */
+	}
 	if ((int64_t)seq > expect) {
 		R->gaps++;
 		behind(S, r, "cluster: scene %s: the log stream goes on at seq %" PRIu64 " and this "
 		       "process has %" PRId64 "%s: it fell behind what the stream keeps and asks the "
-		       "scene's owner for the batches it lacks", seq, expect - 1, "");
+		       "scene's owner and the other processes for the batches it lacks", seq,
+		       expect - 1, "");
 		r->gap = true;
 		if (serve_now_s() - r->asked_s >= ASK_EVERY_S)
-			ask_owner(S, r, expect);
+			ask_others(S, r, expect);
 		return;
 	}
 	edit_error_clear(&err);
@@ -184,6 +206,7 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 		r->in_turn = true;
 		r->behind = false;
 		r->gap = false;
+		r->trusted = (int64_t)seq;
 		R->applied++;
 	}
 	edit_batch_release(&ll.batch);
@@ -197,8 +220,17 @@ void replica_catchup_line(void *ctx, const char *name, uint64_t seq, const char 
 
 	replica_line(ctx, name, seq, 0, line, len);
 	r = S->replica && engine_seq(S->e, name) >= 0 ? rep_get(S, name) : NULL;
-	if (r && more && r->in_turn && r->next == (int64_t)seq + 1)
-		ask_owner(S, r, (int64_t)seq + 1);  /* the next part, at once */
+	if (!r || !r->in_turn || r->next != (int64_t)seq + 1)
+		return;  /* a duplicate (several processes answer), or refused */
+	if (more) {
+		r->gap = true;  /* still behind: asked again later if this ask goes unanswered */
+		if (r->asked_since != (int64_t)seq + 1)
+			ask_others(S, r, (int64_t)seq + 1);  /* the next part, at once */
+	} else if (S->cl) {
+		/* The stream's entries past this part; a gap there is found again. */
+		r->gap = false;
+		cluster_follow(S->cl, name, true);
+	}
 }
 
 struct send {
@@ -226,19 +258,24 @@ void replica_catchup_ask(void *ctx, const char *from, const char *name, uint64_t
 	struct rep *r;
 	cluster_lease_info li;
 	struct send p;
-	int64_t upto;
+	int64_t upto, have = engine_seq(S->e, name);
 	int rc;
 
-	if (!cluster_owns(S->cl, name, NULL) || !replica_of(S) || !(r = rep_get(S, name)))
-		return;  /* not the owner (any more): the asker asks the next one */
-	/* Only what the stream has confirmed: a batch whose append failed may
-	 * not be kept by the cluster. */
-	cluster_lease_of(S->cl, name, &li);
-	upto = r->confirmed > li.log_seq ? r->confirmed : li.log_seq;
-	if (upto > engine_seq(S->e, name))
-		upto = engine_seq(S->e, name);
-	if ((int64_t)since > upto || since > ((uint64_t)1 << 53))
+	if (have < 0 || !replica_of(S) || !(r = rep_get(S, name)))
 		return;
+	/* Only batches the cluster's log holds: taken from the stream or a
+	 * catch-up, seen there, or confirmed to this process as their owner;
+	 * a batch whose append failed may not be kept by the cluster. */
+	upto = r->trusted > r->confirmed ? r->trusted : r->confirmed;
+	if (cluster_owns(S->cl, name, NULL)) {
+		cluster_lease_of(S->cl, name, &li);
+		if (li.log_seq > upto)
+			upto = li.log_seq;
+	}
+	if (upto > have)
+		upto = have;
+	if ((int64_t)since > upto || since > ((uint64_t)1 << 53))
+		return;  /* this copy has none of them: another process answers */
 	p.S = S;
 	p.to = from;
 	p.name = name;
@@ -261,7 +298,7 @@ void replica_tick(struct server *S)
 		int64_t have = engine_seq(S->e, r->scene);
 
 		if (r->gap && !r->in_turn && have >= 0 && now - r->asked_s >= ASK_EVERY_S)
-			ask_owner(S, r, have + 1);
+			ask_others(S, r, have + 1);
 	}
 }
 
@@ -327,6 +364,8 @@ bool replica_caught_up(struct server *S, const char *name)
 {
 	cluster_lease_info li;
 
+	if (!S->catalog_synced)
+		return false;  /* the scene may have been deleted while this process was away */
 	cluster_lease_of(S->cl, name, &li);
 	return li.state == CLUSTER_LEASE_OWNED && li.log_seq >= 0 &&
 	       engine_seq(S->e, name) >= li.log_seq;
@@ -432,10 +471,10 @@ int replica_metrics(struct server *S, proto_buf *b)
 		  "Committed batches the log stream did not confirm (answered unavailable).",
 		  R ? (uint64_t)R->unconfirmed : 0 },
 		{ "rigd_cluster_catchup_asks_total", "counter",
-		  "Asks to an owner for batches the log stream no longer kept.",
+		  "Asks to other processes for batches the log stream no longer kept.",
 		  R ? (uint64_t)R->asked : 0 },
 		{ "rigd_cluster_catchup_sent_total", "counter",
-		  "Batches this process sent as owner to processes that fell behind.",
+		  "Batches this process sent to processes that fell behind.",
 		  R ? (uint64_t)R->sent : 0 },
 		{ "rigd_cluster_acks_waiting", "gauge",
 		  "Acknowledgements waiting for the log stream.",

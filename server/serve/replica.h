@@ -26,16 +26,19 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 		  size_t len);
 
 /* cluster callbacks ('ctx' the server): batch 'seq' of scene 'name' that
- * this process asked the owner for (applied as replica_line; with 'more',
- * the next part is asked for at once); and, as the owner, a process that
- * fell behind asks for the batches from 'since' on: up to 500 of those the
- * log stream confirmed are sent to it. */
+ * this process asked the others for (applied as replica_line, a duplicate
+ * skipped; with 'more', the next part is asked for at once; at the end of
+ * a part the stream is read again from its oldest entry); and a process
+ * that fell behind asks this one, owner or not, for the batches from
+ * 'since' on: up to 500 are sent to it, of those this copy holds that the
+ * cluster's log holds (taken from the stream or a catch-up, seen in the
+ * stream, or confirmed to this process as their owner). */
 void replica_catchup_line(void *ctx, const char *name, uint64_t seq, const char *line,
 			  size_t len, bool more);
 void replica_catchup_ask(void *ctx, const char *from, const char *name, uint64_t since);
 
-/* Every second: a scene behind what its stream keeps asks its owner again
- * (every 2 s while the gap lasts). */
+/* Every second: a scene behind what its stream keeps asks the other live
+ * processes again (every 2 s while the gap lasts). */
 void replica_tick(struct server *S);
 
 /* After the turn's commit ('commit_rc' its result): a failed commit reads
@@ -60,7 +63,8 @@ bool replica_hold(struct server *S, struct pending *p);
 void replica_published(void *ctx, const char *name, uint64_t seq, bool ok, const char *why);
 
 /* Whether this process has applied scene 'name''s log up to where it
- * stood when it took the lease (it may commit then). */
+ * stood when it took the lease (it may commit then), and has reconciled
+ * its database with the cluster's catalog once (lifecycle.c). */
 bool replica_caught_up(struct server *S, const char *name);
 
 /* Frees what it holds; accepts none. */

@@ -276,6 +276,10 @@ struct deferred {
 	int dims;
 	int scene_rc;
 	int dims_there;              /* scene_rc scene_exists: the cluster's dims */
+	int64_t gen;                 /* the scene's incarnation in the cluster (0 unknown) */
+	/* ... or, with 'body' set (and no scene), the catalog as the reader
+	 * found it on connecting: one "NAME DIMS GEN DELETED_GEN" line a
+	 * name, for lifecycle.c to reconcile the database with */
 	/* D_HTTP: the route and a copy of the request */
 	int route;                   /* index into the route table */
 	int method;
@@ -321,6 +325,7 @@ struct server {
 	struct replica *replica;     /* log streams followed (serve/replica.c) */
 	struct roster *roster;       /* other processes' participants (serve/roster.c) */
 	bool replicating;            /* submitting a batch of a log stream */
+	bool catalog_synced;         /* --redis: reconciled with the catalog once */
 };
 
 #endif
