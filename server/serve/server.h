@@ -321,6 +321,9 @@ struct server {
 	struct replica *replica;     /* log streams followed (serve/replica.c) */
 	struct roster *roster;       /* other processes' participants (serve/roster.c) */
 	bool replicating;            /* submitting a batch of a log stream */
+	int replica_kind;            /* while replicating: its line's kind
+	                                (enum proto_log_kind) and target */
+	int64_t replica_target;
 };
 
 #endif

@@ -1,0 +1,5 @@
+# A log line says whether its batch is an undo or a redo (codec, log
+# export and import, a batch of a log stream), and a batch whose log line
+# would exceed the engine's line limit is refused before it is queued.
+rigd_unit_test(log_kind rigd_engine)
+target_sources(test_log_kind PRIVATE tmpdb.c)
