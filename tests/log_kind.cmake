@@ -3,3 +3,5 @@
 # would exceed the engine's line limit is refused before it is queued.
 rigd_unit_test(log_kind rigd_engine)
 target_sources(test_log_kind PRIVATE tmpdb.c)
+# e2e: a client's undo after its scene's log is exported and imported.
+rigd_node_test(e2e_log_kind e2e/log_kind.js)
