@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "codec/proto.h"
+#include "codec/svg.h"
 #include "core/edit.h"
 #include "core/err.h"
 #include "engine/engine.h"
@@ -352,6 +353,68 @@ static void test_line_max(void **state)
 	tmpdb_remove(&t);
 }
 
+/* An SVG import's line carries its artwork: counted, to the byte. */
+static void test_line_max_asset(void **state)
+{
+	(void)state;
+	static const char art[] = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 10 10\">"
+				  "<path id=\"arm\" d=\"M0 0L5 5\"/><text>a \"quoted\" &amp; "
+				  "escaped\tline</text></svg>";
+	const char *json = "{\"ops\":[{\"op\":\"create\",\"id\":\"p\"}],\"client\":\"al\"}";
+	tmpdb t;
+	engine *e = open_engine(&t);
+	struct text log = { 0 };
+	edit_batch b;
+	edit_error err;
+	svg_clean clean;
+	size_t len;
+
+	assert_int_equal(engine_scene_create(e, "s"), 0);
+	assert_int_equal(svg_sanitize(art, strlen(art), NULL, &clean, &err), 0);
+	assert_int_equal(proto_decode_batch(json, strlen(json), NULL, &b, &err), 0);
+	assert_int_equal(engine_asset_submit(e, "s", &b, "a1.svg", &clean, NULL, NULL, &err), 0);
+	assert_int_equal(engine_commit(e), 0);
+	assert_int_equal(engine_log(e, "s", 1, 1, collect, &log), 0);
+	assert_non_null(strstr(log.s, "\"assets\":[{\"file\":\"a1.svg\""));
+	len = log.len;
+	/* Batch 2, the same with another file of as many bytes: fits a limit
+	 * of exactly its line, not one byte less. */
+	edit_batch_release(&b);
+	json = "{\"ops\":[{\"op\":\"create\",\"id\":\"q\"}],\"client\":\"al\"}";
+	assert_int_equal(proto_decode_batch(json, strlen(json), NULL, &b, &err), 0);
+	engine_set_line_max(e, len - 1);
+	assert_int_equal(engine_asset_submit(e, "s", &b, "a2.svg", &clean, NULL, NULL, &err),
+			 RIGD_E_TOO_LARGE);
+	assert_int_equal(engine_pending(e), 0);
+	bool has = true;
+	assert_int_equal(engine_asset_has(e, "s", "a2.svg", NULL, &has, NULL), 0);
+	assert_false(has);
+	engine_set_line_max(e, len);
+	assert_int_equal(engine_asset_submit(e, "s", &b, "a2.svg", &clean, NULL, NULL, &err), 0);
+	assert_int_equal(engine_commit(e), 0);
+	edit_batch_release(&b);
+	svg_clean_release(&clean);
+	/* The log with its artwork imports under that limit, and not under
+	 * one byte less (line 1 is as long as line 2). */
+	free(log.s);
+	log.s = NULL;
+	log.len = 0;
+	assert_int_equal(engine_log(e, "s", 1, -1, collect, &log), 0);
+	assert_int_equal(engine_scene_create(e, "i"), 0);
+	int bad = 0;
+	engine_set_line_max(e, len - 1);
+	assert_int_equal(engine_import(e, "i", log.s, log.len, NULL, &bad, &err), RIGD_E_TOO_LARGE);
+	assert_int_equal(bad, 1);
+	engine_set_line_max(e, len);
+	assert_int_equal(engine_import(e, "i", log.s, log.len, NULL, &bad, &err), 0);
+	assert_int_equal(engine_seq(e, "i"), 2);
+	engine_set_line_max(e, 0);
+	assert_int_equal(engine_check(e, NULL, NULL), 0);
+	free(log.s);
+	engine_close(e);
+	tmpdb_remove(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_import_refusals),
 		cmocka_unit_test(test_submit_logged),
 		cmocka_unit_test(test_line_max),
+		cmocka_unit_test(test_line_max_asset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
