@@ -604,9 +604,11 @@ int eng_apply_and_queue_asset(engine *e, scene_rt *rt, const edit_batch *b,
 		free(p->inverse);
 		free(p->ops_bin);
 		edit_result_release(&res);
-		eng_hist_clear(rt);
-		if (!said)
+		if (!said) {
+			/* The history step may have half happened. */
+			eng_hist_clear(rt);
 			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+		}
 		return rc;
 	}
 	edit_batch_move(&p->inv, &inv);
