@@ -211,15 +211,30 @@ typedef struct proto_reply_head {
  */
 int proto_peek_reply(const char *json, size_t len, proto_reply_head *out);
 
+/* What a logged batch is (the values of the log table's kind column): an
+ * undo or a redo says so on its log line ("undo":SEQ or "redo":SEQ), so
+ * that undo and redo stacks rebuilt from the log are the same wherever
+ * the log goes (another process, an export imported elsewhere). */
+enum proto_log_kind {
+	PROTO_LOG_EDIT = 0,
+	PROTO_LOG_UNDO = 1,    /* undoes batch 'target' */
+	PROTO_LOG_REDO = 2,    /* redoes batch 'target' */
+};
+
 /* One NDJSON log line, as written by proto_encode_log_line. */
 typedef struct proto_log_line {
 	uint64_t seq;          /* >= 1 */
 	int64_t time_us;       /* microseconds since 1970-01-01 UTC */
 	edit_batch batch;      /* ops, client ("" if null), client_seq */
+	int kind;              /* enum proto_log_kind */
+	int64_t target;        /* 1..seq-1 for an undo or redo, else 0 */
 } proto_log_line;
 
 /* Decodes one log line {"seq","time","client","client_seq","ops"} (a
- * trailing newline is allowed). Initialises *out; release out->batch. */
+ * trailing newline is allowed), with "undo":SEQ or "redo":SEQ on the line
+ * of an undo or a redo: an integer 1..seq-1, on a line with a client, not
+ * both (else bad_field naming "undo" or "redo"). Initialises *out; release
+ * out->batch. */
 int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 			  proto_log_line *out, edit_error *err);
 
@@ -254,6 +269,14 @@ int proto_decode_log_line_assets(const char *json, size_t len, const proto_limit
  * (none when n is 0: the line proto_encode_log_line writes). */
 int proto_encode_log_line_assets(proto_buf *b, uint64_t seq, int64_t time_us,
 				 const edit_batch *batch, const proto_log_asset *a, int n);
+
+/* proto_encode_log_line_assets of a batch of 'kind' (enum proto_log_kind):
+ * an undo or redo gets "undo":TARGET or "redo":TARGET after "client_seq";
+ * PROTO_LOG_EDIT writes exactly the line proto_encode_log_line_assets
+ * writes. 0 or RIGD_E_NOMEM (b as before). */
+int proto_encode_log_line_kind(proto_buf *b, uint64_t seq, int64_t time_us,
+			       const edit_batch *batch, int kind, int64_t target,
+			       const proto_log_asset *a, int n);
 
 /* One entry of GET /api/scenes/{name}/assets. */
 typedef struct proto_asset_info {

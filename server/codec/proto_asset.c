@@ -99,13 +99,42 @@ static int decode_assets(const cJSON *arr, proto_log_asset **out, int *n_out,
 	return 0;
 }
 
+/* The "undo" or "redo" member of the line of batch 'seq' (either may be
+ * NULL, not both) into out->kind and out->target: the seq of an earlier
+ * batch, on the line of a client's batch, never both. */
+static int decode_kind(const cJSON *undo, const cJSON *redo, int64_t seq, proto_log_line *out,
+		       const proto_where *w)
+{
+	const char *field = undo ? "undo" : "redo";
+	char what[96];
+
+	if (undo && redo)
+		return proto_bad_field(w, "redo", "a line is an undo or a redo, not both");
+	if (!out->batch.client[0])
+		return proto_bad_field(w, field, "an undo or a redo is a client's: the line needs "
+				       "a client");
+	if (seq < 2)
+		return proto_bad_field(w, field, "the seq of an earlier batch, and the line of seq 1 "
+				       "has none");
+	snprintf(what, sizeof(what), "the seq of an earlier batch: an integer 1..%lld",
+		 (long long)(seq - 1));
+	const cJSON *v = undo ? undo : redo;
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= (double)(seq - 1)) ||
+	    v->valuedouble != (double)(int64_t)v->valuedouble)
+		return proto_bad_field(w, field, what);
+	out->target = (int64_t)v->valuedouble;
+	out->kind = undo ? PROTO_LOG_UNDO : PROTO_LOG_REDO;
+	return 0;
+}
+
 int proto_decode_log_line_assets(const char *json, size_t len, const proto_limits *lim,
 				 proto_log_line *out, proto_log_asset **assets, int *n_assets,
 				 edit_error *err)
 {
-	static const char *const names[] = { "seq", "time", "client", "client_seq", "ops", "assets" };
+	static const char *const names[] = { "seq", "time", "client", "client_seq", "ops", "assets",
+					     "undo", "redo" };
 	proto_limits defaults = proto_limits_default();
-	const cJSON *f[6] = { 0 };
+	const cJSON *f[8] = { 0 };
 	cJSON *root;
 	proto_where w = { -1, err };
 	int64_t seq = 0;
@@ -120,7 +149,7 @@ int proto_decode_log_line_assets(const char *json, size_t len, const proto_limit
 		lim = &defaults;
 	if ((rc = proto_parse(json, len, lim, &root, err)) != 0)
 		return rc;
-	if ((rc = proto_members(root, "line", names, 6, f, &w)) != 0)
+	if ((rc = proto_members(root, "line", names, 8, f, &w)) != 0)
 		goto out;
 	if (!f[0] || !f[1] || !f[4]) {
 		rc = proto_bad_field(&w, !f[0] ? "seq" : !f[1] ? "time" : "ops", "missing");
@@ -133,15 +162,21 @@ int proto_decode_log_line_assets(const char *json, size_t len, const proto_limit
 					out->batch.client, &w)) != 0) ||
 	    (f[3] && (rc = proto_decode_client_seq(f[3], &out->batch, &w)) != 0) ||
 	    (rc = proto_decode_op_array(f[4], lim, &out->batch, err)) != 0 ||
-	    (f[5] && (rc = decode_assets(f[5], assets, n_assets, &w)) != 0))
+	    (f[5] && (rc = decode_assets(f[5], assets, n_assets, &w)) != 0) ||
+	    ((f[6] || f[7]) && (rc = decode_kind(f[6], f[7], seq, out, &w)) != 0))
 		goto out;
 	out->seq = (uint64_t)seq;
 out:
 	cJSON_Delete(root);
 	if (rc) {
 		edit_batch_release(&out->batch);
+		proto_log_assets_free(*assets, *n_assets);
+		*assets = NULL;
+		*n_assets = 0;
 		out->seq = 0;
 		out->time_us = 0;
+		out->kind = PROTO_LOG_EDIT;
+		out->target = 0;
 	}
 	return rc;
 }
@@ -149,8 +184,15 @@ out:
 int proto_encode_log_line_assets(proto_buf *b, uint64_t seq, int64_t time_us,
 				 const edit_batch *batch, const proto_log_asset *a, int n)
 {
+	return proto_encode_log_line_kind(b, seq, time_us, batch, PROTO_LOG_EDIT, 0, a, n);
+}
+
+int proto_encode_log_line_kind(proto_buf *b, uint64_t seq, int64_t time_us,
+			       const edit_batch *batch, int kind, int64_t target,
+			       const proto_log_asset *a, int n)
+{
 	size_t start = b->len;
-	int rc = proto_encode_log_line(b, seq, time_us, batch);
+	int rc = proto_encode_log_line_head(b, seq, time_us, batch, kind, target);
 
 	if (rc || n == 0)
 		return rc;

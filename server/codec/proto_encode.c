@@ -11,6 +11,7 @@
  * or sockets.
  */
 #include "proto.h"
+#include "proto_internal.h"
 
 #include "core/err.h"
 
@@ -525,6 +526,13 @@ int proto_encode_batch(proto_buf *b, const edit_batch *batch)
 
 int proto_encode_log_line(proto_buf *b, uint64_t seq, int64_t time_us, const edit_batch *batch)
 {
+	return proto_encode_log_line_kind(b, seq, time_us, batch, PROTO_LOG_EDIT, 0, NULL, 0);
+}
+
+/* The line without its assets: proto_encode_log_line_kind's first part. */
+int proto_encode_log_line_head(proto_buf *b, uint64_t seq, int64_t time_us,
+			       const edit_batch *batch, int kind, int64_t target)
+{
 	size_t start = b->len;
 
 	if (put(b, "{\"seq\":") || put_int(b, (int64_t)seq) || key(b, "time", false) ||
@@ -532,6 +540,8 @@ int proto_encode_log_line(proto_buf *b, uint64_t seq, int64_t time_us, const edi
 	    put_str_or_null(b, batch->client[0] ? batch->client : NULL) ||
 	    key(b, "client_seq", false) ||
 	    (batch->has_client_seq ? put_int(b, batch->client_seq) : JSON_BUF_LIT(b, "null")) ||
+	    (kind != PROTO_LOG_EDIT &&
+	     (key(b, kind == PROTO_LOG_UNDO ? "undo" : "redo", false) || put_int(b, target))) ||
 	    key(b, "ops", false) || ops_array(b, batch) || JSON_BUF_LIT(b, "}\n"))
 		return undo_to(b, start);
 	return 0;

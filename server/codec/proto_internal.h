@@ -100,4 +100,9 @@ int proto_decode_client_seq(const cJSON *item, edit_batch *b, const proto_where 
 int proto_decode_view(const cJSON *vp, const cJSON *planes, const cJSON *viewport,
 		      const cJSON *min_px, const cJSON *clear, proto_msg *m, const proto_where *w);
 
+/* The log line of 'batch' without assets (proto_encode_log_line_kind
+ * with n 0). 0 or RIGD_E_NOMEM (b as before). */
+int proto_encode_log_line_head(proto_buf *b, uint64_t seq, int64_t time_us,
+			       const edit_batch *batch, int kind, int64_t target);
+
 #endif

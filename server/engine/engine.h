@@ -195,6 +195,31 @@ int engine_undo(engine *e, const char *name, const char *client, bool has_client
 int engine_redo(engine *e, const char *name, const char *client, bool has_client_seq,
 		int64_t client_seq, engine_ack *ack, edit_error *err);
 
+/*
+ * engine_submit_limits of a batch that a log says is of 'kind' (enum
+ * proto_log_kind) undoing or redoing batch 'target' (a batch of another
+ * process's log stream): queued and stored with that kind and target, so
+ * the client's undo and redo stacks are those of the log's writer. An undo
+ * or redo needs a client, and its target must be an earlier batch of the
+ * same client that is not itself an undo: else RIGD_E_BAD_FIELD naming
+ * "undo" or "redo" (or "client"), nothing queued. Other errors as
+ * engine_submit_limits. 'b' is borrowed.
+ */
+int engine_submit_logged(engine *e, const char *name, const edit_batch *b, int kind,
+			 int64_t target, const edit_limits *lim, engine_ack *ack, edit_error *err);
+
+/*
+ * The largest log line (bytes, newline included) a batch may have; 0 (the
+ * default): no limit. With a limit, a batch whose line (engine_log) would be
+ * longer is refused before it is queued with RIGD_E_TOO_LARGE naming the
+ * limit (engine_submit*, engine_undo, engine_redo, engine_asset_submit; a
+ * line of engine_import, which then imports nothing). A cluster sets its
+ * log stream's entry size, so that no batch is committed that its owner
+ * could not pass on.
+ */
+void engine_set_line_max(engine *e, size_t max);
+size_t engine_line_max(const engine *e);
+
 /* Batches queued since the last engine_commit (all scenes). */
 int engine_pending(const engine *e);
 

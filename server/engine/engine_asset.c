@@ -227,7 +227,7 @@ int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const 
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
-	rc = eng_apply_and_queue(e, rt, b, lim, STORE_EDIT, 0, ack, err);
+	rc = eng_apply_and_queue_asset(e, rt, b, lim, STORE_EDIT, 0, a, ack, err);
 	if (rc) {
 		asset_set_remove(scene_assets(rt->sc), a->file);
 		eng_asset_free(a);

@@ -98,6 +98,7 @@ struct engine {
 	int qidx_cap;             /* power of two, 0 when none */
 	engine_stats stats;
 	char errmsg[512];
+	size_t line_max;          /* bytes of a batch's log line; 0: no limit */
 };
 
 /* The state of a replay: a scene, the seq the next log row must carry, and
@@ -173,6 +174,32 @@ int eng_answer_resend(engine *e, scene_rt *rt, const char *client, int64_t clien
  * (or the scene is marked broken, for the next commit to reload). */
 int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit_limits *lim,
 			int kind, int64_t target, engine_ack *ack, edit_error *err);
+
+/* eng_apply_and_queue of a batch that stores 'asset' (may be NULL; not
+ * taken: the caller attaches it to the queued batch), whose log line
+ * carries the asset: counted in the line's length. */
+struct eng_asset;
+int eng_apply_and_queue_asset(engine *e, scene_rt *rt, const edit_batch *b,
+			      const edit_limits *lim, int kind, int64_t target,
+			      const struct eng_asset *asset, engine_ack *ack, edit_error *err);
+
+/* --- engine_line.c --- */
+
+/* The bytes of the log line engine_log writes for a batch with these
+ * fields, 'ops_len' bytes of stored ops JSON and assets a[0..n_assets),
+ * into *out. 0 or RIGD_E_NOMEM. */
+int eng_line_len(int64_t seq, int64_t time_us, const char *client, bool has_client_seq,
+		 int64_t client_seq, int kind, int64_t target, size_t ops_len,
+		 const proto_log_asset *a, int n_assets, size_t *out);
+/* 0 when a log line of 'len' bytes is within e->line_max (or there is no
+ * limit); else RIGD_E_TOO_LARGE in 'err', naming 'what' and the limit. */
+int eng_line_fits(engine *e, const char *what, size_t len, edit_error *err);
+/* Checks that batch 'seq' of 'client' in rt may be of 'kind' undoing or
+ * redoing 'target': an earlier batch (queued or stored) of the same
+ * client that is not itself an undo. 0, RIGD_E_BAD_FIELD (field "undo" or
+ * "redo") in 'err', RIGD_E_STORAGE, RIGD_E_NOMEM. */
+int eng_check_target(engine *e, scene_rt *rt, const char *client, int64_t seq, int kind,
+		     int64_t target, edit_error *err);
 
 /* --- engine_asset.c --- */
 

@@ -116,8 +116,8 @@ static int log_cb(void *vctx, const store_edit *row)
 	err = row_assets(c, row->scene_id, row->seq, &assets, &n_assets);
 	proto_buf_reset(&c->buf);
 	if (!err)
-		err = proto_encode_log_line_assets(&c->buf, (uint64_t)row->seq, row->time_us, &b,
-						   assets, n_assets);
+		err = proto_encode_log_line_kind(&c->buf, (uint64_t)row->seq, row->time_us, &b,
+						 row->kind, row->target, assets, n_assets);
 	proto_log_assets_free(assets, n_assets);
 	edit_batch_release(&b);
 	if (err)
@@ -161,7 +161,7 @@ typedef struct import_ctx {
 /* Stores batch 'll' (applied to the scene, with inverse 'inv') as row
  * c->seq, in the import's transaction. 0 or an error set in 'err'. */
 static int import_store_row(import_ctx *c, const proto_log_line *ll, const edit_batch *inv,
-			    edit_error *err)
+			    const proto_log_asset *assets, int n_assets, edit_error *err)
 {
 	engine *e = c->e;
 	store_edit row = {
@@ -171,13 +171,25 @@ static int import_store_row(import_ctx *c, const proto_log_line *ll, const edit_
 		.client = ll->batch.client,
 		.has_client_seq = ll->batch.has_client_seq,
 		.client_seq = ll->batch.client_seq,
-		.kind = STORE_EDIT,
+		.kind = ll->kind,
+		.target = ll->target,
 		.n_ops = ll->batch.n_ops,
 	};
 	char *ops = NULL, *inverse = NULL;
 	unsigned char *ops_bin = NULL;
+	size_t line_len = 0;
 	assert(store_in_transaction(e->st) && c->seq >= 1);
 	int rc = eng_encode_ops(&ll->batch, &ops, &row.ops_len);
+	if (!rc && e->line_max) {
+		/* The line as this database will write it must fit. */
+		rc = eng_line_len(c->seq, ll->time_us, ll->batch.client, ll->batch.has_client_seq,
+				  ll->batch.client_seq, ll->kind, ll->target, row.ops_len, assets,
+				  n_assets, &line_len);
+		if (!rc && (rc = eng_line_fits(e, "the batch", line_len, err)) != 0) {
+			free(ops);
+			return rc;
+		}
+	}
 	if (!rc)
 		rc = eng_encode_ops(inv, &inverse, &row.inverse_len);
 	if (!rc)
@@ -313,7 +325,11 @@ static int import_batch(import_ctx *c, proto_log_line *ll_in, const proto_log_as
 			return RIGD_E_BAD_FIELD;
 		}
 	}
-	rc = import_store_assets(c, (int64_t)ll.seq, assets, n_assets, err);
+	/* An undo or redo names an earlier batch of its own client. */
+	rc = eng_check_target(c->e, c->rt, ll.batch.client, (int64_t)ll.seq, ll.kind, ll.target,
+			      err);
+	if (!rc)
+		rc = import_store_assets(c, (int64_t)ll.seq, assets, n_assets, err);
 	if (!rc)
 		rc = edit_apply_ex(c->rt->sc, &ll.batch, NULL, NULL, &inv, err);
 	if (rc) {
@@ -323,7 +339,7 @@ static int import_batch(import_ctx *c, proto_log_line *ll_in, const proto_log_as
 	c->seq++;
 	c->n_ops += ll.batch.n_ops;
 	c->weight += batch_weight(ll.batch.n_ops);
-	rc = import_store_row(c, &ll, &inv, err);
+	rc = import_store_row(c, &ll, &inv, assets, n_assets, err);
 	edit_batch_release(&inv);
 	edit_batch_release(&ll.batch);
 	if (!rc && eng_snapshot_due(c->e, c->rt, c->weight)) {

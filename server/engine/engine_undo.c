@@ -265,7 +265,7 @@ static int undo_redo(engine *e, const char *name, const char *client, bool has_c
 	b.client_seq = client_seq;
 	rc = eng_apply_and_queue(e, rt, &b, NULL, redo ? STORE_REDO : STORE_UNDO, target, ack, err);
 	edit_batch_release(&b);
-	if (rc && rc != RIGD_E_NOMEM && rc != RIGD_E_INTERNAL) {
+	if (rc && rc != RIGD_E_NOMEM && rc != RIGD_E_INTERNAL && rc != RIGD_E_TOO_LARGE) {
 		/* The batch no longer fits the scene: someone else's later
 		 * batch deleted its node, took its id, or the like. */
 		char why[EDIT_MESSAGE_MAX];

@@ -93,6 +93,9 @@ int peers_start(struct server *S)
 		fprintf(stderr, "rigd: --redis: %s\n", msg);
 		return 1;
 	}
+	/* A batch whose log line a stream entry cannot hold is refused before
+	 * it is committed: an owner never commits what it cannot pass on. */
+	engine_set_line_max(S->e, CLUSTER_BODY_MAX);
 	/* First to ask owns: ask for every scene of the database at once, and
 	 * again while another process holds it, to take over when it dies. */
 	n = engine_scenes(S->e, NULL, 0);

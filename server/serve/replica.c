@@ -191,9 +191,12 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 		return;
 	}
 	S->replicating = true;
+	S->replica_kind = ll.kind;    /* an undo or redo stays one here */
+	S->replica_target = ll.target;
 	rc = turn_submit_asset(S, PROTO_EDIT, name, &ll.batch, NULL, n_assets ? assets[0].file : NULL,
 			       n_assets ? &art : NULL, ll.batch.client, NULL, 0, NULL, &err);
 	S->replicating = false;
+	S->replica_kind = PROTO_LOG_EDIT;
 	svg_clean_release(&art);
 	proto_log_assets_free(assets, n_assets);
 	if (rc) {

@@ -323,6 +323,9 @@ struct server {
 	struct relay *relay;         /* edits relayed to owners (serve/relay.c) */
 	struct relay_http *relay_http; /* imports relayed (serve/relay_http.c) */
 	struct replica *replica;     /* log streams followed (serve/replica.c) */
+	int replica_kind;            /* while 'replicating': the kind of the
+	                                batch's line (enum proto_log_kind) */
+	int64_t replica_target;      /* and the seq it undoes or redoes */
 	struct roster *roster;       /* other processes' participants (serve/roster.c) */
 	bool replicating;            /* submitting a batch of a log stream */
 	bool catalog_synced;         /* --redis: reconciled with the catalog once */

@@ -93,7 +93,10 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 		return RIGD_E_NOMEM;
 	}
 	engine_ack_init(&ack);
-	if (type == PROTO_EDIT && asset)
+	if (type == PROTO_EDIT && S->replicating && S->replica_kind != PROTO_LOG_EDIT)
+		rc = engine_submit_logged(S->e, scene_name, batch, S->replica_kind, S->replica_target,
+					  lim, &ack, err);
+	else if (type == PROTO_EDIT && asset)
 		rc = engine_asset_submit(S->e, scene_name, batch, asset_file, asset, lim, &ack, err);
 	else if (type == PROTO_EDIT)
 		rc = engine_submit_limits(S->e, scene_name, batch, lim, &ack, err);

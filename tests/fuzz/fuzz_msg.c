@@ -208,13 +208,25 @@ static void fuzz_decode_log_line(const char *json, size_t len, const proto_limit
 
 	if (rc) {
 		fuzz_check_failure(rc, &e, &l.batch);
+		FUZZ_CHECK(l.kind == PROTO_LOG_EDIT && l.target == 0, "a refused line has a kind");
 		return;
 	}
 	FUZZ_CHECK(l.seq >= 1, "seq %llu", (unsigned long long)l.seq);
+	FUZZ_CHECK(l.kind == PROTO_LOG_EDIT ? l.target == 0
+					     : (l.kind == PROTO_LOG_UNDO || l.kind == PROTO_LOG_REDO) &&
+						       l.target >= 1 && (uint64_t)l.target < l.seq &&
+						       l.batch.client[0],
+		   "kind %d target %lld of seq %llu", l.kind, (long long)l.target,
+		   (unsigned long long)l.seq);
 	proto_buf_init(&first, 0);
 	proto_buf_init(&second, 0);
-	FUZZ_CHECK(proto_encode_log_line(&first, l.seq, l.time_us, &l.batch) == 0,
+	FUZZ_CHECK(proto_encode_log_line_kind(&first, l.seq, l.time_us, &l.batch, l.kind, l.target,
+					      NULL, 0) == 0,
 		   "encode_log_line");
+	FUZZ_CHECK((l.kind != PROTO_LOG_EDIT) ==
+			   (strstr(proto_buf_str(&first), l.kind == PROTO_LOG_REDO ? "\"redo\":"
+										   : "\"undo\":") != NULL),
+		   "an undo or redo written only on its own line");
 	FUZZ_CHECK(first.len > 0 && proto_buf_str(&first)[first.len - 1] == '\n',
 		   "log line without its newline");
 	roomy.max_bytes = PROTO_DEFAULT_MAX_BYTES;
@@ -222,12 +234,14 @@ static void fuzz_decode_log_line(const char *json, size_t len, const proto_limit
 	FUZZ_CHECK(rc == 0, "own log line refused (%s: %s): %.300s", err_code(rc), e.message,
 		   proto_buf_str(&first));
 	FUZZ_CHECK(again.seq == l.seq && again.time_us == l.time_us, "seq or time changed");
+	FUZZ_CHECK(again.kind == l.kind && again.target == l.target, "kind or target changed");
 	FUZZ_CHECK(strcmp(again.batch.client, l.batch.client) == 0 &&
 			   again.batch.has_client_seq == l.batch.has_client_seq &&
 			   (!l.batch.has_client_seq ||
 			    again.batch.client_seq == l.batch.client_seq),
 		   "client or client_seq changed");
-	FUZZ_CHECK(proto_encode_log_line(&second, again.seq, again.time_us, &again.batch) == 0,
+	FUZZ_CHECK(proto_encode_log_line_kind(&second, again.seq, again.time_us, &again.batch,
+					      again.kind, again.target, NULL, 0) == 0,
 		   "re-encode_log_line");
 	FUZZ_CHECK(first.len == second.len &&
 			   memcmp(proto_buf_str(&first), proto_buf_str(&second), first.len) == 0,
