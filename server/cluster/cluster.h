@@ -85,6 +85,9 @@ typedef struct cluster_config {
 				     1000, else about); 0: CLUSTER_LOG_KEEP */
 	int timeout_ms;           /* a command unanswered this long drops the
 				     connection; 0: CLUSTER_DEFAULT_TIMEOUT_MS */
+	int wait_replicas;        /* > 0: an append is confirmed only once WAIT
+				     says this many Redis replicas have it */
+	int wait_ms;              /* ...within this many ms (1..timeout_ms/2) */
 } cluster_config;
 
 /* What the process is told. ctx is passed back to every callback. */
@@ -147,6 +150,18 @@ typedef struct cluster_callbacks {
 	 * batches after it that it did not send yet. May be NULL. */
 	void (*catchup_line)(void *ctx, const char *scene, uint64_t seq, const char *line,
 			     size_t len, bool more);
+	/* The answer to cluster_log_probe of batch 'seq' of scene 'name':
+	 * 'last' the stream's last seq (0: empty; -1: no answer, the
+	 * connection was lost or the reply was not of its shape), and the
+	 * stream's entry at 'seq' ('line', 'len' bytes, appended with lease
+	 * token 'token'), or line NULL when the stream holds no entry of that
+	 * seq. May be NULL. */
+	void (*probed)(void *ctx, const char *name, uint64_t seq, int64_t last, int64_t token,
+		       const char *line, size_t len);
+	/* With cluster_config.wait_replicas: batch 'seq' of scene 'name' is in
+	 * the log stream, but WAIT counted only 'got' replicas having it
+	 * (instead of published ok). May be NULL. */
+	void (*unreplicated)(void *ctx, const char *name, uint64_t seq, int got);
 } cluster_callbacks;
 
 /* One lease as this process sees it (cluster_leases). */
@@ -273,6 +288,22 @@ int cluster_forward(cluster *c, const char *owner, uint64_t rid, const char *sce
  * RIGD_E_NOMEM.
  */
 int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *line, size_t len);
+
+/*
+ * Asks what the log stream of scene 'scene' holds at seq 'seq' and where it
+ * ends (callbacks.probed): a process whose append of a committed batch was
+ * not confirmed settles it against the stream. 0 once sent,
+ * RIGD_E_UNAVAILABLE, RIGD_E_NOMEM.
+ */
+int cluster_log_probe(cluster *c, const char *scene, uint64_t seq);
+
+/*
+ * With cluster_config.wait_replicas, sends WAIT after the appends sent
+ * since the last one (on the connection that sent them): their
+ * callbacks.published comes with its answer. Nothing to do otherwise. 0,
+ * RIGD_E_UNAVAILABLE, RIGD_E_NOMEM.
+ */
+int cluster_wait_replicas(cluster *c);
 
 /* Reads the log stream of scene 'scene' from now on (callbacks.log_line),
  * from its oldest retained entry the first time; 'again' reads it from
