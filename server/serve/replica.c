@@ -31,6 +31,7 @@ struct rep {
 	bool gap;                    /* behind what the stream keeps: asking the owner */
 	double asked_s;              /* when the owner was last asked (serve_now_s) */
 	/* Settling batches committed here against the stream (fence): */
+	int64_t appended;            /* as owner: the last seq whose append was sent */
 	int64_t doubt;               /* the lowest seq committed here whose append
 					was not confirmed (everything below is the
 					cluster's); 0: none */
@@ -141,6 +142,9 @@ static int line_asset(const proto_log_asset *a, int n, svg_clean *art, edit_erro
 	return 0;
 }
 
+static bool have_line(struct server *S, const char *name, int64_t seq, const char *line,
+		      size_t len);
+
 void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, const char *line,
 		  size_t len)
 {
@@ -167,6 +171,15 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 	if (r->verify || (r->doubt && (int64_t)seq >= r->doubt))
 		return;  /* read again once the copy is settled (fence_settled) */
 	expect = r->in_turn ? r->next : have + 1;
+	if ((int64_t)seq < expect && (int64_t)seq > r->confirmed && (int64_t)seq <= r->appended &&
+	    !have_line(S, name, (int64_t)seq, line, len)) {
+		/* A batch committed here, its append not answered yet, and the
+		 * stream holds another one at its seq: not "one it has". */
+		serve_log(LOG_WARN, "cluster: scene %s: the log stream holds another batch at seq %"
+			  PRIu64 " than the one this process committed there: settling it", name, seq);
+		r->doubt = !r->doubt || (int64_t)seq < r->doubt ? (int64_t)seq : r->doubt;
+		return;
+	}
 	if ((int64_t)seq < expect)
 		return;  /* this process has it */
 	if ((int64_t)seq > expect) {
@@ -422,6 +435,8 @@ static void rewind_copy(struct server *S, struct rep *r, int64_t from, const cha
 	}
 	if (r->confirmed >= from)
 		r->confirmed = from - 1;
+	if (r->appended >= from)
+		r->appended = from - 1;
 	r->gap = false;
 	resync_subscribers(S, r->scene, from - 1);
 	settled(S, r);
@@ -465,8 +480,8 @@ static void verify_step(struct server *S, struct rep *r, int64_t seq, int64_t la
 	} else {
 		r->verify = 0;         /* older than what the stream keeps */
 		r->doubt = seq < have ? seq + 1 : 0;
-		serve_log(LOG_WARN, "cluster: scene %s: batches up to %" PRId64 " are older than "
-			  "what its log stream keeps and cannot be checked", r->scene, seq);
+		serve_log(LOG_INFO, "cluster: scene %s: batches up to %" PRId64 " are older than "
+			  "what its log stream keeps and are not checked", r->scene, seq);
 	}
 	if (r->doubt)
 		serve_log(LOG_WARN, "cluster: scene %s: batches %" PRId64 "..%" PRId64 " of this "
@@ -665,6 +680,8 @@ void replica_publish(struct server *S, const char *name, int64_t from, int64_t t
 	p.S = S;
 	p.name = name;
 	p.seq = from + 1;
+	if (r && to > r->appended)
+		r->appended = to;
 	rc = engine_log(S->e, name, from + 1, to, publish_line, &p);
 	if (rc) {
 		serve_log(LOG_ERROR, "cluster: scene %s: batches %" PRId64 "..%" PRId64 " committed "
@@ -726,7 +743,9 @@ void replica_published(void *ctx, const char *name, uint64_t seq, bool ok, const
 	}
 	if (!ok) {
 		R->unconfirmed++;
-		if (!r->doubt || (int64_t)seq < r->doubt) {
+		if ((int64_t)seq > r->appended || (int64_t)seq > engine_seq(S->e, name)) {
+			/* Taken back already (rewind_copy): nothing to settle. */
+		} else if (!r->doubt || (int64_t)seq < r->doubt) {
 			serve_log(LOG_WARN, "cluster: scene %s: the append of batch %" PRIu64 ", "
 				  "committed here, is not confirmed (%s): the scene takes no edits "
 				  "here until it is settled against the log stream", name, seq, why);

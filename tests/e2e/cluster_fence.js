@@ -1,0 +1,243 @@
+'use strict';
+/*
+ * A batch committed by a scene's owner whose append to the scene's log
+ * stream was not confirmed, settled against the stream so that copies
+ * never diverge (docs/deploy.md, "A batch committed but not confirmed"),
+ * and --redis-wait with a real Redis replica. Real redis-server and rigd
+ * processes; each failure is made to happen at a chosen append by the
+ * test-only RIGD_FAULT_APPEND knob:
+ *
+ * - N:lose-answer: Redis appends it and the answer is lost with the
+ *   connection: the owner finds its batch in the stream and keeps it;
+ * - N:unsent: the append never reaches Redis: the owner appends it again;
+ * - N:hold:MS: the append waits MS ms; the owner is SIGSTOPped meanwhile, a
+ *   second process takes the scene over and commits its own batch at that
+ *   seq; the first one, continued, is fenced, takes its copy back
+ *   (engine_rewind) and applies the stream; its viewer converges;
+ * - a crash between a commit and its append: restarted on its database,
+ *   the process checks its copy against the stream and rewinds it.
+ *
+ * Every process ends with the same log as the stream's lines, gapless, each
+ * acknowledged edit once, the same tree bit for bit.
+ */
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { startRigd, get, Client, sleep, tempDir, run } = require('../lib/rigd.js');
+const {
+  WAIT_MS, freePort, startRedis, redisCall, streamOf, clusterOf, until, ownerOf, logOf, metric,
+} = require('../lib/cluster.js');
+
+const LEASE_MS = 1000;
+const show = (m) => JSON.stringify(m, (k, v) => (typeof v === 'bigint' ? Number(v) : v));
+
+const editMsg = (client, n) => ({ type: 'edit', scene: 'demo', client, client_seq: n,
+  ops: [{ op: 'set', id: 'arm', euler: [0, 0, n] }] });
+
+function startProc(redis, { env = {}, args = [], dir, db } = {}) {
+  return startRigd({
+    dir: dir || tempDir('rigd-fence-'),
+    db,
+    env,
+    args: ['--redis', redis.url, '--lease', String(LEASE_MS), '--log-level', 'info', ...args],
+  });
+}
+
+/* Redis, a first process that owns demo (with 'env'), then a second. */
+async function startPair(env, args = []) {
+  const redis = await startRedis(tempDir('rigd-fence-redis-'), await freePort());
+  const a = await startProc(redis, { env, args });
+  await until('the first process owning demo', async () => {
+    const l = (await clusterOf(a)).leases.find((x) => x.scene === 'demo');
+    return l && l.state === 'owned';
+  });
+  const b = await startProc(redis, { args });
+  await ownerOf([a, b], 'demo');
+  return { redis, procs: [a, b] };
+}
+
+async function stopAll(c) {
+  for (const p of c.procs) {
+    if (p.paused) {
+      try { process.kill(p.rigdPid, 'SIGCONT'); } catch { /* gone */ }
+    }
+    if (!p.exited) await p.stop('SIGKILL').catch(() => {});
+  }
+  for (const r of c.redises || [c.redis]) await r.stop('SIGKILL');
+}
+
+async function ack(ws, msg) {
+  const r = await ws.request(msg);
+  assert.equal(r.type, 'ack', show(r));
+  return Number(r.seq);
+}
+
+/* Every process of 'procs' at the stream's last seq, with the stream's
+ * batches as its log (times aside), gapless, and the same tree bit for bit.
+ * Resolves to the log. */
+async function converged(procs, redis) {
+  const stream = await streamOf(redis.port, 'demo');
+  const last = stream[stream.length - 1].seq;
+  await until('every process at the stream\'s last seq', async () => {
+    const seqs = await Promise.all(procs.map(async (p) => (await get(p, '/api/scenes/demo')).json.seq));
+    return seqs.every((s) => s === last);
+  });
+  const logs = await Promise.all(procs.map((p) => logOf(p, 'demo')));
+  for (const l of logs) assert.deepEqual(l, logs[0]);
+  assert.deepEqual(logs[0].map((l) => l.seq), logs[0].map((_, i) => i + 1), 'gapless');
+  assert.deepEqual(stream.map((e) => e.seq), stream.map((_, i) => stream[0].seq + i), 'stream gapless');
+  for (const e of stream) {
+    const x = { ...e.line };
+    delete x.time;
+    assert.deepEqual(x, logs[0][e.seq - 1], `seq ${e.seq}: the stream's batch`);
+  }
+  const trees = await Promise.all(procs.map(async (p) => (await get(p, '/api/scenes/demo')).text));
+  for (const t of trees) assert.equal(t, trees[0]);
+  return logs[0];
+}
+
+const once = (log, client, n) => log.filter((l) => l.client === client && l.client_seq === n).length;
+
+test('an append whose answer is lost is found in the stream and kept', async () => {
+  const c = await startPair({ RIGD_FAULT_APPEND: '3:lose-answer' });
+  const [a, b] = c.procs;
+  try {
+    const ws = await Client.connect(a);
+    await ack(ws, editMsg('ed', 1));
+    await ack(ws, editMsg('ed', 2));
+    const r = await ws.request(editMsg('ed', 3));
+    assert.equal(r.type, 'error', show(r));
+    assert.equal(r.code, 'unavailable');
+    assert.match(r.message, /append to the scene's log stream was not confirmed/);
+    await until('the batch confirmed', async () => (await metric(a, 'rigd_cluster_log_settled_total')) >= 1);
+    /* A resend is answered with the seq it got, and nothing is applied twice. */
+    const again = await until('edits taken again', async () => {
+      const x = await ws.request(editMsg('ed', 3));
+      return x.type === 'ack' ? x : null;
+    });
+    const s4 = await ack(ws, editMsg('ed', 4));
+    assert.equal(s4, Number(again.seq) + 1);
+    const log = await converged([a, b], c.redis);
+    for (let i = 1; i <= 4; i++) assert.equal(once(log, 'ed', i), 1, `ed/${i} once`);
+    assert.equal(await metric(a, 'rigd_cluster_rewinds_total'), 0);
+    assert.match(a.stderr, /is in the log stream: confirmed/);
+    ws.close();
+  } finally {
+    await stopAll(c);
+  }
+});
+
+test('an append that never reached Redis is appended again by its owner', async () => {
+  const c = await startPair({ RIGD_FAULT_APPEND: '2:unsent' });
+  const [a, b] = c.procs;
+  try {
+    const ws = await Client.connect(a);
+    await ack(ws, editMsg('ed', 1));
+    const r = await ws.request(editMsg('ed', 2));
+    assert.equal(r.code, 'unavailable', show(r));
+    /* Refused, saying why, until it is settled. */
+    await until('appended again', async () => (await metric(a, 'rigd_cluster_log_reappended_total')) >= 1);
+    await until('edits taken again', async () => (await ws.request(editMsg('ed', 3))).type === 'ack');
+    const log = await converged([a, b], c.redis);
+    for (let i = 1; i <= 3; i++) assert.equal(once(log, 'ed', i), 1, `ed/${i} once`);
+    assert.equal(await metric(a, 'rigd_cluster_rewinds_total'), 0);
+    assert.match(a.stderr, /are appended again/);
+    ws.close();
+  } finally {
+    await stopAll(c);
+  }
+});
+
+test('a batch committed by an owner whose lease moved before its append is taken back', async () => {
+  /* The append of a's third edit waits 3 s; a is stopped meanwhile. */
+  const c = await startPair({ RIGD_FAULT_APPEND: '3:hold:3000' });
+  const [a, b] = c.procs;
+  try {
+    const viewers = [await Client.connect(a), await Client.connect(b)];
+    for (const v of viewers) await v.subscribe('demo');
+    const ws = await Client.connect(a);
+    await ack(ws, editMsg('a', 1));
+    const s2 = await ack(ws, editMsg('a', 2));
+    const held = ws.request(editMsg('a', 3));
+    await until('a committed its third edit', async () => (await get(a, '/api/scenes/demo')).json.seq === s2 + 1);
+    process.kill(a.rigdPid, 'SIGSTOP');
+    a.paused = true;
+    let bSeqs;
+    try {
+      const owner = await ownerOf([a, b], 'demo');
+      assert.equal(owner.proc, b);
+      const wb = await Client.connect(b);
+      bSeqs = [await ack(wb, editMsg('b', 1)), await ack(wb, editMsg('b', 2))];
+      assert.deepEqual(bSeqs, [s2 + 1, s2 + 2], 'b commits its own batch at the seq a committed');
+      wb.close();
+    } finally {
+      process.kill(a.rigdPid, 'SIGCONT');
+      a.paused = false;
+    }
+    const r = await held;
+    assert.equal(r.code, 'unavailable', show(r));
+    await until('a rewound', async () => (await metric(a, 'rigd_cluster_rewinds_total')) >= 1);
+    assert.equal(await metric(a, 'rigd_cluster_rewound_batches_total'), 1);
+    assert.match(a.stderr, new RegExp(`batches ${s2 + 1}\\.\\.${s2 + 1} committed here are not the cluster's`));
+    const log = await converged([a, b], c.redis);
+    assert.equal(once(log, 'a', 3), 0, 'the batch the cluster does not keep is gone');
+    for (const [cl, n] of [['a', 1], ['a', 2], ['b', 1], ['b', 2]]) assert.equal(once(log, cl, n), 1);
+    /* Viewers on both converge to the same matrices, never disconnected. */
+    const worlds = {};
+    for (const n of (await get(b, '/api/scenes/demo')).json.nodes) worlds[n.id] = n.world;
+    for (const v of viewers) {
+      await v.waitSeq('demo', log.length, WAIT_MS);
+      await until('the viewer at the stream\'s state', async () =>
+        JSON.stringify(v.worlds('demo')) === JSON.stringify(worlds));
+      assert.deepEqual(v.schemaViolations, []);
+      assert.equal(v.closeCode, undefined);
+    }
+    /* a's edits go to b now, and apply. */
+    await ack(ws, editMsg('a', 4));
+    await converged([a, b], c.redis);
+    for (const v of [...viewers, ws]) v.close();
+    for (const p of c.procs) {
+      assert.equal(await p.stop('SIGTERM'), 0);
+      const check = await run('rigd', ['check', '--db', p.db]);
+      assert.equal(check.code, 0, check.stdout + check.stderr);
+    }
+  } finally {
+    await stopAll(c);
+  }
+});
+
+test('a process that crashed between a commit and its append rewinds at start', async () => {
+  const redis = await startRedis(tempDir('rigd-fence-redis-'), await freePort());
+  const dirA = tempDir('rigd-fence-a-');
+  const a = await startProc(redis, { env: { RIGD_FAULT_APPEND: '2:hold:600000' }, dir: dirA });
+  const c = { redis, procs: [a] };
+  try {
+    await until('a owning demo', async () => {
+      const l = (await clusterOf(a)).leases.find((x) => x.scene === 'demo');
+      return l && l.state === 'owned';
+    });
+    const b = await startProc(redis);
+    c.procs.push(b);
+    await ownerOf([a, b], 'demo');
+    const ws = await Client.connect(a);
+    const s1 = await ack(ws, editMsg('a', 1));
+    ws.send(editMsg('a', 2));
+    await until('a committed its second edit', async () => (await get(a, '/api/scenes/demo')).json.seq === s1 + 1);
+    await a.stop('SIGKILL');
+    ws.close();
+    await until('b owning demo', async () => (await ownerOf([b], 'demo')).proc === b);
+    const wb = await Client.connect(b);
+    assert.equal(await ack(wb, editMsg('b', 1)), s1 + 1);
+    await ack(wb, editMsg('b', 2));
+    /* a again, on its database, without the fault. */
+    const a2 = await startProc(redis, { dir: dirA, db: a.db });
+    c.procs.push(a2);
+    await until('a rewound', async () => (await metric(a2, 'rigd_cluster_rewinds_total')) >= 1);
+    const log = await converged([a2, b], redis);
+    assert.equal(once(log, 'a', 2), 0);
+    assert.equal(once(log, 'b', 1), 1);
+    assert.match(a2.stderr, /committed here are not the cluster's/);
+    wb.close();
+  } finally {
+    await stopAll(c);
+  }
+});
