@@ -305,6 +305,14 @@ int cluster_log_probe(cluster *c, const char *scene, uint64_t seq);
  */
 int cluster_wait_replicas(cluster *c);
 
+/*
+ * With cluster_config.wait_replicas: batch 'seq' of scene 'scene', which
+ * the stream holds already (a resend of it), is confirmed again by a WAIT
+ * (callbacks.published or callbacks.unreplicated). 0 once sent;
+ * RIGD_E_UNAVAILABLE (off, or not connected), RIGD_E_NOMEM.
+ */
+int cluster_wait_for(cluster *c, const char *scene, uint64_t seq);
+
 /* Reads the log stream of scene 'scene' from now on (callbacks.log_line),
  * from its oldest retained entry the first time; 'again' reads it from
  * the oldest retained entry once more (after a failed commit), from the

@@ -105,6 +105,19 @@ int cluster_wait_replicas(cluster *c)
 	return cl_send_kind(c, CL_CMD_WAIT, "", 0, 3, argv, NULL);
 }
 
+int cluster_wait_for(cluster *c, const char *scene, uint64_t seq)
+{
+	int n = c->n_unrep;
+
+	if (c->wait_n <= 0 || c->state != CLUSTER_UP)
+		return RIGD_E_UNAVAILABLE;
+	cl_wait_note(c, scene, seq);
+	if (c->n_unrep == n)
+		return RIGD_E_NOMEM;  /* reported unconfirmed already */
+	c->unwaited++;
+	return cluster_wait_replicas(c);
+}
+
 void cl_wait_note(struct cluster *c, const char *scene, uint64_t seq)
 {
 	struct cl_unrep *v;

@@ -714,8 +714,11 @@ bool replica_hold(struct server *S, struct pending *p)
 	cluster_lease_of(S->cl, p->scene, &li);
 	if (r->confirmed < li.log_seq)
 		r->confirmed = li.log_seq;
-	if (p->seq <= r->confirmed)
-		return false;  /* a resend of a batch the stream holds already */
+	/* A resend of a batch the stream holds already: answered now, or,
+	 * with --redis-wait, once WAIT confirms it again. */
+	if (p->seq <= r->confirmed &&
+	    (!S->o.redis_wait || cluster_wait_for(S->cl, p->scene, (uint64_t)p->seq) != 0))
+		return false;
 	if (!(v = serve_grow(R->held, &R->cap_held, R->n_held + 1, sizeof(*v))))
 		return false;  /* out of memory: answered now rather than never */
 	R->held = v;

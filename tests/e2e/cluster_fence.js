@@ -241,3 +241,61 @@ test('a process that crashed between a commit and its append rewinds at start', 
     await stopAll(c);
   }
 });
+
+test('--redis-wait: an acknowledged edit is on the Redis replica; without it, unavailable', async () => {
+  const LEASE = 2000;
+  const primary = await startRedis(tempDir('rigd-fence-primary-'), await freePort());
+  const replica = await startRedis(tempDir('rigd-fence-replica-'), await freePort(),
+    ['--replicaof', '127.0.0.1', String(primary.port)]);
+  const c = { redises: [replica, primary], procs: [] };
+  try {
+    await until('the replica linked', async () => (await redisCall(primary.port, 'WAIT', '1', '100')) === 1);
+    const args = ['--redis', primary.url, '--lease', String(LEASE), '--log-level', 'info',
+      '--redis-wait', '1:400'];
+    for (let k = 0; k < 2; k++) c.procs.push(await startRigd({ dir: tempDir('rigd-fence-w-'), args }));
+    const owner = await ownerOf(c.procs, 'demo');
+    const ws = await Client.connect(owner.proc);
+    const acked = [];
+    for (let i = 1; i <= 10; i++) acked.push({ client: 'w', client_seq: i, seq: await ack(ws, editMsg('w', i)) });
+    assert.equal(await metric(owner.proc, 'rigd_cluster_log_unreplicated_total'), 0);
+    /* The replica stopped: committed, in the primary's stream, not
+     * acknowledged, saying so. */
+    replica.signal('SIGSTOP');
+    let refused;
+    try {
+      refused = await ws.request(editMsg('w', 11));
+      assert.equal(refused.type, 'error', show(refused));
+      assert.equal(refused.code, 'unavailable');
+      assert.match(refused.message, /only 0 of the 1 Redis replicas asked for confirmed it/);
+      assert.ok(await metric(owner.proc, 'rigd_cluster_log_unreplicated_total') >= 1);
+      /* A resend is not applied twice, and not acknowledged either while
+       * the replica lacks it. */
+      const again = await ws.request(editMsg('w', 11));
+      assert.equal(again.code, 'unavailable', show(again));
+      assert.match(again.message, /only 0 of the 1 Redis replicas/);
+    } finally {
+      replica.signal('SIGCONT');
+    }
+    /* Continued: edits are acknowledged again. */
+    await until('edits acknowledged again', async () => (await ws.request(editMsg('w', 12))).type === 'ack');
+    /* ...and the resend too, with the seq it got. */
+    const resent = await ws.request(editMsg('w', 11));
+    assert.equal(resent.type, 'ack', show(resent));
+    acked.push({ client: 'w', client_seq: 11, seq: Number(resent.seq) });
+    for (let i = 13; i <= 20; i++) acked.push({ client: 'w', client_seq: i, seq: await ack(ws, editMsg('w', i)) });
+    const log = await logOf(owner.proc, 'demo');
+    assert.equal(once(log, 'w', 11), 1, 'the unconfirmed edit applied once');
+    /* The primary killed: every acknowledged edit is in the replica's copy
+     * of the log stream. */
+    await primary.stop('SIGKILL');
+    const stream = await streamOf(replica.port, 'demo');
+    for (const a of acked) {
+      const e = stream.filter((x) => x.line.client === a.client && x.line.client_seq === a.client_seq);
+      assert.equal(e.length, 1, `w/${a.client_seq} in the replica's stream once`);
+      assert.equal(e[0].seq, a.seq);
+    }
+    ws.close();
+  } finally {
+    await stopAll(c);
+  }
+});
