@@ -283,9 +283,12 @@ int cluster_forward(cluster *c, const char *owner, uint64_t rid, const char *sce
  * CLUSTER_LOG_KEEP entries), by a script that appends only while this
  * process holds the scene's lease with the token it thinks it holds: a
  * process whose lease was taken over can never append (it then loses the
- * lease at once, and says so in the log). 0 once sent, RIGD_E_UNAVAILABLE
- * (not connected, or the lease is not held here), RIGD_E_TOO_LARGE,
- * RIGD_E_NOMEM.
+ * lease at once, and says so in the log), and only as the seq that follows
+ * the stream's last entry (an empty stream takes any seq), so the stream's
+ * seqs stay gapless and never repeat. What became of it comes through
+ * callbacks.published (with cluster_config.wait_replicas, after the next
+ * WAIT's answer). 0 once sent, RIGD_E_UNAVAILABLE (not connected, or the
+ * lease is not held here), RIGD_E_TOO_LARGE, RIGD_E_NOMEM.
  */
 int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *line, size_t len);
 
