@@ -883,8 +883,7 @@ int cl_send_publish(struct cluster *c, const char *scene, uint64_t seq, int64_t 
 	snprintf(tok, sizeof(tok), "%" PRId64, token);
 	snprintf(keep, sizeof(keep), "%d", c->log_keep);
 	for (int i = 0; i < 11; i++)
-		lens[i] = strlen(argv[i]);
-	lens[7] = len;
+		lens[i] = i == 7 ? len : strlen(argv[i]);  /* the line need not end in NUL */
 	cmd->kind = CMD_PUBLISH;
 	cmd->token = token;
 	cmd->seq = seq;
