@@ -69,28 +69,6 @@ static const char release_lua[] =
 	"return 0\n";
 
 /*
- * PUBLISH: KEYS lease, log; ARGV "id token", seq, line, maxlen, token, trim
- * ("~": about maxlen, "=": exactly).
- * Appends a committed batch to the scene's log stream only while the lease
- * holds this process's token (the fence of the log), and only as the next
- * seq of the stream when its last entry is a rigd entry: seqs stay gapless
- * and no seq is appended twice (an empty stream takes any seq).
- */
-static const char publish_lua[] =
-	"if redis.call('GET', KEYS[1]) ~= ARGV[1] then\n"
-	"  return redis.error_reply('FENCED the lease is not held with this token')\n"
-	"end\n"
-	"local e = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)\n"
-	"if #e == 1 and e[1][2][1] == 'seq' then\n"
-	"  local last = tonumber(e[1][2][2])\n"
-	"  if last and last ~= tonumber(ARGV[2]) - 1 then\n"
-	"    return redis.error_reply('SEQ the log stream ends at seq ' .. e[1][2][2])\n"
-	"  end\n"
-	"end\n"
-	"return redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[6], ARGV[4], '*', 'seq', ARGV[2],\n"
-	"                  'token', ARGV[5], 'line', ARGV[3])\n";
-
-/*
  * HEARTBEAT: KEYS procs (sorted set: id by expiry), info (hash: id to
  * "leases url"); ARGV id, ttl ms, "leases url". Forgets the processes whose
  * heartbeat expired, records this one, and answers every live one as
@@ -113,8 +91,9 @@ static const char heartbeat_lua[] =
 	"end\n"
 	"return out\n";
 
-enum cmd_kind { CMD_ACQUIRE, CMD_RENEW, CMD_RELEASE, CMD_HEARTBEAT, CMD_OTHER, CMD_PUBLISH,
-		CMD_LOG_END, CMD_SCENE, CMD_PROBE = CL_CMD_PROBE, CMD_WAIT = CL_CMD_WAIT };
+enum cmd_kind { CMD_ACQUIRE, CMD_RENEW, CMD_RELEASE, CMD_HEARTBEAT, CMD_OTHER,
+		CMD_PUBLISH = CL_CMD_PUBLISH, CMD_LOG_END, CMD_SCENE, CMD_PROBE = CL_CMD_PROBE,
+		CMD_WAIT = CL_CMD_WAIT };
 
 /* What a reply callback needs: freed by it. */
 struct cmd {
@@ -315,12 +294,20 @@ int cl_send_scene(struct cluster *c, uint64_t ref, const char *scene, int dims, 
 int cl_send_kind(struct cluster *c, int kind, const char *scene, uint64_t seq, int argc,
 		 const char **argv, const size_t *lens)
 {
+	return cl_send_cmd(c, kind, scene, seq, 0, false, argc, argv, lens);
+}
+
+int cl_send_cmd(struct cluster *c, int kind, const char *scene, uint64_t seq, int64_t token,
+		bool lose_answer, int argc, const char **argv, const size_t *lens)
+{
 	struct cmd *cmd = calloc(1, sizeof(*cmd));
 
 	if (!cmd)
 		return RIGD_E_NOMEM;
 	cmd->kind = kind;
 	cmd->seq = seq;
+	cmd->token = token;
+	cmd->lose_answer = lose_answer;
 	snprintf(cmd->scene, sizeof(cmd->scene), "%s", scene);
 	return send_cmd_lens(c, cmd, argc, argv, lens) ? RIGD_E_UNAVAILABLE : 0;
 }
@@ -862,52 +849,6 @@ const char *cluster_id(const cluster *c)
 int cluster_state(const cluster *c)
 {
 	return c->state;
-}
-
-int cl_send_publish(struct cluster *c, const char *scene, uint64_t seq, int64_t token,
-		    const char *line, size_t len, bool lose_answer)
-{
-	char lease[CLUSTER_SCENE_MAX + 16], log[CLUSTER_SCENE_MAX + 16], holder[CLUSTER_ID_MAX + 24];
-	char num[24], tok[24], keep[16];
-	const char *argv[] = {"EVAL", publish_lua, "2", lease, log, holder, num, line, keep, tok,
-			      c->log_keep < 1000 ? "=" : "~"};
-	size_t lens[11];
-	struct cmd *cmd;
-
-	if (!(cmd = calloc(1, sizeof(*cmd))))
-		return RIGD_E_NOMEM;
-	snprintf(lease, sizeof(lease), "rigd:lease:%s", scene);
-	snprintf(log, sizeof(log), "rigd:log:%s", scene);
-	snprintf(holder, sizeof(holder), "%s %" PRId64, c->id, token);
-	snprintf(num, sizeof(num), "%" PRIu64, seq);
-	snprintf(tok, sizeof(tok), "%" PRId64, token);
-	snprintf(keep, sizeof(keep), "%d", c->log_keep);
-	for (int i = 0; i < 11; i++)
-		lens[i] = i == 7 ? len : strlen(argv[i]);  /* the line need not end in NUL */
-	cmd->kind = CMD_PUBLISH;
-	cmd->token = token;
-	cmd->seq = seq;
-	cmd->lose_answer = lose_answer;
-	snprintf(cmd->scene, sizeof(cmd->scene), "%s", scene);
-	if (send_cmd_lens(c, cmd, 11, argv, lens))
-		return RIGD_E_UNAVAILABLE;
-	c->unwaited++;
-	return 0;
-}
-
-int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *line, size_t len)
-{
-	struct cl_lease *l = cl_lease_find(c, scene);
-	int fault;
-
-	if (len > CLUSTER_BODY_MAX)
-		return RIGD_E_TOO_LARGE;
-	if (!l || l->state != CLUSTER_LEASE_OWNED || c->state != CLUSTER_UP)
-		return RIGD_E_UNAVAILABLE;
-	fault = cl_fault_publish(c, scene, seq, l->token, line, len);
-	if (fault <= 0)
-		return fault;  /* not sent, or held back (fault injection) */
-	return cl_send_publish(c, scene, seq, l->token, line, len, fault == 2);
 }
 
 int cluster_want(cluster *c, const char *scene)

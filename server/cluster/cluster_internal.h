@@ -33,8 +33,8 @@ struct cl_lease {
 				      * taken; -1 until Redis said */
 };
 
-/* Command kinds of fence.c's commands (cl_send_kind), past cluster.c's. */
-enum { CL_CMD_PROBE = 8, CL_CMD_WAIT = 9 };
+/* Command kinds of fence.c's commands (cl_send_cmd) among cluster.c's. */
+enum { CL_CMD_PUBLISH = 5, CL_CMD_PROBE = 8, CL_CMD_WAIT = 9 };
 
 /* fence.c: an append held back by RIGD_FAULT_APPEND "N:hold:MS". */
 struct cl_held {
@@ -203,7 +203,12 @@ void cl_reader_close(struct cluster *c);
  * fence.c with 'scene' and 'seq'. 0, RIGD_E_UNAVAILABLE, RIGD_E_NOMEM. */
 int cl_send_kind(struct cluster *c, int kind, const char *scene, uint64_t seq, int argc,
 		 const char **argv, const size_t *lens);
-/* cluster.c: sends the fenced append of batch 'seq' of 'scene' with lease
+/* cluster.c: cl_send_kind with the lease 'token' the reply is checked
+ * against and 'lose_answer' (RIGD_FAULT_APPEND: the reply is taken as
+ * lost, and the connection dropped). */
+int cl_send_cmd(struct cluster *c, int kind, const char *scene, uint64_t seq, int64_t token,
+		bool lose_answer, int argc, const char **argv, const size_t *lens);
+/* fence.c: sends the fenced append of batch 'seq' of 'scene' with lease
  * token 'token' ('lose_answer': RIGD_FAULT_APPEND drops its answer with
  * the connection). 0, RIGD_E_UNAVAILABLE, RIGD_E_NOMEM. */
 int cl_send_publish(struct cluster *c, const char *scene, uint64_t seq, int64_t token,

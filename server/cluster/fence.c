@@ -1,6 +1,6 @@
 /*
- * fence.c: what settles an append of a committed batch (see cluster.h):
- * the probe of a scene's log stream at one seq, WAIT for Redis replicas
+ * fence.c: the append of a committed batch to its scene's log stream (see
+ * cluster.h), and what settles it: the probe of the stream at one seq, WAIT for Redis replicas
  * after appends, and RIGD_FAULT_APPEND, the test-only knob that makes one
  * append fail in a chosen way (docs/deploy.md).
  *
@@ -18,6 +18,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * PUBLISH: KEYS lease, log; ARGV "id token", seq, line, maxlen, token, trim
+ * ("~": about maxlen, "=": exactly).
+ * Appends a committed batch to the scene's log stream only while the lease
+ * holds this process's token (the fence of the log), and only as the next
+ * seq of the stream when its last entry is a rigd entry: seqs stay gapless
+ * and no seq is appended twice (an empty stream takes any seq).
+ */
+static const char publish_lua[] =
+	"if redis.call('GET', KEYS[1]) ~= ARGV[1] then\n"
+	"  return redis.error_reply('FENCED the lease is not held with this token')\n"
+	"end\n"
+	"local e = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)\n"
+	"if #e == 1 and e[1][2][1] == 'seq' then\n"
+	"  local last = tonumber(e[1][2][2])\n"
+	"  if last and last ~= tonumber(ARGV[2]) - 1 then\n"
+	"    return redis.error_reply('SEQ the log stream ends at seq ' .. e[1][2][2])\n"
+	"  end\n"
+	"end\n"
+	"return redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[6], ARGV[4], '*', 'seq', ARGV[2],\n"
+	"                  'token', ARGV[5], 'line', ARGV[3])\n";
 
 /*
  * PROBE: KEYS log; ARGV seq. {last} when the stream holds no rigd entry of
@@ -45,6 +67,45 @@ static const char probe_lua[] =
 	"  return {last}\n"
 	"end\n"
 	"return {last, x[2][4], x[2][6]}\n";
+
+int cl_send_publish(struct cluster *c, const char *scene, uint64_t seq, int64_t token,
+		    const char *line, size_t len, bool lose_answer)
+{
+	char lease[CLUSTER_SCENE_MAX + 16], log[CLUSTER_SCENE_MAX + 16], holder[CLUSTER_ID_MAX + 24];
+	char num[24], tok[24], keep[16];
+	const char *argv[] = {"EVAL", publish_lua, "2", lease, log, holder, num, line, keep, tok,
+			      c->log_keep < 1000 ? "=" : "~"};
+	size_t lens[11];
+	int rc;
+
+	snprintf(lease, sizeof(lease), "rigd:lease:%s", scene);
+	snprintf(log, sizeof(log), "rigd:log:%s", scene);
+	snprintf(holder, sizeof(holder), "%s %" PRId64, c->id, token);
+	snprintf(num, sizeof(num), "%" PRIu64, seq);
+	snprintf(tok, sizeof(tok), "%" PRId64, token);
+	snprintf(keep, sizeof(keep), "%d", c->log_keep);
+	for (int i = 0; i < 11; i++)
+		lens[i] = i == 7 ? len : strlen(argv[i]);  /* the line need not end in NUL */
+	rc = cl_send_cmd(c, CL_CMD_PUBLISH, scene, seq, token, lose_answer, 11, argv, lens);
+	if (rc == 0)
+		c->unwaited++;
+	return rc;
+}
+
+int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *line, size_t len)
+{
+	struct cl_lease *l = cl_lease_find(c, scene);
+	int fault;
+
+	if (len > CLUSTER_BODY_MAX)
+		return RIGD_E_TOO_LARGE;
+	if (!l || l->state != CLUSTER_LEASE_OWNED || c->state != CLUSTER_UP)
+		return RIGD_E_UNAVAILABLE;
+	fault = cl_fault_publish(c, scene, seq, l->token, line, len);
+	if (fault <= 0)
+		return fault;  /* not sent, or held back (fault injection) */
+	return cl_send_publish(c, scene, seq, l->token, line, len, fault == 2);
+}
 
 int cluster_log_probe(cluster *c, const char *scene, uint64_t seq)
 {

@@ -465,6 +465,12 @@ static void verify_step(struct server *S, struct rep *r, int64_t seq, int64_t la
 	int64_t have = engine_seq(S->e, r->scene);
 
 	if (have_line(S, r->scene, seq, line, len)) {
+		if (r->doubt && seq >= r->doubt) {
+			/* A doubt from before the check: the stream holds it. */
+			S->replica->settled++;
+			serve_log(LOG_WARN, "cluster: scene %s: batches %" PRId64 "..%" PRId64 " are "
+				  "in the log stream: confirmed", r->scene, r->doubt, seq);
+		}
 		r->verify = 0;
 		r->doubt = seq < have ? seq + 1 : 0;
 	} else if (line && seq == 1) {
@@ -483,7 +489,7 @@ static void verify_step(struct server *S, struct rep *r, int64_t seq, int64_t la
 		serve_log(LOG_INFO, "cluster: scene %s: batches up to %" PRId64 " are older than "
 			  "what its log stream keeps and are not checked", r->scene, seq);
 	}
-	if (r->doubt)
+	if (!r->verify && r->doubt)
 		serve_log(LOG_WARN, "cluster: scene %s: batches %" PRId64 "..%" PRId64 " of this "
 			  "process's copy are not in the log stream as they are here: settling them",
 			  r->scene, r->doubt, have);
@@ -581,11 +587,9 @@ void replica_tick(struct server *S)
 	if (R && cs.connects != R->connects) {
 		/* Connected again: Redis may have lost appends it confirmed (a
 		 * failover to a replica behind it): every copy is checked. */
-		for (int i = 0; R->connects && i < R->n; i++) {
-			R->v[i].doubt = 0;
+		for (int i = 0; R->connects && i < R->n; i++)
 			R->v[i].verify = engine_seq(S->e, R->v[i].scene) > 0 ?
 						 engine_seq(S->e, R->v[i].scene) : 0;
-		}
 		R->connects = cs.connects;
 	}
 	for (int i = 0; R && i < R->n; i++) {
