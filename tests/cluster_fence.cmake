@@ -5,3 +5,5 @@
 # processes (e2e), with the test-only RIGD_FAULT_APPEND knob.
 rigd_node_test(e2e_cluster_fence e2e/cluster_fence.js)
 set_tests_properties(e2e_cluster_fence PROPERTIES TIMEOUT 300)
+# The checked readers of cluster/fence.c: probe answers and WAIT's (unit).
+rigd_unit_test(cluster_fence rigd_cluster)
