@@ -13,7 +13,9 @@
  * - N:hold:MS: the append waits MS ms; the owner is SIGSTOPped meanwhile, a
  *   second process takes the scene over and commits its own batch at that
  *   seq; the first one, continued, is fenced, takes its copy back
- *   (engine_rewind) and applies the stream; its viewer converges;
+ *   (engine_rewind) and applies the stream; its viewer converges; the
+ *   same with the stream quiet after the fenced append (the probe finds
+ *   it ending before the batch while another process owns the scene);
  * - a crash between a commit and its append: restarted on its database,
  *   the process checks its copy against the stream and rewinds it.
  *
@@ -212,6 +214,42 @@ test('a batch committed by an owner whose lease moved before its append is taken
       const check = await run('rigd', ['check', '--db', p.db]);
       assert.equal(check.code, 0, check.stdout + check.stderr);
     }
+  } finally {
+    await stopAll(c);
+  }
+});
+
+test('a fenced append whose lease moved, the stream quiet after it, is taken back', async () => {
+  /* The append of a's second edit waits 1.5 s; a is stopped until b owns
+   * the scene, and b commits nothing meanwhile: a's append is fenced when
+   * it goes, the stream ends before it, and another process owns it. */
+  const c = await startPair({ RIGD_FAULT_APPEND: '2:hold:1500' });
+  const [a, b] = c.procs;
+  try {
+    const ws = await Client.connect(a);
+    const s1 = await ack(ws, editMsg('a', 1));
+    const held = ws.request(editMsg('a', 2));
+    await until('a committed its second edit', async () => (await get(a, '/api/scenes/demo')).json.seq === s1 + 1);
+    process.kill(a.rigdPid, 'SIGSTOP');
+    a.paused = true;
+    try {
+      assert.equal((await ownerOf([a, b], 'demo')).proc, b);
+      await sleep(1600);
+    } finally {
+      process.kill(a.rigdPid, 'SIGCONT');
+      a.paused = false;
+    }
+    const r = await held;
+    assert.equal(r.code, 'unavailable', show(r));
+    await until('a rewound', async () => (await metric(a, 'rigd_cluster_rewinds_total')) >= 1);
+    assert.match(a.stderr, /another process owns the scene now/);
+    assert.match(a.stderr, new RegExp(`batches ${s1 + 1}\\.\\.${s1 + 1} committed here are not the cluster's \\(process p[0-9a-f]+ owns the scene and its log stream ends at seq ${s1}\\)`));
+    assert.equal((await get(a, '/api/scenes/demo')).json.seq, s1);
+    /* The same client_seq is new again: applied (by b) once. */
+    await ackSoon(ws, editMsg('a', 2));
+    const log = await converged([a, b], c.redis);
+    assert.equal(once(log, 'a', 2), 1);
+    ws.close();
   } finally {
     await stopAll(c);
   }
