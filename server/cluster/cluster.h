@@ -311,7 +311,10 @@ int cluster_wait_replicas(cluster *c);
 /*
  * With cluster_config.wait_replicas: batch 'seq' of scene 'scene', which
  * the stream holds already (a resend of it), is confirmed again by a WAIT
- * (callbacks.published or callbacks.unreplicated). 0 once sent;
+ * (callbacks.published or callbacks.unreplicated), after a write of its
+ * own (the key rigd:wait-mark:ID, expiring after a minute), so that WAIT
+ * counts replicas past the batch's append whichever connection made it.
+ * 0 once sent;
  * RIGD_E_UNAVAILABLE (off, or not connected), RIGD_E_NOMEM.
  */
 int cluster_wait_for(cluster *c, const char *scene, uint64_t seq);

@@ -168,9 +168,19 @@ int cluster_wait_replicas(cluster *c)
 
 int cluster_wait_for(cluster *c, const char *scene, uint64_t seq)
 {
+	char key[CLUSTER_ID_MAX + 24], num[24];
+	const char *argv[] = {"SET", key, num, "PX", "60000"};
 	int n = c->n_unrep;
 
 	if (c->wait_n <= 0 || c->state != CLUSTER_UP)
+		return RIGD_E_UNAVAILABLE;
+	/* A write of this connection first: the batch may have been appended
+	 * on an earlier one, and WAIT counts the replicas that have this
+	 * connection's last write, which the replication stream carries after
+	 * every earlier append. */
+	snprintf(key, sizeof(key), "rigd:wait-mark:%s", c->id);
+	snprintf(num, sizeof(num), "%" PRIu64, seq);
+	if (cl_send(c, 5, argv, NULL) != 0)
 		return RIGD_E_UNAVAILABLE;
 	cl_wait_note(c, scene, seq);
 	if (c->n_unrep == n)
