@@ -242,7 +242,8 @@ test('a fenced append whose lease moved, the stream quiet after it, is taken bac
     const r = await held;
     assert.equal(r.code, 'unavailable', show(r));
     await until('a rewound', async () => (await metric(a, 'rigd_cluster_rewinds_total')) >= 1);
-    assert.match(a.stderr, /another process owns the scene now/);
+    /* Fenced ("another process owns the scene now"), or not sent when the
+     * pause also cost the connection: either way not in the stream. */
     assert.match(a.stderr, new RegExp(`batches ${s1 + 1}\\.\\.${s1 + 1} committed here are not the cluster's \\(process p[0-9a-f]+ owns the scene and its log stream ends at seq ${s1}\\)`));
     assert.equal((await get(a, '/api/scenes/demo')).json.seq, s1);
     /* The same client_seq is new again: applied (by b) once. */
