@@ -473,6 +473,8 @@ static void verify_step(struct server *S, struct rep *r, int64_t seq, int64_t la
 		}
 		r->verify = 0;
 		r->doubt = seq < have ? seq + 1 : 0;
+		if (r->confirmed < seq)
+			r->confirmed = seq;  /* a resend of it is answered at once */
 	} else if (line && seq == 1) {
 		r->verify = 0;
 		rewind_copy(S, r, 1, "the log stream holds other batches from seq 1");
@@ -486,6 +488,8 @@ static void verify_step(struct server *S, struct rep *r, int64_t seq, int64_t la
 	} else {
 		r->verify = 0;         /* older than what the stream keeps */
 		r->doubt = seq < have ? seq + 1 : 0;
+		if (r->confirmed < seq)
+			r->confirmed = seq;
 		serve_log(LOG_INFO, "cluster: scene %s: batches up to %" PRId64 " are older than "
 			  "what its log stream keeps and are not checked", r->scene, seq);
 	}
