@@ -326,6 +326,42 @@ static void help_and_hash_token_stop_without_running(void **state)
 	REFUSED("--bogus", "--bogus", "--help");
 }
 
+/* --redis-wait N[:TIMEOUT_MS]: off by default; the timeout defaults to a
+ * quarter of --lease (at most 1000 ms) and may not exceed it; it needs
+ * --redis. */
+static void redis_wait(void **state)
+{
+	struct run r;
+
+	(void)state;
+	parse(&r, "--redis", "redis://127.0.0.1:6379", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.o.redis_wait, 0);
+	run_release(&r);
+	parse(&r, "--redis", "redis://127.0.0.1:6379", "--redis-wait", "1", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.o.redis_wait, 1);
+	assert_int_equal(r.o.redis_wait_ms, 750);  /* --lease 3000 / 4 */
+	run_release(&r);
+	parse(&r, "--redis-wait", "2:200", "--lease", "1000", "--redis", "redis://h:1", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.o.redis_wait, 2);
+	assert_int_equal(r.o.redis_wait_ms, 200);
+	run_release(&r);
+	parse(&r, "--redis", "redis://h:1", "--lease", "10000", "--redis-wait", "1", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.o.redis_wait_ms, 1000);
+	run_release(&r);
+	REFUSED("--redis-wait", "--redis-wait", "1");  /* without --redis */
+	REFUSED("--redis-wait", "--redis", "redis://h:1", "--lease", "1000", "--redis-wait", "1:300");
+	REFUSED("--redis-wait", "--redis", "redis://h:1", "--redis-wait", "17");
+	REFUSED("--redis-wait", "--redis", "redis://h:1", "--redis-wait", "1:0");
+	REFUSED("--redis-wait", "--redis", "redis://h:1", "--redis-wait", "1:");
+	REFUSED("--redis-wait", "--redis", "redis://h:1", "--redis-wait", ":5");
+	REFUSED("--redis-wait", "--redis", "redis://h:1", "--redis-wait", "x");
+	REFUSED("--redis-wait", "--redis", "redis://h:1", "--redis-wait");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +372,7 @@ int main(void)
 		cmocka_unit_test(bad_values),
 		cmocka_unit_test(too_many_origins),
 		cmocka_unit_test(help_and_hash_token_stop_without_running),
+		cmocka_unit_test(redis_wait),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,19 +69,6 @@ static const char release_lua[] =
 	"return 0\n";
 
 /*
- * PUBLISH: KEYS lease, log; ARGV "id token", seq, line, maxlen, token, trim
- * ("~": about maxlen, "=": exactly).
- * Appends a committed batch to the scene's log stream only while the lease
- * holds this process's token: the fence of the log.
- */
-static const char publish_lua[] =
-	"if redis.call('GET', KEYS[1]) ~= ARGV[1] then\n"
-	"  return redis.error_reply('FENCED the lease is not held with this token')\n"
-	"end\n"
-	"return redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[6], ARGV[4], '*', 'seq', ARGV[2],\n"
-	"                  'token', ARGV[5], 'line', ARGV[3])\n";
-
-/*
  * HEARTBEAT: KEYS procs (sorted set: id by expiry), info (hash: id to
  * "leases url"); ARGV id, ttl ms, "leases url". Forgets the processes whose
  * heartbeat expired, records this one, and answers every live one as
@@ -104,8 +91,9 @@ static const char heartbeat_lua[] =
 	"end\n"
 	"return out\n";
 
-enum cmd_kind { CMD_ACQUIRE, CMD_RENEW, CMD_RELEASE, CMD_HEARTBEAT, CMD_OTHER, CMD_PUBLISH,
-		CMD_LOG_END, CMD_SCENE };
+enum cmd_kind { CMD_ACQUIRE, CMD_RENEW, CMD_RELEASE, CMD_HEARTBEAT, CMD_OTHER,
+		CMD_PUBLISH = CL_CMD_PUBLISH, CMD_LOG_END, CMD_SCENE, CMD_PROBE = CL_CMD_PROBE,
+		CMD_WAIT = CL_CMD_WAIT };
 
 /* What a reply callback needs: freed by it. */
 struct cmd {
@@ -114,6 +102,7 @@ struct cmd {
 	char scene[CLUSTER_SCENE_MAX + 1];
 	int64_t token;               /* RENEW: the token renewed */
 	uint64_t seq;                /* PUBLISH: the batch; SCENE: the caller's ref */
+	bool lose_answer;            /* PUBLISH: RIGD_FAULT_APPEND's lost answer */
 };
 
 uint64_t cl_now_ms(void)
@@ -151,6 +140,7 @@ static void went_down(struct cluster *c, const char *why)
 	uint64_t now = cl_now_ms();
 
 	c->n_out = 0;
+	cl_wait_lost(c);
 	for (int i = 0; i < c->n_leases; i++) {
 		struct cl_lease *l = &c->leases[i];
 
@@ -299,6 +289,27 @@ int cl_send_scene(struct cluster *c, uint64_t ref, const char *scene, int dims, 
 	cmd->token = dims;
 	snprintf(cmd->scene, sizeof(cmd->scene), "%s", scene);
 	return send_cmd(c, cmd, argc, argv) ? RIGD_E_UNAVAILABLE : 0;
+}
+
+int cl_send_kind(struct cluster *c, int kind, const char *scene, uint64_t seq, int argc,
+		 const char **argv, const size_t *lens)
+{
+	return cl_send_cmd(c, kind, scene, seq, 0, false, argc, argv, lens);
+}
+
+int cl_send_cmd(struct cluster *c, int kind, const char *scene, uint64_t seq, int64_t token,
+		bool lose_answer, int argc, const char **argv, const size_t *lens)
+{
+	struct cmd *cmd = calloc(1, sizeof(*cmd));
+
+	if (!cmd)
+		return RIGD_E_NOMEM;
+	cmd->kind = kind;
+	cmd->seq = seq;
+	cmd->token = token;
+	cmd->lose_answer = lose_answer;
+	snprintf(cmd->scene, sizeof(cmd->scene), "%s", scene);
+	return send_cmd_lens(c, cmd, argc, argv, lens) ? RIGD_E_UNAVAILABLE : 0;
 }
 
 /* ---- leases ---- */
@@ -494,7 +505,7 @@ static void send_heartbeat(struct cluster *c)
 static void refused(struct cluster *c, const struct cmd *cmd, const redisReply *r)
 {
 	static const char *const names[] = {"acquire", "renew", "release", "heartbeat", "command",
-					    "publish", "log end", "scene"};
+					    "publish", "log end", "scene", "probe", "wait"};
 
 	c->stats.errors++;
 	cl_log(c, CL_LOG_WARN, "redis: %s%s%s: %s%.*s", names[cmd->kind], cmd->scene[0] ? " of " : "",
@@ -619,7 +630,9 @@ static void publish_reply(struct cluster *c, const struct cmd *cmd, const redisR
 
 	if (r->type == REDIS_REPLY_STRING) {
 		c->stats.published++;
-		if (c->cb.published)
+		if (c->wait_n > 0)
+			cl_wait_note(c, cmd->scene, cmd->seq);  /* confirmed by WAIT's answer */
+		else if (c->cb.published)
 			c->cb.published(c->cb.ctx, cmd->scene, cmd->seq, true, "");
 		return;
 	}
@@ -632,7 +645,9 @@ static void publish_reply(struct cluster *c, const struct cmd *cmd, const redisR
 	}
 	if (c->cb.published)
 		c->cb.published(c->cb.ctx, cmd->scene, cmd->seq, false,
-				fenced ? "another process owns the scene now" : "Redis refused it");
+				fenced ? "another process owns the scene now" :
+				r->type == REDIS_REPLY_ERROR && strncmp(r->str, "SEQ ", 4) == 0 ?
+					r->str + 4 : "Redis refused it");
 }
 
 static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
@@ -647,11 +662,23 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 		free(cmd);
 		return;  /* the cluster is gone */
 	}
+	if (r && cmd->lose_answer && !c->freeing) {
+		/* RIGD_FAULT_APPEND: Redis appended it, and the answer is lost
+		 * with the connection. */
+		cl_log(c, CL_LOG_WARN, "fault injection: the answer to the append of batch %" PRIu64
+		       " of scene %s is dropped with the connection", cmd->seq, cmd->scene);
+		r = NULL;
+		if (c->ac == ac)
+			drop(c, "fault injection (RIGD_FAULT_APPEND)");
+	}
 	if (!r && cmd->kind == CMD_PUBLISH && c->cb.published && !c->freeing)
 		c->cb.published(c->cb.ctx, cmd->scene, cmd->seq, false,
 				"the connection to Redis was lost before it answered");
 	if (!r && cmd->kind == CMD_SCENE && !c->freeing)
 		cl_scene_reply(c, cmd->seq, cmd->scene, (int)cmd->token, NULL);
+	if (!r && (cmd->kind == CMD_PROBE || cmd->kind == CMD_WAIT) && !c->freeing)
+		cmd->kind == CMD_PROBE ? cl_probe_reply(c, cmd->scene, cmd->seq, NULL) :
+					 cl_wait_reply(c, NULL);
 	if (c->ac == ac && c->n_out > 0 && --c->n_out > 0)
 		c->wait_since_ms = cl_now_ms();
 	if (r && !c->freeing) {
@@ -673,6 +700,12 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 			break;
 		case CMD_SCENE:
 			cl_scene_reply(c, cmd->seq, cmd->scene, (int)cmd->token, r);
+			break;
+		case CMD_PROBE:
+			cl_probe_reply(c, cmd->scene, cmd->seq, r);
+			break;
+		case CMD_WAIT:
+			cl_wait_reply(c, r);
 			break;
 		default:
 			if (r->type == REDIS_REPLY_ERROR)
@@ -704,6 +737,7 @@ void cl_tick(struct cluster *c)
 			cl_lease_lost(c, l, "not renewed in time");
 	}
 	cl_reader_tick(c, now);
+	cl_fault_tick(c, now);
 	if (c->state != CLUSTER_UP || now < c->next_round_ms)
 		return;
 	c->next_round_ms = now + (uint64_t)c->lease_ms / 3;
@@ -756,6 +790,9 @@ cluster *cluster_new(const cluster_config *cfg, const cluster_callbacks *cb, cha
 	c->log_keep = cfg->log_keep > 0 ? cfg->log_keep : CLUSTER_LOG_KEEP;
 	c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : CLUSTER_DEFAULT_TIMEOUT_MS;
 	c->backoff_ms = BACKOFF_MIN_MS;
+	c->wait_n = cfg->wait_replicas;
+	c->wait_ms = cfg->wait_ms;
+	cl_fault_init(c);
 	c->state = CLUSTER_CONNECTING;
 	uv_timer_init(c->loop, c->timer);
 	c->timer->data = c;
@@ -794,6 +831,7 @@ void cluster_free(cluster *c)
 		redisAsyncFree(ac);  /* waiting commands are answered NULL */
 	}
 	cl_reader_close(c);
+	cl_fence_free(c);
 	uv_timer_stop(c->timer);
 	uv_close((uv_handle_t *)c->timer, timer_closed);
 	cl_procs_clear(c);
@@ -811,38 +849,6 @@ const char *cluster_id(const cluster *c)
 int cluster_state(const cluster *c)
 {
 	return c->state;
-}
-
-int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *line, size_t len)
-{
-	char lease[CLUSTER_SCENE_MAX + 16], log[CLUSTER_SCENE_MAX + 16], holder[CLUSTER_ID_MAX + 24];
-	char num[24], tok[24], keep[16];
-	const char *argv[] = {"EVAL", publish_lua, "2", lease, log, holder, num, line, keep, tok,
-			      c->log_keep < 1000 ? "=" : "~"};
-	size_t lens[11];
-	struct cl_lease *l = cl_lease_find(c, scene);
-	struct cmd *cmd;
-
-	if (len > CLUSTER_BODY_MAX)
-		return RIGD_E_TOO_LARGE;
-	if (!l || l->state != CLUSTER_LEASE_OWNED || c->state != CLUSTER_UP)
-		return RIGD_E_UNAVAILABLE;
-	if (!(cmd = calloc(1, sizeof(*cmd))))
-		return RIGD_E_NOMEM;
-	snprintf(lease, sizeof(lease), "rigd:lease:%s", scene);
-	snprintf(log, sizeof(log), "rigd:log:%s", scene);
-	snprintf(holder, sizeof(holder), "%s %" PRId64, c->id, l->token);
-	snprintf(num, sizeof(num), "%" PRIu64, seq);
-	snprintf(tok, sizeof(tok), "%" PRId64, l->token);
-	snprintf(keep, sizeof(keep), "%d", c->log_keep);
-	for (int i = 0; i < 11; i++)
-		lens[i] = strlen(argv[i]);
-	lens[7] = len;
-	cmd->kind = CMD_PUBLISH;
-	cmd->token = l->token;
-	cmd->seq = seq;
-	snprintf(cmd->scene, sizeof(cmd->scene), "%s", scene);
-	return send_cmd_lens(c, cmd, 11, argv, lens) ? RIGD_E_UNAVAILABLE : 0;
 }
 
 int cluster_want(cluster *c, const char *scene)

@@ -100,6 +100,9 @@ typedef struct cluster_config {
 				     1000, else about); 0: CLUSTER_LOG_KEEP */
 	int timeout_ms;           /* a command unanswered this long drops the
 				     connection; 0: CLUSTER_DEFAULT_TIMEOUT_MS */
+	int wait_replicas;        /* > 0: an append is confirmed only once WAIT
+				     says this many Redis replicas have it */
+	int wait_ms;              /* ...within this many ms (1..timeout_ms/2) */
 } cluster_config;
 
 /*
@@ -196,6 +199,18 @@ typedef struct cluster_callbacks {
 	 * the events that follow are those after it. Borrowed during the
 	 * call. May be NULL. */
 	void (*catalog)(void *ctx, const struct cluster_catalog_entry *v, int n);
+	/* The answer to cluster_log_probe of batch 'seq' of scene 'name':
+	 * 'last' the stream's last seq (0: empty; -1: no answer, the
+	 * connection was lost or the reply was not of its shape), and the
+	 * stream's entry at 'seq' ('line', 'len' bytes, appended with lease
+	 * token 'token'), or line NULL when the stream holds no entry of that
+	 * seq. May be NULL. */
+	void (*probed)(void *ctx, const char *name, uint64_t seq, int64_t last, int64_t token,
+		       const char *line, size_t len);
+	/* With cluster_config.wait_replicas: batch 'seq' of scene 'name' is in
+	 * the log stream, but WAIT counted only 'got' replicas having it
+	 * (instead of published ok). May be NULL. */
+	void (*unreplicated)(void *ctx, const char *name, uint64_t seq, int got);
 } cluster_callbacks;
 
 /* One lease as this process sees it (cluster_leases). */
@@ -337,11 +352,41 @@ int cluster_forward(cluster *c, const char *owner, uint64_t rid, const char *sce
  * CLUSTER_LOG_KEEP entries), by a script that appends only while this
  * process holds the scene's lease with the token it thinks it holds: a
  * process whose lease was taken over can never append (it then loses the
- * lease at once, and says so in the log). 0 once sent, RIGD_E_UNAVAILABLE
- * (not connected, or the lease is not held here), RIGD_E_TOO_LARGE,
- * RIGD_E_NOMEM.
+ * lease at once, and says so in the log), and only as the seq that follows
+ * the stream's last entry (an empty stream takes any seq), so the stream's
+ * seqs stay gapless and never repeat. What became of it comes through
+ * callbacks.published (with cluster_config.wait_replicas, after the next
+ * WAIT's answer). 0 once sent, RIGD_E_UNAVAILABLE (not connected, or the
+ * lease is not held here), RIGD_E_TOO_LARGE, RIGD_E_NOMEM.
  */
 int cluster_publish(cluster *c, const char *scene, uint64_t seq, const char *line, size_t len);
+
+/*
+ * Asks what the log stream of scene 'scene' holds at seq 'seq' and where it
+ * ends (callbacks.probed): a process whose append of a committed batch was
+ * not confirmed settles it against the stream. 0 once sent,
+ * RIGD_E_UNAVAILABLE, RIGD_E_NOMEM.
+ */
+int cluster_log_probe(cluster *c, const char *scene, uint64_t seq);
+
+/*
+ * With cluster_config.wait_replicas, sends WAIT after the appends sent
+ * since the last one (on the connection that sent them): their
+ * callbacks.published comes with its answer. Nothing to do otherwise. 0,
+ * RIGD_E_UNAVAILABLE, RIGD_E_NOMEM.
+ */
+int cluster_wait_replicas(cluster *c);
+
+/*
+ * With cluster_config.wait_replicas: batch 'seq' of scene 'scene', which
+ * the stream holds already (a resend of it), is confirmed again by a WAIT
+ * (callbacks.published or callbacks.unreplicated), after a write of its
+ * own (the key rigd:wait-mark:ID, expiring after a minute), so that WAIT
+ * counts replicas past the batch's append whichever connection made it.
+ * 0 once sent;
+ * RIGD_E_UNAVAILABLE (off, or not connected), RIGD_E_NOMEM.
+ */
+int cluster_wait_for(cluster *c, const char *scene, uint64_t seq);
 
 /* Reads the log stream of scene 'scene' from now on (callbacks.log_line),
  * from its oldest retained entry the first time; 'again' reads it from

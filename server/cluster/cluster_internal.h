@@ -33,6 +33,25 @@ struct cl_lease {
 				      * taken; -1 until Redis said */
 };
 
+/* Command kinds of fence.c's commands (cl_send_cmd) among cluster.c's. */
+enum { CL_CMD_PUBLISH = 5, CL_CMD_PROBE = 8, CL_CMD_WAIT = 9 };
+
+/* fence.c: an append held back by RIGD_FAULT_APPEND "N:hold:MS". */
+struct cl_held {
+	char scene[CLUSTER_SCENE_MAX + 1];
+	uint64_t seq;
+	int64_t token;
+	char *line;                  /* owned */
+	size_t len;
+	uint64_t send_ms;            /* sent then (cl_now_ms) */
+};
+
+/* fence.c: a batch appended while WAIT is on, awaiting WAIT's answer. */
+struct cl_unrep {
+	char scene[CLUSTER_SCENE_MAX + 1];
+	uint64_t seq;
+};
+
 /* A scene whose log stream the reader follows. */
 struct cl_follow {
 	char scene[CLUSTER_SCENE_MAX + 1];
@@ -87,6 +106,16 @@ struct cluster {
 	char presence_last[48];      /* ... and of rigd:presence */
 	struct cl_follow *follows;   /* scenes whose log stream is read */
 	int n_follows, cap_follows;
+	/* fence.c: WAIT for Redis replicas, and the test-only fault knob */
+	int wait_n, wait_ms;         /* WAIT wait_n wait_ms after appends; 0: off */
+	int unwaited;                /* appends sent since the last WAIT */
+	struct cl_unrep *unrep;      /* appends answered, awaiting WAIT's answer */
+	int n_unrep, cap_unrep;
+	long fault_at;               /* RIGD_FAULT_APPEND: the append it acts on (1..) */
+	int fault_kind;              /* 0 none, 1 unsent, 2 lose-answer, 3 hold */
+	int fault_ms;                /* hold: how long */
+	long n_appends;              /* appends asked for, for fault_at */
+	struct cl_held *held;        /* the append held back, or NULL */
 };
 
 /* A monotonic clock in milliseconds. */
@@ -187,6 +216,43 @@ void cl_lease_drop(struct cluster *c, const char *scene);
 void cl_reader_tick(struct cluster *c, uint64_t now);
 /* Closes the reader connection at once (cluster_free). */
 void cl_reader_close(struct cluster *c);
+
+/* cluster.c: sends a command of fence.c's 'kind' whose reply goes back to
+ * fence.c with 'scene' and 'seq'. 0, RIGD_E_UNAVAILABLE, RIGD_E_NOMEM. */
+int cl_send_kind(struct cluster *c, int kind, const char *scene, uint64_t seq, int argc,
+		 const char **argv, const size_t *lens);
+/* cluster.c: cl_send_kind with the lease 'token' the reply is checked
+ * against and 'lose_answer' (RIGD_FAULT_APPEND: the reply is taken as
+ * lost, and the connection dropped). */
+int cl_send_cmd(struct cluster *c, int kind, const char *scene, uint64_t seq, int64_t token,
+		bool lose_answer, int argc, const char **argv, const size_t *lens);
+/* fence.c: sends the fenced append of batch 'seq' of 'scene' with lease
+ * token 'token' ('lose_answer': RIGD_FAULT_APPEND drops its answer with
+ * the connection). 0, RIGD_E_UNAVAILABLE, RIGD_E_NOMEM. */
+int cl_send_publish(struct cluster *c, const char *scene, uint64_t seq, int64_t token,
+		    const char *line, size_t len, bool lose_answer);
+/* fence.c: the reply to cluster_log_probe (NULL: lost). */
+void cl_probe_reply(struct cluster *c, const char *scene, uint64_t seq, const void *reply);
+/* fence.c: an append answered while WAIT is on: confirmed by the next
+ * WAIT's answer. */
+void cl_wait_note(struct cluster *c, const char *scene, uint64_t seq);
+/* fence.c: WAIT's answer (NULL: lost): every append noted before it is
+ * confirmed, or said short of replicas. */
+void cl_wait_reply(struct cluster *c, const void *reply);
+/* fence.c: the connection is gone: appends noted and not confirmed are
+ * reported lost. */
+void cl_wait_lost(struct cluster *c);
+/* fence.c: reads RIGD_FAULT_APPEND (test-only; docs/deploy.md). */
+void cl_fault_init(struct cluster *c);
+/* fence.c: what RIGD_FAULT_APPEND does to the append about to be sent: 1
+ * send it, 2 send it and lose its answer, 0 held back (sent later by
+ * cl_fault_tick), RIGD_E_UNAVAILABLE not sent, RIGD_E_NOMEM. */
+int cl_fault_publish(struct cluster *c, const char *scene, uint64_t seq, int64_t token,
+		     const char *line, size_t len);
+/* fence.c: sends a held append once its time has come. */
+void cl_fault_tick(struct cluster *c, uint64_t now);
+/* fence.c: frees what fence.c holds. */
+void cl_fence_free(struct cluster *c);
 
 
 

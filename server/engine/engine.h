@@ -258,6 +258,21 @@ long engine_update(engine *e, const char *name, scene_range_fn fn, void *ctx);
 int engine_at(engine *e, const char *name, int64_t seq, scene **out);
 
 /*
+ * Takes scene 'name' back to right after batch 'seq' (0: empty): drops its
+ * later log rows, the snapshots after 'seq' and the assets stored with the
+ * dropped batches in one transaction, and reloads the scene from the
+ * database (a new scene in memory: engine_scene returns another pointer;
+ * clients' undo histories are rebuilt on next use). For a cluster process
+ * whose batches turn out not to be the cluster's. Errors, with nothing
+ * changed: RIGD_E_UNKNOWN_SCENE, RIGD_E_BAD_SEQ (negative or after the last
+ * committed seq), RIGD_E_FORBIDDEN (read-only), RIGD_E_INTERNAL (the scene
+ * has batches awaiting the commit), RIGD_E_STORAGE, RIGD_E_NOMEM; when the
+ * rows were dropped but the reload failed, RIGD_E_STORAGE with the scene
+ * marked to reload at the next commit. Long.
+ */
+int engine_rewind(engine *e, const char *name, int64_t seq);
+
+/*
  * Calls fn with each committed batch of scene 'name' with from <= seq <= to
  * (to < 0: to the last) as one NDJSON line (proto_encode_log_line, newline
  * included; 'line' valid during the call), in seq order. A non-zero return

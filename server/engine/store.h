@@ -270,6 +270,12 @@ typedef struct store_asset {
 	size_t ids_len;
 } store_asset;
 
+/* Deletes the rows of scene 'scene_id' after seq 'seq': its log rows, its
+ * snapshots and the assets stored with those batches, inside the caller's
+ * transaction (RIGD_E_INTERNAL without one). 0, RIGD_E_NOMEM,
+ * RIGD_E_STORAGE; on error the caller rolls the transaction back. */
+int store_rewind(store *st, int64_t scene_id, int64_t seq);
+
 /* Inserts asset 'a' of scene 'scene_id' (inside the caller's transaction
  * or on its own). 0; RIGD_E_INTERNAL when the scene already has that file
  * (the primary key); RIGD_E_NOMEM, RIGD_E_STORAGE (also on a schema without

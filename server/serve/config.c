@@ -286,6 +286,33 @@ bad:
 	return CONFIG_USAGE;
 }
 
+/* --redis-wait N[:TIMEOUT_MS]: N 0..16 replicas, a timeout of 1..1000 ms
+ * (checked against --lease once every flag is read). */
+static int parse_redis_wait(const config_flag *f, const char *s, void *dst, FILE *out,
+			    FILE *err)
+{
+	struct config *o = dst;
+	const char *colon = strchr(s, ':');
+	char n[16];
+	int64_t replicas, ms = 0;
+	size_t len = colon ? (size_t)(colon - s) : strlen(s);
+
+	if (len == 0 || len >= sizeof(n))
+		goto bad;
+	memcpy(n, s, len);
+	n[len] = '\0';
+	if (!num_parse_i64(n, 0, 16, &replicas) ||
+	    (colon && !num_parse_i64(colon + 1, 1, 1000, &ms)))
+		goto bad;
+	o->redis_wait = (int)replicas;
+	o->redis_wait_ms = (int)ms;
+	return 0;
+bad:
+	fprintf(err, "rigd: %s: '%s' is not N[:TIMEOUT_MS] (N 0..16 replicas, a timeout of "
+		"1..1000 ms)\n", f->name, s);
+	return CONFIG_USAGE;
+}
+
 /* A token's secret: TOKEN_MIN..TOKEN_MAX characters, or sha256:HEX (whose
  * digits the server checks). */
 static bool secret_length_ok(const char *secret)
@@ -457,6 +484,12 @@ static const config_flag server_flags[] = {
 	{.name = "--log-keep", .arg = "N", NUMBER(CONFIG_INT, log_keep, 10, 10000000, 10000),
 	 .help = "batches each scene's log stream in Redis keeps\n"
 		 "(about; exactly under 1000)"},
+	{.name = "--redis-wait", .arg = "N[:TIMEOUT_MS]", .kind = CONFIG_CUSTOM,
+	 .parse = parse_redis_wait, .def_text = "0, off",
+	 .help = "acknowledge an edit only once WAIT says N Redis\n"
+		 "replicas hold its log entry, within TIMEOUT_MS\n"
+		 "(default and at most a quarter of --lease, and\n"
+		 "at most 1000; else the edit answers unavailable)"},
 	{.name = "--event-loop", .arg = "poll|libuv", .kind = CONFIG_BOOL_ENUM, .offset = AT(libuv),
 	 .names = loop_names, .def = 0,
 	 .help = "libwebsockets' own poll loop, or libuv (its\n"
@@ -503,6 +536,23 @@ int config_parse_to(int argc, char **argv, struct config *o, FILE *out, FILE *er
 			return CONFIG_USAGE;
 		}
 		o->libuv = true;  /* hiredis runs on the same loop (docs/deploy.md) */
+	}
+	if (o->redis_wait && !o->redis) {
+		fprintf(err, "rigd: --redis-wait needs --redis\n");
+		return CONFIG_USAGE;
+	}
+	if (o->redis_wait) {
+		/* WAIT holds the connection the lease renewals share: well
+		 * below the lease, and below the connection's own timeout. */
+		int most = o->lease_ms / 4 < 1000 ? o->lease_ms / 4 : 1000;
+
+		if (!o->redis_wait_ms)
+			o->redis_wait_ms = most;
+		if (o->redis_wait_ms > most) {
+			fprintf(err, "rigd: --redis-wait: a timeout of %d ms is more than a quarter "
+				"of --lease %d (or 1000 ms)\n", o->redis_wait_ms, o->lease_ms);
+			return CONFIG_USAGE;
+		}
 	}
 	return 0;
 }

@@ -83,6 +83,8 @@ struct config {
 	const char *advertise;       /* --advertise URL; NULL: the served URL */
 	int lease_ms;                /* --lease MS */
 	int log_keep;                /* --log-keep N */
+	int redis_wait;              /* --redis-wait N[:MS]: replicas; 0: off */
+	int redis_wait_ms;           /* ...and the timeout (0 until defaulted) */
 };
 
 enum config_kind {

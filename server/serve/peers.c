@@ -88,6 +88,10 @@ int peers_start(struct server *S)
 	cb.reader_up = roster_reader_up;
 	cb.catchup_ask = replica_catchup_ask;
 	cb.catchup_line = replica_catchup_line;
+	cb.probed = replica_probed;
+	cb.unreplicated = replica_unreplicated;
+	cfg.wait_replicas = S->o.redis_wait;
+	cfg.wait_ms = S->o.redis_wait_ms;
 	S->cl = cluster_new(&cfg, &cb, msg, sizeof(msg));
 	if (!S->cl) {
 		fprintf(stderr, "rigd: --redis: %s\n", msg);
@@ -162,7 +166,7 @@ int peers_check_edit(struct server *S, const char *name, edit_error *err)
 		return 0;
 	if (cluster_state(S->cl) == CLUSTER_UP && cluster_owns(S->cl, name, NULL) &&
 	    replica_caught_up(S, name))
-		return 0;
+		return replica_check_settled(S, name, err);
 	st = cluster_want(S->cl, name);
 	cluster_lease_of(S->cl, name, &li);
 	if (st < 0) {

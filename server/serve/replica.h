@@ -67,6 +67,27 @@ void replica_published(void *ctx, const char *name, uint64_t seq, bool ok, const
  * its database with the cluster's catalog once (lifecycle.c). */
 bool replica_caught_up(struct server *S, const char *name);
 
+/*
+ * The fence (docs/deploy.md, "A batch committed but not confirmed"): a
+ * batch committed here whose append the stream did not confirm, and, at
+ * start and after each reconnection, the whole copy, are settled against
+ * the scene's log stream before the scene takes edits here again or
+ * applies more of the stream: kept when the stream holds the batch,
+ * appended again when this process owns the scene and the stream ends
+ * before it, else the copy is taken back (engine_rewind) and the stream
+ * applies from there, subscribers resyncing from a snapshot.
+ *
+ * replica_probed is the cluster callback with the stream's answer;
+ * replica_check_settled returns 0, or RIGD_E_UNAVAILABLE with 'err' saying
+ * why scene 'name' takes no edits here yet; replica_unreplicated is the
+ * cluster callback for a batch WAIT found short of --redis-wait replicas
+ * (its held answer says so).
+ */
+void replica_probed(void *ctx, const char *name, uint64_t seq, int64_t last, int64_t token,
+		    const char *line, size_t len);
+int replica_check_settled(struct server *S, const char *name, edit_error *err);
+void replica_unreplicated(void *ctx, const char *name, uint64_t seq, int got);
+
 /* Frees what it holds; accepts none. */
 void replica_free(struct server *S);
 

@@ -5,7 +5,7 @@
  * answers its own clients (docs/protocol.md, "Several processes on one
  * Redis"): undo and redo over a websocket, pose ops, SVG, glTF (.gltf and
  * .glb) and log imports over HTTP, each with its refusals. Three rigd
- * processes on a real redis-server (tests/lib/redis_cluster.js).
+ * processes on a real redis-server (tests/lib/cluster.js).
  *
  * What is checked: a non-owner's answer equals the owner's for the same
  * request (successes against a twin scene, refusals against the same scene,
@@ -25,7 +25,7 @@ const path = require('node:path');
 const { get, post, Client, SOURCE_DIR } = require('../lib/rigd.js');
 const {
   WAIT_MS, startCluster, stopCluster, until, ownerOf, show,
-} = require('../lib/redis_cluster.js');
+} = require('../lib/cluster.js');
 const { GLTF_SAMPLES, samplesPresent } = require('../lib/gltf_samples.js');
 
 const demoDir = path.join(SOURCE_DIR, 'web', 'demo');
@@ -210,9 +210,9 @@ test('undo, redo and pose ops from a non-owner are applied by the owner, answere
       sameAnswer(await post(others[1], '/api/scenes/demo/edits', { ops: [op] }),
         await post(owner.proc, '/api/scenes/demo/edits', { ops: [op] }), show(op));
     }
+    const { tree } = await converged(c.procs, 'demo');
     const names = (await get(others[1], '/api/scenes/demo/poses')).json.poses.map((p) => p.name);
     assert.deepEqual(names, ['bent', 'rest']);
-    const { tree } = await converged(c.procs, 'demo');
     assert.equal(tree.seq, u1.seq + 6);
     const log = await logOf(owner.proc, 'demo');
     assert.equal(log.filter((l) => l.client === 'far' && l.client_seq === 3).length, 1);
@@ -363,7 +363,8 @@ test('an owner killed while an undo or an import is on its way: as docs/protocol
         ops: [{ op: 'set', id: 'arm', euler: [0, 0, 33] }] });
       assert.equal(r.type, 'ack', show(r));
     }
-    const before = await logOf(via, 'demo');
+    /* The owner's log, once the process the requests go through has it. */
+    const before = await logOf(owner.proc, 'demo');
     await until('via at the owner\'s seq', async () =>
       (await get(via, '/api/scenes/demo')).json.seq === before.length);
     const demoLog = (await get(via, '/api/scenes/demo/log')).text;

@@ -1,7 +1,7 @@
 'use strict';
 /*
  * A log line says what its batch is, across a cluster (docs/deploy.md,
- * "Several processes on one Redis"; tests/lib/redis_cluster.js: three rigd
+ * "Several processes on one Redis"; tests/lib/cluster.js: three rigd
  * on a real redis-server):
  *
  * - a client edits, undoes and redoes on the owner of a scene; every
@@ -22,7 +22,7 @@ const {
 } = require('../lib/rigd.js');
 const {
   startCluster, stopCluster, clusterOf, until, ownerOf, show,
-} = require('../lib/redis_cluster.js');
+} = require('../lib/cluster.js');
 const { HISTORY, AFTER, doStep } = require('../lib/undo_steps.js');
 
 const LINE_MAX = 8 * 1024 * 1024;
