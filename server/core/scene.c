@@ -1677,6 +1677,13 @@ mat4 scene_world(const scene *s, int node)
 
 /* ---------- queries ---------- */
 
+const double *scene_world_rows(const scene *s, int node)
+{
+	if (!live(s, node) || stale_depth(s, node) != 0)
+		return NULL;
+	return world_of(s, node);
+}
+
 vec3 scene_to_world(const scene *s, int node, vec3 p)
 {
 	return mat4_point(scene_world(s, node), p);

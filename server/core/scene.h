@@ -259,6 +259,11 @@ mat4 scene_local(const scene *s, int node);
 /* The node's world matrix, never stale: a dirty node's is computed from the
  * locals along its path (without touching the cache). */
 mat4 scene_world(const scene *s, int node);
+/* The cached world matrix of live 'node' as it is stored: the 12 doubles
+ * of a mat34 (by rows), for loops that would otherwise pay scene_world's
+ * conversion; NULL when it awaits scene_update or the node is not live.
+ * Valid until the scene next changes. */
+const double *scene_world_rows(const scene *s, int node);
 
 /* --- queries --- */
 vec3 scene_to_world(const scene *s, int node, vec3 p);

@@ -143,6 +143,7 @@ void view_boxes_release(view_boxes *b)
 		return;
 	free(b->sub);
 	free(b->unbounded);
+	free(b->bare);
 	free(b->mark);
 	free(b->todo);
 	memset(b, 0, sizeof(*b));
@@ -155,7 +156,7 @@ static int reserve(view_boxes *b, int need)
 	int nc = b->cap ? b->cap : 64;
 	aabb *sub;
 	int *unb, *todo;
-	unsigned char *mark;
+	unsigned char *mark, *bare;
 
 	if (need <= b->cap)
 		return 0;
@@ -167,6 +168,9 @@ static int reserve(view_boxes *b, int need)
 	if (!(unb = realloc(b->unbounded, (size_t)nc * sizeof(int))))
 		return RIGD_E_NOMEM;
 	b->unbounded = unb;
+	if (!(bare = realloc(b->bare, (size_t)nc)))
+		return RIGD_E_NOMEM;
+	b->bare = bare;
 	if (!(mark = realloc(b->mark, (size_t)nc)))
 		return RIGD_E_NOMEM;
 	memset(mark + b->cap, 0, (size_t)(nc - b->cap));
@@ -197,6 +201,7 @@ static void refit(const scene *s, view_boxes *b, int node)
 		j += scene_subtree_size(s, c);
 	}
 	b->sub[node] = box;
+	b->bare[node] = (unsigned char)(aabb_is_empty(scene_local_box(s, node)) ? 1 : 0);
 	b->unbounded[node] = unb;
 }
 
@@ -268,6 +273,35 @@ int view_boxes_update(const scene *s, view_boxes *b)
 	return 0;
 }
 
+/* aabb_transform(box, mat4_from_mat34(m)) for the 12 doubles of a mat34
+ * by rows: the same operations in the same order, so the same bits, as
+ * scene_world_box's, without building a mat4. */
+static aabb box_by_rows(aabb box, const double *m)
+{
+	const double *lo = &box.min.x, *hi = &box.max.x;
+	double out_lo[3], out_hi[3];
+
+	if (aabb_is_empty(box))
+		return box;
+	for (int r = 0; r < 3; r++) {
+		out_lo[r] = out_hi[r] = m[r * 4 + 3];
+		for (int c = 0; c < 3; c++) {
+			double a = m[r * 4 + c] * lo[c], d = m[r * 4 + c] * hi[c];
+
+			out_lo[r] += fmin(a, d);
+			out_hi[r] += fmax(a, d);
+		}
+	}
+	return (aabb){ { out_lo[0], out_lo[1], out_lo[2] }, { out_hi[0], out_hi[1], out_hi[2] } };
+}
+
+/* The world box of 'box', given in the frame of 'node' whose cached world
+ * matrix is 'rows' (NULL: stale, computed then). */
+static aabb to_world(const scene *s, int node, const double *rows, aabb box)
+{
+	return rows ? box_by_rows(box, rows) : aabb_transform(box, scene_world(s, node));
+}
+
 /* The walk's output: the visible handles in preorder, counted past 'cap'. */
 struct out {
 	int *visible;
@@ -294,7 +328,7 @@ static void add_unbounded(const scene *s, const view_boxes *b, struct out *o, in
 			j += scene_subtree_size(s, h);
 			continue;
 		}
-		if (aabb_is_empty(scene_local_box(s, h))) {
+		if (b->bare[h]) {
 			add(o, h);
 			left--;
 		}
@@ -304,12 +338,12 @@ static void add_unbounded(const scene *s, const view_boxes *b, struct out *o, in
 
 /* Every node of positions [from, end), those with bounds when 'bounded',
  * those without when 'unbounded'. */
-static void add_range(const scene *s, struct out *o, int from, int end, bool bounded,
-		      bool unbounded)
+static void add_range(const scene *s, const view_boxes *b, struct out *o, int from, int end,
+		      bool bounded, bool unbounded)
 {
 	for (int j = from; j < end; j++) {
 		int h = scene_at(s, j);
-		bool has = !aabb_is_empty(scene_local_box(s, h));
+		bool has = !b->bare[h];
 
 		if ((has && bounded) || (!has && unbounded))
 			add(o, h);
@@ -328,7 +362,7 @@ int view_cull(const scene *s, const view_boxes *b, const view *v, unsigned flags
 	for (int i = 0; i < scene_count(s);) {
 		int node = scene_at(s, i), end = i + scene_subtree_size(s, node), side;
 		bool inside = i < inside_end, own_ok;
-		mat4 w;
+		const double *rows;
 		aabb box, own;
 
 		assert(node < b->handle_end);
@@ -341,8 +375,8 @@ int view_cull(const scene *s, const view_boxes *b, const view *v, unsigned flags
 		}
 		/* The world box of the subtree's box holds every world box of
 		 * the subtree; for a leaf it is the node's own world box. */
-		w = scene_world(s, node);
-		box = aabb_transform(b->sub[node], w);
+		rows = scene_world_rows(s, node);
+		box = to_world(s, node, rows, b->sub[node]);
 		side = inside ? SIDE_INSIDE : (ntests++, classify_all(v, box));
 		if (side != SIDE_OUTSIDE && sized &&
 		    (ntests++, subtree_px_bound(v, box) < v->min_px))
@@ -354,14 +388,16 @@ int view_cull(const scene *s, const view_boxes *b, const view *v, unsigned flags
 			continue;
 		}
 		if (side == SIDE_INSIDE && !sized) {
-			add_range(s, &o, i, end, true, unb);
+			add_range(s, b, &o, i, end, true, unb);
 			i = end;
 			continue;
 		}
 		if (side == SIDE_INSIDE && !inside)
 			inside_end = end;
 		/* Open the node: its own box, then each child's subtree in turn. */
-		own = end == i + 1 ? box : aabb_transform(scene_local_box(s, node), w);
+		own = end == i + 1 ? box
+		      : b->bare[node] ? aabb_empty()
+				      : to_world(s, node, rows, scene_local_box(s, node));
 		if (aabb_is_empty(own)) {
 			own_ok = unb;
 		} else {

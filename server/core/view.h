@@ -89,6 +89,7 @@ double view_node_px(const view *v, aabb world_box);
 typedef struct view_boxes {
 	aabb *sub;          /* by handle: the subtree box in the node's frame */
 	int *unbounded;     /* by handle: nodes without bounds in the subtree */
+	unsigned char *bare; /* by handle: 1 when the node itself has no bounds */
 	unsigned char *mark; /* by handle: scratch of the refit, all 0 between */
 	int *todo;          /* scratch of the refit: the nodes to refit */
 	int cap;            /* handles the arrays hold */
