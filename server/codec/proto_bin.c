@@ -66,17 +66,19 @@ static void patch_u32(proto_buf *b, size_t at, uint32_t v)
 		p[i] = (unsigned char)(v >> (8 * i) & 0xff);
 }
 
-/* The 12 elements a frame carries of world matrix 'w': the first three rows
- * of the column-major 4x4, column by column (the fourth row of an affine
- * matrix is 0 0 0 1). */
-static int put_matrix(proto_buf *b, int format, mat4 w)
+/* The 12 elements a frame carries of a world matrix (see put_matrix), read
+ * from 'm' with element (row r, column c) at
+ * m[r * row_stride + c * col_stride]: a mat4 (1, 4) or a scene's stored
+ * rows (4, 1), which spares the conversion to a mat4 in the hot loop. */
+static int put_elements(proto_buf *b, int format, const double *m, int row_stride,
+			int col_stride)
 {
 	char o[12 * 8];
 	int elem = format == PROTO_FORMAT_F32 ? 4 : 8, at = 0;
 
 	for (int c = 0; c < 4; c++)
 		for (int r = 0; r < 3; r++) {
-			double v = w.m[c * 4 + r];
+			double v = m[r * row_stride + c * col_stride];
 			uint64_t bits;
 
 			if (elem == 4) {
@@ -93,6 +95,14 @@ static int put_matrix(proto_buf *b, int format, mat4 w)
 		}
 	/* One append per matrix: a snapshot of a big scene has millions. */
 	return proto_buf_append(b, o, (size_t)at);
+}
+
+/* The 12 elements a frame carries of world matrix 'w': the first three rows
+ * of the column-major 4x4, column by column (the fourth row of an affine
+ * matrix is 0 0 0 1). */
+static int put_matrix(proto_buf *b, int format, mat4 w)
+{
+	return put_elements(b, format, w.m, 1, 4);
 }
 
 /* The header with the JSON length left 0 (patched once it is known): of
@@ -162,9 +172,13 @@ static int put_world(proto_buf *b, int format, const scene *s, const int *nodes,
 	for (int i = 0; i < n; i++)
 		if (put_le(b, (uint64_t)nodes[i], 4))
 			return RIGD_E_NOMEM;
-	for (int i = 0; i < n; i++)
-		if (put_matrix(b, format, scene_world(s, nodes[i])))
+	for (int i = 0; i < n; i++) {
+		const double *rows = scene_world_rows(s, nodes[i]);
+
+		if (rows ? put_elements(b, format, rows, 4, 1)
+			 : put_matrix(b, format, scene_world(s, nodes[i])))
 			return RIGD_E_NOMEM;
+	}
 	return 0;
 }
 
