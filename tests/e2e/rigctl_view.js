@@ -7,8 +7,10 @@
  * the view, are created and deleted; after every edit what each prints
  * adds up to what a JSON client with the same view draws, matrix for
  * matrix, hidden for hidden, and to the server's culling rule re-done from
- * the tree; the printed frames equal the JSON client's. Bad view flags exit
- * 2 with an error naming the flag.
+ * the tree; the printed frames equal the JSON client's. The server's
+ * subtree boxes follow the edits without a rebuild: a root edit refits
+ * none, a leaf's edit its parent only (rigd_view_box_refits_total). Bad
+ * view flags exit 2 with an error naming the flag.
  */
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -16,7 +18,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const {
-  startRigd, tree, createScene, postEdit, run, assertSchema, Client, BUILD_DIR, tempDir,
+  startRigd, tree, createScene, postEdit, run, assertSchema, Client, BUILD_DIR, tempDir, get,
 } = require('../lib/rigd.js');
 const { perspectiveVp, visibleIds, shownIds, setDiffs } = require('../lib/interest.js');
 
@@ -85,6 +87,10 @@ function drawn(mirror, scene) {
   return out;
 }
 
+async function refits() {
+  return Number(/^rigd_view_box_refits_total (\d+)$/m.exec((await get(server, '/metrics')).text)[1]);
+}
+
 const lastSeq = (lines) => Math.max(-1, ...lines.filter((m) => m.type === 'snapshot' || m.type === 'update').map((m) => m.seq));
 const viewFrame = (m) => (m.type === 'update' || m.type === 'snapshot') && Array.isArray(m.hidden);
 
@@ -133,16 +139,19 @@ test('watch --view FILE and --vp/--viewport/--min-px print what a JSON view clie
 
   /* Moves across the view's edges, a node created in view, one deleted,
    * a group moved under the camera, bounds dropped: after each, the same. */
+  /* Boxes refitted per edit: the leaf's parent; none for a root. */
   const edits = [
-    [{ op: 'set', id: 'g0-3', t: [80, 0, 0] }],
-    [{ op: 'set', id: 'g1-0', t: [-25, 1, 0] }],
-    [{ op: 'create', id: 'new', parent: 'g2', t: [-52, 2, 0], bounds: BOUNDS }],
-    [{ op: 'delete', id: 'g0-7' }],
-    [{ op: 'set', id: 'g1', t: [4, 8, -2] }],
-    [{ op: 'set', id: 'g0-1', bounds: null }],
-    [{ op: 'set', id: 'g0', t: [1, 1, 0] }],
+    [{ op: 'set', id: 'g0-3', t: [80, 0, 0] }, 1],
+    [{ op: 'set', id: 'g1-0', t: [-25, 1, 0] }, 1],
+    [{ op: 'create', id: 'new', parent: 'g2', t: [-52, 2, 0], bounds: BOUNDS }, 2],
+    [{ op: 'delete', id: 'g0-7' }, 1],
+    [{ op: 'set', id: 'g1', t: [4, 8, -2] }, 0],
+    [{ op: 'set', id: 'g0-1', bounds: null }, 2],
+    [{ op: 'set', id: 'g0', t: [1, 1, 0] }, 0],
   ];
-  for (const ops of edits) {
+  for (const [op, refitted] of edits) {
+    const ops = [op];
+    const refits0 = await refits();
     const before = json.lines.length;
     const cBefore = clients[0].messages.length;
     r = await postEdit(server, 'cams', { ops });
@@ -156,6 +165,7 @@ test('watch --view FILE and --vp/--viewport/--min-px print what a JSON view clie
       assert.deepEqual(mine[0].world, theirs[0].world);
       assert.deepEqual(mine[0].hidden, theirs[0].hidden);
     }
+    assert.equal(await refits() - refits0, refitted, `${JSON.stringify(ops)}: boxes refitted`);
   }
   for (const w of [json, f32]) {
     w.lines.forEach((m) => assertSchema('ServerMessage', m));
