@@ -66,14 +66,17 @@ static void patch_u32(proto_buf *b, size_t at, uint32_t v)
 		p[i] = (unsigned char)(v >> (8 * i) & 0xff);
 }
 
-/* The 12 elements a frame carries of a world matrix (see put_matrix), read
- * from 'm' with element (row r, column c) at
- * m[r * row_stride + c * col_stride]: a mat4 (1, 4) or a scene's stored
- * rows (4, 1), which spares the conversion to a mat4 in the hot loop. */
-static int put_elements(proto_buf *b, int format, const double *m, int row_stride,
-			int col_stride)
+#define MATRIX_BYTES_MAX (12 * 8) /* bytes of one matrix in a frame */
+#define WORLD_CHUNK 32               /* matrices written per append */
+
+/* The 12 elements a frame carries of a world matrix into 'o' (room for
+ * MATRIX_BYTES_MAX): the first three rows of the column-major 4x4, column
+ * by column (the fourth row of an affine matrix is 0 0 0 1), read from 'm'
+ * with element (row r, column c) at m[r * row_stride + c * col_stride]: a
+ * mat4 (1, 4) or a scene's stored rows (4, 1), which spares the conversion
+ * to a mat4 in the hot loop. Returns the bytes written. */
+static int matrix_bytes(char *o, int format, const double *m, int row_stride, int col_stride)
 {
-	char o[12 * 8];
 	int elem = format == PROTO_FORMAT_F32 ? 4 : 8, at = 0;
 
 	for (int c = 0; c < 4; c++)
@@ -93,16 +96,7 @@ static int put_elements(proto_buf *b, int format, const double *m, int row_strid
 			for (int i = 0; i < elem; i++)
 				o[at++] = (char)(bits >> (8 * i) & 0xff);
 		}
-	/* One append per matrix: a snapshot of a big scene has millions. */
-	return proto_buf_append(b, o, (size_t)at);
-}
-
-/* The 12 elements a frame carries of world matrix 'w': the first three rows
- * of the column-major 4x4, column by column (the fourth row of an affine
- * matrix is 0 0 0 1). */
-static int put_matrix(proto_buf *b, int format, mat4 w)
-{
-	return put_elements(b, format, w.m, 1, 4);
+	return at;
 }
 
 /* The header with the JSON length left 0 (patched once it is known): of
@@ -166,18 +160,38 @@ static int put_locals(proto_buf *b, const scene *s, int node)
 	return 0;
 }
 
-/* The matrices of 'nodes': their indices, then their 12 elements each. */
+/* The matrices of 'nodes': their indices, then their 12 elements each,
+ * WORLD_CHUNK at a time into one append (a frame of a view carries about a
+ * thousand, and a hundred views' frames are built per edit). */
 static int put_world(proto_buf *b, int format, const scene *s, const int *nodes, int n)
 {
-	for (int i = 0; i < n; i++)
-		if (put_le(b, (uint64_t)nodes[i], 4))
-			return RIGD_E_NOMEM;
+	char o[WORLD_CHUNK * MATRIX_BYTES_MAX];
+	int at = 0;
+
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < 4; k++)
+			o[at++] = (char)((uint32_t)nodes[i] >> (8 * k) & 0xff);
+		if (at + 4 > (int)sizeof(o) || i == n - 1) {
+			if (proto_buf_append(b, o, (size_t)at))
+				return RIGD_E_NOMEM;
+			at = 0;
+		}
+	}
 	for (int i = 0; i < n; i++) {
 		const double *rows = scene_world_rows(s, nodes[i]);
 
-		if (rows ? put_elements(b, format, rows, 4, 1)
-			 : put_matrix(b, format, scene_world(s, nodes[i])))
-			return RIGD_E_NOMEM;
+		if (rows) {
+			at += matrix_bytes(o + at, format, rows, 4, 1);
+		} else {
+			mat4 w = scene_world(s, nodes[i]);
+
+			at += matrix_bytes(o + at, format, w.m, 1, 4);
+		}
+		if (at + MATRIX_BYTES_MAX > (int)sizeof(o) || i == n - 1) {
+			if (proto_buf_append(b, o, (size_t)at))
+				return RIGD_E_NOMEM;
+			at = 0;
+		}
 	}
 	return 0;
 }

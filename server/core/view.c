@@ -280,8 +280,12 @@ int view_boxes_update(const scene *s, view_boxes *b)
 }
 
 /* aabb_transform(box, mat4_from_mat34(m)) for the 12 doubles of a mat34
- * by rows: the same operations in the same order, so the same bits, as
- * scene_world_box's, without building a mat4. */
+ * by rows: the same products and sums in the same order, so the same
+ * numbers as scene_world_box's, without building a mat4. The smaller and
+ * larger of two products are picked by comparison, not fmin and fmax
+ * (calls into libm): for the finite products of finite numbers that picks
+ * the same value, at most a zero of the other sign, which no plane or size
+ * test can tell apart. */
 static aabb box_by_rows(aabb box, const double *m)
 {
 	const double *lo = &box.min.x, *hi = &box.max.x;
@@ -294,8 +298,8 @@ static aabb box_by_rows(aabb box, const double *m)
 		for (int c = 0; c < 3; c++) {
 			double a = m[r * 4 + c] * lo[c], d = m[r * 4 + c] * hi[c];
 
-			out_lo[r] += fmin(a, d);
-			out_hi[r] += fmax(a, d);
+			out_lo[r] += a < d ? a : d;
+			out_hi[r] += a < d ? d : a;
 		}
 	}
 	return (aabb){ { out_lo[0], out_lo[1], out_lo[2] }, { out_hi[0], out_hi[1], out_hi[2] } };
