@@ -1760,8 +1760,8 @@ bool scene_shape_since(const scene *s, uint64_t clock, const int **nodes, int *n
 {
 	if (clock < s->shape_base || clock > scene_shape_clock(s))
 		return false;
-	*nodes = s->shape_log + (clock - s->shape_base);
 	*n = (int)(scene_shape_clock(s) - clock);
+	*nodes = *n ? s->shape_log + (clock - s->shape_base) : NULL;
 	return true;
 }
 
