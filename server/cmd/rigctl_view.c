@@ -209,6 +209,11 @@ int rigctl_view_build(struct rigctl *r, char *why, size_t why_len)
 	if (rc == 0 && (m.type != PROTO_VIEW || m.view_clear))
 		rc = fail(why, why_len, "--view: %s must give a view (vp or planes, and viewport)",
 			  r->view_file);
+	else if (rc && r->view_file &&
+		 (strcmp(err.field, "type") == 0 || strcmp(err.field, "scene") == 0))
+		rc = fail(why, why_len,
+			  "--view: %s: %s: give the view's fields only (vp or planes, viewport, "
+			  "min_px); rigctl adds type and scene", r->view_file, err.field);
 	else if (rc)
 		rc = r->view_file ? fail(why, why_len, "--view: %s: %s", r->view_file, err.message)
 				  : fail(why, why_len, "%s: %s", flag_of(r, err.field), err.message);

@@ -185,6 +185,8 @@ test('watch with a view the server would refuse, or bad view flags: exit 2 namin
     [['--view', write('short.json', '{"vp":[1,2],"viewport":[10,10]}')], /--view: .*vp: must be an array of 16 numbers/],
     [['--view', write('extra.json', `{"vp":[${good}],"viewport":[10,10],"fov":3}`)], /--view: .*fov/],
     [['--view', write('clear.json', '{"clear":true}')], /--view: .* must give a view/],
+    [['--view', write('whole.json', `{"type":"view","scene":"cams","vp":[${good}],"viewport":[10,10]}`)],
+      /--view: .*whole.json: type: give the view's fields only/],
     [['--vp', '1,2,3', '--viewport', '10x10'], /--vp: 3 numbers, needs 16/],
     [['--vp', good], /--vp: needs --viewport/],
     [['--vp', good, '--viewport', '640'], /--viewport: '640' is not WIDTHxHEIGHT/],
