@@ -77,23 +77,28 @@ static void patch_u32(proto_buf *b, size_t at, uint32_t v)
  * to a mat4 in the hot loop. Returns the bytes written. */
 static int matrix_bytes(char *o, int format, const double *m, int row_stride, int col_stride)
 {
-	int elem = format == PROTO_FORMAT_F32 ? 4 : 8, at = 0;
+	int at = 0;
 
+	/* Two loops with a fixed element size each: the compiler merges each
+	 * element's byte stores into one little-endian store. */
+	if (format == PROTO_FORMAT_F32) {
+		for (int c = 0; c < 4; c++)
+			for (int r = 0; r < 3; r++) {
+				float f = (float)m[r * row_stride + c * col_stride];
+				uint32_t bits;
+
+				memcpy(&bits, &f, sizeof(bits));
+				for (int i = 0; i < 4; i++)
+					o[at++] = (char)(bits >> (8 * i) & 0xff);
+			}
+		return at;
+	}
 	for (int c = 0; c < 4; c++)
 		for (int r = 0; r < 3; r++) {
-			double v = m[r * row_stride + c * col_stride];
 			uint64_t bits;
 
-			if (elem == 4) {
-				float f = (float)v;
-				uint32_t fb;
-
-				memcpy(&fb, &f, sizeof(fb));
-				bits = fb;
-			} else {
-				memcpy(&bits, &v, sizeof(bits));
-			}
-			for (int i = 0; i < elem; i++)
+			memcpy(&bits, &m[r * row_stride + c * col_stride], sizeof(bits));
+			for (int i = 0; i < 8; i++)
 				o[at++] = (char)(bits >> (8 * i) & 0xff);
 		}
 	return at;
@@ -254,26 +259,34 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* world_nodes followed by the changed nodes not among them, into *out
- * (malloc'd, the caller frees). */
+ * (malloc'd, the caller frees). The lookup needs world_nodes sorted: a
+ * copy is sorted unless they come in ascending order already (as a view's
+ * frame gives them, by handle), or there are no changed nodes to look up. */
 static int matrix_nodes(const int *world_nodes, int n_world, const int *changed, int n_changed,
 			int **out, int *n_out)
 {
-	int *sorted = n_world ? malloc((size_t)n_world * sizeof(int)) : NULL;
+	bool ascending = true;
+	int *sorted = NULL;
 	int *all = malloc(((size_t)n_world + (size_t)n_changed + 1) * sizeof(int));
 	int n = n_world;
 
-	if ((n_world && !sorted) || !all) {
+	for (int i = 1; i < n_world && ascending; i++)
+		ascending = world_nodes[i - 1] <= world_nodes[i];
+	if (n_world && n_changed && !ascending &&
+	    (sorted = malloc((size_t)n_world * sizeof(int))) != NULL) {
+		memcpy(sorted, world_nodes, (size_t)n_world * sizeof(int));
+		qsort(sorted, (size_t)n_world, sizeof(int), cmp_int);
+	}
+	if (!all || (n_world && n_changed && !ascending && !sorted)) {
 		free(sorted);
 		free(all);
 		return RIGD_E_NOMEM;
 	}
-	if (n_world) {
+	if (n_world)
 		memcpy(all, world_nodes, (size_t)n_world * sizeof(int));
-		memcpy(sorted, world_nodes, (size_t)n_world * sizeof(int));
-		qsort(sorted, (size_t)n_world, sizeof(int), cmp_int);
-	}
 	for (int i = 0; i < n_changed; i++)
-		if (!n_world || !bsearch(&changed[i], sorted, (size_t)n_world, sizeof(int), cmp_int))
+		if (!n_world || !bsearch(&changed[i], sorted ? sorted : world_nodes, (size_t)n_world,
+					 sizeof(int), cmp_int))
 			all[n++] = changed[i];
 	free(sorted);
 	*out = all;

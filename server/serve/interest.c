@@ -540,7 +540,9 @@ char *interest_frame(struct server *S, struct client *c, struct sub *sb, struct 
 			proto_buf_release(&b);
 			return NULL;
 		}
-		if (cf && !snapshot && sb->cursor >= 0 && sb->known_gen) {
+		/* Kept for the other clients of the view; a view of one
+		 * client has none to share it with. */
+		if (cf && rv->refs > 1 && !snapshot && sb->cursor >= 0 && sb->known_gen) {
 			char *copy = serve_copy_frame(f, S->head, *len);
 
 			if (copy) {
