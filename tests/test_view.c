@@ -4,7 +4,9 @@
  * refused views, and the hierarchical cull against a brute-force test of
  * every node on random scenes (with and without the size test, with nodes
  * without bounds visible or not), and against scene_cull where they must
- * agree.
+ * agree; the boxes kept up to date through random edits (local matrices,
+ * bounds, reparents, creates, deletes) equal boxes built from scratch, and
+ * both culls stay the brute-force rule's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -277,6 +279,203 @@ static void test_cull_is_hierarchical(void **state)
 	scene_free(s);
 }
 
+/* A random node of 's' other than 'not' (-1: any), or -1 when none. */
+static int any_node(const scene *s, int not)
+{
+	int n = scene_count(s), h;
+
+	if (n == 0 || (n == 1 && scene_at(s, 0) == not))
+		return -1;
+	do
+		h = scene_at(s, rand() % n);
+	while (h == not);
+	return h;
+}
+
+/* One random edit of 's': a local matrix, bounds on or off, a reparent
+ * (keeping the world or not), a create, a delete of a small subtree. */
+static void random_edit(scene *s, int *next_id)
+{
+	node_props p = node_props_default();
+	int node = any_node(s, -1), kind = rand() % 6, parent;
+	char id[16];
+
+	if (node < 0 || kind == 3) {
+		parent = node >= 0 && rand() % 4 ? node : -1;
+		p.t = vec3_make(frand(-4, 4), frand(-4, 4), frand(-4, 4));
+		if (rand() % 3) {
+			p.has_bounds = true;
+			p.bounds = aabb_make(vec3_make(-1, -0.5, -0.2), vec3_make(0.3, 1, 0.7));
+		}
+		snprintf(id, sizeof(id), "e%d", (*next_id)++);
+		assert_int_equal(scene_create(s, id, parent, -1, &p, NULL), 0);
+		return;
+	}
+	switch (kind) {
+	case 0: /* a local matrix */
+		p.t = vec3_make(frand(-5, 5), frand(-5, 5), frand(-5, 5));
+		p.r = quat_from_axis_angle(vec3_make(frand(-1, 1), 1, frand(-1, 1)), frand(-3, 3));
+		p.s = vec3_make(frand(0.5, 2), frand(0.5, 2), frand(0.5, 2));
+		assert_int_equal(scene_set(s, node, PROP_T | PROP_R | PROP_S, &p), 0);
+		break;
+	case 1: /* bounds on, changed or off */
+		p.has_bounds = rand() % 3 != 0;
+		p.bounds = aabb_make(vec3_make(-frand(0, 3), -1, -frand(0, 2)),
+				     vec3_make(frand(0, 2), 1, frand(0, 3)));
+		assert_int_equal(scene_set(s, node, PROP_BOUNDS, &p), 0);
+		break;
+	case 2: /* a reparent, or a new root */
+		parent = rand() % 5 ? any_node(s, node) : -1;
+		if (parent >= 0 && scene_is_ancestor(s, node, parent))
+			parent = -1;
+		{
+			int rc = scene_reparent(s, node, parent, -1, rand() % 2);
+
+			assert_true(rc == 0 || rc == RIGD_E_NOT_TRS || rc == RIGD_E_SINGULAR);
+			if (rc)
+				assert_int_equal(scene_reparent(s, node, parent, -1, false), 0);
+		}
+		break;
+	case 4: /* a delete, of a leaf or a small subtree */
+		if (scene_subtree_size(s, node) <= 8)
+			assert_int_equal(scene_delete(s, node), 0);
+		break;
+	default: /* a root edit: nothing for the boxes to refit */
+		while (scene_parent(s, node) >= 0)
+			node = scene_parent(s, node);
+		p.t = vec3_make(frand(-5, 5), frand(-5, 5), 0);
+		assert_int_equal(scene_set(s, node, PROP_T, &p), 0);
+		break;
+	}
+}
+
+/* The boxes of every live node agree bit for bit. */
+static void assert_boxes_equal(const scene *s, const view_boxes *a, const view_boxes *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (int pos = 0; pos < scene_count(s); pos++) {
+		int h = scene_at(s, pos);
+
+		assert_true(h < a->handle_end && h < b->handle_end);
+		assert_memory_equal(&a->sub[h], &b->sub[h], sizeof(aabb));
+		assert_int_equal(a->unbounded[h], b->unbounded[h]);
+	}
+}
+
+/* Both culls give the brute-force rule's nodes, in preorder. */
+static void assert_culls(const scene *s, const view_boxes *inc, const view_boxes *fresh,
+			 const view *v)
+{
+	int n = scene_count(s), nw = 0;
+	int *got = malloc((size_t)(n ? n : 1) * sizeof(int)), *want = malloc((size_t)(n ? n : 1) * sizeof(int));
+
+	for (unsigned flags = 0; flags <= VIEW_CULL_UNBOUNDED; flags++) {
+		nw = 0;
+		for (int pos = 0; pos < n; pos++)
+			if (brute_visible(s, scene_at(s, pos), v, flags))
+				want[nw++] = scene_at(s, pos);
+		assert_int_equal(view_cull(s, inc, v, flags, got, n, NULL), nw);
+		assert_memory_equal(got, want, (size_t)nw * sizeof(int));
+		assert_int_equal(view_cull(s, fresh, v, flags, got, n, NULL), nw);
+		assert_memory_equal(got, want, (size_t)nw * sizeof(int));
+	}
+	free(got);
+	free(want);
+}
+
+/* Boxes kept up to date edit after edit equal boxes built from scratch,
+ * and the culls over them stay the brute-force rule's. */
+static void test_boxes_follow_edits(void **state)
+{
+	int next_id = 0;
+
+	(void)state;
+	srand(11);
+	for (int round = 0; round < 12; round++) {
+		scene *s = random_scene(300);
+		view_boxes inc = { 0 }, fresh = { 0 };
+		double vp[16];
+		view v;
+
+		perspective_vp(frand(30, 90), frand(0.5, 2), 0.1, frand(30, 80),
+			       vec3_make(frand(-10, 10), frand(-10, 10), frand(15, 40)), vp);
+		assert_int_equal(view_from_vp(vp, 640, 480, round % 2 ? frand(0, 20) : 0, &v), 0);
+		assert_int_equal(view_boxes_update(s, &inc), 0);  /* never built: builds */
+		assert_int_equal(inc.refits, scene_count(s));
+		for (int step = 0; step < 40; step++) {
+			int edits = 1 + rand() % 4;
+
+			for (int e = 0; e < edits; e++)
+				random_edit(s, &next_id);
+			scene_update(s, (uint64_t)step + 2, NULL, NULL);
+			assert_int_equal(view_boxes_update(s, &inc), 0);
+			assert_int_equal(view_boxes_build(s, &fresh), 0);
+			assert_boxes_equal(s, &inc, &fresh);
+			assert_culls(s, &inc, &fresh, &v);
+		}
+		view_boxes_release(&inc);
+		view_boxes_release(&fresh);
+		scene_free(s);
+	}
+}
+
+/* A root edit refits no box, a leaf's edit only its ancestors, and a
+ * shape log that no longer reaches back makes the update rebuild. */
+static void test_boxes_refit_little(void **state)
+{
+	scene *s = scene_new();
+	view_boxes b = { 0 }, fresh = { 0 };
+	node_props p = node_props_default();
+	int root, group, leaf = -1;
+	char id[32];
+
+	(void)state;
+	assert_int_equal(scene_create(s, "root", -1, -1, &p, &root), 0);
+	for (int g = 0; g < 10; g++) {
+		snprintf(id, sizeof(id), "g%d", g);
+		p.t = vec3_make(g * 10.0, 0, 0);
+		assert_int_equal(scene_create(s, id, root, -1, &p, &group), 0);
+		for (int k = 0; k < 50; k++) {
+			node_props q = node_props_default();
+
+			q.t = vec3_make(k, 0, 0);
+			q.has_bounds = true;
+			q.bounds = aabb_make(vec3_make(-0.5, -0.5, -0.5), vec3_make(0.5, 0.5, 0.5));
+			snprintf(id, sizeof(id), "g%d-%d", g, k);
+			assert_int_equal(scene_create(s, id, group, -1, &q, &leaf), 0);
+		}
+	}
+	scene_update(s, 1, NULL, NULL);
+	assert_int_equal(view_boxes_update(s, &b), 0);
+	assert_int_equal(b.refits, 511);
+	p.t = vec3_make(3, 2, 1);
+	assert_int_equal(scene_set(s, root, PROP_T, &p), 0);
+	scene_update(s, 2, NULL, NULL);
+	assert_int_equal(view_boxes_update(s, &b), 0);
+	assert_int_equal(b.refits, 0);
+	/* The last leaf moves: its group and the root are refitted. */
+	p.t = vec3_make(100, 5, 0);
+	assert_int_equal(scene_set(s, leaf, PROP_T, &p), 0);
+	scene_update(s, 3, NULL, NULL);
+	assert_int_equal(view_boxes_update(s, &b), 0);
+	assert_int_equal(b.refits, 2);
+	assert_int_equal(view_boxes_build(s, &fresh), 0);
+	assert_boxes_equal(s, &b, &fresh);
+	/* More edits than the log holds: a rebuild, still right. */
+	for (int i = 0; i < 5000; i++) {
+		p.t = vec3_make(i % 7, 0, 0);
+		assert_int_equal(scene_set(s, leaf, PROP_T, &p), 0);
+	}
+	scene_update(s, 4, NULL, NULL);
+	assert_int_equal(view_boxes_update(s, &b), 0);
+	assert_int_equal(b.refits, 511);
+	assert_int_equal(view_boxes_build(s, &fresh), 0);
+	assert_boxes_equal(s, &b, &fresh);
+	view_boxes_release(&b);
+	view_boxes_release(&fresh);
+	scene_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +484,8 @@ int main(void)
 		cmocka_unit_test(test_bad_views),
 		cmocka_unit_test(test_cull_matches_brute_force),
 		cmocka_unit_test(test_cull_is_hierarchical),
+		cmocka_unit_test(test_boxes_follow_edits),
+		cmocka_unit_test(test_boxes_refit_little),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

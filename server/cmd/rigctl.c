@@ -5,6 +5,7 @@
  *                                                error line out per batch
  *   rigctl [--url URL] replay SCENE LOG [--speed 1|N|max]
  *   rigctl [--url URL] watch SCENE [--count N] [--until-seq SEQ]
+ *          [--view FILE | --vp M0,...,M15 --viewport WxH [--min-px N]]
  *   rigctl [--url URL] get SCENE [--at SEQ]
  *   rigctl [--url URL] log SCENE [--from SEQ] [--to SEQ]
  *   rigctl [--url URL] scenes | create SCENE | delete SCENE
@@ -135,6 +136,7 @@ void rigctl_release(struct rigctl *r)
 	free(r->inbuf);
 	free(r->timed_msg);
 	free(r->owned_body);
+	free(r->view_msg);
 	proto_bin_names_release(&r->names);
 	if (r->out_file)
 		fclose(r->out_file);  /* an answer cut short: what came is kept */

@@ -77,6 +77,11 @@ struct rigctl {
 	int64_t until_seq;           /* -1: none */
 	long received;
 	int format;                  /* --format: enum proto_format */
+	const char *view_file;       /* --view FILE: the view message's fields */
+	const char *view_vp;         /* --vp m0,...,m15 */
+	const char *view_viewport;   /* --viewport WxH */
+	const char *view_min_px;     /* --min-px N */
+	char *view_msg;              /* the view message sent after subscribing; NULL: none */
 	proto_bin_names names;       /* binary frames' index -> id */
 
 	/* HTTP */
@@ -122,5 +127,14 @@ void rigctl_ws_end(struct rigctl *r);
 
 /* Frees what the run holds (not 'r' itself). */
 void rigctl_release(struct rigctl *r);
+
+/*
+ * watch's view (rigctl_view.c): composes the view message from --view FILE
+ * or --vp, --viewport and --min-px into r->view_msg (owned by 'r'), checked
+ * with the server's decoder. Returns 0 (also when no view flag was given),
+ * or -1 with 'why' saying which flag is wrong and why; r->view_msg is then
+ * NULL.
+ */
+int rigctl_view_build(struct rigctl *r, char *why, size_t why_len);
 
 #endif

@@ -30,9 +30,14 @@ static const char usage_text[] =
 	"                               recorded timing (S = 1, or a factor) or as fast as\n"
 	"                               possible (S = max); a progress bar on a terminal\n"
 	"  watch SCENE [--count N] [--until-seq SEQ] [--format json|f32|f64]\n"
+	"        [--view FILE | --vp M0,...,M15 --viewport WxH [--min-px N]]\n"
 	"                               print the snapshot, then every update, presence,\n"
 	"                               join and leave as it arrives; f32 and f64 receive\n"
-	"                               binary frames and print them as the same JSON\n"
+	"                               binary frames and print them as the same JSON;\n"
+	"                               with a view (FILE: a JSON object of the view\n"
+	"                               message's fields; or a column-major view-projection\n"
+	"                               matrix, viewport and minimum size) only the\n"
+	"                               matrices of visible nodes, and \"hidden\"\n"
 	"  get SCENE [--at SEQ]         the scene's tree (at an earlier seq)\n"
 	"  log SCENE [--from N] [--to N] the edit log as NDJSON\n"
 	"  scenes                       list the scenes\n"
@@ -254,6 +259,7 @@ static int args_replay(struct rigctl *r, struct argv_cursor *a)
 
 static int args_watch(struct rigctl *r, struct argv_cursor *a)
 {
+	char why[512];
 	int status = 0;
 
 	r->mode = RIGCTL_WATCH;
@@ -273,11 +279,27 @@ static int args_watch(struct rigctl *r, struct argv_cursor *a)
 
 			if (!name || proto_format_parse(name, &r->format) != 0)
 				return usage_error("--format takes json, f32 or f64");
+		} else if (strcmp(flag, "--view") == 0 || strcmp(flag, "--vp") == 0 ||
+			   strcmp(flag, "--viewport") == 0 || strcmp(flag, "--min-px") == 0) {
+			const char *value = next_value(a);
+
+			if (!value)
+				return usage_error("%s needs a value", flag);
+			if (strcmp(flag, "--view") == 0)
+				r->view_file = value;
+			else if (strcmp(flag, "--vp") == 0)
+				r->view_vp = value;
+			else if (strcmp(flag, "--viewport") == 0)
+				r->view_viewport = value;
+			else
+				r->view_min_px = value;
 		} else {
 			return usage_error("unknown watch argument '%s'", flag);
 		}
 		a->i += 2;
 	}
+	if (rigctl_view_build(r, why, sizeof(why)) != 0)
+		return usage_error("%s", why);
 	return 0;
 }
 

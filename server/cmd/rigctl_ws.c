@@ -476,7 +476,8 @@ static void on_open(void *user)
 	     (PROTO_BUF_LIT(&b, ",\"format\":") ||
 	      proto_buf_json_string(&b, proto_format_name(r->format)))) ||
 	    PROTO_BUF_LIT(&b, "}") ||
-	    net_client_ws_send(r->net, b.data, b.len))
+	    net_client_ws_send(r->net, b.data, b.len) ||
+	    (r->view_msg && net_client_ws_send(r->net, r->view_msg, strlen(r->view_msg))))
 		rigctl_fail(r, "out of memory");
 	proto_buf_release(&b);
 }

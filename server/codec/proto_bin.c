@@ -66,33 +66,42 @@ static void patch_u32(proto_buf *b, size_t at, uint32_t v)
 		p[i] = (unsigned char)(v >> (8 * i) & 0xff);
 }
 
-/* The 12 elements a frame carries of world matrix 'w': the first three rows
- * of the column-major 4x4, column by column (the fourth row of an affine
- * matrix is 0 0 0 1). */
-static int put_matrix(proto_buf *b, int format, mat4 w)
-{
-	char o[12 * 8];
-	int elem = format == PROTO_FORMAT_F32 ? 4 : 8, at = 0;
+#define MATRIX_BYTES_MAX (12 * 8) /* bytes of one matrix in a frame */
+#define WORLD_CHUNK 32               /* matrices written per append */
 
+/* The 12 elements a frame carries of a world matrix into 'o' (room for
+ * MATRIX_BYTES_MAX): the first three rows of the column-major 4x4, column
+ * by column (the fourth row of an affine matrix is 0 0 0 1), read from 'm'
+ * with element (row r, column c) at m[r * row_stride + c * col_stride]: a
+ * mat4 (1, 4) or a scene's stored rows (4, 1), which spares the conversion
+ * to a mat4 in the hot loop. Returns the bytes written. */
+static int matrix_bytes(char *o, int format, const double *m, int row_stride, int col_stride)
+{
+	int at = 0;
+
+	/* Two loops with a fixed element size each: the compiler merges each
+	 * element's byte stores into one little-endian store. */
+	if (format == PROTO_FORMAT_F32) {
+		for (int c = 0; c < 4; c++)
+			for (int r = 0; r < 3; r++) {
+				float f = (float)m[r * row_stride + c * col_stride];
+				uint32_t bits;
+
+				memcpy(&bits, &f, sizeof(bits));
+				for (int i = 0; i < 4; i++)
+					o[at++] = (char)(bits >> (8 * i) & 0xff);
+			}
+		return at;
+	}
 	for (int c = 0; c < 4; c++)
 		for (int r = 0; r < 3; r++) {
-			double v = w.m[c * 4 + r];
 			uint64_t bits;
 
-			if (elem == 4) {
-				float f = (float)v;
-				uint32_t fb;
-
-				memcpy(&fb, &f, sizeof(fb));
-				bits = fb;
-			} else {
-				memcpy(&bits, &v, sizeof(bits));
-			}
-			for (int i = 0; i < elem; i++)
+			memcpy(&bits, &m[r * row_stride + c * col_stride], sizeof(bits));
+			for (int i = 0; i < 8; i++)
 				o[at++] = (char)(bits >> (8 * i) & 0xff);
 		}
-	/* One append per matrix: a snapshot of a big scene has millions. */
-	return proto_buf_append(b, o, (size_t)at);
+	return at;
 }
 
 /* The header with the JSON length left 0 (patched once it is known): of
@@ -156,15 +165,39 @@ static int put_locals(proto_buf *b, const scene *s, int node)
 	return 0;
 }
 
-/* The matrices of 'nodes': their indices, then their 12 elements each. */
+/* The matrices of 'nodes': their indices, then their 12 elements each,
+ * WORLD_CHUNK at a time into one append (a frame of a view carries about a
+ * thousand, and a hundred views' frames are built per edit). */
 static int put_world(proto_buf *b, int format, const scene *s, const int *nodes, int n)
 {
-	for (int i = 0; i < n; i++)
-		if (put_le(b, (uint64_t)nodes[i], 4))
-			return RIGD_E_NOMEM;
-	for (int i = 0; i < n; i++)
-		if (put_matrix(b, format, scene_world(s, nodes[i])))
-			return RIGD_E_NOMEM;
+	char o[WORLD_CHUNK * MATRIX_BYTES_MAX];
+	int at = 0;
+
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < 4; k++)
+			o[at++] = (char)((uint32_t)nodes[i] >> (8 * k) & 0xff);
+		if (at + 4 > (int)sizeof(o) || i == n - 1) {
+			if (proto_buf_append(b, o, (size_t)at))
+				return RIGD_E_NOMEM;
+			at = 0;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		const double *rows = scene_world_rows(s, nodes[i]);
+
+		if (rows) {
+			at += matrix_bytes(o + at, format, rows, 4, 1);
+		} else {
+			mat4 w = scene_world(s, nodes[i]);
+
+			at += matrix_bytes(o + at, format, w.m, 1, 4);
+		}
+		if (at + MATRIX_BYTES_MAX > (int)sizeof(o) || i == n - 1) {
+			if (proto_buf_append(b, o, (size_t)at))
+				return RIGD_E_NOMEM;
+			at = 0;
+		}
+	}
 	return 0;
 }
 
@@ -226,26 +259,34 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* world_nodes followed by the changed nodes not among them, into *out
- * (malloc'd, the caller frees). */
+ * (malloc'd, the caller frees). The lookup needs world_nodes sorted: a
+ * copy is sorted unless they come in ascending order already (as a view's
+ * frame gives them, by handle), or there are no changed nodes to look up. */
 static int matrix_nodes(const int *world_nodes, int n_world, const int *changed, int n_changed,
 			int **out, int *n_out)
 {
-	int *sorted = n_world ? malloc((size_t)n_world * sizeof(int)) : NULL;
+	bool ascending = true;
+	int *sorted = NULL;
 	int *all = malloc(((size_t)n_world + (size_t)n_changed + 1) * sizeof(int));
 	int n = n_world;
 
-	if ((n_world && !sorted) || !all) {
+	for (int i = 1; i < n_world && ascending; i++)
+		ascending = world_nodes[i - 1] <= world_nodes[i];
+	if (n_world && n_changed && !ascending &&
+	    (sorted = malloc((size_t)n_world * sizeof(int))) != NULL) {
+		memcpy(sorted, world_nodes, (size_t)n_world * sizeof(int));
+		qsort(sorted, (size_t)n_world, sizeof(int), cmp_int);
+	}
+	if (!all || (n_world && n_changed && !ascending && !sorted)) {
 		free(sorted);
 		free(all);
 		return RIGD_E_NOMEM;
 	}
-	if (n_world) {
+	if (n_world)
 		memcpy(all, world_nodes, (size_t)n_world * sizeof(int));
-		memcpy(sorted, world_nodes, (size_t)n_world * sizeof(int));
-		qsort(sorted, (size_t)n_world, sizeof(int), cmp_int);
-	}
 	for (int i = 0; i < n_changed; i++)
-		if (!n_world || !bsearch(&changed[i], sorted, (size_t)n_world, sizeof(int), cmp_int))
+		if (!n_world || !bsearch(&changed[i], sorted ? sorted : world_nodes, (size_t)n_world,
+					 sizeof(int), cmp_int))
 			all[n++] = changed[i];
 	free(sorted);
 	*out = all;

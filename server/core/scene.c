@@ -113,6 +113,12 @@ struct scene {
 	uint64_t full_stamp;   /* the stamp of the last full pass */
 
 	uint64_t recomputed_total;
+
+	/* The shape log (scene_shape_since): nodes whose box in their own
+	 * frame changed, since clock shape_base. */
+	int *shape_log;
+	int shape_n, shape_cap;
+	uint64_t shape_base;
 };
 
 /* ---------- ids and the id index ---------- */
@@ -303,6 +309,7 @@ void scene_free(scene *s)
 	array_free(s->free_handles);
 	array_free(s->hash);
 	free(s->dirty_roots);
+	free(s->shape_log);
 	pose_set_free(s->poses);
 	asset_set_free(s->assets);
 	draw_cache_free(s->draw);
@@ -750,6 +757,39 @@ static void push_root(scene *s, int node)
 	s->dirty_roots[s->n_roots++] = node;
 }
 
+/* Forgets the shape log: a reader at any earlier clock rebuilds. */
+static void shape_forget(scene *s)
+{
+	s->shape_base += (uint64_t)s->shape_n + 1;
+	s->shape_n = 0;
+}
+
+/* Notes that the box of 'node' (-1: nothing) in its own frame changed:
+ * its bounds, a child's local matrix or its set of children. The log
+ * holds at most max(4096, count) entries; past that, or out of memory, it
+ * is forgotten, and its readers rebuild in O(n), no more often than once
+ * per that many edits. */
+static void shape_note(scene *s, int node)
+{
+	if (node < 0)
+		return;
+	if (s->shape_n == s->shape_cap) {
+		int limit = s->count > 4096 ? s->count : 4096;
+		int nc = s->shape_cap ? s->shape_cap * 2 : 64;
+		int *log = nc <= limit ? realloc(s->shape_log, sizeof(int) * (size_t)nc) : NULL;
+
+		if (!log) {
+			shape_forget(s);
+			if (s->shape_cap == 0)
+				return;
+		} else {
+			s->shape_log = log;
+			s->shape_cap = nc;
+		}
+	}
+	s->shape_log[s->shape_n++] = node;
+}
+
 /* Marks node's subtree dirty: the node is marked, and listed as a root
  * unless its parent is marked (then it lies in a listed subtree already).
  * A node 'moved' is marked again, as it may have left the subtree that
@@ -996,6 +1036,7 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 	set_local(s, node);
 	node_state(s, node, false, 0);
 	mark_dirty(s, node, false);
+	shape_note(s, node);
 	draw_stale(s);
 	/* A parent comes before its children in preorder, and a child lies
 	 * inside its parent's subtree range [pos, pos + size). */
@@ -1104,6 +1145,7 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 			s->hot[s->parent[i]].size += s->hot[i].size;
 	s->dirty_all = true;
 	s->order_is_handles = true;
+	shape_forget(s);
 	draw_stale(s);
 	return 0;
 }
@@ -1132,6 +1174,7 @@ int scene_delete(scene *s, int node)
 	assert(s->order[a] == node && k >= 1 && a + k <= s->count);
 	assert(s->n_free + k <= s->cap);
 	drop_roots_in(s, a, a + k);
+	shape_note(s, s->parent[node]);
 	add_to_ancestors(s, s->parent[node], -k);
 	for (int i = a; i < a + k; i++) {
 		int n = s->order[i];
@@ -1228,6 +1271,8 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 		set_local(s, node);
 	}
 	mark_dirty(s, node, true);
+	shape_note(s, old_parent);
+	shape_note(s, node);
 	draw_stale(s);
 	return 0;
 }
@@ -1267,7 +1312,10 @@ static void set_checked(scene *s, int node, unsigned mask, const node_props *p,
 	if (mask & PROP_TRANSFORM) {
 		set_local(s, node);
 		mark_dirty(s, node, false);
+		shape_note(s, s->parent[node]);
 	}
+	if (mask & PROP_BOUNDS)
+		shape_note(s, node);
 	if (flip_check && mirrored2d(local_of(s, node)) != was_mirrored)
 		draw_stale(s);
 }
@@ -1629,6 +1677,13 @@ mat4 scene_world(const scene *s, int node)
 
 /* ---------- queries ---------- */
 
+const double *scene_world_rows(const scene *s, int node)
+{
+	if (!live(s, node) || stale_depth(s, node) != 0)
+		return NULL;
+	return world_of(s, node);
+}
+
 vec3 scene_to_world(const scene *s, int node, vec3 p)
 {
 	return mat4_point(scene_world(s, node), p);
@@ -1687,6 +1742,27 @@ aabb scene_world_box(const scene *s, int node)
 	if (!live(s, node) || !s->nd[node].has_bounds)
 		return aabb_empty();
 	return aabb_transform(s->nd[node].bounds, scene_world(s, node));
+}
+
+aabb scene_local_box(const scene *s, int node)
+{
+	if (!live(s, node) || !s->nd[node].has_bounds)
+		return aabb_empty();
+	return s->nd[node].bounds;
+}
+
+uint64_t scene_shape_clock(const scene *s)
+{
+	return s->shape_base + (uint64_t)s->shape_n;
+}
+
+bool scene_shape_since(const scene *s, uint64_t clock, const int **nodes, int *n)
+{
+	if (clock < s->shape_base || clock > scene_shape_clock(s))
+		return false;
+	*n = (int)(scene_shape_clock(s) - clock);
+	*nodes = *n ? s->shape_log + (clock - s->shape_base) : NULL;
+	return true;
 }
 
 aabb scene_subtree_box(const scene *s, int node)

@@ -259,6 +259,11 @@ mat4 scene_local(const scene *s, int node);
 /* The node's world matrix, never stale: a dirty node's is computed from the
  * locals along its path (without touching the cache). */
 mat4 scene_world(const scene *s, int node);
+/* The cached world matrix of live 'node' as it is stored: the 12 doubles
+ * of a mat34 (by rows), for loops that would otherwise pay scene_world's
+ * conversion; NULL when it awaits scene_update or the node is not live.
+ * Valid until the scene next changes. */
+const double *scene_world_rows(const scene *s, int node);
 
 /* --- queries --- */
 vec3 scene_to_world(const scene *s, int node, vec3 p);
@@ -274,6 +279,23 @@ double scene_det(const scene *s, int node);       /* det of W's 3x3 */
 double scene_shear_deg(const scene *s, int node); /* mat4_shear_deg(W) */
 /* The world box of the node's own bounds (empty if it has none). */
 aabb scene_world_box(const scene *s, int node);
+/* The node's own bounds in its own frame (empty if it has none). */
+aabb scene_local_box(const scene *s, int node);
+/*
+ * The shape log, for caches of boxes kept in each node's own frame (a
+ * node's bounds and its children's boxes carried by their local
+ * matrices): scene_shape_clock counts the changes to such boxes, and
+ * scene_shape_since gives the nodes noted since 'clock' (in *nodes, valid
+ * until the scene next changes; *n of them), each a node whose box in its
+ * own frame changed, as did every ancestor's: bounds set, a child's local
+ * matrix set, a child created, deleted or moved away or in. A handle
+ * noted may have been deleted since (or reused). World matrices do not
+ * count: a root's edit notes nothing. Returns false when the log no longer
+ * reaches back to 'clock' (it is bounded, and scene_load forgets it): the
+ * reader rebuilds from scratch.
+ */
+uint64_t scene_shape_clock(const scene *s);
+bool scene_shape_since(const scene *s, uint64_t clock, const int **nodes, int *n);
 /* The union of the world boxes of the node's subtree. O(subtree). */
 aabb scene_subtree_box(const scene *s, int node);
 /* Box of every node in the scene, and its bounding sphere. */

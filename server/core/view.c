@@ -122,16 +122,22 @@ static double subtree_px_bound(const view *v, aabb box)
 	return radius * px_scale(v) / w * VIEW_PX_SLACK;
 }
 
+/* plane_classify against every plane, inlined: the same products and sums
+ * in the same order (so the same answers), without a call and a copy of
+ * the box per plane. The cull's hottest test. */
 static int classify_all(const view *v, aabb box)
 {
 	int side = SIDE_INSIDE;
 
 	for (int i = 0; i < VIEW_PLANES; i++) {
-		int c = plane_classify(v->planes[i], box);
+		const plane *p = &v->planes[i];
+		bool px = p->n.x >= 0, py = p->n.y >= 0, pz = p->n.z >= 0;
 
-		if (c == SIDE_OUTSIDE)
+		if (p->n.x * (px ? box.max.x : box.min.x) + p->n.y * (py ? box.max.y : box.min.y) +
+			    p->n.z * (pz ? box.max.z : box.min.z) + p->d < 0)
 			return SIDE_OUTSIDE;
-		if (c == SIDE_STRADDLE)
+		if (!(p->n.x * (px ? box.min.x : box.max.x) + p->n.y * (py ? box.min.y : box.max.y) +
+			      p->n.z * (pz ? box.min.z : box.max.z) + p->d >= 0))
 			side = SIDE_STRADDLE;
 	}
 	return side;
@@ -141,62 +147,169 @@ void view_boxes_release(view_boxes *b)
 {
 	if (!b)
 		return;
-	free(b->own);
 	free(b->sub);
 	free(b->unbounded);
-	free(b->unbounded_pos);
+	free(b->bare);
+	free(b->mark);
+	free(b->todo);
 	memset(b, 0, sizeof(*b));
+}
+
+/* Room for handles [0, need) in every array, marks of new room cleared.
+ * On failure the arrays that grew stay grown and 'cap' stays. */
+static int reserve(view_boxes *b, int need)
+{
+	int nc = b->cap ? b->cap : 64;
+	aabb *sub;
+	int *unb, *todo;
+	unsigned char *mark, *bare;
+
+	if (need <= b->cap)
+		return 0;
+	while (nc < need)
+		nc = nc > INT32_MAX / 2 ? need : nc * 2;
+	if (!(sub = realloc(b->sub, (size_t)nc * sizeof(aabb))))
+		return RIGD_E_NOMEM;
+	b->sub = sub;
+	if (!(unb = realloc(b->unbounded, (size_t)nc * sizeof(int))))
+		return RIGD_E_NOMEM;
+	b->unbounded = unb;
+	if (!(bare = realloc(b->bare, (size_t)nc)))
+		return RIGD_E_NOMEM;
+	b->bare = bare;
+	if (!(mark = realloc(b->mark, (size_t)nc)))
+		return RIGD_E_NOMEM;
+	memset(mark + b->cap, 0, (size_t)(nc - b->cap));
+	b->mark = mark;
+	if (!(todo = realloc(b->todo, (size_t)nc * sizeof(int))))
+		return RIGD_E_NOMEM;
+	b->todo = todo;
+	b->cap = nc;
+	return 0;
+}
+
+/* The box of live 'node' in its own frame from its bounds and its
+ * children's boxes, which must be up to date; its count of nodes without
+ * bounds likewise. Children are found by position: O(children). */
+static void refit(const scene *s, view_boxes *b, int node)
+{
+	int pos = scene_pos(s, node), end = pos + scene_subtree_size(s, node);
+	aabb box = scene_local_box(s, node);
+	int unb = aabb_is_empty(box) ? 1 : 0;
+
+	assert(pos >= 0);
+	for (int j = pos + 1; j < end;) {
+		int c = scene_at(s, j);
+
+		if (!aabb_is_empty(b->sub[c]))
+			box = aabb_union(box, aabb_transform(b->sub[c], scene_local(s, c)));
+		unb += b->unbounded[c];
+		j += scene_subtree_size(s, c);
+	}
+	b->sub[node] = box;
+	b->bare[node] = (unsigned char)(aabb_is_empty(scene_local_box(s, node)) ? 1 : 0);
+	b->unbounded[node] = unb;
 }
 
 int view_boxes_build(const scene *s, view_boxes *b)
 {
-	int n = scene_count(s);
+	int n = scene_count(s), end = 0;
 
-	if (n > b->cap) {
-		aabb *own = realloc(b->own, (size_t)n * sizeof(aabb));
-		aabb *sub = own ? realloc(b->sub, (size_t)n * sizeof(aabb)) : NULL;
-		int *unb = sub ? realloc(b->unbounded, (size_t)n * sizeof(int)) : NULL;
-		int *unb_pos = unb ? realloc(b->unbounded_pos, (size_t)n * sizeof(int)) : NULL;
-
-		if (own)
-			b->own = own;
-		if (sub)
-			b->sub = sub;
-		if (unb)
-			b->unbounded = unb;
-		if (!unb_pos) {
-			b->n = 0;
-			return RIGD_E_NOMEM;
-		}
-		b->unbounded_pos = unb_pos;
-		b->cap = n;
-	}
-	b->n = n;
-	b->handle_end = 0;
-	b->n_unbounded = 0;
-	for (int i = 0; i < n; i++) {
-		int node = scene_at(s, i);
-
-		b->own[i] = b->sub[i] = scene_world_box(s, node);
-		b->unbounded[i] = aabb_is_empty(b->own[i]) ? 1 : 0;
-		if (b->unbounded[i])
-			b->unbounded_pos[b->n_unbounded++] = i;
-		if (node >= b->handle_end)
-			b->handle_end = node + 1;
+	for (int i = 0; i < n; i++)
+		if (scene_at(s, i) >= end)
+			end = scene_at(s, i) + 1;
+	b->built = false;
+	if (reserve(b, end)) {
+		view_boxes_release(b);
+		return RIGD_E_NOMEM;
 	}
 	/* In reverse preorder every child comes before its parent. */
-	for (int i = n - 1; i >= 0; i--) {
-		int p = scene_parent(s, scene_at(s, i));
+	for (int i = n - 1; i >= 0; i--)
+		refit(s, b, scene_at(s, i));
+	b->handle_end = end;
+	b->n = n;
+	b->refits = n;
+	b->clock = scene_shape_clock(s);
+	b->built = true;
+	return 0;
+}
 
-		if (p >= 0) {
-			int pp = scene_pos(s, p);
+static int cmp_desc(const void *x, const void *y)
+{
+	int a = *(const int *)x, c = *(const int *)y;
 
-			assert(pp >= 0 && pp < i);
-			b->sub[pp] = aabb_union(b->sub[pp], b->sub[i]);
-			b->unbounded[pp] += b->unbounded[i];
+	return (a < c) - (a > c);
+}
+
+int view_boxes_update(const scene *s, view_boxes *b)
+{
+	const int *noted;
+	int n_noted, n_todo = 0, end;
+
+	if (!b->built || !scene_shape_since(s, b->clock, &noted, &n_noted))
+		return view_boxes_build(s, b);
+	end = b->handle_end;
+	for (int k = 0; k < n_noted; k++)
+		if (scene_pos(s, noted[k]) >= 0 && noted[k] >= end)
+			end = noted[k] + 1;  /* created since */
+	if (reserve(b, end)) {
+		view_boxes_release(b);
+		return RIGD_E_NOMEM;
+	}
+	b->handle_end = end;
+	/* Each noted live node and its ancestors, once each: at most one
+	 * entry per live handle, so 'todo' has room. */
+	for (int k = 0; k < n_noted; k++)
+		for (int h = noted[k]; h >= 0 && scene_pos(s, h) >= 0 && !b->mark[h];
+		     h = scene_parent(s, h)) {
+			b->mark[h] = 1;
+			b->todo[n_todo++] = scene_pos(s, h);
+		}
+	/* Deepest first: by position, descending, children before parents. */
+	qsort(b->todo, (size_t)n_todo, sizeof(int), cmp_desc);
+	for (int k = 0; k < n_todo; k++) {
+		int h = scene_at(s, b->todo[k]);
+
+		refit(s, b, h);
+		b->mark[h] = 0;
+	}
+	b->refits = n_todo;
+	b->n = scene_count(s);
+	b->clock = scene_shape_clock(s);
+	return 0;
+}
+
+/* aabb_transform(box, mat4_from_mat34(m)) for the 12 doubles of a mat34
+ * by rows: the same products and sums in the same order, so the same
+ * numbers as scene_world_box's, without building a mat4. The smaller and
+ * larger of two products are picked by comparison, not fmin and fmax
+ * (calls into libm): for the finite products of finite numbers that picks
+ * the same value, at most a zero of the other sign, which no plane or size
+ * test can tell apart. */
+static aabb box_by_rows(aabb box, const double *m)
+{
+	const double *lo = &box.min.x, *hi = &box.max.x;
+	double out_lo[3], out_hi[3];
+
+	if (aabb_is_empty(box))
+		return box;
+	for (int r = 0; r < 3; r++) {
+		out_lo[r] = out_hi[r] = m[r * 4 + 3];
+		for (int c = 0; c < 3; c++) {
+			double a = m[r * 4 + c] * lo[c], d = m[r * 4 + c] * hi[c];
+
+			out_lo[r] += a < d ? a : d;
+			out_hi[r] += a < d ? d : a;
 		}
 	}
-	return 0;
+	return (aabb){ { out_lo[0], out_lo[1], out_lo[2] }, { out_hi[0], out_hi[1], out_hi[2] } };
+}
+
+/* The world box of 'box', given in the frame of 'node' whose cached world
+ * matrix is 'rows' (NULL: stale, computed then). */
+static aabb to_world(const scene *s, int node, const double *rows, aabb box)
+{
+	return rows ? box_by_rows(box, rows) : aabb_transform(box, scene_world(s, node));
 }
 
 /* The walk's output: the visible handles in preorder, counted past 'cap'. */
@@ -212,33 +325,38 @@ static void add(struct out *o, int node)
 	o->n++;
 }
 
-/* Every node without bounds at positions [from, end), found in the sorted
- * list of their positions: no walk over the bounded ones. */
-static void add_unbounded(const scene *s, const view_boxes *b, struct out *o, int from, int end)
+/* Every node without bounds in the subtree of 'node', in preorder, past
+ * subtrees without any and stopping after the last one. */
+static void add_unbounded(const scene *s, const view_boxes *b, struct out *o, int node)
 {
-	int lo = 0, hi = b->n_unbounded;
+	int left = b->unbounded[node];
 
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
+	for (int j = scene_pos(s, node); left > 0;) {
+		int h = scene_at(s, j);
 
-		if (b->unbounded_pos[mid] < from)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (!b->unbounded[h]) {
+			j += scene_subtree_size(s, h);
+			continue;
+		}
+		if (b->bare[h]) {
+			add(o, h);
+			left--;
+		}
+		j++;
 	}
-	for (int k = lo; k < b->n_unbounded && b->unbounded_pos[k] < end; k++)
-		add(o, scene_at(s, b->unbounded_pos[k]));
 }
 
-/* Every node of positions [from, end) that passes 'keep'. */
+/* Every node of positions [from, end), those with bounds when 'bounded',
+ * those without when 'unbounded'. */
 static void add_range(const scene *s, const view_boxes *b, struct out *o, int from, int end,
 		      bool bounded, bool unbounded)
 {
 	for (int j = from; j < end; j++) {
-		bool has = !aabb_is_empty(b->own[j]);
+		int h = scene_at(s, j);
+		bool has = !b->bare[h];
 
 		if ((has && bounded) || (!has && unbounded))
-			add(o, scene_at(s, j));
+			add(o, h);
 	}
 }
 
@@ -250,25 +368,32 @@ int view_cull(const scene *s, const view_boxes *b, const view *v, unsigned flags
 	long ntests = 0;
 	int inside_end = -1; /* positions before it lie in a subtree inside every plane */
 
-	assert(b->n == scene_count(s));
-	for (int i = 0; i < b->n;) {
+	assert(b->built && b->n == scene_count(s));
+	for (int i = 0; i < scene_count(s);) {
 		int node = scene_at(s, i), end = i + scene_subtree_size(s, node), side;
 		bool inside = i < inside_end, own_ok;
+		const double *rows;
+		aabb box, own;
 
-		if (aabb_is_empty(b->sub[i])) {
+		assert(node < b->handle_end);
+		if (aabb_is_empty(b->sub[node])) {
 			/* Nothing with bounds below: nothing to test. */
 			if (unb)
-				add_unbounded(s, b, &o, i, end);
+				add_unbounded(s, b, &o, node);
 			i = end;
 			continue;
 		}
-		side = inside ? SIDE_INSIDE : (ntests++, classify_all(v, b->sub[i]));
+		/* The world box of the subtree's box holds every world box of
+		 * the subtree; for a leaf it is the node's own world box. */
+		rows = scene_world_rows(s, node);
+		box = to_world(s, node, rows, b->sub[node]);
+		side = inside ? SIDE_INSIDE : (ntests++, classify_all(v, box));
 		if (side != SIDE_OUTSIDE && sized &&
-		    (ntests++, subtree_px_bound(v, b->sub[i]) < v->min_px))
+		    (ntests++, subtree_px_bound(v, box) < v->min_px))
 			side = SIDE_OUTSIDE; /* every box below is too small */
 		if (side == SIDE_OUTSIDE) {
-			if (unb && b->unbounded[i])
-				add_unbounded(s, b, &o, i, end);
+			if (unb && b->unbounded[node])
+				add_unbounded(s, b, &o, node);
 			i = end;
 			continue;
 		}
@@ -280,13 +405,16 @@ int view_cull(const scene *s, const view_boxes *b, const view *v, unsigned flags
 		if (side == SIDE_INSIDE && !inside)
 			inside_end = end;
 		/* Open the node: its own box, then each child's subtree in turn. */
-		if (aabb_is_empty(b->own[i])) {
+		own = end == i + 1 ? box
+		      : b->bare[node] ? aabb_empty()
+				      : to_world(s, node, rows, scene_local_box(s, node));
+		if (aabb_is_empty(own)) {
 			own_ok = unb;
 		} else {
 			own_ok = side == SIDE_INSIDE || end == i + 1 ||
-				 (ntests++, classify_all(v, b->own[i]) != SIDE_OUTSIDE);
+				 (ntests++, classify_all(v, own) != SIDE_OUTSIDE);
 			if (own_ok && sized)
-				own_ok = (ntests++, view_node_px(v, b->own[i]) >= v->min_px);
+				own_ok = (ntests++, view_node_px(v, own) >= v->min_px);
 		}
 		if (own_ok)
 			add(&o, node);

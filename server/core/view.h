@@ -7,8 +7,8 @@
  * The cull is the textbook walk of scene_cull (subtree boxes in preorder;
  * a subtree outside a plane is dropped with one test, one inside every
  * plane needs no more plane tests, only straddling ones are opened), run
- * over boxes built once per scene state (view_boxes) so that many views of
- * one scene share the O(n) part. Unlike scene_cull it can count nodes
+ * over subtree boxes kept in each node's own frame (view_boxes), which a
+ * root edit leaves as they are, so that no view pays O(n) for an edit. Unlike scene_cull it can count nodes
  * without bounds as visible (VIEW_CULL_UNBOUNDED), and it drops nodes whose
  * world box projects smaller than min_px (the rule is view_node_px's).
  *
@@ -76,23 +76,42 @@ bool view_same(const view *a, const view *b);
 double view_node_px(const view *v, aabb world_box);
 
 /*
- * Boxes of a scene's state, by preorder position: each node's own world
- * box (empty without bounds), its subtree's union, and how many nodes
- * without bounds its subtree holds. Built once per scene state and shared
- * by every view of it. Zero it to start; release with view_boxes_release.
+ * Boxes of a scene, by node handle, each in the node's OWN frame: its
+ * subtree box (its bounds, and each child's subtree box carried by the
+ * child's local matrix: a box that holds every point of the subtree's
+ * bounds) and how many nodes without bounds its subtree holds. A node's
+ * box changes only when bounds, local matrices or children inside its
+ * subtree change, never with its own or an ancestor's world matrix: a
+ * root edit refits nothing, an edit of node X refits X's ancestors only
+ * (view_boxes_update reads scene_shape_since). Shared by every view of the
+ * scene. Zero it to start; release with view_boxes_release.
  */
 typedef struct view_boxes {
-	aabb *own, *sub;
-	int *unbounded;
-	int *unbounded_pos; /* positions of the nodes without bounds, ascending */
-	int n_unbounded;
-	int n, cap;        /* nodes; room in the arrays */
-	int handle_end;    /* 1 + the largest handle in the scene (0: empty) */
+	aabb *sub;          /* by handle: the subtree box in the node's frame */
+	int *unbounded;     /* by handle: nodes without bounds in the subtree */
+	unsigned char *bare; /* by handle: 1 when the node itself has no bounds */
+	unsigned char *mark; /* by handle: scratch of the refit, all 0 between */
+	int *todo;          /* scratch of the refit: the nodes to refit */
+	int cap;            /* handles the arrays hold */
+	int n;              /* the scene's nodes when last brought up to date */
+	int handle_end;     /* at least 1 + the largest live handle (0: empty) */
+	bool built;         /* the arrays hold the scene at 'clock' */
+	uint64_t clock;     /* scene_shape_clock when last brought up to date */
+	long refits;        /* node boxes recomputed by the last update */
 } view_boxes;
 
-/* Builds 'b' for the scene as it is (call scene_update first for speed).
- * Returns 0, or RIGD_E_NOMEM with 'b' emptied (n 0). */
+/* Builds 'b' for the scene as it is, from scratch, in O(n). Returns 0, or
+ * RIGD_E_NOMEM with 'b' emptied (to be built again). */
 int view_boxes_build(const scene *s, view_boxes *b);
+/*
+ * Brings 'b', last built or updated from scene 's' (the same scene object,
+ * edited since), up to date: refits the nodes scene_shape_since names and
+ * their ancestors, bottom-up, in O(those nodes and their children);
+ * rebuilds from scratch when 'b' was never built or the shape log no
+ * longer reaches back. b->refits says how many node boxes were
+ * recomputed. Returns 0, or RIGD_E_NOMEM with 'b' emptied.
+ */
+int view_boxes_update(const scene *s, view_boxes *b);
 /* Frees the arrays; 'b' is then zeroed. Accepts NULL. */
 void view_boxes_release(view_boxes *b);
 
@@ -100,7 +119,11 @@ void view_boxes_release(view_boxes *b);
  * The nodes of 's' visible in 'v': those whose own world box is not
  * outside any plane and projects to at least v->min_px, and, with
  * VIEW_CULL_UNBOUNDED in 'flags', every node without bounds. 'b' must
- * have been built from 's' as it is now. Writes the visible handles in
+ * be up to date with 's' (view_boxes_update) and its world matrices too
+ * (scene_update). A subtree is dropped when the world box of its box
+ * (carried by the node's world matrix) is outside a plane or projects
+ * smaller than min_px; that box holds every world box below, so the
+ * boxes only prune: the visible set is the per-node rule's. Writes the visible handles in
  * preorder to 'visible' (up to 'cap'; may be NULL) and returns how many are
  * visible; *tests (may be NULL) receives the box tests made (plane and size
  * tests). Never fails.

@@ -291,7 +291,7 @@ void interest_declare(struct server *S, struct deferred *d)
 /* ---------- culling ---------- */
 
 /* Brings the cull of 'rv' to scene 's' at 'seq' (boxes first, shared by
- * every view of the room). 0 or RIGD_E_NOMEM (the old cull stays, marked
+ * every view of the room, brought up to date once per scene state). 0 or RIGD_E_NOMEM (the old cull stays, marked
  * stale). */
 static int cull(struct server *S, struct room *st, struct rview *rv, const scene *s, int64_t seq)
 {
@@ -304,21 +304,28 @@ static int cull(struct server *S, struct room *st, struct rview *rv, const scene
 		return 0;
 	if (st->boxes_scene != s || st->boxes_seq != seq) {
 		t0 = serve_now_s();
+		/* The same scene object, edited since: only what the edits
+		 * changed is refitted (a root edit: nothing). Another one (a
+		 * reload): from scratch. */
+		int rc = st->boxes_scene == s ? view_boxes_update(s, &st->boxes)
+					      : view_boxes_build(s, &st->boxes);
+
 		st->boxes_scene = NULL;
-		if (view_boxes_build(s, &st->boxes))
+		if (rc)
 			return RIGD_E_NOMEM;
 		st->boxes_scene = s;
 		st->boxes_seq = seq;
 		S->m.view_boxes_total++;
+		S->m.view_box_refits_total += (uint64_t)st->boxes.refits;
 		S->m.view_boxes_seconds_total += serve_now_s() - t0;
 	}
-	if (st->boxes.n > st->cap_scratch) {
-		int *v = realloc(st->scratch, (size_t)st->boxes.n * sizeof(int));
+	if (scene_count(s) > st->cap_scratch) {
+		int *v = realloc(st->scratch, (size_t)scene_count(s) * sizeof(int));
 
 		if (!v)
 			return RIGD_E_NOMEM;
 		st->scratch = v;
-		st->cap_scratch = st->boxes.n;
+		st->cap_scratch = scene_count(s);
 	}
 	words = (st->boxes.handle_end + 63) / 64;
 	bits = calloc(words ? (size_t)words : 1, sizeof(uint64_t));
@@ -533,7 +540,9 @@ char *interest_frame(struct server *S, struct client *c, struct sub *sb, struct 
 			proto_buf_release(&b);
 			return NULL;
 		}
-		if (cf && !snapshot && sb->cursor >= 0 && sb->known_gen) {
+		/* Kept for the other clients of the view; a view of one
+		 * client has none to share it with. */
+		if (cf && rv->refs > 1 && !snapshot && sb->cursor >= 0 && sb->known_gen) {
 			char *copy = serve_copy_frame(f, S->head, *len);
 
 			if (copy) {

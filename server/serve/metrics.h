@@ -73,10 +73,14 @@
 	  "%.6f", OWN) \
 	X(view_cull_tests_total, counter, "Box tests made by the culls of declared views.", \
 	  uint64_t, "%" PRIu64, OWN) \
-	X(view_boxes_total, counter, "Builds of a scene's world and subtree boxes for views.", \
+	X(view_boxes_total, counter, \
+	  "Updates of a scene's subtree boxes for views (one per scene state a view looked at).", \
 	  uint64_t, "%" PRIu64, OWN) \
-	X(view_boxes_seconds_total, counter, "Time spent building boxes for views.", double, \
+	X(view_boxes_seconds_total, counter, "Time spent updating boxes for views.", double, \
 	  "%.6f", OWN) \
+	X(view_box_refits_total, counter, \
+	  "Node boxes recomputed by those updates (a root edit: none; a full build: every node).", \
+	  uint64_t, "%" PRIu64, OWN) \
 	X(view_frames_total, counter, "Frames built for subscriptions with a view.", uint64_t, \
 	  "%" PRIu64, OWN) \
 	X(view_frames_shared_total, counter, \
