@@ -82,25 +82,6 @@ int cluster_reply(cluster *c, const char *to, uint64_t rid, int status, const ch
 	return cl_append(c, key, f, l, 6);
 }
 
-/* The value of field 'name' of entry 'f' as bytes (NULs allowed), or NULL
- * when it is absent, repeated or not a string. */
-static const redisReply *field_bytes(const redisReply *f, const char *name)
-{
-	const redisReply *found = NULL;
-
-	for (size_t i = 0; i + 1 < f->elements; i += 2) {
-		const redisReply *k = f->element[i];
-
-		if (k->type == REDIS_REPLY_STRING && k->len == strlen(name) &&
-		    memcmp(k->str, name, k->len) == 0) {
-			if (found)
-				return NULL;
-			found = f->element[i + 1];
-		}
-	}
-	return found && found->type == REDIS_REPLY_STRING ? found : NULL;
-}
-
 bool cl_take_call(struct cluster *c, const void *fields)
 {
 	const redisReply *f = fields, *from, *rid, *scene, *kind, *args, *body;
@@ -109,8 +90,8 @@ bool cl_take_call(struct cluster *c, const void *fields)
 
 	if (f->elements != 12 || !(from = cl_entry_field(f, "from")) ||
 	    !(rid = cl_entry_field(f, "rid")) || !(scene = cl_entry_field(f, "scene")) ||
-	    !(kind = cl_entry_field(f, "kind")) || !(args = field_bytes(f, "args")) ||
-	    !(body = field_bytes(f, "body")))
+	    !(kind = cl_entry_field(f, "kind")) || !(args = cl_entry_bytes(f, "args")) ||
+	    !(body = cl_entry_bytes(f, "body")))
 		return false;
 	if (!cl_id_valid(from->str, CLUSTER_ID_MAX) || !cl_parse_token(rid->str, rid->len, &n) ||
 	    !cl_id_valid(scene->str, CLUSTER_SCENE_MAX + 1) || !kind_ok(kind->str, kind->len) ||

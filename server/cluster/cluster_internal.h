@@ -133,6 +133,8 @@ bool cl_id_valid(const char *s, size_t max);
  * not a string, or holding a NUL). */
 struct redisReply;
 const struct redisReply *cl_entry_field(const struct redisReply *f, const char *name);
+/* The same as bytes: NULs allowed (a relayed call's arguments and body). */
+const struct redisReply *cl_entry_bytes(const struct redisReply *f, const char *name);
 
 /* Reads 'len' bytes of decimal digits (no sign, no leading zero, 1..18
  * digits) into *out. false for anything else; *out unchanged. */

@@ -182,7 +182,7 @@ static bool read_uint(const char *s, size_t len, uint64_t *out)
 	return true;
 }
 
-const redisReply *cl_entry_field(const redisReply *f, const char *name)
+const redisReply *cl_entry_bytes(const redisReply *f, const char *name)
 {
 	const redisReply *found = NULL;
 
@@ -196,7 +196,14 @@ const redisReply *cl_entry_field(const redisReply *f, const char *name)
 			found = f->element[i + 1];
 		}
 	}
-	if (!found || found->type != REDIS_REPLY_STRING || strlen(found->str) != found->len)
+	return found && found->type == REDIS_REPLY_STRING ? found : NULL;
+}
+
+const redisReply *cl_entry_field(const redisReply *f, const char *name)
+{
+	const redisReply *found = cl_entry_bytes(f, name);
+
+	if (!found || strlen(found->str) != found->len)
 		return NULL;
 	return found;
 }

@@ -668,16 +668,8 @@ int engine_submit(engine *e, const char *name, const edit_batch *b, engine_ack *
 int engine_submit_limits(engine *e, const char *name, const edit_batch *b,
 			 const edit_limits *lim, engine_ack *ack, edit_error *err)
 {
-	scene_rt *rt;
-	int rc = eng_write_start(e, name, ack, err, &rt);
-	if (rc)
-		return rc;
-	if (b->has_client_seq) {
-		rc = eng_answer_resend(e, rt, b->client, b->client_seq, ack, err);
-		if (rc)
-			return rc < 0 ? rc : 0;
-	}
-	return eng_apply_and_queue(e, rt, b, lim, STORE_EDIT, 0, ack, err);
+	/* An ordinary batch: what a log line without "undo" or "redo" is. */
+	return engine_submit_logged(e, name, b, STORE_EDIT, 0, lim, ack, err);
 }
 
 /* ------------------------------------------------------------------------ */
