@@ -33,11 +33,11 @@
  */
 const path = require('node:path');
 const fs = require('node:fs');
-const netMod = require('node:net');
 const { spawn, fork, execFileSync } = require('node:child_process');
 
 const lib = require(path.join(__dirname, '..', 'tests', 'lib', 'rigd.js'));
 const { startRigd, createScene, skeletonOps, Client, percentile, sleep, tempDir, get, childPid } = lib;
+const { freePort, redisCmd } = require(path.join(__dirname, '..', 'tests', 'lib', 'cluster.js'));
 
 const HZ = Number(process.env.BENCH_HZ || 60);
 const SECONDS = Number(process.env.BENCH_SECONDS || 5);
@@ -52,36 +52,10 @@ const TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString()) || 100;
 
 const say = (m) => { if (process.env.BENCH_VERBOSE) console.error(`bench_cluster: ${m}`); };
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = netMod.createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
 function cpuOf(pid) {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) / TICKS;
-}
-
-/* One Redis command; resolves to the first line of the answer. */
-function redisCmd(port, ...args) {
-  return new Promise((resolve, reject) => {
-    const sock = netMod.connect(port, '127.0.0.1');
-    let buf = '';
-    sock.on('connect', () => {
-      let msg = `*${args.length}\r\n`;
-      for (const a of args) msg += `$${Buffer.byteLength(String(a))}\r\n${a}\r\n`;
-      sock.write(msg);
-    });
-    sock.on('data', (d) => {
-      buf += d;
-      const nl = buf.indexOf('\r\n');
-      if (nl >= 0) { sock.end(); resolve(buf.slice(0, nl)); }
-    });
-    sock.on('error', reject);
-  });
 }
 
 /* A load-generator process holding 'n' subscribers of the scene on 'port'. */

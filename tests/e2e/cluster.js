@@ -17,140 +17,14 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
-const netMod = require('node:net');
 const {
   startRigd, get, post, postEdit, Client, sleep, tempDir, assertSchema, run, SOURCE_DIR, request,
 } = require('../lib/rigd.js');
 
-const LEASE_MS = 2000;
-const WAIT_MS = 30000;
-
-/* A free TCP port on 127.0.0.1 (bound, read, released). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = netMod.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/* Starts redis-server on 'port' in 'dir' (AOF, fsync always); resolves to
- * {port, dir, stop()} once it accepts connections. It ends by itself after
- * ten minutes whatever happens to the test. */
-async function startRedis(dir, port) {
-  const proc = spawn('timeout', ['--kill-after=5', '600', 'redis-server', '--port', String(port),
-    '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes',
-    '--appendfsync', 'always', '--protected-mode', 'yes'],
-  { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const exit = new Promise((resolve) => proc.on('exit', resolve));
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${out}`)), 20000);
-    proc.stdout.on('data', (d) => {
-      out += d;
-      if (/Ready to accept connections/.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`redis-server exited ${code}:\n${out}`)); });
-  });
-  return {
-    port,
-    dir,
-    url: `redis://127.0.0.1:${port}`,
-    stop: async () => { try { process.kill(proc.pid, 'SIGTERM'); } catch { /* gone */ } await exit; },
-  };
-}
-
-/* One command to Redis over RESP (no client library): resolves to the
- * reply's first line ("+OK", ":1", "$3", "-ERR ..."). */
-function redisCmd(port, ...args) {
-  return new Promise((resolve, reject) => {
-    const sock = netMod.connect(port, '127.0.0.1');
-    let buf = '';
-    sock.on('connect', () => {
-      let msg = `*${args.length}\r\n`;
-      for (const a of args) msg += `$${Buffer.byteLength(String(a))}\r\n${a}\r\n`;
-      sock.write(msg);
-    });
-    sock.on('data', (d) => {
-      buf += d;
-      const nl = buf.indexOf('\r\n');
-      if (nl >= 0) {
-        sock.end();
-        resolve(buf.slice(0, nl));
-      }
-    });
-    sock.on('error', reject);
-  });
-}
-
-/* Redis and three rigd processes on it, each with its own database. */
-async function startCluster(n = 3) {
-  const dir = tempDir('rigd-cluster-');
-  const redis = await startRedis(dir, await freePort());
-  const procs = [];
-  for (let k = 0; k < n; k++) {
-    procs.push(await startRigd({
-      dir: tempDir(`rigd-cluster-${k}-`),
-      args: ['--redis', redis.url, '--lease', String(LEASE_MS), '--log-level', 'info'],
-    }));
-  }
-  return { redis, procs, dir };
-}
-
-async function stopCluster(c) {
-  for (const p of c.procs) {
-    if (!p.exited) await p.stop('SIGKILL').catch(() => {});
-  }
-  await c.redis.stop();
-}
-
-async function clusterOf(p) {
-  const r = await get(p, '/api/cluster');
-  assert.equal(r.status, 200, r.text);
-  return r.json;
-}
-
-/* Polls until fn() resolves to a truthy value; resolves to it. */
-async function until(what, fn, timeout = WAIT_MS) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last})`);
-    await sleep(100);
-  }
-}
-
-/* The one live process that owns 'scene' by its own account, once every
- * live process agrees on it and its token. Resolves to {proc, token}. */
-async function ownerOf(procs, scene) {
-  return until(`one owner of ${scene}`, async () => {
-    const live = procs.filter((p) => !p.exited && !p.paused);
-    const views = await Promise.all(live.map(clusterOf));
-    const owners = [];
-    let token;
-    for (let i = 0; i < live.length; i++) {
-      const l = views[i].leases.find((x) => x.scene === scene);
-      if (!l || (l.state !== 'owned' && l.state !== 'other')) return null;
-      if (token === undefined) token = l.token;
-      if (l.token !== token) return null;
-      if (l.state === 'owned') owners.push(live[i]);
-    }
-    return owners.length === 1 ? { proc: owners[0], token, id: views[live.indexOf(owners[0])].process } : null;
-  });
-}
+const {
+  LEASE_MS, WAIT_MS, freePort, startRedis, redisCmd, startCluster, stopCluster, clusterOf, until,
+  ownerOf, logOf,
+} = require('../lib/cluster.js');
 
 const show = (m) => JSON.stringify(m, (k, v) => (typeof v === 'bigint' ? Number(v) : v));
 const edit = (deg) => ({ ops: [{ op: 'set', id: 'arm', euler: [0, 0, deg] }] });
@@ -379,13 +253,6 @@ test('SIGKILL the owner: a survivor takes the lease with a larger token and appl
     await stopCluster(c);
   }
 });
-
-/* The log of 'scene' on 'p' without the times (each process stores when
- * it applied a batch). */
-async function logOf(p, scene) {
-  const text = (await get(p, `/api/scenes/${scene}/log`)).text.trim();
-  return text.split('\n').map((l) => { const x = JSON.parse(l); delete x.time; return x; });
-}
 
 const published = async (p) => Number(/rigd_cluster_log_published_total (\d+)/.exec((await get(p, '/metrics')).text)[1]);
 
