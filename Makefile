@@ -81,6 +81,7 @@ bench: build web-deps
 	cmake --build $(BUILD) --target bench_net
 	cmake --build $(BUILD) --target bench_wire
 	cmake --build $(BUILD) --target bench_deflate
+	cmake --build $(BUILD) --target bench_views
 	cmake --build $(BUILD) --target bench_interest
 	cmake --build $(BUILD) --target bench_fanout
 	cmake --build $(BUILD) --target bench_cluster
