@@ -67,27 +67,26 @@ function editLoop(client, everyMs) {
 	return { stop: async () => { running = false; await done; return n; } };
 }
 
-/* What the page draws against the server's cull of the page's last view. */
+/* What the page draws against the server's cull of the page's last view:
+ * waits until the page's last view is answered at the tree's seq and what
+ * it draws is that view's cull, all read in one step (a camera event that
+ * arrives late sends one more view, which the wait then covers too). */
 async function check(page, what) {
 	const t = (await rigd.get(server, '/api/scenes/pan')).json;
-	await poll(async () => {
-		const i = await page.evaluate(() => window.rigd.interest());
-		const seq = await page.evaluate(() => window.rigd.liveSeq());
-		return i.sent > 0 && i.applied === i.sent && seq >= t.seq;
-	}, { timeout: 20000, what: `${what}: the viewer's last view answered at seq ${t.seq}` });
-	const { view } = await page.evaluate(() => window.rigd.interest());
-	const want = visibleIds(t.nodes, view);
-	/* The frame that answers the view may still be on its way behind the
-	 * frame that marked it answered (a busy machine): what is drawn must
-	 * reach the cull, and stay there. */
-	let drawn;
+	let last = null;
 	try {
 		await poll(async () => {
-			drawn = new Set(await page.evaluate(() => window.rigd.drawnIds()));
-			return setDiffs(drawn, want).length === 0;
-		}, { timeout: 10000, what: `${what}: drawn = the server's cull` });
+			last = await page.evaluate(() => ({ i: window.rigd.interest(), seq: window.rigd.liveSeq(),
+				drawn: window.rigd.drawnIds() }));
+			if (!(last.i.sent > 0 && last.i.applied === last.i.sent && last.seq >= t.seq)) return false;
+			return setDiffs(new Set(last.drawn), visibleIds(t.nodes, last.i.view)).length === 0;
+		}, { timeout: 20000, what: `${what}: the viewer's last view answered at seq ${t.seq}` });
 	} catch { /* reported just below, with the difference */ }
-	assert.deepEqual(setDiffs(drawn, want).slice(0, 10), [], `${what}: drawn = the server's cull`);
+	assert.ok(last && last.i.sent > 0 && last.i.applied === last.i.sent && last.seq >= t.seq,
+		`${what}: the viewer's last view answered at seq ${t.seq} (${JSON.stringify(last && { ...last.i, view: undefined, seq: last.seq })})`);
+	const drawn = new Set(last.drawn);
+	assert.deepEqual(setDiffs(drawn, visibleIds(t.nodes, last.i.view)).slice(0, 10), [],
+		`${what}: drawn = the server's cull`);
 	const byId = new Map(t.nodes.map((n) => [n.id, n]));
 	const worlds = await page.evaluate((ids) => ids.map((id) => window.rigd.worldOf(id)), [...drawn]);
 	[...drawn].forEach((id, k) => {
