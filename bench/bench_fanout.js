@@ -5,7 +5,8 @@
  * One editor turns a bone of the 59-bone skeleton (docs/transforms.md 6.2)
  * at BENCH_HZ (60) edits a second; BENCH_SUBS (1,000) subscribers watch the
  * rig, spread over BENCH_PROCS (4) load-generator processes of their own
- * (bench/lib/subscribers.js), so that the clients are not the bottleneck.
+ * (bench_subscribers, in C, or with BENCH_CLIENTS=node the node pool of
+ * bench/lib/subscribers.js), so that the clients are not the bottleneck.
  * For binary float32 frames and for JSON text frames, three runs each of
  * BENCH_SECONDS (5) after a 1 s warm-up, it prints the median of:
  *
@@ -32,7 +33,8 @@
  * bench/bench_fanout.js with RIGD_BUILD_DIR and RIGD_SOURCE_DIR set).
  */
 const path = require('node:path');
-const { fork } = require('node:child_process');
+const fs = require('node:fs');
+const { fork, spawn } = require('node:child_process');
 const os = require('node:os');
 const {
   startRigd, createScene, skeletonOps, Client, percentile, sleep, get,
@@ -52,9 +54,69 @@ const PROCS = Number(process.env.BENCH_PROCS || 4);
 const RUNS = Number(process.env.BENCH_RUNS || 3);
 const NICE = Number(process.env.BENCH_NICE || 0);
 const FORMATS = (process.env.BENCH_FORMATS || 'f32,json').split(',');
+const CLIENTS = process.env.BENCH_CLIENTS || 'c';
+let generators = 0;
 
-/* One load-generator process holding 'n' subscribers. */
+/* One load-generator process holding 'n' subscribers, in C
+ * (bench_subscribers) unless BENCH_CLIENTS=node. */
 function generator(port, scene, n, format) {
+  return CLIENTS === 'node' ? nodeGenerator(port, scene, n, format)
+    : cGenerator(port, scene, n, format);
+}
+
+/* bench/bench_subscribers.c: lines on its stdin and stdout, the arrivals in
+ * a file of (u64 seq, u64 ns) pairs per subscriber. */
+function cGenerator(port, scene, n, format) {
+  const file = path.join(os.tmpdir(), `rigd-fanout-${process.pid}-${generators++}.bin`);
+  const exe = path.join(process.env.RIGD_BUILD_DIR, 'bench', 'bench_subscribers');
+  const child = spawn(exe, [String(port), scene, String(n), format, file],
+    { stdio: ['pipe', 'pipe', 'inherit'] });
+  if (NICE) os.setPriority(child.pid, NICE);
+  const lines = [];
+  let waiting = null;
+  let rest = '';
+  child.stdout.on('data', (chunk) => {
+    const parts = (rest + chunk).split('\n');
+    rest = parts.pop();
+    for (const line of parts) {
+      if (line.startsWith('error')) console.error(`bench_subscribers: ${line}`);
+      else if (waiting) { const w = waiting; waiting = null; w(line); } else lines.push(line);
+    }
+  });
+  const next = () => (lines.length ? Promise.resolve(lines.shift())
+    : new Promise((resolve) => { waiting = resolve; }));
+  const readArrivals = () => {
+    const b = fs.readFileSync(file);
+    fs.unlinkSync(file);
+    const subs = [];
+    let off = 4;
+    for (let k = 0; k < b.readUInt32LE(0); k++) {
+      const count = b.readUInt32LE(off);
+      const got = [];
+      off += 4;
+      for (let i = 0; i < count; i++, off += 16)
+        got.push([Number(b.readBigUInt64LE(off)), b.readBigUInt64LE(off + 8)]);
+      subs.push(got);
+    }
+    return subs;
+  };
+  return {
+    ready: next(),
+    count: async () => {
+      child.stdin.write('count\n');
+      const [, frames, bytes, cpu] = (await next()).split(' ');
+      return { frames: Number(frames), bytes: Number(bytes), cpu: Number(cpu) };
+    },
+    stop: async () => {
+      child.stdin.write('stop\n');
+      await next();
+      return { arrivals: readArrivals() };
+    },
+  };
+}
+
+/* bench/lib/subscribers.js in a node process of its own. */
+function nodeGenerator(port, scene, n, format) {
   const child = fork(path.join(__dirname, 'lib', 'subscribers.js'), [], { stdio: 'inherit' });
   if (NICE) os.setPriority(child.pid, NICE);
   const replies = [];
