@@ -9,7 +9,8 @@
  *   - replay = decode + apply, in set ops per second (the target is
  *     1,000,000 a second offline);
  *   - encoding an update of the 59 bones of a skeleton, and a snapshot of a
- *     100,000-node scene.
+ *     100,000-node scene (a tree of four children a node, and one node with
+ *     99,999 children).
  *
  * Times are CPU time of this process, so that other work on the machine
  * does not inflate them.
@@ -47,7 +48,9 @@ static double rnd_unit(void)
 }
 
 /* A chain-and-fan scene of n nodes named b0..b{n-1}, each under (i-1)/4. */
-static scene *make_scene(int n)
+/* n nodes, each node's parent the (i - 1) / fanout'th: 4 makes a
+ * balanced tree, n one parent of every other node. */
+static scene *make_scene(int n, int fanout)
 {
 	scene *s = scene_new();
 	edit_batch b;
@@ -61,7 +64,7 @@ static scene *make_scene(int n)
 		snprintf(id, sizeof(id), "b%d", i);
 		op = edit_batch_add(&b, EDIT_CREATE, id);
 		if (i) {
-			snprintf(parent, sizeof(parent), "b%d", (i - 1) / 4);
+			snprintf(parent, sizeof(parent), "b%d", (i - 1) / fanout);
 			edit_op_set_parent(op, parent);
 		}
 		op->fields |= EDIT_F_T;
@@ -99,7 +102,7 @@ static void bench_log(int total_ops, int per_line, int nodes)
 	proto_buf log;
 	edit_batch b;
 	edit_error err;
-	scene *s = make_scene(nodes);
+	scene *s = make_scene(nodes, 4);
 	double t0, t_enc, t_dec = 0, t_apply = 0, t_apply_inv = 0;
 	size_t at = 0;
 	long ops = 0;
@@ -172,7 +175,7 @@ static void bench_log(int total_ops, int per_line, int nodes)
 
 static void bench_broadcast(void)
 {
-	scene *s = make_scene(59), *big = make_scene(100000);
+	scene *s = make_scene(59, 4), *big = make_scene(100000, 4);
 	int world[59];
 	proto_buf b;
 	double t0, t;
@@ -196,6 +199,16 @@ static void bench_broadcast(void)
 	t = now_s() - t0;
 	printf("snapshot of 100,000 nodes: %.1f MB, %.0f ms to encode (%.0f MB/s)\n", b.len / 1e6,
 	       t * 1e3, b.len / t / 1e6);
+	/* A wide scene: every record names its index among 99,999 siblings. */
+	scene_free(big);
+	big = make_scene(100000, 100000);
+	t0 = now_s();
+	proto_buf_reset(&b);
+	if (proto_encode_snapshot(&b, "wide", 1, big))
+		exit(1);
+	t = now_s() - t0;
+	printf("snapshot of 100,000 nodes, 99,999 of them children of one: %.1f MB, %.0f ms to encode\n",
+	       b.len / 1e6, t * 1e3);
 	proto_buf_release(&b);
 	scene_free(s);
 	scene_free(big);

@@ -795,6 +795,84 @@ static void test_long_ranges_match_traversal(void **state)
 }
 
 /*
+ * Child indices while the structure changes: a wide scene (so that asking
+ * for every node's index builds scene_child_index's cache) under random
+ * creates at an index, deletes, and reparents to an index, the same parent
+ * included; after each, every node's index equals its place in a walk of
+ * its parent's children, and a snapshot-sized walk (every node asked)
+ * agrees with single asks made before it.
+ */
+static void test_child_index_under_edits(void **state)
+{
+	scene *s = scene_new();
+	node_props p = node_props_default();
+	unsigned seed = 12345;
+	char id[32];
+	int made = 0;
+
+	(void)state;
+	for (; made < 200; made++) {
+		int parent = made < 4 ? -1 : scene_at(s, (int)((seed = seed * 1103515245u + 12345u) >> 8) % scene_count(s));
+
+		snprintf(id, sizeof(id), "n%d", made);
+		assert_int_equal(scene_create(s, id, parent, -1, &p, NULL), 0);
+	}
+	check_invariants(s);
+	for (int step = 0; step < 400; step++) {
+		unsigned r = (seed = seed * 1103515245u + 12345u) >> 8;
+		int n = scene_at(s, (int)(r % (unsigned)scene_count(s)));
+		int before = scene_child_index(s, n);   /* one ask at the old order */
+		int parent, index;
+
+		assert_true(before >= 0);
+		switch (r % 3) {
+		case 0:
+			index = (int)(r % (unsigned)(scene_child_count(s, n) + 1));
+			snprintf(id, sizeof(id), "n%d", made++);
+			assert_int_equal(scene_create(s, id, n, index, &p, NULL), 0);
+			assert_int_equal(scene_child_index(s, scene_find(s, id)), index);
+			break;
+		case 1:
+			if (scene_count(s) > 150 && scene_subtree_size(s, n) < 20)
+				assert_int_equal(scene_delete(s, n), 0);
+			break;
+		default:
+			parent = scene_parent(s, n);
+			if (r & 8)
+				parent = scene_at(s, (int)((r >> 4) % (unsigned)scene_count(s)));
+			if (parent >= 0 && scene_is_ancestor(s, n, parent))
+				parent = scene_parent(s, n);
+			/* Counted among the siblings without the node itself. */
+			index = (int)((r >> 6) % (unsigned)(scene_child_count(s, parent) + 1 -
+							    (parent == scene_parent(s, n))));
+			assert_int_equal(scene_reparent(s, n, parent, index, false), 0);
+			assert_int_equal(scene_child_index(s, n), index);
+			break;
+		}
+		check_invariants(s);
+	}
+	scene_free(s);
+
+	/* A move that keeps the node's place in the preorder: the first of
+	 * second of 70 children moved under the first (appended), with the
+	 * cache built just before. */
+	s = scene_new();
+	assert_int_equal(scene_create(s, "root", -1, -1, &p, NULL), 0);
+	for (int k = 0; k < 70; k++) {
+		snprintf(id, sizeof(id), "c%d", k);
+		assert_int_equal(scene_create(s, id, scene_find(s, "root"), -1, &p, NULL), 0);
+	}
+	check_invariants(s);
+	assert_int_equal(scene_child_index(s, scene_find(s, "c1")), 1);
+	assert_int_equal(scene_reparent(s, scene_find(s, "c1"), scene_find(s, "c0"), -1, false), 0);
+	assert_int_equal(scene_pos(s, scene_find(s, "c1")), 2);
+	assert_int_equal(scene_child_index(s, scene_find(s, "c1")), 0);
+	assert_int_equal(scene_child_index(s, scene_find(s, "c2")), 1);
+	check_invariants(s);
+	scene_free(s);
+}
+
+/*
  * Reparents to explicit sibling indices, forward and backward in preorder
  * (the subtree is moved in place by a rotation of 'order'): the node lands
  * at the index asked for, every invariant holds, and moving it back to its
@@ -955,6 +1033,7 @@ int main(void)
 		cmocka_unit_test(test_structure_edits_and_errors),
 		cmocka_unit_test(test_random_edits_match_traversal),
 		cmocka_unit_test(test_reparent_to_index_and_back),
+		cmocka_unit_test(test_child_index_under_edits),
 		cmocka_unit_test(test_long_ranges_match_traversal),
 		cmocka_unit_test(test_set_owned_takes_strings),
 		cmocka_unit_test(test_million_deep_chain),

@@ -119,6 +119,18 @@ struct scene {
 	int *shape_log;
 	int shape_n, shape_cap;
 	uint64_t shape_base;
+
+	/* Every node's index among its siblings, by handle, for encoders
+	 * that ask for every node's (scene_child_index): built after
+	 * CHILD_INDEX_SCANS asks at one order, valid while child_idx_order
+	 * equals order_version, which every change of 'order' or of a
+	 * parent bumps. A cache, not part of the scene's value. */
+	uint64_t order_version;
+	int *child_idx;
+	int child_idx_cap;
+	uint64_t child_idx_order;   /* order_version + 1 when built; 0 never */
+	uint64_t asks_order;        /* the order_version 'asks' counts for */
+	int asks;
 };
 
 /* ---------- ids and the id index ---------- */
@@ -310,6 +322,7 @@ void scene_free(scene *s)
 	array_free(s->hash);
 	free(s->dirty_roots);
 	free(s->shape_log);
+	free(s->child_idx);
 	pose_set_free(s->poses);
 	asset_set_free(s->assets);
 	draw_cache_free(s->draw);
@@ -594,12 +607,55 @@ int scene_child_at(const scene *s, int node, int index)
 	return -1;
 }
 
-int scene_child_index(const scene *s, int node)
+/* Numbers the children of 'parent' (-1: the roots) in 'v'. */
+static void number_children(const scene *s, int parent, int *v)
 {
+	int i, end, k = 0;
+
+	child_range(s, parent, &i, &end);
+	for (; i < end; i += s->hot[s->order[i]].size)
+		v[s->order[i]] = k++;
+}
+
+/* Builds the cache of child indices: one pass, O(nodes). 0 or
+ * RIGD_E_NOMEM (the cache stays invalid). */
+static int child_index_build(scene *s)
+{
+	if (s->child_idx_cap < s->nslots) {
+		int *v = realloc(s->child_idx, sizeof(int) * (size_t)s->nslots);
+
+		if (!v)
+			return RIGD_E_NOMEM;
+		s->child_idx = v;
+		s->child_idx_cap = s->nslots;
+	}
+	number_children(s, -1, s->child_idx);
+	for (int pos = 0; pos < s->count; pos++)
+		number_children(s, s->order[pos], s->child_idx);
+	s->child_idx_order = s->order_version + 1;
+	return 0;
+}
+
+/* Asks at one order before the cache is built: a record or two of an
+ * update scan their siblings; a snapshot, which asks for every node,
+ * builds it once instead of scanning every sibling list once per child. */
+#define CHILD_INDEX_SCANS 64
+
+int scene_child_index(const scene *cs, int node)
+{
+	scene *s = (scene *)cs;  /* only the cache changes */
 	int i, end, k = 0;
 
 	if (!live(s, node))
 		return -1;
+	if (s->child_idx_order == s->order_version + 1)
+		return s->child_idx[node];
+	if (s->asks_order != s->order_version) {
+		s->asks_order = s->order_version;
+		s->asks = 0;
+	}
+	if (++s->asks > CHILD_INDEX_SCANS && child_index_build(s) == 0)
+		return s->child_idx[node];
 	child_range(s, s->parent[node], &i, &end);
 	for (; i < end; i += s->hot[s->order[i]].size, k++)
 		if (s->order[i] == node)
@@ -851,6 +907,7 @@ static inline void prefetch_for_edit(const scene *s, int node)
 static void renumber(scene *s, int from, int to)
 {
 	assert(0 <= from && from <= to && to <= s->count);
+	s->order_version++;
 	for (int i = from; i < to; i++)
 		s->hot[s->order[i]].pos = i;
 }
@@ -1075,6 +1132,7 @@ static void unload(scene *s, int loaded)
 	s->count = s->nslots = s->n_free = s->n_roots = 0;
 	s->dirty_all = false;
 	s->order_is_handles = true;
+	s->order_version++;
 }
 
 int scene_load(scene *s, int n, const char *const *ids, const int *parents,
@@ -1145,6 +1203,7 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 			s->hot[s->parent[i]].size += s->hot[i].size;
 	s->dirty_all = true;
 	s->order_is_handles = true;
+	s->order_version++;
 	shape_forget(s);
 	draw_stale(s);
 	return 0;
@@ -1260,6 +1319,7 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 	}
 	add_to_ancestors(s, old_parent, -k);
 	s->parent[node] = new_parent;
+	s->order_version++;  /* the same place in 'order' may be another parent's */
 	add_to_ancestors(s, new_parent, k);
 
 	assert(s->order[s->hot[node].pos] == node && s->hot[node].size == k);
