@@ -22,7 +22,10 @@
  *   - edits per turn: edits that arrive together are committed in one turn
  *     (the group commit) and seen together, whatever the fan-out does; and
  *     the turns the fan-out folded into a later frame for a client that was
- *     behind (rigd_updates_coalesced_total), per turn and subscriber.
+ *     behind (rigd_updates_coalesced_total), per turn and subscriber;
+ *   - and beside them the floor (bench_sendfloor): the same number of
+ *     loopback sockets, each sent a float32 frame's bytes by a program that
+ *     does nothing else, at the same rate.
  *
  * The server runs with synchronous=NORMAL: with FULL every group commit adds
  * an fsync to every edit's latency, which the figures would then mostly
@@ -34,7 +37,7 @@
  */
 const path = require('node:path');
 const fs = require('node:fs');
-const { fork, spawn } = require('node:child_process');
+const { execFileSync, fork, spawn } = require('node:child_process');
 const os = require('node:os');
 const {
   startRigd, createScene, skeletonOps, Client, percentile, sleep, get,
@@ -217,6 +220,7 @@ async function main() {
     `${PROCS} processes, edits at ${EDIT_HZ}/s, ${RUNS} runs of ${SECONDS} s after 1 s warm-up`);
   console.log('');
   console.log('  format   deliveries  coalesced   p50 ms    p99 ms   server CPU  clients CPU  bytes/frame');
+  let bytesF32 = 1207;
   for (const format of FORMATS) {
     const rows = [];
     for (let k = 0; k < RUNS; k++) {
@@ -234,10 +238,35 @@ async function main() {
       `${m('genCpu').toFixed(3).padStart(8)} s/s ${m('bytesPerFrame').toFixed(0).padStart(10)}`);
     console.log(`         runs: ${rows.map((r) => `${(100 * r.deliveries).toFixed(1)}% p99 ` +
       `${r.p99.toFixed(1)} ms cpu ${r.cpu.toFixed(2)}`).join('; ')}`);
+    if (format === 'f32') bytesF32 = m('bytesPerFrame');
     console.log(`         edits per turn (group commit) ${m('editsPerTurn').toFixed(3)}; turns the ` +
       `fan-out folded into a later frame ${(100 * m('folded')).toFixed(2)}% of turns x subscribers`);
   }
   await server.stop('SIGTERM');
+  floor(bytesF32);
+}
+
+/* The peer in the same sitting: bench_sendfloor, a program that only
+ * send(2)s a message of the float32 frame's size to as many loopback
+ * sockets, received by as many processes, at the same rate. */
+function floor(bytes) {
+  const exe = path.join(process.env.RIGD_BUILD_DIR, 'bench', 'bench_sendfloor');
+  const rows = [];
+  for (let k = 0; k < RUNS; k++) {
+    const out = execFileSync(exe, [String(SUBS), String(Math.max(8, Math.round(bytes))),
+      String(EDIT_HZ), String(SECONDS), String(PROCS)], { encoding: 'utf8' });
+    const [, p50, p99, cpu, rcpu, delivered] = out.trim().split(' ').map(Number);
+    rows.push({ p50, p99, cpu, rcpu, delivered });
+  }
+  const m = (k) => median(rows.map((r) => r[k]));
+  console.log(`  send(2) ${(100 * m('delivered')).toFixed(1).padStart(10)}% ${''.padStart(10)} ` +
+    `${m('p50').toFixed(2).padStart(8)} ${m('p99').toFixed(2).padStart(9)} ` +
+    `${m('cpu').toFixed(3).padStart(10)} s/s ${m('rcpu').toFixed(3).padStart(8)} s/s ` +
+    `${Math.round(bytes).toString().padStart(10)}`);
+  console.log(`         runs: ${rows.map((r) => `p99 ${r.p99.toFixed(1)} ms cpu ` +
+    `${r.cpu.toFixed(2)}`).join('; ')}`);
+  console.log('         (the floor: a C program that only writes the same bytes to as many ' +
+    'loopback sockets at the same rate)');
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

@@ -325,17 +325,17 @@ typedef struct export_ctx {
  * has none). */
 static void put_children(export_ctx *x, int node)
 {
-	int n = scene_child_count(x->s, node);
+	/* Preorder: the children follow their parent, each after the
+	 * subtree of the one before; walked so, not counted out one by one
+	 * (which costs the square of their number). */
+	int first = scene_pos(x->s, node) + 1, end = first - 1 + scene_subtree_size(x->s, node);
 
-	if (n == 0)
+	if (first == end)
 		return;
 	sb_puts(&x->b, ", \"children\": [");
-	for (int k = 0; k < n; k++) {
-		int pos = scene_pos(x->s, scene_child_at(x->s, node, k));
-
-		/* Preorder: children come after their parent. */
-		assert(pos > scene_pos(x->s, node) && pos < x->n);
-		sb_printf(&x->b, "%s%d", k ? ", " : "", x->gidx[pos]);
+	for (int pos = first; pos < end; pos += scene_subtree_size(x->s, scene_at(x->s, pos))) {
+		assert(pos < x->n);
+		sb_printf(&x->b, "%s%d", pos > first ? ", " : "", x->gidx[pos]);
 	}
 	sb_puts(&x->b, "]");
 }
@@ -522,7 +522,7 @@ static void put_head(export_ctx *x, const gltf_export_opts *opts)
 {
 	const scene *s = x->s;
 	sbuf *b = &x->b;
-	int n_roots = scene_child_count(s, -1);
+	int n = scene_count(s);
 
 	sb_puts(b, "{\n  \"asset\": {\"version\": \"2.0\", \"generator\": ");
 	sb_str(b, opts && opts->generator ? opts->generator : "rigd");
@@ -531,11 +531,11 @@ static void put_head(export_ctx *x, const gltf_export_opts *opts)
 		sb_puts(b, "\"name\": ");
 		sb_str(b, opts->scene_name);
 	}
-	if (n_roots > 0) {
+	if (n > 0) {
+		/* The roots: each after the subtree of the one before. */
 		sb_printf(b, "%s\"nodes\": [", opts && opts->scene_name ? ", " : "");
-		for (int k = 0; k < n_roots; k++)
-			sb_printf(b, "%s%d", k ? ", " : "",
-				  x->gidx[scene_pos(s, scene_child_at(s, -1, k))]);
+		for (int pos = 0; pos < n; pos += scene_subtree_size(s, scene_at(s, pos)))
+			sb_printf(b, "%s%d", pos ? ", " : "", x->gidx[pos]);
 		sb_puts(b, "]");
 	}
 	sb_puts(b, "}]");
