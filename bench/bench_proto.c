@@ -8,7 +8,8 @@
  *   - edit_apply of set ops, with and without the inverse and the result;
  *   - replay = decode + apply, in set ops per second (the target is
  *     1,000,000 a second offline);
- *   - encoding an update of the 59 bones of a skeleton, and a snapshot of a
+ *   - encoding an update of the 59 bones of a skeleton, a binary float32
+ *     update of 1,100 matrices (a view's frame), and a snapshot of a
  *     100,000-node scene (a tree of four children a node, and one node with
  *     99,999 children).
  *
@@ -18,6 +19,7 @@
  * Usage: bench_proto [ops]   (default 1,000,000)
  */
 #include "codec/proto.h"
+#include "codec/proto_bin.h"
 #include "core/edit.h"
 #include "core/err.h"
 #include "core/scene.h"
@@ -199,6 +201,25 @@ static void bench_broadcast(void)
 	t = now_s() - t0;
 	printf("snapshot of 100,000 nodes: %.1f MB, %.0f ms to encode (%.0f MB/s)\n", b.len / 1e6,
 	       t * 1e3, b.len / t / 1e6);
+	/* What a view's frame carries: 1,100 matrices in float32, about 1%
+	 * of the big scene, as binary updates with no records. */
+	{
+		int seen[1100];
+
+		for (int i = 0; i < 1100; i++)
+			seen[i] = scene_at(big, 50000 + i);
+		t0 = now_s();
+		for (int i = 0; i < 2000; i++) {
+			proto_buf_reset(&b);
+			if (proto_bin_encode_update(&b, PROTO_FORMAT_F32, "big", (uint64_t)i, (uint64_t)i - 1,
+						    big, seen,
+						    1100, NULL, 0, NULL, 0))
+				exit(1);
+		}
+		t = (now_s() - t0) / 2000;
+		printf("binary float32 update of 1,100 world matrices: %zu bytes, %.1f us to encode\n",
+		       b.len, t * 1e6);
+	}
 	/* A wide scene: every record names its index among 99,999 siblings. */
 	scene_free(big);
 	big = make_scene(100000, 100000);

@@ -69,38 +69,55 @@ static void patch_u32(proto_buf *b, size_t at, uint32_t v)
 #define MATRIX_BYTES_MAX (12 * 8) /* bytes of one matrix in a frame */
 #define WORLD_CHUNK 32               /* matrices written per append */
 
+/* One float in little-endian order at 'o': a copy on a little-endian host
+ * (the compilers merge nothing else into one store), byte by byte
+ * elsewhere. */
+static inline void put_f32_bytes(char *o, float f)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(o, &f, sizeof(f));
+#else
+	uint32_t bits;
+
+	memcpy(&bits, &f, sizeof(bits));
+	for (int i = 0; i < 4; i++)
+		o[i] = (char)(bits >> (8 * i) & 0xff);
+#endif
+}
+
+static inline void put_f64_bytes(char *o, double d)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(o, &d, sizeof(d));
+#else
+	uint64_t bits;
+
+	memcpy(&bits, &d, sizeof(bits));
+	for (int i = 0; i < 8; i++)
+		o[i] = (char)(bits >> (8 * i) & 0xff);
+#endif
+}
+
 /* The 12 elements a frame carries of a world matrix into 'o' (room for
  * MATRIX_BYTES_MAX): the first three rows of the column-major 4x4, column
  * by column (the fourth row of an affine matrix is 0 0 0 1), read from 'm'
  * with element (row r, column c) at m[r * row_stride + c * col_stride]: a
  * mat4 (1, 4) or a scene's stored rows (4, 1), which spares the conversion
  * to a mat4 in the hot loop. Returns the bytes written. */
-static int matrix_bytes(char *o, int format, const double *m, int row_stride, int col_stride)
+static inline int matrix_bytes(char *o, int format, const double *m, int row_stride,
+			       int col_stride)
 {
 	int at = 0;
 
-	/* Two loops with a fixed element size each: the compiler merges each
-	 * element's byte stores into one little-endian store. */
 	if (format == PROTO_FORMAT_F32) {
 		for (int c = 0; c < 4; c++)
-			for (int r = 0; r < 3; r++) {
-				float f = (float)m[r * row_stride + c * col_stride];
-				uint32_t bits;
-
-				memcpy(&bits, &f, sizeof(bits));
-				for (int i = 0; i < 4; i++)
-					o[at++] = (char)(bits >> (8 * i) & 0xff);
-			}
+			for (int r = 0; r < 3; r++, at += 4)
+				put_f32_bytes(o + at, (float)m[r * row_stride + c * col_stride]);
 		return at;
 	}
 	for (int c = 0; c < 4; c++)
-		for (int r = 0; r < 3; r++) {
-			uint64_t bits;
-
-			memcpy(&bits, &m[r * row_stride + c * col_stride], sizeof(bits));
-			for (int i = 0; i < 8; i++)
-				o[at++] = (char)(bits >> (8 * i) & 0xff);
-		}
+		for (int r = 0; r < 3; r++, at += 8)
+			put_f64_bytes(o + at, m[r * row_stride + c * col_stride]);
 	return at;
 }
 
