@@ -14,7 +14,8 @@
  * scene under the threshold sends no view; the scene grows past it and the
  * viewer declares its view and draws what the server culls; a node the view
  * hides is found in the hierarchy, selected, and its locals shown and kept
- * current by the inspector; a viewer with ?interest=off on the same scene
+ * current by the inspector; the timeline's earlier seq draws every node; a
+ * viewer with ?interest=off on the same scene
  * gets every matrix; the scene shrinks under AUTO_INTEREST_OFF_NODES and the
  * viewer clears its view and draws everything again. The demo skeleton,
  * opened without a flag, never sends a view.
@@ -256,6 +257,22 @@ describe('viewer: interest by default (?interest=auto)', () => {
 		assert.ok((await page.evaluate(() => window.rigd.hiddenIds())).includes(target.id), `${target.id} is still hidden`);
 		await page.keyboard.press('Escape');
 		await page.fill('.panel-tools .search', '');
+
+		/* The timeline's seq 1 is read over HTTP: every node drawn with its
+		 * matrix of then, hidden ones included; back to live, the view's
+		 * cull again. */
+		const at1 = (await rigd.get(server, '/api/scenes/auto?at=1')).json;
+		const slider = page.locator('.timeline-slider');
+		await slider.focus();
+		await slider.press('Home');
+		await slider.press('ArrowRight');
+		await page.waitForFunction(() => window.rigd.seq() === 1, null, { timeout: 20000 });
+		const then = await page.evaluate((ids) => ids.map((id) => window.rigd.worldOf(id)), at1.nodes.map((n) => n.id));
+		at1.nodes.forEach((n, k) => assert.deepEqual(then[k], n.world, `${n.id} at seq 1`));
+		assert.ok(at1.nodes.some((n) => n.id === target.id), 'the hidden node is drawn at seq 1');
+		await page.click('button.live');
+		await page.waitForFunction(() => window.rigd.seq() === window.rigd.liveSeq(), null, { timeout: 20000 });
+		await check(page, 'back to live', 'auto');
 
 		/* ?interest=off on the same scene, zoomed in too: every matrix. */
 		const B = await openPage(browser, `${server.url}/?interest=off#/scene/auto`);
