@@ -15,10 +15,10 @@
  * viewer declares its view and draws what the server culls; a node the view
  * hides is found in the hierarchy, selected, and its locals shown and kept
  * current by the inspector; the timeline's earlier seq draws every node; a
- * viewer with ?interest=off on the same scene
- * gets every matrix; the scene shrinks under AUTO_INTEREST_OFF_NODES and the
- * viewer clears its view and draws everything again. The demo skeleton,
- * opened without a flag, never sends a view.
+ * viewer with ?interest=off on the same scene gets every matrix; the scene
+ * shrinks under AUTO_INTEREST_OFF_NODES and the viewer clears its view and
+ * draws everything again. The demo skeleton, opened without a flag, never
+ * sends a view.
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
