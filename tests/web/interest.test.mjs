@@ -241,10 +241,11 @@ describe('viewer: interest by default (?interest=auto)', () => {
 		const t = (await rigd.get(server, '/api/scenes/auto')).json;
 		const hiddenIds = await page.evaluate(() => window.rigd.hiddenIds());
 		// A group has no bounds and is always visible: take a box of a group
-		// none of whose boxes is drawn, so that moving it inside its group
-		// keeps it hidden.
-		const shownGroups = new Set(t.nodes.filter((n) => n.bounds && zoomed.drawn.has(n.id)).map((n) => n.parent));
-		const target = t.nodes.find((n) => n.bounds && hiddenIds.includes(n.id) && !shownGroups.has(n.parent));
+		// two or more groups away from any with a box drawn, so that moving
+		// it inside its group keeps it hidden.
+		const groupOf = (n) => Number(n.parent.slice(1));
+		const shownGroups = t.nodes.filter((n) => n.bounds && zoomed.drawn.has(n.id)).map(groupOf);
+		const target = t.nodes.find((n) => n.bounds && hiddenIds.includes(n.id) && shownGroups.every((g) => Math.abs(g - groupOf(n)) >= 2));
 		assert.ok(target, `a hidden box in a group with no box drawn (${hiddenIds.length} hidden)`);
 		await page.fill('.panel-tools .search', target.id);
 		await page.click(`.tree-row[data-id="${target.id}"]`);

@@ -47,11 +47,6 @@ export function interestMode(search) {
 	return 'auto';
 }
 
-/* Whether the page forced interest on (?interest=on or =1). */
-export function interestEnabled(search) {
-	return interestMode(search) === 'on';
-}
-
 /*
  * Whether a scene of 'dims' (2 or 3) with 'nodes' nodes should have a view
  * under 'mode', given whether it has one now ('wasOn': the hysteresis of
