@@ -1,6 +1,7 @@
 /*
- * Per-viewer interest in the browser (web/app/interest.js): the viewer
- * opened with ?interest=on (float64 frames) zooms into a 1,830-node scene
+ * Per-viewer interest in the browser (web/app/interest.js). First, the
+ * viewer opened with ?interest=on (float64 frames) zooms into a 1,830-node
+ * scene (under AUTO_INTEREST_NODES: =on forces the view at any size)
  * and pans across it with the mouse while a script edits the scene (boxes
  * moved across the view, groups turned, nodes created and deleted). After
  * each pan it has declared its last camera (throttled, then once after the
@@ -8,11 +9,22 @@
  * keeps for that view (tests/lib/interest.js, node by node from the tree),
  * each with the server's matrix bit for bit; nodes that left the view are
  * not drawn.
+ *
+ * Then the default, ?interest=auto (no flag in the URL): a viewer of a
+ * scene under the threshold sends no view; the scene grows past it and the
+ * viewer declares its view and draws what the server culls; a node the view
+ * hides is found in the hierarchy, selected, and its locals shown and kept
+ * current by the inspector; the timeline's earlier seq draws every node; a
+ * viewer with ?interest=off on the same scene gets every matrix; the scene
+ * shrinks under AUTO_INTEREST_OFF_NODES and the viewer clears its view and
+ * draws everything again. The demo skeleton, opened without a flag, never
+ * sends a view.
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { launch, openPage, poll, rigd } from './lib/browser.mjs';
+import { AUTO_INTEREST_NODES, AUTO_INTEREST_OFF_NODES } from '../../web/app/interest.js';
 
 const require = createRequire(import.meta.url);
 const { visibleIds, setDiffs } = require('../lib/interest.js');
@@ -30,10 +42,11 @@ after(async () => {
 
 const BOUNDS = { min: [-0.4, -0.4, -0.4], max: [0.4, 0.4, 0.4] };
 
-/* 30 groups 20 apart along x, each of 60 boxes on a 10 x 6 grid 2 apart. */
-function sceneOps() {
+/* 30 groups 20 apart along x, each of 60 boxes on a 10 x 6 grid 2 apart
+ * (groups 'from' to 'to' - 1 of such a row). */
+function sceneOps(from = 0, to = 30) {
 	const ops = [];
-	for (let g = 0; g < 30; g++) {
+	for (let g = from; g < to; g++) {
 		ops.push({ op: 'create', id: `g${g}`, t: [20 * g, 0, 0] });
 		for (let k = 0; k < 60; k++) ops.push({ op: 'create', id: `g${g}-${k}`, parent: `g${g}`, t: [(k % 10) * 2, Math.floor(k / 10) * 2, 0], bounds: BOUNDS });
 	}
@@ -71,8 +84,8 @@ function editLoop(client, everyMs) {
  * waits until the page's last view is answered at the tree's seq and what
  * it draws is that view's cull, all read in one step (a camera event that
  * arrives late sends one more view, which the wait then covers too). */
-async function check(page, what) {
-	const t = (await rigd.get(server, '/api/scenes/pan')).json;
+async function check(page, what, scene = 'pan') {
+	const t = (await rigd.get(server, `/api/scenes/${scene}`)).json;
 	let last = null;
 	try {
 		await poll(async () => {
@@ -104,6 +117,7 @@ describe('viewer: per-viewer interest', () => {
 		assert.equal((await editor.request({ type: 'edit', scene: 'pan', ops: sceneOps() })).type, 'ack');
 		const P = await openPage(browser, `${server.url}/?interest=on#/scene/pan`);
 		const { page } = P;
+		assert.equal((await page.evaluate(() => window.rigd.interest())).mode, 'on');
 		assert.equal((await page.evaluate(() => window.rigd.interest())).enabled, true);
 		const first = await check(page, 'framed');
 
@@ -155,5 +169,146 @@ describe('viewer: per-viewer interest', () => {
 		assert.deepEqual(P.problems, []);
 		await P.context.close();
 		await editor.close();
+	});
+});
+
+/* Turns the mouse wheel over the canvas's centre until the page draws
+ * fewer than 'below' nodes, or 'rounds' times over (a busy machine may
+ * zoom less per wheel event). */
+async function zoomIn(page, below, rounds = 10) {
+	const canvas = await page.locator('canvas').boundingBox();
+	await page.mouse.move(canvas.x + canvas.width / 2, canvas.y + canvas.height / 2);
+	for (let round = 0; round < rounds; round++) {
+		for (let i = 0; i < 4; i++) {
+			await page.mouse.wheel(0, -300);
+			await new Promise((r) => setTimeout(r, 30));
+		}
+		await new Promise((r) => setTimeout(r, 300));
+		if (await page.evaluate(() => window.rigd.drawnIds().length) < below) break;
+	}
+}
+
+/* The page draws every (visible) node of 'scene' with the server's
+ * matrix, none hidden: waits up to 20 s for the server's seq, then
+ * compares. */
+async function drawsEverything(page, what, scene) {
+	const t = (await rigd.get(server, `/api/scenes/${scene}`)).json;
+	const shown = t.nodes.filter((n) => n.visible !== false);
+	await poll(async () => {
+		const now = await page.evaluate(() => ({ seq: window.rigd.liveSeq(), drawn: window.rigd.drawnIds().length }));
+		return now.seq >= t.seq && now.drawn === shown.length;
+	}, { timeout: 20000, what: `${what}: every node of seq ${t.seq} drawn` });
+	const worlds = await page.evaluate((list) => list.map((id) => window.rigd.worldOf(id)), shown.map((n) => n.id));
+	shown.forEach((n, k) => assert.deepEqual(worlds[k], n.world, `${what}: ${n.id} has the server's matrix`));
+	return t;
+}
+
+/* The inspector's values of field 'key' (t, s, pivot...) as numbers. */
+const fieldValues = (page, key) => page.evaluate((k) => [...document.querySelectorAll(`.inspector-panel .field[data-field="${k}"] input.num`)].map((i) => Number(i.value)), key);
+
+describe('viewer: interest by default (?interest=auto)', () => {
+	it('follows the scene past the threshold and back; ?interest=off gets everything; hidden nodes can be selected and inspected', async () => {
+		assert.ok(1830 < AUTO_INTEREST_NODES && 1830 + 6 * 61 >= AUTO_INTEREST_NODES && 1830 + 6 * 61 - 12 * 61 < AUTO_INTEREST_OFF_NODES,
+			'the scene sizes below straddle the thresholds');
+		await rigd.createScene(server, 'auto');
+		const editor = await rigd.Client.connect(server);
+		const edit = async (ops) => {
+			const r = await editor.request({ type: 'edit', scene: 'auto', ops });
+			assert.equal(r.type, 'ack', `${r.code}: ${r.message}`);
+		};
+		await edit(sceneOps(0, 30));
+
+		/* 1,830 nodes: the camera moves, and no view is sent. */
+		const A = await openPage(browser, `${server.url}/#/scene/auto`);
+		const { page } = A;
+		await zoomIn(page, 0, 1);
+		await new Promise((r) => setTimeout(r, 500));
+		let i = await page.evaluate(() => window.rigd.interest());
+		assert.deepEqual({ mode: i.mode, enabled: i.enabled, sent: i.sent }, { mode: 'auto', enabled: false, sent: 0 });
+		await drawsEverything(page, 'under the threshold', 'auto');
+
+		/* 2,196 nodes: the viewer declares its view (the camera, as it is). */
+		await edit(sceneOps(30, 36));
+		await poll(async () => (await page.evaluate(() => window.rigd.interest())).enabled, { timeout: 20000, what: 'the view declared past the threshold' });
+		const whole = await check(page, 'past the threshold', 'auto');
+		await zoomIn(page, whole.total / 2);
+		const zoomed = await check(page, 'past the threshold, zoomed in', 'auto');
+		assert.ok(zoomed.drawn.size < zoomed.total / 2, `zoomed in, ${zoomed.drawn.size} of ${zoomed.total} nodes drawn`);
+		console.log(`# ?interest=auto at ${zoomed.total} nodes: ${zoomed.drawn.size} drawn after zooming in`);
+
+		/* A hidden box: listed by the hierarchy's search, selected there,
+		 * its locals in the inspector, kept current while it stays hidden. */
+		const t = (await rigd.get(server, '/api/scenes/auto')).json;
+		const hiddenIds = await page.evaluate(() => window.rigd.hiddenIds());
+		// A group has no bounds and is always visible: take a box of a group
+		// two or more groups away from any with a box drawn, so that moving
+		// it inside its group keeps it hidden.
+		const groupOf = (n) => Number(n.parent.slice(1));
+		const shownGroups = t.nodes.filter((n) => n.bounds && zoomed.drawn.has(n.id)).map(groupOf);
+		const target = t.nodes.find((n) => n.bounds && hiddenIds.includes(n.id) && shownGroups.every((g) => Math.abs(g - groupOf(n)) >= 2));
+		assert.ok(target, `a hidden box in a group with no box drawn (${hiddenIds.length} hidden)`);
+		await page.fill('.panel-tools .search', target.id);
+		await page.click(`.tree-row[data-id="${target.id}"]`);
+		assert.equal(await page.evaluate(() => window.rigd.selection()), target.id);
+		assert.equal(await page.textContent('.inspector-panel .node-id'), target.id);
+		assert.deepEqual(await fieldValues(page, 't'), target.t);
+		assert.equal(await page.isVisible('.inspector-panel .out-of-view'), true, 'the inspector says the world matrix is not current');
+		await edit([{ op: 'set', id: target.id, t: [1.5, 2.5, 0] }]);
+		await poll(async () => JSON.stringify(await fieldValues(page, 't')) === '[1.5,2.5,0]', { timeout: 20000, what: 'the hidden node\'s new locals in the inspector' });
+		assert.ok((await page.evaluate(() => window.rigd.hiddenIds())).includes(target.id), `${target.id} is still hidden`);
+		await page.keyboard.press('Escape');
+		await page.fill('.panel-tools .search', '');
+
+		/* The timeline's seq 1 is read over HTTP: every node drawn with its
+		 * matrix of then, hidden ones included; back to live, the view's
+		 * cull again. */
+		const at1 = (await rigd.get(server, '/api/scenes/auto?at=1')).json;
+		const slider = page.locator('.timeline-slider');
+		await slider.focus();
+		await slider.press('Home');
+		await slider.press('ArrowRight');
+		await page.waitForFunction(() => window.rigd.seq() === 1, null, { timeout: 20000 });
+		const then = await page.evaluate((ids) => ids.map((id) => window.rigd.worldOf(id)), at1.nodes.map((n) => n.id));
+		at1.nodes.forEach((n, k) => assert.deepEqual(then[k], n.world, `${n.id} at seq 1`));
+		assert.ok(at1.nodes.some((n) => n.id === target.id), 'the hidden node is drawn at seq 1');
+		await page.click('button.live');
+		await page.waitForFunction(() => window.rigd.seq() === window.rigd.liveSeq(), null, { timeout: 20000 });
+		await check(page, 'back to live', 'auto');
+
+		/* ?interest=off on the same scene, zoomed in too: every matrix. */
+		const B = await openPage(browser, `${server.url}/?interest=off#/scene/auto`);
+		await zoomIn(B.page, 0, 2);
+		await drawsEverything(B.page, '?interest=off, zoomed in', 'auto');
+		i = await B.page.evaluate(() => window.rigd.interest());
+		assert.deepEqual({ mode: i.mode, enabled: i.enabled, sent: i.sent }, { mode: 'off', enabled: false, sent: 0 });
+		assert.deepEqual(await B.page.evaluate(() => window.rigd.hiddenIds()), []);
+
+		/* 1,464 nodes: under AUTO_INTEREST_OFF_NODES, the view is cleared
+		 * and the server sends what it had hidden. */
+		await edit(Array.from({ length: 12 }, (_, k) => ({ op: 'delete', id: `g${24 + k}` })));
+		await poll(async () => {
+			const now = await page.evaluate(() => window.rigd.interest());
+			return !now.enabled && now.view === null && now.applied === now.sent;
+		}, { timeout: 20000, what: 'the view cleared under the threshold' });
+		const after = await drawsEverything(page, 'back under the threshold', 'auto');
+		assert.ok(after.nodes.length < AUTO_INTEREST_OFF_NODES, `${after.nodes.length} nodes`);
+		assert.deepEqual(await page.evaluate(() => window.rigd.hiddenIds()), []);
+
+		for (const P of [A, B]) {
+			assert.deepEqual(P.problems, []);
+			await P.context.close();
+		}
+		await editor.close();
+	});
+
+	it('a small rig (the demo skeleton) opened without a flag sends no view', async () => {
+		const P = await openPage(browser, `${server.url}/#/scene/demo`);
+		await zoomIn(P.page, 0, 2);
+		await new Promise((r) => setTimeout(r, 500));
+		const i = await P.page.evaluate(() => window.rigd.interest());
+		assert.deepEqual({ mode: i.mode, enabled: i.enabled, sent: i.sent, view: i.view }, { mode: 'auto', enabled: false, sent: 0, view: null });
+		await drawsEverything(P.page, 'the demo', 'demo');
+		assert.deepEqual(P.problems, []);
+		await P.context.close();
 	});
 });

@@ -12,7 +12,8 @@ import { det3, eulerDegFromQuat, invertAffine, multiply, quatFromEulerDeg, shear
 import { SceneModel } from '../../web/app/model.js';
 import { subtreeBoxes } from '../../web/app/overlays.js';
 import { SceneSession } from '../../web/app/session.js';
-import { backoffDelay, fmt, validId } from '../../web/app/util.js';
+import { AUTO_INTEREST_NODES, AUTO_INTEREST_OFF_NODES, InterestControl, interestMode, wantsInterest } from '../../web/app/interest.js';
+import { Emitter, backoffDelay, fmt, validId } from '../../web/app/util.js';
 
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`);
 
@@ -343,6 +344,77 @@ describe('session: the edit discipline', () => {
 		assert.equal(session.others.size, 0);
 		session.setSelection(['hand']);
 		assert.deepEqual(sock.ofType('presence').at(-1), { type: 'presence', scene: 'demo', selection: ['hand'], name: 'guest' });
+		conn.close();
+	});
+});
+
+describe('interest: when the viewer declares its view', () => {
+	it('reads ?interest= as auto, on or off', () => {
+		assert.equal(interestMode(''), 'auto');
+		assert.equal(interestMode('?interest=auto'), 'auto');
+		assert.equal(interestMode('?interest=bogus'), 'auto');
+		assert.equal(interestMode('?interest=on'), 'on');
+		assert.equal(interestMode('?interest=1&min_px=2'), 'on');
+		assert.equal(interestMode('?interest=off'), 'off');
+		assert.equal(interestMode('?format=f64&interest=0'), 'off');
+	});
+
+	it('auto: on from AUTO_INTEREST_NODES, off under AUTO_INTEREST_OFF_NODES, never for 2D', () => {
+		assert.ok(AUTO_INTEREST_OFF_NODES < AUTO_INTEREST_NODES);
+		const auto = (nodes, wasOn, dims = 3) => wantsInterest('auto', { dims, nodes }, wasOn);
+		assert.equal(auto(AUTO_INTEREST_NODES - 1, false), false);
+		assert.equal(auto(AUTO_INTEREST_NODES, false), true);
+		assert.equal(auto(AUTO_INTEREST_OFF_NODES, true), true, 'kept on down to the lower threshold');
+		assert.equal(auto(AUTO_INTEREST_OFF_NODES - 1, true), false);
+		assert.equal(auto(100000, false, 2), false, 'a 2D scene');
+		assert.equal(wantsInterest('on', { dims: 3, nodes: 3 }), true);
+		assert.equal(wantsInterest('on', { dims: 2, nodes: 3 }), false);
+		assert.equal(wantsInterest('off', { dims: 3, nodes: 100000 }), false);
+	});
+
+	it('follows the scene: a view once it grows past the threshold, a clear once it shrinks under', async () => {
+		const { conn, session, sock } = await liveSession();
+		const viewport = new Emitter();
+		viewport.currentView = () => ({ vp: Array.from({ length: 16 }, (_, i) => (i % 5 === 0 ? 1 : 0)), viewport: [800, 600] });
+		const control = new InterestControl(session, viewport, { mode: 'auto' });
+		assert.equal(control.enabled, false);
+		assert.equal(sock.ofType('view').length, 0, 'the demo is small: no view');
+		const many = Array.from({ length: AUTO_INTEREST_NODES }, (_, i) => ({ id: `n${i}`, parent: null, index: 1 + i, world: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1] }));
+		sock.reply({ type: 'update', scene: 'demo', seq: 2, nodes: many, world: {}, removed: [] });
+		assert.equal(control.enabled, true);
+		const views = sock.ofType('view');
+		assert.equal(views.length, 1);
+		assert.deepEqual(views[0].viewport, [800, 600]);
+		sock.reply({ type: 'ack', req: views[0].req, seq: 2, recomputed: 0 });
+		sock.reply({ type: 'update', scene: 'demo', seq: 2, nodes: [], world: {}, removed: [], hidden: ['n0', 'n1'] });
+		assert.equal(session.viewApplied, 1);
+		assert.ok(session.model.get('n0').hidden);
+		/* Down to AUTO_INTEREST_OFF_NODES: still on; one fewer: cleared. */
+		const size = session.model.size;
+		sock.reply({ type: 'update', scene: 'demo', seq: 3, nodes: [], world: {}, removed: many.slice(0, size - AUTO_INTEREST_OFF_NODES).map((n) => n.id), hidden: [] });
+		assert.equal(session.model.size, AUTO_INTEREST_OFF_NODES);
+		assert.equal(control.enabled, true);
+		sock.reply({ type: 'update', scene: 'demo', seq: 4, nodes: [], world: {}, removed: ['n1999'], hidden: [] });
+		assert.equal(control.enabled, false);
+		assert.deepEqual(sock.ofType('view').at(-1), { type: 'view', scene: 'demo', req: 'view-2', clear: true });
+		/* The camera moves on: nothing more is sent. */
+		viewport.emit('camera', viewport.currentView());
+		assert.equal(sock.ofType('view').length, 2);
+		control.dispose();
+		conn.close();
+	});
+
+	it('?interest=on: a view for a small 3D scene, none for a 2D one', async () => {
+		const { conn, session, sock } = await liveSession();
+		const viewport = new Emitter();
+		viewport.currentView = () => ({ vp: Array.from({ length: 16 }, (_, i) => (i % 5 === 0 ? 1 : 0)), viewport: [800, 600] });
+		const control = new InterestControl(session, viewport, { mode: 'on' });
+		assert.equal(control.enabled, true);
+		assert.equal(sock.ofType('view').length, 1);
+		sock.reply({ type: 'snapshot', scene: 'demo', seq: 5, dims: 2, nodes: [{ id: 'root', parent: null, index: 0 }], order: ['root'] });
+		assert.equal(control.enabled, false, 'a 2D scene');
+		assert.equal(sock.ofType('view').at(-1).clear, true);
+		control.dispose();
 		conn.close();
 	});
 });

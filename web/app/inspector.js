@@ -248,7 +248,7 @@ export class InspectorPanel extends Emitter {
 			model.on('update', (info) => {
 				if (!this.id) return;
 				if (info.removed.includes(this.id)) return this.show(null);
-				if (info.changed.has(this.id) || info.world.has(this.id) || info.structure) this.refresh();
+				if (info.changed.has(this.id) || info.world.has(this.id) || info.structure || (info.shown && info.shown.has(this.id))) this.refresh();
 			}),
 		];
 		this.refresh();
@@ -420,6 +420,13 @@ export class InspectorPanel extends Emitter {
 		this.worldPos = el('code');
 		this.detText = el('span');
 		this.shearNote = el('div.warning', { role: 'note', hidden: true });
+		this.outOfViewNote = el(
+			'div.out-of-view',
+			{ role: 'note', hidden: true },
+			'Outside your camera\'s view: the server does not send this node\'s world matrix while the view hides it ' +
+				'(its locals above are current). Below is the last one it sent; F frames that place, and once the node is in view ' +
+				'the server sends its current matrix.',
+		);
 		this.worldBoxText = el('code.small');
 		this.lookButton = el('button', { type: 'button', title: 'View the scene from this node: the view matrix is the inverse of its world matrix' }, 'Look through');
 		L.listen(this.lookButton, 'click', () => this.emit('look', { id: this.id }));
@@ -427,6 +434,7 @@ export class InspectorPanel extends Emitter {
 			'details.group',
 			{ open: true },
 			el('summary', {}, 'World (from the server)'),
+			this.outOfViewNote,
 			this.matrixTable,
 			el('div.kv', {}, el('span', {}, 'position'), this.worldPos),
 			el('div.kv', {}, el('span', {}, 'det'), this.detText),
@@ -480,6 +488,7 @@ export class InspectorPanel extends Emitter {
 		this.farControl.set(node.camera.far);
 
 		const w = node.world;
+		this.outOfViewNote.hidden = !node.hidden;
 		clear(this.matrixTable);
 		if (w) {
 			for (let row = 0; row < 4; row++) {

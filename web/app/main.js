@@ -14,7 +14,7 @@ import { Connection } from './connection.js';
 import { GltfImport, exportGltf } from './gltfio.js';
 import { HierarchyPanel } from './hierarchy.js';
 import { InspectorPanel } from './inspector.js';
-import { ViewSender, interestEnabled, minPxOf } from './interest.js';
+import { InterestControl, interestMode, minPxOf } from './interest.js';
 import { SceneModel } from './model.js';
 import { SceneList } from './scenelist.js';
 import { SceneSession } from './session.js';
@@ -89,10 +89,11 @@ class SceneView {
 		this.session = new SceneSession(conn, name, { displayName: app.displayName, format: app.format });
 		this.live = this.session.model;
 		this.shown = this.live;
-		// ?interest=on: the server sends only what the camera sees (interest.js).
-		this.viewSender = interestEnabled(location.search)
-			? new ViewSender(this.session, this.viewport, { minPx: minPxOf(location.search) })
-			: null;
+		// Per-viewer interest (interest.js): ?interest=auto (the default)
+		// declares the camera's view for a 3D scene of thousands of nodes,
+		// =on at any size, =off never; the server then sends only what the
+		// camera sees.
+		this.interest = new InterestControl(this.session, this.viewport, { mode: interestMode(location.search), minPx: minPxOf(location.search) });
 		centre.append(this.toolbar, this.banner, this.loading);
 		this.hierarchy = new HierarchyPanel(left);
 		this.inspector = new InspectorPanel(right);
@@ -474,7 +475,7 @@ class SceneView {
 	}
 
 	dispose() {
-		if (this.viewSender) this.viewSender.dispose();
+		this.interest.dispose();
 		for (const off of this._unsubs) off();
 		this._listeners.dispose();
 		if (this.view2d) {
@@ -720,14 +721,18 @@ class App {
 				return { frames: s.frames, movingFrames: s.movingFrames, renderMs: s.renderMs.slice(), costMs: s.costMs.slice(), intervals: s.intervals.slice() };
 			},
 			resetStats: () => view().viewport.resetStats(),
-			/* Per-viewer interest: views sent and answered, the last one sent
-			 * ({vp, viewport, min_px}), and the ids the page draws (not
+			/* Per-viewer interest: the page's mode ('auto', 'on', 'off'),
+			 * whether a view is declared now, views sent and answered (a
+			 * clear counts as one), the view declared ({vp, viewport,
+			 * min_px}; null without one), and the ids the page draws (not
 			 * hidden by the view, not invisible). */
 			interest() {
 				const s = view().session;
-				return { enabled: !!view().viewSender, sent: s.viewSent || 0, applied: s.viewApplied || 0, view: s._view || null };
+				return { mode: view().interest.mode, enabled: view().interest.enabled, sent: s.viewSent || 0, applied: s.viewApplied || 0, view: s._view || null };
 			},
 			drawnIds: () => [...view().live.nodes.values()].filter((n) => n.visible && !n.hidden).map((n) => n.id),
+			/* The ids the view hides (listed in 'hidden', not sent back since). */
+			hiddenIds: () => [...view().live.nodes.values()].filter((n) => n.hidden).map((n) => n.id),
 			/* A 2D scene as the page draws it (null for a 3D one): the
 			 * layer groups' ids in DOM order (back to front), each group's
 			 * transform attribute, and joints on the page. */

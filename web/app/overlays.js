@@ -165,7 +165,8 @@ export class Overlays {
 			const pts = [];
 			const cols = [];
 			for (const node of model.nodes.values()) {
-				if (!node.bounds || !node.world) continue;
+				// A node the view hides has no current matrix (interest.js).
+				if (!node.bounds || !node.world || node.hidden) continue;
 				pushBoxEdges(pts, worldBox(node.world, node.bounds));
 				const c = colourFor(node.id, { saturation: 0.7, lightness: 0.7 }).rgb;
 				for (let i = 0; i < 24; i++) cols.push(...c);
@@ -175,7 +176,7 @@ export class Overlays {
 		if (this.flags.subtreeBoxes) {
 			const pts = [];
 			const cols = [];
-			for (const { box, depth, leaf } of subtreeBoxes(model)) {
+			for (const { box, depth, leaf } of subtreeBoxes(model, { drawnOnly: true })) {
 				if (leaf) continue;
 				pushBoxEdges(pts, box);
 				const c = depth === 0 ? [0.95, 0.95, 0.95] : [1.0, 0.6, 0.2];
@@ -185,7 +186,7 @@ export class Overlays {
 		}
 
 		const sel = this.selected && model.get(this.selected);
-		if (sel && sel.world) {
+		if (sel && sel.world && !sel.hidden) {
 			this.selection.set(this._outline(sel));
 			const p = transformPoint(sel.world, sel.pivot);
 			this.pivotGeometry.attributes.position.array.set(p);
@@ -201,7 +202,7 @@ export class Overlays {
 		for (const { ids, colour } of this.othersSel) {
 			for (const id of ids) {
 				const node = model.get(id);
-				if (!node || !node.world) continue;
+				if (!node || !node.world || node.hidden) continue;
 				const outline = this._outline(node, 1.08);
 				pts.push(...outline);
 				for (let i = 0; i < outline.length / 3; i++) cols.push(...colour);
@@ -245,13 +246,15 @@ export class Overlays {
  * Every node's subtree box: its own world box united with its children's
  * subtree boxes, computed children-first over the reversed preorder.
  * Returns [{id, box, depth, leaf}] for nodes whose subtree has any box.
+ * 'drawnOnly' leaves out the boxes of nodes a view hides (their matrices
+ * are the last the server sent, not the current ones: interest.js).
  */
-export function subtreeBoxes(model) {
+export function subtreeBoxes(model, { drawnOnly = false } = {}) {
 	const order = model.order();
 	const boxes = new Map();
 	for (let i = order.length - 1; i >= 0; i--) {
 		const node = model.get(order[i]);
-		let box = node.bounds && node.world ? worldBox(node.world, node.bounds) : null;
+		let box = node.bounds && node.world && !(drawnOnly && node.hidden) ? worldBox(node.world, node.bounds) : null;
 		for (const child of node.children) box = unionBox(box, boxes.get(child) || null);
 		if (box) boxes.set(node.id, box);
 	}

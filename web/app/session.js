@@ -108,6 +108,20 @@ export class SceneSession extends Emitter {
 		if (this.conn.isOpen) this._sendView();
 	}
 
+	/*
+	 * Withdraws the view declared by setView: the server's next frame sends
+	 * the matrices of every node the view had hidden, and the frames after
+	 * it are plain ones (docs/protocol.md, Views). Nothing is sent when the
+	 * connection is down: a new connection's subscription has no view.
+	 */
+	clearView() {
+		if (!this._view) return;
+		this._view = null;
+		if (!this.conn.isOpen) return;
+		this.viewSent = (this.viewSent || 0) + 1;
+		this.conn.send({ type: 'view', scene: this.scene, req: `view-${this.viewSent}`, clear: true });
+	}
+
 	_sendView() {
 		this.viewSent = (this.viewSent || 0) + 1;
 		this.conn.send({ type: 'view', scene: this.scene, req: `view-${this.viewSent}`, ...this._view });

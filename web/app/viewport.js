@@ -209,7 +209,9 @@ export class Viewport extends Emitter {
 				this.layer.rebuild(model);
 				if (!this._framed) this.frameAll();
 				this.overlays.changed();
-				this._syncGizmo();
+				// A snapshot may hide the gizmo's node or show it again.
+				if (this.gizmo.dragging) this._syncGizmo();
+				else this.attachGizmo(this._gizmoId);
 				this.requestRender();
 			}),
 			model.on('update', (info) => {
@@ -218,7 +220,11 @@ export class Viewport extends Emitter {
 				if (this._flashUpdates && info.world.size) this.layer.flash(info.world, performance.now());
 				this.overlays.changed();
 				if (this._gizmoId && !this.model.get(this._gizmoId)) this.attachGizmo(null);
-				else if (!this.gizmo.dragging) this._syncGizmo();
+				else if (!this.gizmo.dragging) {
+					// The view hid the gizmo's node or shows it again.
+					if (info.shown && info.shown.has(this._gizmoId)) this.attachGizmo(this._gizmoId);
+					else this._syncGizmo();
+				}
 				if (this.lookId && !this.model.get(this.lookId)) this.lookThrough(null);
 				this.requestRender();
 			}),
@@ -314,8 +320,10 @@ export class Viewport extends Emitter {
 
 	attachGizmo(id) {
 		this._gizmoId = id;
-		// A gizmo on the node being looked through would sit on the eye.
-		if (!id || !this._gizmoEnabled || !this.model || !this.model.get(id) || id === this.lookId) {
+		// A gizmo on the node being looked through would sit on the eye; one
+		// on a node the view hides (interest.js), outside the camera's view,
+		// would sit at the last matrix the server sent for its parent.
+		if (!id || !this._gizmoEnabled || !this.model || !this.model.get(id) || this.model.get(id).hidden || id === this.lookId) {
 			this.gizmo.detach();
 		} else {
 			this._syncGizmo();
