@@ -7,9 +7,10 @@
  * Four rigd and one redis-server (AOF, appendfsync always, in a temporary
  * folder): the owner of the scene, where one editor turns a bone of the
  * 59-bone skeleton at 60 Hz, and three processes serving viewers. The
- * viewers are raw-socket subscribers (bench/lib/subscribers.js) in load
- * generator processes of their own, BENCH_GENS per rigd, so the clients are
- * not the bottleneck; they read each update's seq from its first bytes.
+ * viewers are raw-socket subscribers in load generator processes of their
+ * own (bench_subscribers, in C; with BENCH_CLIENTS=node the node pool of
+ * bench/lib/subscribers.js), BENCH_GENS per rigd, so the clients are not
+ * the bottleneck; they read each update's seq from its first bytes.
  *
  * Part 1, for each load of BENCH_VIEWERS (a list: viewers on each of the
  * three serving processes, default 100,250,500) plus BENCH_OWNER_VIEWERS on
@@ -38,6 +39,7 @@ const { spawn, fork, execFileSync } = require('node:child_process');
 const lib = require(path.join(__dirname, '..', 'tests', 'lib', 'rigd.js'));
 const { startRigd, createScene, skeletonOps, Client, percentile, sleep, tempDir, get, childPid } = lib;
 const { freePort, redisCmd } = require(path.join(__dirname, '..', 'tests', 'lib', 'cluster.js'));
+const { cSubscribers } = require(path.join(__dirname, 'lib', 'csubscribers.js'));
 
 const HZ = Number(process.env.BENCH_HZ || 60);
 const SECONDS = Number(process.env.BENCH_SECONDS || 5);
@@ -47,6 +49,7 @@ const GENS = Number(process.env.BENCH_GENS || 1);
 const KILLS = Number(process.env.BENCH_KILLS || 5);
 const LEASE = Number(process.env.BENCH_LEASE || 2000);
 const FORMAT = process.env.BENCH_FORMAT || 'f32';
+const CLIENTS = process.env.BENCH_CLIENTS || 'c';
 const SCENE = 'rig';
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString()) || 100;
 
@@ -58,8 +61,14 @@ function cpuOf(pid) {
   return (Number(f[11]) + Number(f[12])) / TICKS;
 }
 
-/* A load-generator process holding 'n' subscribers of the scene on 'port'. */
+/* A load-generator process holding 'n' subscribers of the scene on 'port':
+ * bench_subscribers (C), or with BENCH_CLIENTS=node the node pool. */
 function generator(port, n) {
+  if (CLIENTS !== 'node') return cSubscribers({ port, scene: SCENE, n, format: FORMAT });
+  return nodeGenerator(port, n);
+}
+
+function nodeGenerator(port, n) {
   const child = fork(path.join(__dirname, 'lib', 'subscribers.js'), [], { stdio: 'inherit' });
   const replies = [];
   let waiting = null;

@@ -36,9 +36,9 @@
  * bench/bench_fanout.js with RIGD_BUILD_DIR and RIGD_SOURCE_DIR set).
  */
 const path = require('node:path');
-const fs = require('node:fs');
-const { execFileSync, fork, spawn } = require('node:child_process');
+const { execFileSync, fork } = require('node:child_process');
 const os = require('node:os');
+const { cSubscribers } = require(path.join(__dirname, 'lib', 'csubscribers.js'));
 const {
   startRigd, createScene, skeletonOps, Client, percentile, sleep, get,
 } = require(path.join(__dirname, '..', 'tests', 'lib', 'rigd.js'));
@@ -58,64 +58,12 @@ const RUNS = Number(process.env.BENCH_RUNS || 3);
 const NICE = Number(process.env.BENCH_NICE || 0);
 const FORMATS = (process.env.BENCH_FORMATS || 'f32,json').split(',');
 const CLIENTS = process.env.BENCH_CLIENTS || 'c';
-let generators = 0;
 
 /* One load-generator process holding 'n' subscribers, in C
  * (bench_subscribers) unless BENCH_CLIENTS=node. */
 function generator(port, scene, n, format) {
   return CLIENTS === 'node' ? nodeGenerator(port, scene, n, format)
-    : cGenerator(port, scene, n, format);
-}
-
-/* bench/bench_subscribers.c: lines on its stdin and stdout, the arrivals in
- * a file of (u64 seq, u64 ns) pairs per subscriber. */
-function cGenerator(port, scene, n, format) {
-  const file = path.join(os.tmpdir(), `rigd-fanout-${process.pid}-${generators++}.bin`);
-  const exe = path.join(process.env.RIGD_BUILD_DIR, 'bench', 'bench_subscribers');
-  const child = spawn(exe, [String(port), scene, String(n), format, file],
-    { stdio: ['pipe', 'pipe', 'inherit'] });
-  if (NICE) os.setPriority(child.pid, NICE);
-  const lines = [];
-  let waiting = null;
-  let rest = '';
-  child.stdout.on('data', (chunk) => {
-    const parts = (rest + chunk).split('\n');
-    rest = parts.pop();
-    for (const line of parts) {
-      if (line.startsWith('error')) console.error(`bench_subscribers: ${line}`);
-      else if (waiting) { const w = waiting; waiting = null; w(line); } else lines.push(line);
-    }
-  });
-  const next = () => (lines.length ? Promise.resolve(lines.shift())
-    : new Promise((resolve) => { waiting = resolve; }));
-  const readArrivals = () => {
-    const b = fs.readFileSync(file);
-    fs.unlinkSync(file);
-    const subs = [];
-    let off = 4;
-    for (let k = 0; k < b.readUInt32LE(0); k++) {
-      const count = b.readUInt32LE(off);
-      const got = [];
-      off += 4;
-      for (let i = 0; i < count; i++, off += 16)
-        got.push([Number(b.readBigUInt64LE(off)), b.readBigUInt64LE(off + 8)]);
-      subs.push(got);
-    }
-    return subs;
-  };
-  return {
-    ready: next(),
-    count: async () => {
-      child.stdin.write('count\n');
-      const [, frames, bytes, cpu] = (await next()).split(' ');
-      return { frames: Number(frames), bytes: Number(bytes), cpu: Number(cpu) };
-    },
-    stop: async () => {
-      child.stdin.write('stop\n');
-      await next();
-      return { arrivals: readArrivals() };
-    },
-  };
+    : cSubscribers({ port, scene, n, format, nice: NICE });
 }
 
 /* bench/lib/subscribers.js in a node process of its own. */

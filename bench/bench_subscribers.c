@@ -150,6 +150,21 @@ static void got_snapshot(struct sub *s)
 	}
 }
 
+/* A subscriber's connection ended: before every subscriber has its
+ * snapshot that is a failure of the run; after it (a server stopped on
+ * purpose, say) the subscriber keeps what it received and is reported. */
+static void lost(struct sub *s, const char *why)
+{
+	if (G.ready < G.n)
+		die("subscriber %d: %s", (int)(s - G.subs), why);
+	printf("error subscriber %d: %s\n", (int)(s - G.subs), why);
+	fflush(stdout);
+	close(s->fd);
+	s->fd = -1;
+	s->len = 0;
+	s->skip = 0;
+}
+
 /* One frame whose header ends at 'off', payload 'plen' bytes, of which
  * 'have' are in the buffer. */
 static void frame(struct sub *s, int opcode, const unsigned char *p, size_t have)
@@ -221,8 +236,10 @@ static void parse(struct sub *s)
 		if (avail < need)
 			break;
 		frame(s, opcode, b + off, need - off);
-		if (opcode == 8)
-			die("server closed a subscriber");
+		if (opcode == 8) {
+			lost(s, "the server sent a close frame");
+			return;
+		}
 		pos += off;
 		s->skip = plen;
 	}
@@ -232,14 +249,16 @@ static void parse(struct sub *s)
 
 static void on_readable(struct sub *s, unsigned char *chunk)
 {
-	for (;;) {
+	while (s->fd >= 0) {
 		ssize_t r = recv(s->fd, chunk, RX_CHUNK, 0);
 		size_t at = 0;
 
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
-		if (r <= 0)
-			die("recv: %s", r ? strerror(errno) : "connection closed");
+		if (r <= 0) {
+			lost(s, r ? strerror(errno) : "connection closed");
+			return;
+		}
 		G.bytes += (uint64_t)r;
 		if (s->state == 0) {
 			/* The upgrade's answer, then the subscribe. */
@@ -260,7 +279,7 @@ static void on_readable(struct sub *s, unsigned char *chunk)
 			continue;
 		}
 		/* Skip payload straight from the chunk; buffer only headers. */
-		while (at < (size_t)r) {
+		while (at < (size_t)r && s->fd >= 0) {
 			if (s->skip && s->len == 0) {
 				size_t m = (size_t)r - at < s->skip ? (size_t)r - at : (size_t)s->skip;
 
@@ -360,7 +379,8 @@ static int on_command(const char *arrivals)
 		       (unsigned long long)G.bytes, cpu_seconds());
 	} else if (!strncmp(line, "stop", 4)) {
 		for (int k = 0; k < G.n; k++)
-			close(G.subs[k].fd);
+			if (G.subs[k].fd >= 0)
+				close(G.subs[k].fd);
 		write_arrivals(arrivals);
 		puts("done");
 		fflush(stdout);
@@ -406,7 +426,8 @@ int main(int argc, char **argv)
 					return 0;
 				continue;
 			}
-			on_readable(&G.subs[evs[i].data.u32 - 1], chunk);
+			if (G.subs[evs[i].data.u32 - 1].fd >= 0)
+				on_readable(&G.subs[evs[i].data.u32 - 1], chunk);
 		}
 	}
 }
