@@ -8,7 +8,8 @@
  *
  * The receiving ends live in PROCS (4) child processes with one epoll loop
  * each, as bench_subscribers does, which take each message's arrival time;
- * the sender writes the round's start time into the first 8 bytes. Prints
+ * the sender writes the round's start time into the first 8 bytes (0 in
+ * the first second's rounds, a warm-up that is not measured). Prints
  * one line: "floor P50_MS P99_MS SENDER_CPU RECEIVERS_CPU DELIVERED", the
  * CPU in seconds per second and DELIVERED the messages received over those
  * sent. Not a test.
@@ -129,10 +130,6 @@ static void receive(int *fds, int n, size_t bytes, int out)
 				open--;
 				continue;
 			}
-			if (!t_first) {
-				t_first = t;
-				cpu0 = cpu_seconds();
-			}
 			for (size_t p = 0; p < (size_t)r;) {
 				struct rx *x = &rx[k];
 				size_t m = bytes - x->at;
@@ -148,10 +145,16 @@ static void receive(int *fds, int n, size_t bytes, int out)
 
 					for (int b = 7; b >= 0; b--)
 						start = start << 8 | x->head[b];
+					x->at = 0;
+					if (!start)
+						continue;  /* a warm-up round */
+					if (!t_first) {
+						t_first = t;
+						cpu0 = cpu_seconds();
+					}
 					if (got == cap && !(lat = realloc(lat, (cap *= 2) * sizeof(*lat))))
 						die("realloc");
 					lat[got++] = t - start;
-					x->at = 0;
 				}
 			}
 		}
@@ -181,7 +184,7 @@ int main(int argc, char **argv)
 	int *cli, *srv;
 	unsigned char *msg;
 	double cpu0, secs;
-	uint64_t t0, sent = 0;
+	uint64_t t0, t1 = 0, sent = 0;
 
 	if (argc != 5 && argc != 6)
 		return fprintf(stderr, "usage: bench_sendfloor N BYTES HZ SECONDS [PROCS]\n"), 2;
@@ -227,22 +230,28 @@ int main(int argc, char **argv)
 	}
 	for (int k = 0; k < n; k++)
 		close(cli[k]);
-	cpu0 = cpu_seconds();
+	/* A second of warm-up rounds (start 0: not measured), then the run. */
 	t0 = now_ns();
-	for (int round = 0; round < hz * seconds; round++) {
-		uint64_t start = now_ns(), next = t0 + (uint64_t)(round + 1) * 1000000000u / (uint64_t)hz;
+	cpu0 = cpu_seconds();
+	for (int round = 0; round < hz * (seconds + 1); round++) {
+		uint64_t next = t0 + (uint64_t)(round + 1) * 1000000000u / (uint64_t)hz;
+		uint64_t start = round < hz ? 0 : now_ns();
 		struct timespec ts;
 
+		if (round == hz) {
+			t1 = start;
+			cpu0 = cpu_seconds();
+		}
 		for (int b = 0; b < 8; b++)
 			msg[b] = (unsigned char)(start >> (8 * b));
 		for (int k = 0; k < n; k++)
-			if (send(srv[k], msg, bytes, MSG_NOSIGNAL) == (ssize_t)bytes)
+			if (send(srv[k], msg, bytes, MSG_NOSIGNAL) == (ssize_t)bytes && start)
 				sent++;
 		ts.tv_sec = (time_t)(next / 1000000000u);
 		ts.tv_nsec = (long)(next % 1000000000u);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
-	secs = (now_ns() - t0) / 1e9;
+	secs = (now_ns() - t1) / 1e9;
 	cpu0 = (cpu_seconds() - cpu0) / secs;
 	for (int k = 0; k < n; k++)
 		close(srv[k]);
