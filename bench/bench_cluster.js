@@ -34,12 +34,13 @@
  */
 const path = require('node:path');
 const fs = require('node:fs');
-const { spawn, fork, execFileSync } = require('node:child_process');
+const { spawn, execFileSync } = require('node:child_process');
 
 const lib = require(path.join(__dirname, '..', 'tests', 'lib', 'rigd.js'));
 const { startRigd, createScene, skeletonOps, Client, percentile, sleep, tempDir, get, childPid } = lib;
 const { freePort, redisCmd } = require(path.join(__dirname, '..', 'tests', 'lib', 'cluster.js'));
 const { cSubscribers } = require(path.join(__dirname, 'lib', 'csubscribers.js'));
+const { forkPool, latencies } = require(path.join(__dirname, 'lib', 'subscribers.js'));
 
 const HZ = Number(process.env.BENCH_HZ || 60);
 const SECONDS = Number(process.env.BENCH_SECONDS || 5);
@@ -64,34 +65,7 @@ function cpuOf(pid) {
 /* A load-generator process holding 'n' subscribers of the scene on 'port':
  * bench_subscribers (C), or with BENCH_CLIENTS=node the node pool. */
 function generator(port, n) {
-  if (CLIENTS !== 'node') return cSubscribers({ port, scene: SCENE, n, format: FORMAT });
-  return nodeGenerator(port, n);
-}
-
-function nodeGenerator(port, n) {
-  const child = fork(path.join(__dirname, 'lib', 'subscribers.js'), [], { stdio: 'inherit' });
-  const replies = [];
-  let waiting = null;
-  let quiet = false;
-  child.on('message', (m) => {
-    if (m.error) { if (!quiet) console.error(`viewer: ${m.error}`); } else if (waiting) {
-      const w = waiting; waiting = null; w(m);
-    } else replies.push(m);
-  });
-  const next = () => (replies.length ? Promise.resolve(replies.shift())
-    : new Promise((resolve) => { waiting = resolve; }));
-  child.send({ port, scene: SCENE, n, format: FORMAT, keepArrivals: true });
-  return {
-    ready: next(),
-    /* Its server is about to die: its sockets' errors are expected. */
-    hush: () => { quiet = true; },
-    stop: async () => {
-      child.send('stop');
-      const r = await next();
-      child.disconnect();
-      return r;
-    },
-  };
+  return (CLIENTS === 'node' ? forkPool : cSubscribers)({ port, scene: SCENE, n, format: FORMAT });
 }
 
 /* The viewers of one process: GENS generators sharing 'n'. */
@@ -129,20 +103,6 @@ function animate(editorOf, seconds) {
     return sent;
   })();
   return { done, stop: () => { stopped = true; return done; } };
-}
-
-/* Edit-to-update latencies (ms) of the 'arrivals' of a set of viewers. */
-function latencies(sent, arrivals) {
-  const seqs = [...sent.keys()].sort((a, b) => a - b);
-  const lat = [];
-  for (const got of arrivals) {
-    let g = 0;
-    for (const seq of seqs) {
-      while (g < got.length && got[g][0] < seq) g++;
-      if (g < got.length) lat.push(Number(BigInt(got[g][1]) - sent.get(seq)) / 1e6);
-    }
-  }
-  return lat;
 }
 
 /* Retries an edit until the process owns (or relays for) the scene. */

@@ -36,9 +36,9 @@
  * bench/bench_fanout.js with RIGD_BUILD_DIR and RIGD_SOURCE_DIR set).
  */
 const path = require('node:path');
-const { execFileSync, fork } = require('node:child_process');
-const os = require('node:os');
+const { execFileSync } = require('node:child_process');
 const { cSubscribers } = require(path.join(__dirname, 'lib', 'csubscribers.js'));
+const { forkPool, latencies } = require(path.join(__dirname, 'lib', 'subscribers.js'));
 const {
   startRigd, createScene, skeletonOps, Client, percentile, sleep, get,
 } = require(path.join(__dirname, '..', 'tests', 'lib', 'rigd.js'));
@@ -62,28 +62,7 @@ const CLIENTS = process.env.BENCH_CLIENTS || 'c';
 /* One load-generator process holding 'n' subscribers, in C
  * (bench_subscribers) unless BENCH_CLIENTS=node. */
 function generator(port, scene, n, format) {
-  return CLIENTS === 'node' ? nodeGenerator(port, scene, n, format)
-    : cSubscribers({ port, scene, n, format, nice: NICE });
-}
-
-/* bench/lib/subscribers.js in a node process of its own. */
-function nodeGenerator(port, scene, n, format) {
-  const child = fork(path.join(__dirname, 'lib', 'subscribers.js'), [], { stdio: 'inherit' });
-  if (NICE) os.setPriority(child.pid, NICE);
-  const replies = [];
-  let waiting = null;
-  child.on('message', (m) => {
-    if (m.error) console.error(`subscriber: ${m.error}`);
-    else if (waiting) { const w = waiting; waiting = null; w(m); } else replies.push(m);
-  });
-  const next = () => (replies.length ? Promise.resolve(replies.shift())
-    : new Promise((resolve) => { waiting = resolve; }));
-  child.send({ port, scene, n, format, keepArrivals: true });
-  return {
-    ready: next(),
-    count: () => { child.send('count'); return next(); },
-    stop: async () => { child.send('stop'); const r = await next(); child.disconnect(); return r; },
-  };
+  return (CLIENTS === 'node' ? forkPool : cSubscribers)({ port, scene, n, format, nice: NICE });
 }
 
 /* Edits at EDIT_HZ for 'seconds'; resolves to the map seq -> send time (ns)
@@ -129,21 +108,10 @@ async function run(server, scene, format) {
   await editor.close();
 
   const seqs = [...sent.keys()].sort((a, b) => a - b);
-  const first = seqs[0];
-  const lat = [];
-  let frames = 0;
-  for (const { arrivals } of stops) {
-    for (const got of arrivals) {
-      let g = 0;
-      for (; g < got.length && got[g][0] < first; g++);
-      frames += got.length - g;
-      for (const seq of seqs) {
-        while (g < got.length && got[g][0] < seq) g++;
-        if (g < got.length) lat.push(Number(BigInt(got[g][1]) - sent.get(seq)) / 1e6);
-        else lat.push(Infinity);   /* never reached: counts as worst */
-      }
-    }
-  }
+  const arrivals = stops.flatMap((r) => r.arrivals);
+  /* Frames of the measured edits; an edit never reached counts as worst. */
+  const frames = arrivals.reduce((a, got) => a + got.filter(([seq]) => seq >= seqs[0]).length, 0);
+  const lat = latencies(sent, arrivals, Infinity);
   const sum = (list, k) => list.reduce((a, c) => a + c[k], 0);
   const turns = m1.turns - m0.turns;
   return {

@@ -63,6 +63,7 @@ async function main() {
   const {
     startRigd, createScene, skeletonOps, Client, percentile, sleep,
   } = require(path.join(__dirname, '..', 'tests', 'lib', 'rigd.js'));
+  const { latencies } = require(path.join(__dirname, 'lib', 'subscribers.js'));
   const EDIT_HZ = Number(process.env.BENCH_HZ || 60);
   const SECONDS = Number(process.env.BENCH_SECONDS || 5);
 
@@ -100,15 +101,7 @@ async function main() {
     const sent = await animate(editor, scene, 'upper_arm_l', SECONDS);
     await sleep(300);
     const { arrivals } = await subs.stop();
-    const seqs = [...sent.keys()].sort((a, b) => a - b);
-    const lat = [];
-    for (const got of arrivals) {
-      let g = 0;
-      for (const seq of seqs) {
-        while (g < got.length && got[g][0] < seq) g++;
-        if (g < got.length) lat.push(Number(BigInt(got[g][1]) - sent.get(seq)) / 1e6);
-      }
-    }
+    const lat = latencies(sent, arrivals);
     await editor.close();
     return { p50: percentile(lat, 50), p99: percentile(lat, 99), samples: lat.length };
   };

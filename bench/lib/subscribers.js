@@ -11,9 +11,10 @@
  * itself instead of the server.
  *
  * Used two ways: in a worker thread (bench_net) through runPool(), and as a
- * child process of its own (bench_fanout: `node subscribers.js` forked, so
- * several processes share the load and the clients are not the bottleneck),
- * talking to its parent with process.send.
+ * child process of its own (forkPool(), with BENCH_CLIENTS=node in
+ * bench_fanout and bench_cluster, whose own load generator is the C program
+ * bench_subscribers), talking to its parent with process.send. latencies()
+ * turns arrivals into edit-to-update times for all three benches.
  *
  * Messages to the pool: 'count' (answers {frames, bytes, cpu}), 'stop'
  * (answers {done, arrivals}); the pool posts {ready: true} once every
@@ -131,7 +132,57 @@ function runPool({ port, scene, n, format = 'json', keepArrivals = false }, post
   };
 }
 
-module.exports = { runPool };
+/*
+ * The pool in a node process of its own (forked), driven from a benchmark
+ * with the interface of csubscribers.js: ready, count(), hush(), stop()
+ * ({arrivals}). 'nice' lowers the child's priority.
+ */
+function forkPool({ port, scene, n, format = 'json', nice = 0 }) {
+  const { fork } = require('node:child_process');
+  const os = require('node:os');
+  const child = fork(__filename, [], { stdio: 'inherit' });
+  if (nice) os.setPriority(child.pid, nice);
+  const replies = [];
+  let waiting = null;
+  let quiet = false;
+  child.on('message', (m) => {
+    if (m.error) { if (!quiet) console.error(`subscriber: ${m.error}`); } else if (waiting) {
+      const w = waiting; waiting = null; w(m);
+    } else replies.push(m);
+  });
+  const next = () => (replies.length ? Promise.resolve(replies.shift())
+    : new Promise((resolve) => { waiting = resolve; }));
+  child.send({ port, scene, n, format, keepArrivals: true });
+  return {
+    ready: next(),
+    hush: () => { quiet = true; },
+    count: () => { child.send('count'); return next(); },
+    stop: async () => { child.send('stop'); const r = await next(); child.disconnect(); return r; },
+  };
+}
+
+/*
+ * Edit-to-update latencies in ms: for each subscriber's 'arrivals'
+ * ([[seq, ns], ...], ns a BigInt or its string) and each acknowledged edit
+ * of 'sent' (seq -> send time in ns, a BigInt), the time to the first frame
+ * whose seq reaches it. An edit a subscriber never reached is left out, or
+ * counted as 'unreached' when that is given (Infinity: the worst).
+ */
+function latencies(sent, arrivals, unreached) {
+  const seqs = [...sent.keys()].sort((a, b) => a - b);
+  const lat = [];
+  for (const got of arrivals) {
+    let g = 0;
+    for (const seq of seqs) {
+      while (g < got.length && got[g][0] < seq) g++;
+      if (g < got.length) lat.push(Number(BigInt(got[g][1]) - sent.get(seq)) / 1e6);
+      else if (unreached !== undefined) lat.push(unreached);
+    }
+  }
+  return lat;
+}
+
+module.exports = { runPool, forkPool, latencies };
 
 /* As a child process: the options come as the first message. */
 if (require.main === module) {
