@@ -1,3 +1,4 @@
 # The cluster's readers of stream entries (scene events, presence, catch-up)
 # fed hostile entries.
 rigd_unit_test(cluster_entries rigd_cluster)
+target_sources(test_cluster_entries PRIVATE fake_entry.c)

@@ -3,5 +3,6 @@
 # the scene (e2e: three rigd on a real redis-server), and the cluster
 # layer's reader of relayed calls and their answers fed hostile entries.
 rigd_unit_test(cluster_calls rigd_cluster)
+target_sources(test_cluster_calls PRIVATE fake_entry.c)
 rigd_node_test(e2e_cluster_relay e2e/cluster_relay.js)
 set_tests_properties(e2e_cluster_relay PROPERTIES TIMEOUT 300)

@@ -10,6 +10,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include "fake_entry.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,39 +43,6 @@ static void on_reply(void *ctx, uint64_t rid, int status, const char *body, size
 	snprintf(seen, sizeof(seen), "%llu %d %.*s", (unsigned long long)rid, status, (int)len, body);
 }
 
-/* An entry of string fields "f1", "v1", ... ("\x01" stands for a NUL
- * inside a value). Freed by free_entry. */
-static redisReply *entry(int n, const char *const *s)
-{
-	redisReply *r = calloc(1, sizeof(*r));
-
-	r->type = REDIS_REPLY_ARRAY;
-	r->elements = (size_t)n;
-	r->element = calloc((size_t)n + 1, sizeof(*r->element));
-	for (int i = 0; i < n; i++) {
-		redisReply *e = calloc(1, sizeof(*e));
-
-		e->type = REDIS_REPLY_STRING;
-		e->str = strdup(s[i]);
-		e->len = strlen(s[i]);
-		for (size_t k = 0; k < e->len; k++)
-			if (e->str[k] == '\x01')
-				e->str[k] = '\0';
-		r->element[i] = e;
-	}
-	return r;
-}
-
-static void free_entry(redisReply *r)
-{
-	for (size_t i = 0; i < r->elements; i++) {
-		free(r->element[i]->str);
-		free(r->element[i]);
-	}
-	free(r->element);
-	free(r);
-}
-
 static struct cluster *make(void)
 {
 	struct cluster *c = calloc(1, sizeof(*c));
@@ -83,13 +52,6 @@ static struct cluster *make(void)
 	c->cb.reply = on_reply;
 	return c;
 }
-
-#define TAKE(fn, ...) do { \
-	static const char *const f_[] = {__VA_ARGS__}; \
-	redisReply *r_ = entry((int)(sizeof(f_) / sizeof(*f_)), f_); \
-	ok = fn(c, r_); \
-	free_entry(r_); \
-} while (0)
 
 static void call_entries(void **state)
 {

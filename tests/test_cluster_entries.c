@@ -10,6 +10,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include "fake_entry.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,39 +72,6 @@ static void on_line(void *ctx, const char *scene, uint64_t seq, const char *line
 		 line, more);
 }
 
-/* An entry of string fields "f1", "v1", ... (n strings; "\x01" a NUL
- * inside a value, for the test of embedded NULs). Freed by free_entry. */
-static redisReply *entry(int n, const char *const *s)
-{
-	redisReply *r = calloc(1, sizeof(*r));
-
-	r->type = REDIS_REPLY_ARRAY;
-	r->elements = (size_t)n;
-	r->element = calloc((size_t)n + 1, sizeof(*r->element));
-	for (int i = 0; i < n; i++) {
-		redisReply *e = calloc(1, sizeof(*e));
-
-		e->type = REDIS_REPLY_STRING;
-		e->str = strdup(s[i]);
-		e->len = strlen(s[i]);
-		for (size_t k = 0; k < e->len; k++)
-			if (e->str[k] == '\x01')
-				e->str[k] = '\0';
-		r->element[i] = e;
-	}
-	return r;
-}
-
-static void free_entry(redisReply *r)
-{
-	for (size_t i = 0; i < r->elements; i++) {
-		free(r->element[i]->str);
-		free(r->element[i]);
-	}
-	free(r->element);
-	free(r);
-}
-
 static struct cluster *make(void)
 {
 	struct cluster *c = calloc(1, sizeof(*c));
@@ -115,13 +84,6 @@ static struct cluster *make(void)
 	c->cb.catchup_line = on_line;
 	return c;
 }
-
-#define TAKE(fn, ...) do { \
-	static const char *const f_[] = {__VA_ARGS__}; \
-	redisReply *r_ = entry((int)(sizeof(f_) / sizeof(*f_)), f_); \
-	ok = fn(c, r_); \
-	free_entry(r_); \
-} while (0)
 
 static void scene_events(void **state)
 {
@@ -190,7 +152,7 @@ static void scene_event_gens(void **state)
 /* A reply of string elements (n strings). Freed by free_entry. */
 #define PAIRS(var, ...) do { \
 	static const char *const p_[] = {__VA_ARGS__}; \
-	var = entry((int)(sizeof(p_) / sizeof(*p_)), p_); \
+	var = fake_entry((int)(sizeof(p_) / sizeof(*p_)), p_); \
 } while (0)
 
 /* The catalog and tombstones read when the reader connects. */
@@ -210,27 +172,27 @@ static void catalog_snapshot(void **state)
 	assert_int_equal(calls, 1);
 	assert_string_equal(seen, "demo 3 1 0,gone 0 0 3,old 3 0 0,shot 2 7 5");
 	assert_true(c->stats.errors == 5);
-	free_entry(h);
-	free_entry(t);
+	fake_entry_free(h);
+	fake_entry_free(t);
 	PAIRS(h, "shot");
 	PAIRS(t, "x", "1");
 	assert_false(cl_take_catalog(c, h, t));
 	assert_int_equal(calls, 1);
-	free_entry(h);
-	free_entry(t);
+	fake_entry_free(h);
+	fake_entry_free(t);
 	PAIRS(h, "x", "3 1");
 	PAIRS(t, "x");
 	assert_false(cl_take_catalog(c, h, t));
-	free_entry(h);
-	free_entry(t);
+	fake_entry_free(h);
+	fake_entry_free(t);
 	/* An empty catalog is one too. */
-	h = entry(0, NULL);
-	t = entry(0, NULL);
+	h = fake_entry(0, NULL);
+	t = fake_entry(0, NULL);
 	assert_true(cl_take_catalog(c, h, t));
 	assert_int_equal(calls, 2);
 	assert_string_equal(seen, "");
-	free_entry(h);
-	free_entry(t);
+	fake_entry_free(h);
+	fake_entry_free(t);
 	assert_true(cl_parse_catalog_value("3 12", 4, &d, &g) && d == 3 && g == 12);
 	assert_true(cl_parse_catalog_value("2", 1, &d, &g) && d == 2 && g == 0);
 	assert_false(cl_parse_catalog_value("2 ", 2, &d, &g));
