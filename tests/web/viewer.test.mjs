@@ -231,6 +231,28 @@ describe('viewer: two browsers on one rig', () => {
 		await poll(async () => Math.abs((await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'base').euler[1] - 30) < 1e-9, { what: 'the yaw back at 30' });
 		await A.page.locator('body').press('Control+Shift+z');
 		await poll(async () => Math.abs((await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'base').euler[1] - dragged) < 1e-9, { what: 'the yaw redone' });
+		// Pressed back to back, before the server has answered the undo, the
+		// redo still happens, after it.
+		const seq0 = (await rigd.tree(server, 'demo')).seq;
+		process.kill(server.rigdPid, 'SIGSTOP');
+		try {
+			await A.page.locator('body').press('Control+z');
+			await A.page.locator('body').press('Control+Shift+z');
+		} finally {
+			process.kill(server.rigdPid, 'SIGCONT');
+		}
+		const marks = async () => {
+			const res = await rigd.request(server, 'GET', `/api/scenes/demo/log?from=${seq0 + 1}`);
+			return res.text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((b) => (b.undo ? 'undo' : b.redo ? 'redo' : 'edit'));
+		};
+		const count = (m, k) => m.filter((x) => x === k).length;
+		// The gesture is one or more batches: as many redos as undos.
+		const { value } = await poll(async () => {
+			const m = await marks();
+			return count(m, 'undo') > 0 && count(m, 'redo') === count(m, 'undo') && m;
+		}, { what: 'the whole gesture undone, then redone, in the log' });
+		assert.deepEqual(value, [...value.filter((k) => k === 'undo'), ...value.filter((k) => k === 'redo')], 'every undo before every redo');
+		assert.ok(Math.abs((await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'base').euler[1] - dragged) < 1e-9, 'the yaw is the dragged one again');
 	});
 
 	it('reparents by drag and drop with keep-world; page B shows the same tree', async () => {

@@ -48,7 +48,11 @@ export class SceneSession extends Emitter {
 		this._undoGroups = [];
 		this._redoGroups = [];
 		this._gesture = null;
+		// Undo and redo steps run one at a time, in the order asked for:
+		// _historyTail settles when the last one queued has ended.
 		this._historyBusy = false;
+		this._historyQueued = 0;
+		this._historyTail = Promise.resolve();
 		this._subReq = 0;
 		this._unsubs = [
 			connection.on('open', () => this._subscribe()),
@@ -325,28 +329,38 @@ export class SceneSession extends Emitter {
 	 * Undoes this browser's last gesture (one or more batches) through the
 	 * server's per-client undo. Rejects with the server's error (for example
 	 * undo_conflict when someone else has since changed the same node).
+	 * A step asked for while another is under way runs after it, in order:
+	 * Ctrl+Z pressed three times quickly undoes three gestures, and a redo
+	 * pressed before the undo's replies arrived redoes it.
 	 */
 	undo() {
-		return this._walkHistory('undo', this._undoGroups, this._redoGroups);
+		return this._queueHistory(() => this._walkHistory('undo', this._undoGroups, this._redoGroups));
 	}
 	redo() {
-		return this._walkHistory('redo', this._redoGroups, this._undoGroups);
+		return this._queueHistory(() => this._walkHistory('redo', this._redoGroups, this._undoGroups));
 	}
 
-	async _walkHistory(type, from, to) {
-		const pending = this._inflight > 0 || [...this._channels.values()].some((c) => c.busy);
-		if (this._historyBusy || (!from.length && !pending)) return null;
-		if (!this.conn.isOpen) throw new DisconnectedError();
+	_queueHistory(walk) {
+		this._historyQueued++;
 		this._historyBusy = true;
 		this._emitHistory();
+		const done = this._historyTail.then(walk).finally(() => {
+			if (--this._historyQueued === 0) this._historyBusy = false;
+			this._emitHistory();
+		});
+		this._historyTail = done.catch(() => {});
+		return done;
+	}
+
+	/* One step; runs only when the steps queued before it have ended. */
+	async _walkHistory(type, from, to) {
+		const pending = this._inflight > 0 || [...this._channels.values()].some((c) => c.busy);
+		if (!from.length && !pending) return null;
+		if (!this.conn.isOpen) throw new DisconnectedError();
 		// A drag released a moment ago may still have batches on the way;
 		// they belong to the gesture being undone.
 		await this._idle();
-		if (!from.length) {
-			this._historyBusy = false;
-			this._emitHistory();
-			return null;
-		}
+		if (!from.length) return null;
 		const group = from.pop();
 		let done = 0;
 		try {
@@ -371,8 +385,6 @@ export class SceneSession extends Emitter {
 			throw err;
 		} finally {
 			if (done > 0) to.push({ count: done, listed: true });
-			this._historyBusy = false;
-			this._emitHistory();
 		}
 		return done;
 	}
