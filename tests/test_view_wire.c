@@ -2,10 +2,10 @@
  * test_view_wire.c: per-viewer interest on the wire (codec/proto_view.c and
  * the "hidden" list of binary frames): view messages decode into the view
  * core/view.h builds, every malformed one is refused with the member it
- * names and nothing decoded; "hidden" is appended to JSON updates and
- * snapshots and to the JSON section of binary frames (length patched), and
- * a binary frame with it decodes to the JSON message with it, byte for
- * byte.
+ * names and nothing decoded ("always" ids come sorted, each once);
+ * "hidden" is appended to JSON updates and snapshots and to the JSON
+ * section of binary frames (length patched), and a binary frame with it
+ * decodes to the JSON message with it, byte for byte.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,6 +61,26 @@ static void test_view_messages(void **state)
 
 	assert_int_equal(decode("{\"type\":\"view\",\"scene\":\"s\",\"clear\":true}", &m, &err), 0);
 	assert_true(m.view_clear);
+	assert_int_equal(m.n_always, 0);
+	proto_msg_release(&m);
+
+	/* "always": sorted, each id once, so that the same ids in another
+	 * order make the same view. */
+	snprintf(text, sizeof(text),
+		 "{\"type\":\"view\",\"scene\":\"s\",\"vp\":%s,\"viewport\":[800,600],"
+		 "\"always\":[\"hand\",\"arm\",\"hand\",\"z\",\"arm\"]}", vp16);
+	assert_int_equal(decode(text, &m, &err), 0);
+	assert_int_equal(m.n_always, 3);
+	assert_string_equal(m.always[0].s, "arm");
+	assert_string_equal(m.always[1].s, "hand");
+	assert_string_equal(m.always[2].s, "z");
+	proto_msg_release(&m);
+	snprintf(text, sizeof(text),
+		 "{\"type\":\"view\",\"scene\":\"s\",\"vp\":%s,\"viewport\":[800,600],"
+		 "\"always\":[]}", vp16);
+	assert_int_equal(decode(text, &m, &err), 0);
+	assert_int_equal(m.n_always, 0);
+	assert_null(m.always);
 	proto_msg_release(&m);
 }
 
@@ -96,6 +116,11 @@ static void test_view_refusals(void **state)
 		{ "\"clear\":true,\"min_px\":1", RIGD_E_BAD_FIELD, "min_px" },
 		{ "\"vp\":VP,\"viewport\":[8,6],\"format\":\"f32\"", RIGD_E_BAD_FIELD, "format" },
 		{ "\"vp\":VP,\"viewport\":[8,6],\"fov\":1", RIGD_E_BAD_FIELD, "fov" },
+		{ "\"vp\":VP,\"viewport\":[8,6],\"always\":\"arm\"", RIGD_E_BAD_FIELD, "always" },
+		{ "\"vp\":VP,\"viewport\":[8,6],\"always\":[\"arm\",null]", RIGD_E_BAD_FIELD, "always" },
+		{ "\"vp\":VP,\"viewport\":[8,6],\"always\":[\"arm\",\"a b\"]", RIGD_E_BAD_ID, "always" },
+		{ "\"vp\":VP,\"viewport\":[0,6],\"always\":[\"arm\"]", RIGD_E_BAD_FIELD, "viewport" },
+		{ "\"clear\":true,\"always\":[\"arm\"]", RIGD_E_BAD_FIELD, "always" },
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -118,6 +143,24 @@ static void test_view_refusals(void **state)
 		assert_non_null(strstr(err.message, cases[i].field));
 		/* Nothing decoded is left behind. */
 		assert_int_equal(m.type, 0);
+		proto_msg_release(&m);
+	}
+	/* More than PROTO_VIEW_ALWAYS_MAX ids in "always". */
+	{
+		char text[8192];
+		size_t n;
+		proto_msg m;
+		edit_error err;
+
+		n = (size_t)snprintf(text, sizeof(text),
+				     "{\"type\":\"view\",\"scene\":\"s\",\"vp\":%s,\"viewport\":[8,6],"
+				     "\"always\":[", vp16);
+		for (int i = 0; i <= PROTO_VIEW_ALWAYS_MAX; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s\"n%d\"", i ? "," : "", i);
+		snprintf(text + n, sizeof(text) - n, "]}");
+		assert_int_equal(decode(text, &m, &err), RIGD_E_LIMIT);
+		assert_string_equal(err.field, "always");
+		assert_non_null(strstr(err.message, "257 ids"));
 		proto_msg_release(&m);
 	}
 	/* The scene is required, as in every message but auth. */

@@ -213,7 +213,7 @@ int rigctl_view_build(struct rigctl *r, char *why, size_t why_len)
 		 (strcmp(err.field, "type") == 0 || strcmp(err.field, "scene") == 0))
 		rc = fail(why, why_len,
 			  "--view: %s: %s: give the view's fields only (vp or planes, viewport, "
-			  "min_px); rigctl adds type and scene", r->view_file, err.field);
+			  "min_px, always); rigctl adds type and scene", r->view_file, err.field);
 	else if (rc)
 		rc = r->view_file ? fail(why, why_len, "--view: %s: %s", r->view_file, err.message)
 				  : fail(why, why_len, "%s: %s", flag_of(r, err.field), err.message);

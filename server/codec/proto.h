@@ -28,6 +28,7 @@
 
 #define PROTO_DEFAULT_MAX_BYTES (4u << 20)  /* bytes per message */
 #define PROTO_DEFAULT_MAX_SELECTION 10000   /* ids in a presence selection */
+#define PROTO_VIEW_ALWAYS_MAX 256           /* ids in a view's "always" */
 #define PROTO_REQ_MAX 64                    /* bytes of a string req */
 #define PROTO_TOKEN_MAX 256                 /* bytes of an auth message's token */
 
@@ -134,7 +135,7 @@ enum proto_type {
 	PROTO_REDO,            /* scene req [client] */
 	PROTO_PRESENCE,        /* scene selection [name] */
 	PROTO_AUTH,            /* token [req]: no scene */
-	PROTO_VIEW,            /* scene [req] (vp | planes) viewport [min_px], or clear */
+	PROTO_VIEW,            /* scene [req] (vp | planes) viewport [min_px] [always], or clear */
 };
 
 /* A subscription's frames (subscribe's "format"): JSON text, the default,
@@ -175,6 +176,8 @@ typedef struct proto_msg {
 					  * a secret: never log or echo it */
 	view view;                       /* view: the declared view, unless ... */
 	bool view_clear;                 /* view: "clear":true drops the view */
+	edit_id *always;                 /* view: ids sent wherever the camera looks, */
+	int n_always;                    /* sorted by strcmp, each once */
 } proto_msg;
 
 /*

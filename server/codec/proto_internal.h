@@ -96,9 +96,11 @@ int proto_decode_client_seq(const cJSON *item, edit_batch *b, const proto_where 
 
 /* The members of a view message (proto_view.c): 'clear', or 'vp' or
  * 'planes' with 'viewport' and 'min_px' (each NULL when absent), into
- * m->view or m->view_clear. bad_field or not_finite naming the member. */
+ * m->view or m->view_clear; 'always' (decoded by the caller) only to
+ * refuse it beside 'clear'. bad_field or not_finite naming the member. */
 int proto_decode_view(const cJSON *vp, const cJSON *planes, const cJSON *viewport,
-		      const cJSON *min_px, const cJSON *clear, proto_msg *m, const proto_where *w);
+		      const cJSON *min_px, const cJSON *clear, const cJSON *always, proto_msg *m,
+		      const proto_where *w);
 
 /* The log line of 'batch' without assets (proto_encode_log_line_kind
  * with n 0). 0 or RIGD_E_NOMEM (b as before). */

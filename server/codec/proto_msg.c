@@ -20,12 +20,12 @@
 
 enum {
 	M_TYPE, M_SCENE, M_REQ, M_OPS, M_CLIENT, M_CLIENT_SEQ, M_SELECTION, M_NAME, M_TOKEN,
-	M_FORMAT, M_VP, M_PLANES, M_VIEWPORT, M_MIN_PX, M_CLEAR, M_COUNT
+	M_FORMAT, M_VP, M_PLANES, M_VIEWPORT, M_MIN_PX, M_CLEAR, M_ALWAYS, M_COUNT
 };
 
 static const char *const msg_keys[M_COUNT] = {
 	"type", "scene", "req", "ops", "client", "client_seq", "selection", "name", "token",
-	"format", "vp", "planes", "viewport", "min_px", "clear",
+	"format", "vp", "planes", "viewport", "min_px", "clear", "always",
 };
 
 static const char *const type_names[] = {
@@ -44,7 +44,7 @@ static const unsigned type_allowed[] = {
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_SELECTION) | BIT(M_NAME),
 	BIT(M_TYPE) | BIT(M_REQ) | BIT(M_TOKEN),
 	BIT(M_TYPE) | BIT(M_SCENE) | BIT(M_REQ) | BIT(M_VP) | BIT(M_PLANES) | BIT(M_VIEWPORT) |
-		BIT(M_MIN_PX) | BIT(M_CLEAR),
+		BIT(M_MIN_PX) | BIT(M_CLEAR) | BIT(M_ALWAYS),
 };
 static const unsigned type_required[] = {
 	0,
@@ -82,33 +82,59 @@ static int decode_req(const cJSON *item, proto_req *req, const proto_where *w)
 	return 0;
 }
 
-static int decode_selection(const cJSON *arr, const proto_limits *lim, proto_msg *m,
-			    const proto_where *w)
+/* An array of at most 'max' ids in member 'field' into a new array *out
+ * (NULL when empty) of *n; 'what' names the ids in the limit's error. */
+static int decode_ids(const cJSON *arr, const char *field, int max, const char *what,
+		      const proto_limits *lim, edit_id **out, int *n_out, const proto_where *w)
 {
 	const cJSON *e;
 	int n = 0, rc;
 
 	if (!cJSON_IsArray(arr))
-		return proto_bad_field(w, "selection", "must be an array of ids");
+		return proto_bad_field(w, field, "must be an array of ids");
 	cJSON_ArrayForEach(e, arr)
 		n++;
-	if (n > lim->max_selection) {
-		edit_error_set(w->err, RIGD_E_LIMIT, -1, "selection",
-			       "%d ids selected; the limit is %d", n, lim->max_selection);
+	if (n > max) {
+		edit_error_set(w->err, RIGD_E_LIMIT, -1, field, "%d ids %s; the limit is %d", n, what,
+			       max);
 		return RIGD_E_LIMIT;
 	}
-	if (n && !(m->selection = calloc((size_t)n, sizeof(edit_id)))) {
+	if (n && !(*out = calloc((size_t)n, sizeof(edit_id)))) {
 		edit_error_set(w->err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
 	cJSON_ArrayForEach(e, arr) {
 		/* The array was counted above: the slots hold every element. */
-		assert(m->n_selection < n);
-		if ((rc = proto_get_id(e, "selection", false, lim->edit.max_id_len,
-				       m->selection[m->n_selection].s, w)) != 0)
+		assert(*n_out < n);
+		if ((rc = proto_get_id(e, field, false, lim->edit.max_id_len, (*out)[*n_out].s,
+				       w)) != 0)
 			return rc;
-		m->n_selection++;
+		(*n_out)++;
 	}
+	return 0;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	return strcmp(((const edit_id *)a)->s, ((const edit_id *)b)->s);
+}
+
+/* A view's "always": its ids sorted and each once, so that two views
+ * naming the same nodes in another order are the same view. */
+static int decode_always(const cJSON *arr, const proto_limits *lim, proto_msg *m,
+			 const proto_where *w)
+{
+	int rc = decode_ids(arr, "always", PROTO_VIEW_ALWAYS_MAX, "always sent", lim, &m->always,
+			    &m->n_always, w);
+	int kept = 0;
+
+	if (rc || m->n_always == 0)
+		return rc;
+	qsort(m->always, (size_t)m->n_always, sizeof(edit_id), id_cmp);
+	for (int i = 0; i < m->n_always; i++)
+		if (kept == 0 || strcmp(m->always[kept - 1].s, m->always[i].s) != 0)
+			m->always[kept++] = m->always[i];
+	m->n_always = kept;
 	return 0;
 }
 
@@ -124,6 +150,7 @@ void proto_msg_release(proto_msg *m)
 		return;
 	edit_batch_release(&m->batch);
 	free(m->selection);
+	free(m->always);
 	free(m->name);
 	free(m->token);
 	msg_init(m);
@@ -210,7 +237,11 @@ static int decode_msg_fields(const cJSON *const *f, const proto_limits *lim, pro
 		return rc;
 	if (f[M_OPS] && (rc = proto_decode_op_array(f[M_OPS], lim, &out->batch, w->err)) != 0)
 		return rc;
-	if (f[M_SELECTION] && (rc = decode_selection(f[M_SELECTION], lim, out, w)) != 0)
+	if (f[M_SELECTION] && (rc = decode_ids(f[M_SELECTION], "selection", lim->max_selection,
+					       "selected", lim, &out->selection, &out->n_selection,
+					       w)) != 0)
+		return rc;
+	if (f[M_ALWAYS] && (rc = decode_always(f[M_ALWAYS], lim, out, w)) != 0)
 		return rc;
 	if (f[M_FORMAT] && (!cJSON_IsString(f[M_FORMAT]) ||
 			    proto_format_parse(f[M_FORMAT]->valuestring, &out->format) != 0))
@@ -219,7 +250,7 @@ static int decode_msg_fields(const cJSON *const *f, const proto_limits *lim, pro
 		rc = proto_get_text(f[M_NAME], "name", SCENE_NAME_MAX, true, &out->name, w);
 	if (rc == 0 && out->type == PROTO_VIEW)
 		rc = proto_decode_view(f[M_VP], f[M_PLANES], f[M_VIEWPORT], f[M_MIN_PX], f[M_CLEAR],
-				       out, w);
+				       f[M_ALWAYS], out, w);
 	return rc;
 }
 

@@ -73,7 +73,8 @@ static int refused(const double vp_or_null[16], const double planes_or_null[VIEW
 }
 
 int proto_decode_view(const cJSON *vp, const cJSON *planes, const cJSON *viewport,
-		      const cJSON *min_px, const cJSON *clear, proto_msg *m, const proto_where *w)
+		      const cJSON *min_px, const cJSON *clear, const cJSON *always, proto_msg *m,
+		      const proto_where *w)
 {
 	double v16[16], p[VIEW_PLANES][4], port[2], min = 0;
 	int rc;
@@ -81,9 +82,9 @@ int proto_decode_view(const cJSON *vp, const cJSON *planes, const cJSON *viewpor
 	if (clear) {
 		if (!cJSON_IsTrue(clear))
 			return proto_bad_field(w, "clear", "must be true (leave it out to set a view)");
-		if (vp || planes || viewport || min_px)
+		if (vp || planes || viewport || min_px || always)
 			return proto_bad_field(w, vp ? "vp" : planes ? "planes" : viewport ? "viewport"
-								       : "min_px",
+						  : min_px ? "min_px" : "always",
 					       "not allowed with clear");
 		m->view_clear = true;
 		return 0;

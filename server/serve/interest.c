@@ -141,6 +141,7 @@ static void rview_free(struct rview *rv)
 	for (int f = 0; f < PROTO_FORMAT_COUNT; f++)
 		free(rv->cache[f].frame);
 	free(rv->visible);
+	free(rv->always);
 	free(rv);
 }
 
@@ -158,14 +159,27 @@ static void view_unref(struct room *st, uint64_t id)
 		}
 }
 
-/* The room's entry for a view identical to 'v' with one more reference,
- * made when there is none. NULL when out of memory. */
-static struct rview *view_ref(struct room *st, const view *v)
+/* True when view entry 'rv' is the view of 'd': the same frustum,
+ * viewport and size, and the same "always" ids (both lists sorted). */
+static bool view_is(const struct rview *rv, const struct deferred *d)
+{
+	if (!view_same(&rv->v, &d->view) || rv->n_always != d->n_always)
+		return false;
+	for (int i = 0; i < d->n_always; i++)
+		if (strcmp(rv->always[i].s, d->always[i].s) != 0)
+			return false;
+	return true;
+}
+
+/* The room's entry for the view of 'd' with one more reference, made
+ * when there is none (it then takes d's "always" ids). NULL when out of
+ * memory. */
+static struct rview *view_ref(struct room *st, struct deferred *d)
 {
 	struct rview **vs, *rv;
 
 	for (int i = 0; i < st->n_views; i++)
-		if (view_same(&st->views[i]->v, v)) {
+		if (view_is(st->views[i], d)) {
 			st->views[i]->refs++;
 			return st->views[i];
 		}
@@ -177,7 +191,11 @@ static struct rview *view_ref(struct room *st, const view *v)
 	if (!rv)
 		return NULL;
 	rv->id = ++st->next_view_id;
-	rv->v = *v;
+	rv->v = d->view;
+	rv->always = d->always;
+	rv->n_always = d->n_always;
+	d->always = NULL;
+	d->n_always = 0;
 	rv->refs = 1;
 	rv->culled_seq = -1;
 	st->views[st->n_views++] = rv;
@@ -258,7 +276,7 @@ void interest_declare(struct server *S, struct deferred *d)
 		sb->known_gen = 0;
 		sb->view_pending = sb->known != NULL;
 	} else {
-		struct rview *rv = view_ref(st, &d->view);
+		struct rview *rv = view_ref(st, d);
 
 		if (!rv) {
 			edit_error err;
@@ -337,6 +355,15 @@ static int cull(struct server *S, struct room *st, struct rview *rv, const scene
 	assert(n <= st->cap_scratch);
 	for (int i = 0; i < n; i++)
 		bit_set(bits, st->scratch[i]);
+	/* The view's "always" nodes are visible wherever it looks; ids with
+	 * no node (yet) select nothing. */
+	for (int i = 0; i < rv->n_always; i++) {
+		int h = scene_find(s, rv->always[i].s);
+
+		assert(h < st->boxes.handle_end);
+		if (h >= 0)
+			bit_set(bits, h);
+	}
 	free(rv->visible);
 	rv->visible = bits;
 	rv->words = words;

@@ -1,7 +1,8 @@
 /*
  * interest.h: per-viewer interest. A subscriber may declare its view of a
- * scene (core/view.h: frustum, viewport, minimum projected size); from then
- * on its frames carry world matrices only for the nodes visible in it,
+ * scene (core/view.h: frustum, viewport, minimum projected size; plus the
+ * ids it wants wherever the camera looks, "always"); from then on its
+ * frames carry world matrices only for the nodes visible in it,
  * the current matrix of every node that entered the view, and "hidden", the
  * nodes that left it (docs/protocol.md, "Views").
  *
@@ -21,9 +22,10 @@
 #include "server.h"
 
 /* A deferred view message of a connection (after the commit of its turn):
- * sets or drops the view of its subscription, answers it (an ack with the
- * scene's seq when it carried a req; not_subscribed when there is no such
- * subscription) and wakes the client for the frame the view owes it. */
+ * sets or drops the view of its subscription (a view's entry may take d's
+ * "always" ids), answers it (an ack with the scene's seq when it carried a
+ * req; not_subscribed when there is no such subscription) and wakes the
+ * client for the frame the view owes it. */
 void interest_declare(struct server *S, struct deferred *d);
 
 /*

@@ -132,6 +132,8 @@ struct interest_parts;
 struct rview {
 	uint64_t id;                 /* unique in its room, never reused; never 0 */
 	view v;
+	edit_id *always;             /* ids visible wherever v looks (owned), */
+	int n_always;                /* sorted, each once */
 	int refs;                    /* subscriptions that hold it */
 	const scene *culled_scene;   /* 'visible' is the cull of this scene ... */
 	int64_t culled_seq;          /* ... at this seq; -1: not culled yet */
@@ -270,6 +272,8 @@ struct deferred {
 	int format;                  /* D_SUBSCRIBE: enum proto_format */
 	view view;                   /* D_VIEW: the view declared ... */
 	bool view_clear;             /* ... or dropped */
+	edit_id *always;             /* D_VIEW: its "always" ids (owned), sorted */
+	int n_always;
 	/* D_SCENE (lifecycle.c): a scene created (dims 2, 3) or deleted
 	 * (dims 0) in the cluster; with conn, the answer to that process's
 	 * own request ('scene_rc' what the cluster said) */

@@ -159,6 +159,7 @@ void turn_deferred_free(struct deferred *d)
 	for (int i = 0; i < d->n_args; i++)
 		free(d->args[i]);
 	free(d->body);
+	free(d->always);
 	free(d);
 }
 

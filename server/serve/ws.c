@@ -129,9 +129,10 @@ static bool message_allowed(struct server *S, struct client *c, const proto_msg 
 	return rc == 0;
 }
 
-/* A subscribe or unsubscribe waits for the commit, with a placeholder
- * keeping its answer in request order. */
-static void defer_subscribe(struct server *S, struct client *c, const proto_msg *msg)
+/* A subscribe, unsubscribe or view waits for the commit, with a
+ * placeholder keeping its answer in request order; the deferred item
+ * takes the view's "always" ids from 'msg'. */
+static void defer_subscribe(struct server *S, struct client *c, proto_msg *msg)
 {
 	struct deferred *d = calloc(1, sizeof(*d));
 
@@ -148,6 +149,10 @@ static void defer_subscribe(struct server *S, struct client *c, const proto_msg 
 	d->format = msg->format;
 	d->view = msg->view;
 	d->view_clear = msg->view_clear;
+	d->always = msg->always;
+	d->n_always = msg->n_always;
+	msg->always = NULL;
+	msg->n_always = 0;
 	d->reply = clients_enqueue(S, c, NULL, 0, true);
 	turn_defer(S, d);
 }

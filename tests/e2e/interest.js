@@ -65,10 +65,12 @@ function settled(client, scene, seq, from) {
     m.seq >= seq && Array.isArray(m.hidden), { from, timeout: 20000, what: `${scene} at ${seq} with its view` });
 }
 
-/* The client draws what the server's rule keeps in 'view', each with the
- * tree's matrix (float32-rounded for f32). Returns the problems. */
+/* The client draws what the server's rule keeps in 'view' (and the view's
+ * "always" nodes that exist), each with the tree's matrix (float32-rounded
+ * for f32). Returns the problems. */
 function drawProblems(client, scene, view, t, format) {
   const want = view ? visibleIds(t.nodes, view) : new Set(t.nodes.map((n) => n.id));
+  for (const id of view?.always || []) if (t.nodes.some((n) => n.id === id)) want.add(id);
   const shown = shownIds(client, scene);
   const problems = setDiffs(shown, want);
   const mirror = client.scenes.get(scene).nodes;
@@ -115,6 +117,11 @@ test('view messages: every refusal names its field, changes nothing and keeps th
     [{ clear: false }, 'bad_field', 'clear'],
     [{ clear: true, viewport: VIEWPORT }, 'bad_field', 'viewport'],
     [{ vp: good.vp, viewport: VIEWPORT, zoom: 2 }, 'bad_field', 'zoom'],
+    [{ vp: good.vp, viewport: VIEWPORT, always: 'g0-1' }, 'bad_field', 'always'],
+    [{ vp: good.vp, viewport: VIEWPORT, always: ['g0-1', 7] }, 'bad_field', 'always'],
+    [{ vp: good.vp, viewport: VIEWPORT, always: ['g0 1'] }, 'bad_id', 'always'],
+    [{ vp: good.vp, viewport: VIEWPORT, always: Array.from({ length: 257 }, (_, i) => `n${i}`) }, 'limit', 'always'],
+    [{ clear: true, always: ['g0-1'] }, 'bad_field', 'always'],
   ];
   let req = 1000;
   for (const [body, code, field, raw] of cases) {
@@ -148,6 +155,59 @@ test('view messages: every refusal names its field, changes nothing and keeps th
   await settled(c, 'refusals', t.seq, from);
   assert.deepEqual(drawProblems(c, 'refusals', good, t, 'f64'), []);
   await c.close();
+});
+
+test('a view\'s "always" nodes come wherever the camera looks, current, until the view drops them', async () => {
+  await createScene(server, 'always');
+  const editor = await WireClient.connect(server);
+  assert.equal((await editor.request({ type: 'edit', scene: 'always', ops: gridOps() })).type, 'ack');
+  const metric = async (name) => Number(new RegExp(`^rigd_${name} (\\S+)$`, 'm')
+    .exec((await get(server, '/metrics')).text)[1]);
+  const a = await WireClient.connect(server);
+  const b = await WireClient.connect(server);
+  await a.subscribe('always', 'f64');
+  await b.subscribe('always', 'f32');
+  /* The camera looks at group 0; g7-3 is 200 units away, and 'later' does
+   * not exist yet. Repeated ids count once; the order does not matter. */
+  const view = { ...viewAt(5, 5), always: ['g7-3', 'later'] };
+  let from = a.messages.length;
+  const fromB = b.messages.length;
+  assert.equal((await declare(a, 'always', { ...view, always: ['later', 'g7-3', 'later'] })).type, 'ack');
+  assert.equal((await declare(b, 'always', view)).type, 'ack');
+  let t = await tree(server, 'always');
+  assert.ok(!visibleIds(t.nodes, view).has('g7-3'), 'the camera alone does not see g7-3');
+  let frame = await settled(a, 'always', t.seq, from);
+  await settled(b, 'always', t.seq, fromB);
+  assert.ok(!frame.hidden.includes('g7-3'), 'g7-3 is not hidden');
+  assert.ok(frame.hidden.includes('g7-4'), 'its sibling is');
+  assert.deepEqual(drawProblems(a, 'always', view, t, 'f64'), []);
+  assert.deepEqual(drawProblems(b, 'always', view, t, 'f32'), []);
+  /* Its parent turns: the update carries g7-3's new matrix and none of its
+   * siblings'; both clients of the one view share its cull. */
+  const culls0 = await metric('view_culls_total');
+  from = a.messages.length;
+  let r = await editor.request({ type: 'edit', scene: 'always', ops: [{ op: 'set', id: 'g7', euler: [0, 0, 12] }] });
+  await a.waitSeq('always', r.seq);
+  await b.waitSeq('always', r.seq);
+  const update = a.messages.slice(from).find((m) => m.type === 'update' && m.seq === r.seq);
+  assert.deepEqual(Object.keys(update.world).filter((id) => id.startsWith('g7')).sort(), ['g7', 'g7-3', 'g7-free']);
+  assert.equal((await metric('view_culls_total')) - culls0, 1, 'one cull for the two clients');
+  t = await tree(server, 'always');
+  assert.deepEqual(drawProblems(a, 'always', view, t, 'f64'), []);
+  assert.deepEqual(drawProblems(b, 'always', view, t, 'f32'), []);
+  /* An id created later is sent from its creation on. */
+  r = await editor.request({ type: 'edit', scene: 'always', ops: [{ op: 'create', id: 'later', parent: 'g9', t: [5, 5, 0], bounds: BOUNDS }] });
+  await a.waitSeq('always', r.seq);
+  t = await tree(server, 'always');
+  assert.ok(!visibleIds(t.nodes, view).has('later'));
+  assert.deepEqual(drawProblems(a, 'always', view, t, 'f64'), []);
+  /* The same camera without "always": both are hidden in the next frame. */
+  from = a.messages.length;
+  assert.equal((await declare(a, 'always', viewAt(5, 5))).type, 'ack');
+  frame = await settled(a, 'always', t.seq, from);
+  assert.deepEqual(frame.hidden.filter((id) => id === 'g7-3' || id === 'later').sort(), ['g7-3', 'later']);
+  assert.deepEqual(drawProblems(a, 'always', viewAt(5, 5), t, 'f64'), []);
+  for (const c of [a, b, editor]) await c.close();
 });
 
 test('viewers pan while the scene is edited: each draws exactly its cull, with the server\'s matrices', async () => {

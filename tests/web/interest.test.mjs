@@ -13,8 +13,9 @@
  * Then the default, ?interest=auto (no flag in the URL): a viewer of a
  * scene under the threshold sends no view; the scene grows past it and the
  * viewer declares its view and draws what the server culls; a node the view
- * hides is found in the hierarchy, selected, and its locals shown and kept
- * current by the inspector; the timeline's earlier seq draws every node; a
+ * hides is found in the hierarchy and selected: the view's "always" then
+ * names it, so its matrix comes wherever the camera looks, and deselected it
+ * is hidden again; the timeline's earlier seq draws every node; a
  * viewer with ?interest=off on the same scene gets every matrix; the scene
  * shrinks under AUTO_INTEREST_OFF_NODES and the viewer clears its view and
  * draws everything again. The demo skeleton, opened without a flag, never
@@ -80,6 +81,14 @@ function editLoop(client, everyMs) {
 	return { stop: async () => { running = false; await done; return n; } };
 }
 
+/* The server's cull of a view the page declared: its camera's, plus its
+ * "always" ids that name nodes. */
+function culled(nodes, view) {
+	const want = visibleIds(nodes, view);
+	for (const id of view.always || []) if (nodes.some((n) => n.id === id)) want.add(id);
+	return want;
+}
+
 /* What the page draws against the server's cull of the page's last view:
  * waits until the page's last view is answered at the tree's seq and what
  * it draws is that view's cull, all read in one step (a camera event that
@@ -92,13 +101,13 @@ async function check(page, what, scene = 'pan') {
 			last = await page.evaluate(() => ({ i: window.rigd.interest(), seq: window.rigd.liveSeq(),
 				drawn: window.rigd.drawnIds() }));
 			if (!(last.i.sent > 0 && last.i.applied === last.i.sent && last.seq >= t.seq)) return false;
-			return setDiffs(new Set(last.drawn), visibleIds(t.nodes, last.i.view)).length === 0;
+			return setDiffs(new Set(last.drawn), culled(t.nodes, last.i.view)).length === 0;
 		}, { timeout: 20000, what: `${what}: the viewer's last view answered at seq ${t.seq}` });
 	} catch { /* reported just below, with the difference */ }
 	assert.ok(last && last.i.sent > 0 && last.i.applied === last.i.sent && last.seq >= t.seq,
 		`${what}: the viewer's last view answered at seq ${t.seq} (${JSON.stringify(last && { ...last.i, view: undefined, seq: last.seq })})`);
 	const drawn = new Set(last.drawn);
-	assert.deepEqual(setDiffs(drawn, visibleIds(t.nodes, last.i.view)).slice(0, 10), [],
+	assert.deepEqual(setDiffs(drawn, culled(t.nodes, last.i.view)).slice(0, 10), [],
 		`${what}: drawn = the server's cull`);
 	const byId = new Map(t.nodes.map((n) => [n.id, n]));
 	const worlds = await page.evaluate((ids) => ids.map((id) => window.rigd.worldOf(id)), [...drawn]);
@@ -237,7 +246,9 @@ describe('viewer: interest by default (?interest=auto)', () => {
 		console.log(`# ?interest=auto at ${zoomed.total} nodes: ${zoomed.drawn.size} drawn after zooming in`);
 
 		/* A hidden box: listed by the hierarchy's search, selected there,
-		 * its locals in the inspector, kept current while it stays hidden. */
+		 * its locals in the inspector. Selected, it is in the view's
+		 * "always": the server sends its matrix wherever the camera looks,
+		 * so the inspector's world values and the gizmo are current. */
 		const t = (await rigd.get(server, '/api/scenes/auto')).json;
 		const hiddenIds = await page.evaluate(() => window.rigd.hiddenIds());
 		// A group has no bounds and is always visible: take a box of a group
@@ -252,12 +263,23 @@ describe('viewer: interest by default (?interest=auto)', () => {
 		assert.equal(await page.evaluate(() => window.rigd.selection()), target.id);
 		assert.equal(await page.textContent('.inspector-panel .node-id'), target.id);
 		assert.deepEqual(await fieldValues(page, 't'), target.t);
-		assert.equal(await page.isVisible('.inspector-panel .out-of-view'), true, 'the inspector says the world matrix is not current');
-		await edit([{ op: 'set', id: target.id, t: [1.5, 2.5, 0] }]);
-		await poll(async () => JSON.stringify(await fieldValues(page, 't')) === '[1.5,2.5,0]', { timeout: 20000, what: 'the hidden node\'s new locals in the inspector' });
-		assert.ok((await page.evaluate(() => window.rigd.hiddenIds())).includes(target.id), `${target.id} is still hidden`);
+		assert.deepEqual((await page.evaluate(() => window.rigd.interest())).view.always, [target.id]);
+		await check(page, 'a hidden box selected', 'auto');
+		assert.ok(!(await page.evaluate(() => window.rigd.hiddenIds())).includes(target.id), `${target.id} is sent while selected`);
+		await poll(async () => !(await page.isVisible('.inspector-panel .out-of-view')), { what: 'the inspector\'s note on a stale matrix gone' });
+		// Its group turns: the update carries the selected box's new matrix,
+		// though the camera still cannot see it.
+		await edit([{ op: 'set', id: target.parent, euler: [0, 0, 7] }, { op: 'set', id: target.id, t: [1.5, 2.5, 0] }]);
+		await poll(async () => JSON.stringify(await fieldValues(page, 't')) === '[1.5,2.5,0]', { timeout: 20000, what: 'the selected node\'s new locals in the inspector' });
+		await check(page, 'the selected box\'s group turned', 'auto');
+		const moved = (await rigd.get(server, '/api/scenes/auto')).json;
+		assert.ok(!visibleIds(moved.nodes, (await page.evaluate(() => window.rigd.interest())).view).has(target.id), 'the camera does not see it');
+		// Deselected, it leaves the "always" and is hidden again.
 		await page.keyboard.press('Escape');
 		await page.fill('.panel-tools .search', '');
+		assert.equal((await page.evaluate(() => window.rigd.interest())).view.always, undefined);
+		await check(page, 'the box deselected', 'auto');
+		assert.ok((await page.evaluate(() => window.rigd.hiddenIds())).includes(target.id), `${target.id} is hidden again`);
 
 		/* The timeline's seq 1 is read over HTTP: every node drawn with its
 		 * matrix of then, hidden ones included; back to live, the view's

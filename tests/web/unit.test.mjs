@@ -12,7 +12,7 @@ import { det3, eulerDegFromQuat, invertAffine, multiply, quatFromEulerDeg, shear
 import { SceneModel } from '../../web/app/model.js';
 import { subtreeBoxes } from '../../web/app/overlays.js';
 import { SceneSession } from '../../web/app/session.js';
-import { AUTO_INTEREST_NODES, AUTO_INTEREST_OFF_NODES, InterestControl, interestMode, wantsInterest } from '../../web/app/interest.js';
+import { AUTO_INTEREST_NODES, AUTO_INTEREST_OFF_NODES, InterestControl, VIEW_INTERVAL_MS, interestMode, wantsInterest } from '../../web/app/interest.js';
 import { Emitter, backoffDelay, fmt, validId } from '../../web/app/util.js';
 
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`);
@@ -278,6 +278,28 @@ describe('session: the edit discipline', () => {
 		conn.close();
 	});
 
+	it('runs an undo and a redo asked for back to back one after the other, neither dropped', async () => {
+		const { conn, session, sock } = await liveSession();
+		for (let y = 1; y <= 2; y++) {
+			const p = session.edit([{ op: 'set', id: 'base', euler: [0, y, 0] }]);
+			sock.reply({ type: 'ack', req: sock.ofType('edit').at(-1).req, seq: 1 + y, recomputed: 3 });
+			await p;
+		}
+		// Two undos and a redo before the server answers any of them.
+		const steps = [session.undo(), session.undo(), session.redo()];
+		assert.ok(!session.canUndo && !session.canRedo, 'the buttons wait while steps are queued');
+		for (const [k, type] of ['undo', 'undo', 'redo'].entries()) {
+			await tick();
+			const sent = [...sock.ofType('undo'), ...sock.ofType('redo')];
+			assert.equal(sent.length, k + 1, `step ${k} sent only after the one before it ended`);
+			assert.equal(sent.at(-1).type, type);
+			sock.reply({ type: 'ack', req: sent.at(-1).req, seq: 4 + k, recomputed: 3 });
+		}
+		assert.deepEqual(await Promise.all(steps), [1, 1, 1]);
+		assert.ok(session.canUndo && session.canRedo, 'one edit left to undo, one undo to redo');
+		conn.close();
+	});
+
 	it('waits for a released drag\'s last batches before counting what to undo', async () => {
 		const { conn, session, sock } = await liveSession();
 		session.beginGesture();
@@ -400,6 +422,29 @@ describe('interest: when the viewer declares its view', () => {
 		/* The camera moves on: nothing more is sent. */
 		viewport.emit('camera', viewport.currentView());
 		assert.equal(sock.ofType('view').length, 2);
+		control.dispose();
+		conn.close();
+	});
+
+	it('the view\'s "always" is the selection, sent again when the selection changes', async () => {
+		const { conn, session, sock } = await liveSession();
+		const viewport = new Emitter();
+		viewport.currentView = () => ({ vp: Array.from({ length: 16 }, (_, i) => (i % 5 === 0 ? 1 : 0)), viewport: [800, 600] });
+		const control = new InterestControl(session, viewport, { mode: 'on' });
+		assert.equal(sock.ofType('view').at(-1).always, undefined, 'nothing selected');
+		session.setSelection(['hand']);
+		assert.deepEqual(sock.ofType('view').at(-1).always, ['hand']);
+		assert.deepEqual(sock.ofType('view').at(-1).viewport, [800, 600], 'the same camera');
+		const n = sock.ofType('view').length;
+		session.setSelection(['hand']);
+		assert.equal(sock.ofType('view').length, n, 'the same selection sends nothing');
+		viewport.emit('camera', { vp: viewport.currentView().vp, viewport: [640, 480] });
+		await new Promise((r) => setTimeout(r, VIEW_INTERVAL_MS + 50));
+		assert.deepEqual(sock.ofType('view').at(-1).always, ['hand'], 'a camera move keeps it');
+		session.setSelection(Array.from({ length: 300 }, (_, i) => `n${i}`));
+		assert.equal(sock.ofType('view').at(-1).always.length, 256, 'at most 256 ids');
+		session.setSelection([]);
+		assert.equal(sock.ofType('view').at(-1).always, undefined);
 		control.dispose();
 		conn.close();
 	});

@@ -724,11 +724,11 @@ class App {
 			/* Per-viewer interest: the page's mode ('auto', 'on', 'off'),
 			 * whether a view is declared now, views sent and answered (a
 			 * clear counts as one), the view declared ({vp, viewport,
-			 * min_px}; null without one), and the ids the page draws (not
-			 * hidden by the view, not invisible). */
+			 * min_px, always?}; null without one), and the ids the page
+			 * draws (not hidden by the view, not invisible). */
 			interest() {
 				const s = view().session;
-				return { mode: view().interest.mode, enabled: view().interest.enabled, sent: s.viewSent || 0, applied: s.viewApplied || 0, view: s._view || null };
+				return { mode: view().interest.mode, enabled: view().interest.enabled, sent: s.viewSent || 0, applied: s.viewApplied || 0, view: s.viewDeclared };
 			},
 			drawnIds: () => [...view().live.nodes.values()].filter((n) => n.visible && !n.hidden).map((n) => n.id),
 			/* The ids the view hides (listed in 'hidden', not sent back since). */

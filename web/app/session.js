@@ -14,6 +14,9 @@ import { DisconnectedError, ServerError } from './connection.js';
 import { SceneModel, isTwoD } from './model.js';
 import { Emitter, randomToken } from './util.js';
 
+/* Ids a view's "always" may hold (docs/protocol.md, Views). */
+export const VIEW_ALWAYS_MAX = 256;
+
 export class SceneSession extends Emitter {
 	/*
 	 * Events:
@@ -104,8 +107,10 @@ export class SceneSession extends Emitter {
 
 	/*
 	 * Declares 'view' ({vp, viewport, min_px}) for this scene, now and after
-	 * every resubscribe. The frame that answers it (the first with hidden
-	 * after its ack) is counted in viewApplied.
+	 * every resubscribe, with this browser's selection as its "always" ids
+	 * (sent wherever the camera looks: a selected node is framed, inspected
+	 * and dragged at its current matrix). The frame that answers it (the
+	 * first with hidden after its ack) is counted in viewApplied.
 	 */
 	setView(view) {
 		this._view = view;
@@ -126,9 +131,20 @@ export class SceneSession extends Emitter {
 		this.conn.send({ type: 'view', scene: this.scene, req: `view-${this.viewSent}`, clear: true });
 	}
 
+	/* The view message's members as last sent ({vp, viewport, min_px,
+	 * always?}); null without a view. */
+	get viewDeclared() {
+		return this._view ? this._viewMembers() : null;
+	}
+
+	_viewMembers() {
+		const always = this.selection.slice(0, VIEW_ALWAYS_MAX);
+		return always.length ? { ...this._view, always } : { ...this._view };
+	}
+
 	_sendView() {
 		this.viewSent = (this.viewSent || 0) + 1;
-		this.conn.send({ type: 'view', scene: this.scene, req: `view-${this.viewSent}`, ...this._view });
+		this.conn.send({ type: 'view', scene: this.scene, req: `view-${this.viewSent}`, ...this._viewMembers() });
 	}
 
 	_onMessage(msg) {
@@ -195,8 +211,11 @@ export class SceneSession extends Emitter {
 	/* --- presence --- */
 
 	setSelection(ids) {
+		const same = ids.length === this.selection.length && ids.every((id, i) => id === this.selection[i]);
 		this.selection = ids.slice();
 		this._sendPresence();
+		// The view's "always" follows the selection.
+		if (!same && this._view && this.conn.isOpen) this._sendView();
 	}
 
 	setDisplayName(name) {
