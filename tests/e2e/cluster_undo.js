@@ -72,12 +72,27 @@ async function stepOnNewOwner(c, scene, step) {
 
 /* POSTs 'body' to 'route' of the owner of 'scene', finding the owner again
  * when the one asked had just lost the scene (a long request on a busy
- * machine may hold its loop past its lease) and relayed it. */
+ * machine may hold its loop past its lease) and relayed it, or when the
+ * new owner was still applying the last owner's log (503 unavailable:
+ * nothing applied, retry in a moment). */
 async function postToOwner(procs, scene, route, body) {
   for (let i = 0; ; i++) {
     const owner = (await ownerOf(procs, scene)).proc;
     const r = await post(owner, route, body);
-    if (i === 5 || !/could not be relayed|owned by process/.test(r.text.slice(0, 1000))) return r;
+    const head = r.text.slice(0, 1000);
+    if (i === 20 || !/could not be relayed|owned by process|"code":"unavailable"/.test(head)) return r;
+    if (r.status === 503) await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/* POSTs 'body' to 'route' of process 'p' again while it answers 503
+ * unavailable (the scene's owner changed and the new one is applying the
+ * last owner's log: nothing was applied). */
+async function postAvailable(p, route, body) {
+  for (let i = 0; ; i++) {
+    const r = await post(p, route, body);
+    if (i === 20 || r.status !== 503 || r.json?.error?.code !== 'unavailable') return r;
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
@@ -123,11 +138,11 @@ test('a batch whose log line exceeds a stream entry is refused before its commit
     assert.equal(await metric(p, 'rigd_cluster_log_unconfirmed_total'), 0);
   }
   /* The scene edits on, everywhere. */
-  const owner = (await ownerOf(procs, 'big')).proc;
-  r = await post(owner, '/api/scenes/big/edits', { ops: [{ op: 'create', id: 'ok', t: [1, 2, 3] }] });
+  r = await postToOwner(procs, 'big', '/api/scenes/big/edits', { ops: [{ op: 'create', id: 'ok', t: [1, 2, 3] }] });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.seq, 1);
-  r = await post(procs.find((p) => p !== owner), '/api/scenes/big/edits',
+  const owner = (await ownerOf(procs, 'big')).proc;
+  r = await postAvailable(procs.find((p) => p !== owner), '/api/scenes/big/edits',
     { ops: [{ op: 'set', id: 'ok', t: [4, 5, 6] }] });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.seq, 2);
