@@ -139,7 +139,15 @@ static void fuzz_decode_msg(const char *json, size_t len, const proto_limits *li
 		FUZZ_CHECK(m.view.min_px >= 0 && (m.view.has_vp || m.view.min_px == 0), "min_px %g",
 			   m.view.min_px);
 		FUZZ_CHECK(!(view_node_px(&m.view, box) < 0), "negative projected size");
+		/* "always": valid ids, sorted, each once, at most the limit. */
+		FUZZ_CHECK(m.n_always >= 0 && m.n_always <= PROTO_VIEW_ALWAYS_MAX, "%d always ids",
+			   m.n_always);
+		for (int k = 0; k < m.n_always; k++)
+			FUZZ_CHECK(scene_id_valid(m.always[k].s) &&
+					   (k == 0 || strcmp(m.always[k - 1].s, m.always[k].s) < 0),
+				   "always id %d '%s'", k, m.always[k].s);
 	}
+	FUZZ_CHECK(m.type == PROTO_VIEW || m.n_always == 0, "always ids outside a view");
 	if (m.type == PROTO_EDIT) {
 		FUZZ_CHECK(m.batch.n_ops >= 1, "edit with no ops");
 		roundtrip_batch(&m.batch, lim, 0);
