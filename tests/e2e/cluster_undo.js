@@ -30,9 +30,13 @@ const LINE_MAX = 8 * 1024 * 1024;
 let cluster;
 
 test.before(async () => {
-  /* Bodies and batches larger than a log stream entry may be sent. */
+  /* Bodies and batches larger than a log stream entry may be sent. The
+   * owner parses such a body in one go; a sanitized build on a loaded
+   * machine may take longer than the tests' usual 2 s lease for it, and
+   * then loses the scene to another process on every try: the leases
+   * here last 10 s (the SIGKILL below waits that long for a new owner). */
   cluster = await startCluster(3, ['--max-body', String(32 << 20), '--max-message', String(32 << 20),
-    '--max-ops', '100000']);
+    '--max-ops', '100000', '--lease', '10000']);
   /* Every process connected and reading the scene events before a scene
    * is created (a process learns of those made while it connects later). */
   await until('every process up', async () => {
