@@ -726,9 +726,11 @@ void cl_tick(struct cluster *c)
 		return;
 	if (!c->ac && now >= c->next_connect_ms)
 		start_connect(c);
-	if (c->ac && c->state == CLUSTER_CONNECTING && now - c->connect_ms > (uint64_t)c->timeout_ms)
+	if (c->ac && c->state == CLUSTER_CONNECTING &&
+	    cl_elapsed_ms(now, c->connect_ms) > (uint64_t)c->timeout_ms)
 		drop(c, "no answer to the connection");
-	else if (c->ac && c->n_out > 0 && now - c->wait_since_ms > (uint64_t)c->timeout_ms)
+	else if (c->ac && c->n_out > 0 &&
+		 cl_elapsed_ms(now, c->wait_since_ms) > (uint64_t)c->timeout_ms)
 		drop(c, "no answer within the timeout");
 	for (int i = 0; i < c->n_leases; i++) {
 		struct cl_lease *l = &c->leases[i];

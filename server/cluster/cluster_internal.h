@@ -121,6 +121,14 @@ struct cluster {
 /* A monotonic clock in milliseconds. */
 uint64_t cl_now_ms(void);
 
+/* Milliseconds from 'then' to 'now', 0 when 'then' is later: a time taken
+ * after a tick read its 'now' (a connection started in that tick) must not
+ * wrap around to an age of 2^64 ms and be timed out at once. */
+static inline uint64_t cl_elapsed_ms(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
 /* Logs one line through the callbacks (printf format). */
 void cl_log(struct cluster *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

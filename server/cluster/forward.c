@@ -505,10 +505,10 @@ void cl_reader_tick(struct cluster *c, uint64_t now)
 	if (!c->rd && c->state == CLUSTER_UP && now >= c->rd_next_ms)
 		rd_connect(c);
 	else if (c->rd && !c->rd_up && c->rd_waiting_ms == 0 &&
-		 now - c->rd_connect_ms > (uint64_t)c->timeout_ms)
+		 cl_elapsed_ms(now, c->rd_connect_ms) > (uint64_t)c->timeout_ms)
 		rd_drop(c, "no answer to the connection", RETRY_MS);
 	else if (c->rd && c->rd_waiting_ms &&
-		 now - c->rd_waiting_ms > (uint64_t)(BLOCK_MS + c->timeout_ms))
+		 cl_elapsed_ms(now, c->rd_waiting_ms) > (uint64_t)(BLOCK_MS + c->timeout_ms))
 		rd_drop(c, "no answer within the timeout", RETRY_MS);
 }
 

@@ -14,12 +14,13 @@
  * meanwhile are told; the deleted name is not recorded again. And a
  * process that takes a scene over while its copy is behind the stream
  * catches up from a process that is not the owner, then applies edits;
- * every acknowledged edit is in every copy once, at its seq, gapless.
+ * every acknowledged edit is in every copy once, at its seq, gapless. And
+ * a process started while Redis is down connects once Redis is up.
  */
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const {
-  startRigd, get, post, postEdit, Client, tempDir, request,
+  startRigd, get, post, postEdit, Client, tempDir, request, sleep,
 } = require('../lib/rigd.js');
 const {
   LEASE_MS, WAIT_MS, freePort, startRedis, redisCmd, redisReply, clusterOf, until, ownerOf, logOf, scenesOf,
@@ -35,7 +36,7 @@ async function stopAll(c) {
     }
     if (!p.exited) await p.stop('SIGKILL').catch(() => {});
   }
-  await c.redis.stop();
+  if (c.redis) await c.redis.stop();
 }
 
 /* Edits 'batches' of 'scene' through 'p' until each is acknowledged (the
@@ -133,7 +134,9 @@ test('a process SIGKILLed while scenes came and went serves the cluster\'s scene
     c.redis = await startRedis(dir, port);
     for (const name of ['gone', 'swap']) {
       const told = await viewers[name].waitFor((m) => m.type === 'error' && m.code === 'unknown_scene',
-        { timeout: WAIT_MS, what: `the viewer of ${name} told` });
+        { timeout: WAIT_MS, what: `the viewer of ${name} told` }).catch((e) => {
+        throw new Error(`${e.message}; the process said:\n${back.stderr.slice(-4000)}`);
+      });
       assert.match(told.message, new RegExp(`scene '${name}' was deleted`));
     }
     const live = [p1, p2, back];
@@ -262,6 +265,42 @@ test('an owner behind what the log stream keeps catches up from a process that i
     assert.ok((b.stderr.match(new RegExp(`sent to process ${backId}, which fell behind`, 'g')) || []).length >= 2,
       'b sent two parts at least');
     assert.match((await get(b, '/metrics')).text, /rigd_cluster_catchup_sent_total [1-9]/);
+  } finally {
+    await stopAll(c);
+  }
+});
+
+test('a process started while Redis is down connects as soon as Redis is up, and stays connected', async () => {
+  const dir = tempDir('rigd-catalog-');
+  const port = await freePort();
+  const c = { redis: null, procs: [] };
+  try {
+    /* Nothing listens on the port: every attempt fails, and the attempts
+     * back off to one every 2 s. */
+    c.procs.push(await startRigd({ dir: tempDir('rigd-catalog-early-'),
+      args: argsFor({ url: `redis://127.0.0.1:${port}` }) }));
+    const [p] = c.procs;
+    await sleep(3000);
+    assert.notEqual((await clusterOf(p)).redis.state, 'up');
+    c.redis = await startRedis(dir, port);
+    const mark = p.stderr.length;
+    /* The next attempt (at most 2 s away) connects. Only the attempt under
+     * way when Redis came up may still time out: before, every attempt
+     * timed out at once when the connection started a millisecond after
+     * the tick that started it read the clock, so a loaded process could
+     * stay away for good. */
+    const t0 = Date.now();
+    await until('the process connected', async () => (await clusterOf(p)).redis.state === 'up', 10000);
+    console.log(`# connected ${Date.now() - t0} ms after Redis was up`);
+    const since = p.stderr.slice(mark);
+    assert.match(since, /connected as p[0-9a-f]{8}/);
+    const before = since.slice(0, since.indexOf('connected as'));
+    assert.ok((before.match(/no answer to the connection/g) || []).length <= 1, `attempts failed after Redis was up:\n${before}`);
+    assert.doesNotMatch(since.slice(since.indexOf('connected as')), /reconnecting/);
+    /* It takes the lease of its scene and serves edits. */
+    await ownerOf([p], 'demo');
+    const r = await post(p, '/api/scenes/demo/edits', { ops: [{ op: 'set', id: 'base', t: [0, 1, 0] }] });
+    assert.equal(r.status, 200, r.text);
   } finally {
     await stopAll(c);
   }
