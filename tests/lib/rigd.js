@@ -20,8 +20,10 @@ const os = require('node:os');
 const path = require('node:path');
 const { createRequire } = require('node:module');
 
-const SOURCE_DIR = process.env.RIGD_SOURCE_DIR || path.resolve(__dirname, '..', '..');
-const BUILD_DIR = process.env.RIGD_BUILD_DIR || path.join(SOURCE_DIR, 'build');
+/* Relative directories (RIGD_BUILD_DIR=build) are taken from the current
+ * directory. */
+const SOURCE_DIR = path.resolve(process.env.RIGD_SOURCE_DIR || path.join(__dirname, '..', '..'));
+const BUILD_DIR = path.resolve(process.env.RIGD_BUILD_DIR || path.join(SOURCE_DIR, 'build'));
 const SANITIZED = /^(1|ON|TRUE|YES)$/i.test(process.env.RIGD_SANITIZE || '');
 const webRequire = createRequire(path.join(SOURCE_DIR, 'web', 'package.json'));
 const WebSocket = webRequire('ws');
