@@ -69,32 +69,16 @@ static void patch_u32(proto_buf *b, size_t at, uint32_t v)
 #define MATRIX_BYTES_MAX (12 * 8) /* bytes of one matrix in a frame */
 #define WORLD_CHUNK 32               /* matrices written per append */
 
-/* One float in little-endian order at 'o': a copy on a little-endian host
- * (the compilers merge nothing else into one store), byte by byte
- * elsewhere. */
-static inline void put_f32_bytes(char *o, float f)
+/* The 'size' bytes of the number at 'value' (a float or a double) in
+ * little-endian order at 'o': one copy on a little-endian host (the
+ * compilers merge no byte loop into one store), reversed elsewhere. */
+static inline void number_le(char *o, const void *value, size_t size)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(o, &f, sizeof(f));
+	memcpy(o, value, size);
 #else
-	uint32_t bits;
-
-	memcpy(&bits, &f, sizeof(bits));
-	for (int i = 0; i < 4; i++)
-		o[i] = (char)(bits >> (8 * i) & 0xff);
-#endif
-}
-
-static inline void put_f64_bytes(char *o, double d)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(o, &d, sizeof(d));
-#else
-	uint64_t bits;
-
-	memcpy(&bits, &d, sizeof(bits));
-	for (int i = 0; i < 8; i++)
-		o[i] = (char)(bits >> (8 * i) & 0xff);
+	for (size_t i = 0; i < size; i++)
+		o[i] = ((const char *)value)[size - 1 - i];
 #endif
 }
 
@@ -111,13 +95,16 @@ static inline int matrix_bytes(char *o, int format, const double *m, int row_str
 
 	if (format == PROTO_FORMAT_F32) {
 		for (int c = 0; c < 4; c++)
-			for (int r = 0; r < 3; r++, at += 4)
-				put_f32_bytes(o + at, (float)m[r * row_stride + c * col_stride]);
+			for (int r = 0; r < 3; r++, at += 4) {
+				float f = (float)m[r * row_stride + c * col_stride];
+
+				number_le(o + at, &f, sizeof(f));
+			}
 		return at;
 	}
 	for (int c = 0; c < 4; c++)
 		for (int r = 0; r < 3; r++, at += 8)
-			put_f64_bytes(o + at, m[r * row_stride + c * col_stride]);
+			number_le(o + at, &m[r * row_stride + c * col_stride], sizeof(double));
 	return at;
 }
 
