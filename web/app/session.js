@@ -52,8 +52,8 @@ export class SceneSession extends Emitter {
 		this._redoGroups = [];
 		this._gesture = null;
 		// Undo and redo steps run one at a time, in the order asked for:
-		// _historyTail settles when the last one queued has ended.
-		this._historyBusy = false;
+		// _historyTail settles when the last one queued has ended, and
+		// _historyQueued counts those not ended (the history is busy).
 		this._historyQueued = 0;
 		this._historyTail = Promise.resolve();
 		this._subReq = 0;
@@ -82,10 +82,10 @@ export class SceneSession extends Emitter {
 	}
 
 	get canUndo() {
-		return this._undoGroups.length > 0 && !this._historyBusy;
+		return this._undoGroups.length > 0 && this._historyQueued === 0;
 	}
 	get canRedo() {
-		return this._redoGroups.length > 0 && !this._historyBusy;
+		return this._redoGroups.length > 0 && this._historyQueued === 0;
 	}
 
 	_retry() {
@@ -341,7 +341,7 @@ export class SceneSession extends Emitter {
 	}
 
 	_emitHistory() {
-		this.emit('history', { canUndo: this.canUndo, canRedo: this.canRedo, busy: this._historyBusy });
+		this.emit('history', { canUndo: this.canUndo, canRedo: this.canRedo, busy: this._historyQueued > 0 });
 	}
 
 	/*
@@ -361,10 +361,9 @@ export class SceneSession extends Emitter {
 
 	_queueHistory(walk) {
 		this._historyQueued++;
-		this._historyBusy = true;
 		this._emitHistory();
 		const done = this._historyTail.then(walk).finally(() => {
-			if (--this._historyQueued === 0) this._historyBusy = false;
+			this._historyQueued--;
 			this._emitHistory();
 		});
 		this._historyTail = done.catch(() => {});
