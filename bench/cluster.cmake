@@ -3,6 +3,9 @@
 # Redis's, and the same load on a single rigd. A node script that starts the
 # real programs; it prints figures and is never a test. Run:
 #   cmake --build BUILD --target bench_cluster
+if(NOT RIGD_CLUSTER)
+  return()  # built without the cluster (-DRIGD_CLUSTER=OFF)
+endif()
 add_custom_target(bench_cluster
   COMMAND ${CMAKE_COMMAND} -E env RIGD_BUILD_DIR=${CMAKE_BINARY_DIR}
           RIGD_SOURCE_DIR=${CMAKE_SOURCE_DIR}

@@ -7,5 +7,7 @@ target_sources(test_log_kind PRIVATE tmpdb.c)
 rigd_node_test(e2e_log_kind e2e/log_kind.js)
 # e2e on a real redis-server: undo after a change of owner; a batch larger
 # than a log stream entry refused before its commit.
-rigd_node_test(e2e_cluster_undo e2e/cluster_undo.js)
-set_tests_properties(e2e_cluster_undo PROPERTIES TIMEOUT 300)
+if(RIGD_CLUSTER)
+  rigd_node_test(e2e_cluster_undo e2e/cluster_undo.js)
+  set_tests_properties(e2e_cluster_undo PROPERTIES TIMEOUT 300)
+endif()

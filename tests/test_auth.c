@@ -18,7 +18,9 @@
 #include "core/err.h"
 #include "core/sha256.h"
 #include "serve/auth.h"
+#include "serve/clients.h"
 #include "serve/routes.h"
+#include "serve/server.h"
 
 #define VIEWER "viewer-token-0123456789"
 #define EDITOR "editor-token-0123456789"

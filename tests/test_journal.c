@@ -27,23 +27,23 @@
 /* ---------- fixtures ---------- */
 
 struct fx {
-	struct room *st;
+	struct journal *st;
 	scene *s;
 };
 
-static struct room *room_new(int cap)
+static struct journal *room_new(int cap)
 {
-	struct room *st = calloc(1, sizeof(*st));
+	struct journal *st = calloc(1, sizeof(*st));
 
 	assert_non_null(st);
 	st->ring = calloc((size_t)cap, sizeof(struct jentry));
 	assert_non_null(st->ring);
 	st->ring_cap = cap;
-	snprintf(st->name, sizeof(st->name), "demo");
+	st->name = "demo";
 	return st;
 }
 
-static void room_free(struct room *st)
+static void room_free(struct journal *st)
 {
 	journal_clear(st, 0);
 	journal_turn_drop(st);
@@ -74,7 +74,7 @@ static int ids(edit_id *out, const char *const *list)
  * caller; notes the lists, recomputes world matrices (stamping them 'to')
  * and records the entry.
  */
-static void turn(struct room *st, scene *s, int64_t from, int64_t to, const char *const *created,
+static void turn(struct journal *st, scene *s, int64_t from, int64_t to, const char *const *created,
 		 const char *const *changed, const char *const *removed)
 {
 	edit_id c[8], ch[8], rm[8];
@@ -94,7 +94,7 @@ static void turn(struct room *st, scene *s, int64_t from, int64_t to, const char
 	st->touched = false;
 }
 
-static const struct jentry *entry(const struct room *st, int i)
+static const struct jentry *entry(const struct journal *st, int i)
 {
 	assert_true(i >= 0 && i < st->n);
 	return &st->ring[(st->head + i) % st->ring_cap];

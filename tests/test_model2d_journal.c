@@ -27,7 +27,7 @@
 #include "serve/util.h"
 
 struct fx {
-	struct room *st;
+	struct journal *st;
 	scene *s;
 	int64_t seq;
 };
@@ -88,7 +88,7 @@ static struct fx *fixture(int dims)
 	f->st->ring = calloc(16, sizeof(struct jentry));
 	assert_non_null(f->st->ring);
 	f->st->ring_cap = 16;
-	snprintf(f->st->name, sizeof(f->st->name), "hero");
+	f->st->name = "hero";
 	f->s = scene_new();
 	assert_non_null(f->s);
 	assert_int_equal(scene_set_dims(f->s, dims), 0);

@@ -3,7 +3,7 @@
  *
  * `rigd log|apply|check ...` are offline commands that work on a database
  * file through the engine, without a server (and refuse a database a server
- * holds). Anything else is the server: serve_main() (serve.h) parses its
+ * holds). Anything else is the server: serve_main() (serve_main.h) parses its
  * flags. Both read their flags with the one table-driven parser of
  * serve/config.h, so every flag of the binary is spelled, checked and
  * documented the same way. This file only parses arguments and moves bytes
@@ -15,7 +15,10 @@
 #include "core/num.h"
 #include "engine/engine.h"
 #include "serve/config.h"
-#include "serve/serve.h"
+#include "serve/serve_main.h"
+#ifdef RIGD_WITH_CLUSTER
+#include "clustered/clustered.h"
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -502,6 +505,10 @@ int main(int argc, char **argv)
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
 		fputs(overview, stdout);
 	/* --help and --hash-token print and stop without running: not a failure. */
-	int rc = serve_main(argc, argv);
+#ifdef RIGD_WITH_CLUSTER
+	int rc = serve_main(argc, argv, clustered_hooks());
+#else
+	int rc = serve_main(argc, argv, NULL);
+#endif
 	return rc == CONFIG_DONE ? EXIT_SUCCESS : rc;
 }

@@ -9,7 +9,9 @@
  * request itself: it decides, and its callers answer.
  */
 #include "auth.h"
+#include "clients.h"
 #include "log.h"
+#include "server.h"
 #include "util.h"
 
 #include "core/err.h"

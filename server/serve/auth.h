@@ -11,7 +11,28 @@
 #ifndef RIGD_SERVE_AUTH_H
 #define RIGD_SERVE_AUTH_H
 
-#include "server.h"
+#include "core/scene.h"
+#include "core/sha256.h"
+
+struct client;
+struct server;
+
+/* Roles, each allowing what the one before it does. */
+enum role { ROLE_NONE, ROLE_VIEWER, ROLE_EDITOR, ROLE_ADMIN };
+
+/*
+ * One configured token: the SHA-256 of the secret (never the secret), its
+ * role and scene ("*": all). The same secret may appear several times (an
+ * editor of one scene and a viewer of another); its first entry, the
+ * principal, holds the rate bucket all its connections share.
+ */
+struct token {
+	unsigned char hash[SHA256_LEN];
+	int role;
+	char scene[SCENE_ID_MAX + 1];
+	int principal;
+	double bucket, bucket_t;     /* requests it may make now; when refilled (s) */
+};
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
  */
 #include "clients.h"
 #include "log.h"
-#include "turn.h"
+#include "server.h"
 #include "util.h"
 
 #include "core/err.h"
@@ -58,7 +58,8 @@ void clients_drop(struct server *S, struct client *c)
 	      S->o.reply_queue);
 	c->dropped = true;
 	S->m.clients_dropped_total++;
-	turn_forget_client(S, c);
+	if (S->client_dropped)  /* its pending answers go nowhere */
+		S->client_dropped(S, c);
 	clients_queue_free(c);
 	net_ws_close(S->n, c->conn, NET_CLOSE_POLICY, "reply queue overflow");
 }

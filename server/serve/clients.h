@@ -10,7 +10,64 @@
 #ifndef RIGD_SERVE_CLIENTS_H
 #define RIGD_SERVE_CLIENTS_H
 
-#include "server.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/scene.h"
+#include "core/sha256.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct server;
+
+#define REPLY_QUEUE_MAX_COUNT 65536      /* replies queued per client */
+#define CLIENT_ID_MAX 32
+
+/* One queued frame for one client. */
+struct reply {
+	struct reply *next;
+	char *frame;                 /* net_frame_head() + len bytes; NULL: none */
+	size_t len;                  /* bytes of payload */
+	bool pending;                /* waits for this turn to fill it */
+	bool presence;               /* coalescible: a newer presence replaces it */
+	char key[SCENE_ID_MAX + CLIENT_ID_MAX + 2]; /* presence: scene '/' client */
+};
+
+/* One subscription of a client: where it is in one scene. */
+struct sub {
+	char scene[SCENE_ID_MAX + 1];
+	int64_t cursor;              /* the seq the client has; -1: owes a snapshot */
+	bool peers_pending;          /* after the snapshot: who else is here */
+	int format;                  /* enum proto_format: JSON text or binary frames */
+	/* Per-viewer interest (interest.h): the room's view this subscription
+	 * declared (0: none), and the nodes the client was last told it may
+	 * draw, a bitset by handle (NULL: every node, as without a view). */
+	uint64_t view_id;
+	uint64_t *known;
+	int known_words;
+	uint64_t known_gen;          /* 'known' is that cull of the view (0: its own) */
+	bool view_pending;           /* owes the client a frame for a new view */
+};
+
+struct client {
+	uint64_t conn;
+	char id[CLIENT_ID_MAX];      /* "c" + boot id + "-" + counter */
+	char *name;                  /* display name from its last presence */
+	struct sub *subs;
+	int n_subs, cap_subs;
+	int next_sub;                /* round robin over subscriptions */
+	struct reply *head, *tail;
+	size_t queued_bytes;         /* sum of 'len' over the queue */
+	int queued;                  /* entries in the queue */
+	bool dropped;                /* closed for overflow; ignore its input */
+	bool wake_after_turn;        /* was writable while a turn was open */
+	/* access control (docs/security.md) */
+	bool authed;                 /* 'tok' holds the hash of a known token */
+	unsigned char tok[SHA256_LEN];
+	int principal;               /* the token entry whose bucket it shares */
+	double bucket, bucket_t;     /* messages it may send now; when refilled (s) */
+};
 
 /* The client of connection 'conn', or NULL when it has gone. */
 struct client *clients_get(struct server *S, uint64_t conn);

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include "cluster/cluster.h"
 
 #include "core/edit.h"
 #include "core/num.h"
@@ -527,16 +526,9 @@ int config_parse_to(int argc, char **argv, struct config *o, FILE *out, FILE *er
 		fprintf(err, "rigd: --tls-cert and --tls-key go together\n");
 		return CONFIG_USAGE;
 	}
-	if (o->redis) {
-		char host[CLUSTER_HOST_MAX];
-		int port;
-
-		if (cluster_parse_url(o->redis, host, &port) != 0) {
-			fprintf(err, "rigd: --redis: '%s' is not redis://HOST:PORT\n", o->redis);
-			return CONFIG_USAGE;
-		}
+	/* The URL itself is checked by the cluster's side (serve_hooks.h). */
+	if (o->redis)
 		o->libuv = true;  /* hiredis runs on the same loop (docs/deploy.md) */
-	}
 	if (o->redis_wait && !o->redis) {
 		fprintf(err, "rigd: --redis-wait needs --redis\n");
 		return CONFIG_USAGE;

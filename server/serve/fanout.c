@@ -8,7 +8,9 @@
 #include "journal.h"
 #include "metrics.h"
 #include "rooms.h"
+#include "server.h"
 #include "util.h"
+#include "views.h"
 
 #include "codec/proto_bin.h"
 
@@ -75,17 +77,6 @@ static void cache_store(struct cache_ref cr, const char *f, size_t head, size_t 
 	*cr.covered = covered;
 }
 
-void fanout_count_sent(struct server *S, bool snapshot, int covered)
-{
-	if (snapshot) {
-		S->m.snapshots_sent_total++;
-	} else {
-		S->m.updates_sent_total++;
-		if (covered > 1)
-			S->m.updates_coalesced_total += (uint64_t)(covered - 1);
-	}
-}
-
 /* Drops every step frame of 'format'. */
 static void steps_clear(struct room *st, int format)
 {
@@ -116,7 +107,7 @@ static unsigned steps_wanted(struct server *S, const struct room *st, int64_t fr
 		struct sub *sb = c ? rooms_sub_find(c, st->name) : NULL;
 		int f = sb ? sb->format : 0;
 
-		if (sb && !interest_active(sb) && sb->cursor <= from &&
+		if (sb && !views_active(sb) && sb->cursor <= from &&
 		    sb->cursor >= (st->n_steps[f] ? st->steps[f][0].from : from))
 			want |= 1u << f;
 	}
@@ -145,7 +136,7 @@ void fanout_turn_end(struct server *S, struct room *st, int64_t from, int64_t to
 		if (!(want & (1u << f)))
 			continue;
 		proto_buf_init(&b, S->head);
-		if (journal_build_frame(st, s, to, from, f, &b, &covered) ||
+		if (journal_build_frame(&st->j, s, to, from, f, &b, &covered) ||
 		    b.len > FANOUT_STEP_MAX_BYTES || !(frame = serve_take_frame(&b, &len))) {
 			proto_buf_release(&b);
 			steps_clear(st, f);
@@ -194,11 +185,11 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 		 * frames, may differ, so every lagging client resyncs from a
 		 * snapshot. */
 		if (st->scene_seen)
-			journal_clear(st, seq);
+			rooms_restart(st, seq);
 		st->scene_seen = s;
-		interest_scene_reloaded(st);
+		views_scene_reloaded(&st->iv);
 	}
-	if (interest_active(sb))
+	if (views_active(sb))
 		return interest_frame(S, c, sb, st, s, seq, len);
 	cr = cache_of(st, sb->format);
 	if (sb->cursor >= 0) {
@@ -228,7 +219,7 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 	}
 	proto_buf_init(&b, S->head);
 	if (sb->cursor >= 0 &&
-	    journal_build_frame(st, s, seq, sb->cursor, sb->format, &b, &covered) == 0)
+	    journal_build_frame(&st->j, s, seq, sb->cursor, sb->format, &b, &covered) == 0)
 		snapshot = false;
 	if (snapshot) {
 		proto_buf_reset(&b);
@@ -245,7 +236,7 @@ static char *subscription_frame(struct server *S, struct client *c, struct sub *
 	if (!snapshot)
 		cache_store(cr, f, S->head, *len, sb->cursor, seq, covered);
 sent:
-	fanout_count_sent(S, snapshot, covered);
+	metrics_count_sent(&S->m, snapshot, covered);
 	sb->cursor = seq;
 	if (snapshot && sb->peers_pending) {
 		sb->peers_pending = false;

@@ -17,7 +17,12 @@
 #ifndef RIGD_SERVE_FANOUT_H
 #define RIGD_SERVE_FANOUT_H
 
-#include "server.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct room;
+struct server;
 
 /*
  * net's ws_writable callback ('ctx' the server): the next frame for
@@ -36,9 +41,5 @@ char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *b
  * steps are dropped (those clients then get one frame to the latest seq).
  */
 void fanout_turn_end(struct server *S, struct room *st, int64_t from, int64_t to);
-
-/* Counts one frame sent to a subscriber: a snapshot, or an update that
- * covered 'covered' turns (those beyond the first were coalesced). */
-void fanout_count_sent(struct server *S, bool snapshot, int covered);
 
 #endif

@@ -1,12 +1,13 @@
 /*
- * http.c: HTTP requests through the route table, and the answers (see
- * http.h). Which role a request needs and when it runs come from its
- * route's row (routes.c), never from matching strings here.
+ * http.c: HTTP requests through the route table (see http.h). Which role a
+ * request needs and when it runs come from its route's row (routes.c),
+ * never from matching strings here.
  */
 #include "http.h"
 #include "auth.h"
-#include "relay.h"
+#include "http_respond.h"
 #include "routes.h"
+#include "server.h"
 #include "turn.h"
 #include "util.h"
 
@@ -19,94 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The one writer of an answer: to net, or, for a request another process
- * relayed to this one, back to that process through Redis. Takes 'body'. */
-static void send_answer(struct server *S, uint64_t conn, int status, const char *type,
-			char *body, size_t len)
-{
-	if (relay_http_remote(S, conn))
-		relay_http_respond(S, conn, status, body, len);
-	else
-		net_http_respond(S->n, conn, status, type, body, len);
-}
-
-void http_respond_buf(struct server *S, uint64_t conn, int status, const char *type,
-			proto_buf *b)
-{
-	size_t len = b->len;
-	char *body = proto_buf_take(b);
-
-	send_answer(S, conn, status, type, body, body ? len : 0);
-}
-
-void http_respond_error(struct server *S, uint64_t conn, const edit_error *err)
-{
-	proto_buf b;
-
-	proto_buf_init(&b, 0);
-	if (proto_encode_http_error(&b, err) || proto_buf_append(&b, "\n", 1)) {
-		proto_buf_release(&b);
-		send_answer(S, conn, 500, "application/json", NULL, 0);
-		return;
-	}
-	http_respond_buf(S, conn, err_http_status(err->code), "application/json", &b);
-}
-
-void http_respond_code(struct server *S, uint64_t conn, int code, const char *field,
-			 const char *fmt, ...)
-{
-	edit_error err;
-	va_list ap;
-
-	va_start(ap, fmt);
-	edit_error_vset(&err, code, -1, field, fmt, ap);
-	va_end(ap);
-	http_respond_error(S, conn, &err);
-}
-
-void http_respond_json(struct server *S, uint64_t conn, int status, proto_buf *b)
-{
-	if (proto_buf_append(b, "\n", 1)) {
-		proto_buf_release(b);
-		http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
-		return;
-	}
-	http_respond_buf(S, conn, status, "application/json", b);
-}
-
-void http_respond_built(struct server *S, uint64_t conn, int status, proto_buf *b, int rc)
-{
-	if (rc) {
-		proto_buf_release(b);
-		http_respond_code(S, conn, rc, "", "%s", err_str(rc));
-		return;
-	}
-	http_respond_json(S, conn, status, b);
-}
-
-/* Answers an engine error about scene 'name'. */
-void http_respond_engine(struct server *S, uint64_t conn, int rc, const char *name)
-{
-	if (rc == RIGD_E_UNKNOWN_SCENE)
-		http_respond_code(S, conn, rc, "", "no scene '%s'", name);
-	else if (rc == RIGD_E_STORAGE)
-		http_respond_code(S, conn, rc, "", "%s: %s", err_str(rc), engine_errmsg(S->e));
-	else
-		http_respond_code(S, conn, rc, "", "%s", err_str(rc));
-}
-
-/* The value of query argument 'name' ("name=value"), or NULL. */
-const char *http_arg(char *const *args, int n_args, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (int i = 0; i < n_args; i++)
-		if (strncmp(args[i], name, len) == 0 && args[i][len] == '=')
-			return args[i] + len + 1;
-	return NULL;
-}
-
-
 /* Copies an after-commit request into a deferred item. NULL when out of
  * memory. */
 static struct deferred *defer_copy(const net_request *req, int route, const char *name,
@@ -117,6 +30,7 @@ static struct deferred *defer_copy(const net_request *req, int route, const char
 	if (!d)
 		return NULL;
 	d->kind = D_HTTP;
+	d->run = http_run_deferred;
 	d->conn = req->conn;
 	d->method = req->method;
 	d->route = route;

@@ -12,10 +12,13 @@
  */
 #include "interest.h"
 #include "clients.h"
-#include "fanout.h"
 #include "journal.h"
+#include "metrics.h"
 #include "rooms.h"
+#include "server.h"
+#include "turn.h"
 #include "util.h"
+#include "views.h"
 
 #include "codec/proto_bin.h"
 
@@ -56,39 +59,14 @@ static int hlist_add(struct hlist *l, int h)
 
 /* ---------- the journal's update, shared by every view ---------- */
 
-/*
- * What the journal says between 'from' and 'to' of one scene, gathered
- * once for every view subscription at that cursor: the update's lists and
- * a bitset of the nodes whose matrix changed, so that each view picks its
- * matrices word by word from its own visible set.
- */
-struct interest_parts {
-	const scene *s;
-	int64_t from, to;
-	int rc;                      /* journal_collect's: not 0, a snapshot */
-	int covered;
-	struct journal_update u;
-	uint64_t *world_bits;
-	int words;
-};
-
-static void parts_free(struct interest_parts *p)
-{
-	if (!p)
-		return;
-	journal_update_release(&p->u);
-	free(p->world_bits);
-	free(p);
-}
-
 /* 1 + the largest handle of 's': the room's boxes know it when they are
  * of this state, else a walk finds it. */
 static int handle_end(const struct room *st, const scene *s, int64_t seq)
 {
 	int end = 0;
 
-	if (st->boxes_scene == s && st->boxes_seq == seq)
-		return st->boxes.handle_end;
+	if (st->iv.boxes_scene == s && st->iv.boxes_seq == seq)
+		return st->iv.boxes.handle_end;
 	for (int pos = 0; pos < scene_count(s); pos++)
 		if (scene_at(s, pos) >= end)
 			end = scene_at(s, pos) + 1;
@@ -101,17 +79,17 @@ static int handle_end(const struct room *st, const scene *s, int64_t seq)
 static const struct interest_parts *parts_for(struct room *st, const scene *s, int64_t seq,
 					      int64_t cursor)
 {
-	struct interest_parts *p = st->parts;
+	struct interest_parts *p = st->iv.parts;
 
 	if (!p || p->s != s || p->from != cursor || p->to != seq) {
-		parts_free(st->parts);
-		st->parts = p = calloc(1, sizeof(*p));
+		views_parts_free(st->iv.parts);
+		st->iv.parts = p = calloc(1, sizeof(*p));
 		if (!p)
 			return NULL;
 		p->s = s;
 		p->from = cursor;
 		p->to = seq;
-		p->rc = journal_collect(st, s, seq, cursor, &p->u, &p->covered);
+		p->rc = journal_collect(&st->j, s, seq, cursor, &p->u, &p->covered);
 		if (p->rc == 0) {
 			p->words = (handle_end(st, s, seq) + 63) / 64;
 			p->world_bits = calloc(p->words ? (size_t)p->words : 1, sizeof(uint64_t));
@@ -128,35 +106,10 @@ static const struct interest_parts *parts_for(struct room *st, const scene *s, i
 
 static struct rview *view_find(const struct room *st, uint64_t id)
 {
-	for (int i = 0; i < st->n_views; i++)
-		if (st->views[i]->id == id)
-			return st->views[i];
+	for (int i = 0; i < st->iv.n_views; i++)
+		if (st->iv.views[i]->id == id)
+			return st->iv.views[i];
 	return NULL;
-}
-
-static void rview_free(struct rview *rv)
-{
-	if (!rv)
-		return;
-	for (int f = 0; f < PROTO_FORMAT_COUNT; f++)
-		free(rv->cache[f].frame);
-	free(rv->visible);
-	free(rv->always);
-	free(rv);
-}
-
-/* One reference less to view 'id'; the last one frees it. */
-static void view_unref(struct room *st, uint64_t id)
-{
-	for (int i = 0; st && i < st->n_views; i++)
-		if (st->views[i]->id == id) {
-			assert(st->views[i]->refs > 0);
-			if (--st->views[i]->refs == 0) {
-				rview_free(st->views[i]);
-				st->views[i] = st->views[--st->n_views];
-			}
-			return;
-		}
 }
 
 /* True when view entry 'rv' is the view of 'd': the same frustum,
@@ -178,19 +131,19 @@ static struct rview *view_ref(struct room *st, struct deferred *d)
 {
 	struct rview **vs, *rv;
 
-	for (int i = 0; i < st->n_views; i++)
-		if (view_is(st->views[i], d)) {
-			st->views[i]->refs++;
-			return st->views[i];
+	for (int i = 0; i < st->iv.n_views; i++)
+		if (view_is(st->iv.views[i], d)) {
+			st->iv.views[i]->refs++;
+			return st->iv.views[i];
 		}
-	vs = serve_grow(st->views, &st->cap_views, st->n_views + 1, sizeof(*vs));
+	vs = serve_grow(st->iv.views, &st->iv.cap_views, st->iv.n_views + 1, sizeof(*vs));
 	if (!vs)
 		return NULL;
-	st->views = vs;
+	st->iv.views = vs;
 	rv = calloc(1, sizeof(*rv));
 	if (!rv)
 		return NULL;
-	rv->id = ++st->next_view_id;
+	rv->id = ++st->iv.next_view_id;
 	rv->v = d->view;
 	rv->always = d->always;
 	rv->n_always = d->n_always;
@@ -198,49 +151,8 @@ static struct rview *view_ref(struct room *st, struct deferred *d)
 	d->n_always = 0;
 	rv->refs = 1;
 	rv->culled_seq = -1;
-	st->views[st->n_views++] = rv;
+	st->iv.views[st->iv.n_views++] = rv;
 	return rv;
-}
-
-void interest_sub_release(struct room *st, struct sub *sb)
-{
-	if (sb->view_id)
-		view_unref(st, sb->view_id);
-	free(sb->known);
-	sb->view_id = 0;
-	sb->known = NULL;
-	sb->known_words = 0;
-	sb->known_gen = 0;
-	sb->view_pending = false;
-}
-
-void interest_room_free(struct room *st)
-{
-	for (int i = 0; i < st->n_views; i++)
-		rview_free(st->views[i]);
-	free(st->views);
-	st->views = NULL;
-	st->n_views = st->cap_views = 0;
-	view_boxes_release(&st->boxes);
-	parts_free(st->parts);
-	st->parts = NULL;
-	free(st->scratch);
-	st->scratch = NULL;
-	st->cap_scratch = 0;
-}
-
-void interest_scene_reloaded(struct room *st)
-{
-	st->boxes_scene = NULL;
-	parts_free(st->parts);
-	st->parts = NULL;
-	for (int i = 0; i < st->n_views; i++)
-		st->views[i]->culled_scene = NULL;
-}
-
-bool interest_active(const struct sub *sb)
-{
-	return sb->view_id != 0 || sb->known != NULL;
 }
 
 /* ---------- declaring ---------- */
@@ -271,7 +183,7 @@ void interest_declare(struct server *S, struct deferred *d)
 		/* The next frame sends what the view hid, then the known set
 		 * goes: the subscription is served as without a view. */
 		if (sb->view_id)
-			view_unref(st, sb->view_id);
+			views_unref(&st->iv, sb->view_id);
 		sb->view_id = 0;
 		sb->known_gen = 0;
 		sb->view_pending = sb->known != NULL;
@@ -287,7 +199,7 @@ void interest_declare(struct server *S, struct deferred *d)
 			return;
 		}
 		if (sb->view_id)
-			view_unref(st, sb->view_id);
+			views_unref(&st->iv, sb->view_id);
 		sb->view_id = rv->id;
 		sb->known_gen = 0;
 		sb->view_pending = true;
@@ -320,47 +232,47 @@ static int cull(struct server *S, struct room *st, struct rview *rv, const scene
 
 	if (rv->culled_scene == s && rv->culled_seq == seq)
 		return 0;
-	if (st->boxes_scene != s || st->boxes_seq != seq) {
+	if (st->iv.boxes_scene != s || st->iv.boxes_seq != seq) {
 		t0 = serve_now_s();
 		/* The same scene object, edited since: only what the edits
 		 * changed is refitted (a root edit: nothing). Another one (a
 		 * reload): from scratch. */
-		int rc = st->boxes_scene == s ? view_boxes_update(s, &st->boxes)
-					      : view_boxes_build(s, &st->boxes);
+		int rc = st->iv.boxes_scene == s ? view_boxes_update(s, &st->iv.boxes)
+					      : view_boxes_build(s, &st->iv.boxes);
 
-		st->boxes_scene = NULL;
+		st->iv.boxes_scene = NULL;
 		if (rc)
 			return RIGD_E_NOMEM;
-		st->boxes_scene = s;
-		st->boxes_seq = seq;
+		st->iv.boxes_scene = s;
+		st->iv.boxes_seq = seq;
 		S->m.view_boxes_total++;
-		S->m.view_box_refits_total += (uint64_t)st->boxes.refits;
+		S->m.view_box_refits_total += (uint64_t)st->iv.boxes.refits;
 		S->m.view_boxes_seconds_total += serve_now_s() - t0;
 	}
-	if (scene_count(s) > st->cap_scratch) {
-		int *v = realloc(st->scratch, (size_t)scene_count(s) * sizeof(int));
+	if (scene_count(s) > st->iv.cap_scratch) {
+		int *v = realloc(st->iv.scratch, (size_t)scene_count(s) * sizeof(int));
 
 		if (!v)
 			return RIGD_E_NOMEM;
-		st->scratch = v;
-		st->cap_scratch = scene_count(s);
+		st->iv.scratch = v;
+		st->iv.cap_scratch = scene_count(s);
 	}
-	words = (st->boxes.handle_end + 63) / 64;
+	words = (st->iv.boxes.handle_end + 63) / 64;
 	bits = calloc(words ? (size_t)words : 1, sizeof(uint64_t));
 	if (!bits)
 		return RIGD_E_NOMEM;
 	t0 = serve_now_s();
-	n = view_cull(s, &st->boxes, &rv->v, VIEW_CULL_UNBOUNDED, st->scratch, st->cap_scratch,
+	n = view_cull(s, &st->iv.boxes, &rv->v, VIEW_CULL_UNBOUNDED, st->iv.scratch, st->iv.cap_scratch,
 		      &tests);
-	assert(n <= st->cap_scratch);
+	assert(n <= st->iv.cap_scratch);
 	for (int i = 0; i < n; i++)
-		bit_set(bits, st->scratch[i]);
+		bit_set(bits, st->iv.scratch[i]);
 	/* The view's "always" nodes are visible wherever it looks; ids with
 	 * no node (yet) select nothing. */
 	for (int i = 0; i < rv->n_always; i++) {
 		int h = scene_find(s, rv->always[i].s);
 
-		assert(h < st->boxes.handle_end);
+		assert(h < st->iv.boxes.handle_end);
 		if (h >= 0)
 			bit_set(bits, h);
 	}
@@ -543,7 +455,7 @@ char *interest_frame(struct server *S, struct client *c, struct sub *sb, struct 
 	proto_buf b;
 	char *f;
 
-	assert(interest_active(sb) && (!sb->view_id || rv));
+	assert(views_active(sb) && (!sb->view_id || rv));
 	if (rv) {
 		if (cull(S, st, rv, s, seq))
 			return NULL;
@@ -584,7 +496,7 @@ char *interest_frame(struct server *S, struct client *c, struct sub *sb, struct 
 		return NULL;
 	}
 	S->m.view_frames_total++;
-	fanout_count_sent(S, snapshot, covered);
+	metrics_count_sent(&S->m, snapshot, covered);
 	sb->cursor = seq;
 	sb->view_pending = false;
 	if (snapshot && sb->peers_pending) {

@@ -19,7 +19,16 @@
 #ifndef RIGD_SERVE_INTEREST_H
 #define RIGD_SERVE_INTEREST_H
 
-#include "server.h"
+#include "core/scene.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct client;
+struct deferred;
+struct room;
+struct server;
+struct sub;
 
 /* A deferred view message of a connection (after the commit of its turn):
  * sets or drops the view of its subscription (a view's entry may take d's
@@ -38,18 +47,5 @@ void interest_declare(struct server *S, struct deferred *d);
  */
 char *interest_frame(struct server *S, struct client *c, struct sub *sb, struct room *st,
 		     const scene *s, int64_t seq, size_t *len);
-
-/* True when 'sb' is served by interest_frame. */
-bool interest_active(const struct sub *sb);
-
-/* The engine reloaded the room's scene: every cull and box is stale. */
-void interest_scene_reloaded(struct room *st);
-
-/* Drops the view and known set of 'sb' (a subscription of room 'st', which
- * may be NULL when the room is going anyway). */
-void interest_sub_release(struct room *st, struct sub *sb);
-
-/* Frees every view, box and buffer of the room's interest state. */
-void interest_room_free(struct room *st);
 
 #endif

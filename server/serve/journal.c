@@ -23,20 +23,9 @@ static void jentry_free(struct jentry *j)
 	memset(j, 0, sizeof(*j));
 }
 
-void journal_clear(struct room *st, int64_t epoch)
+void journal_clear(struct journal *st, int64_t epoch)
 {
 	assert(st->n >= 0 && st->n <= st->ring_cap);
-	free(st->cache);
-	st->cache = NULL;
-	for (int f = 0; f < PROTO_FORMAT_COUNT - 1; f++) {
-		free(st->bin_cache[f].frame);
-		st->bin_cache[f].frame = NULL;
-	}
-	for (int f = 0; f < PROTO_FORMAT_COUNT; f++) {
-		for (int i = 0; i < st->n_steps[f]; i++)
-			free(st->steps[f][i].frame);
-		st->n_steps[f] = 0;
-	}
 	for (int i = 0; i < st->n; i++)
 		jentry_free(&st->ring[(st->head + i) % st->ring_cap]);
 	st->head = 0;
@@ -46,7 +35,7 @@ void journal_clear(struct room *st, int64_t epoch)
 }
 
 /* Drops the oldest entry; clients older than the new epoch get snapshots. */
-void journal_drop_oldest(struct room *st)
+void journal_drop_oldest(struct journal *st)
 {
 	struct jentry *j = &st->ring[st->head];
 
@@ -77,7 +66,7 @@ void journal_collect_roots(void *ctx, int first_pos, int end_pos)
 
 /* Records the turn of a touched scene as one journal entry. On failure
  * (memory) the journal is restarted, so lagging clients get snapshots. */
-void journal_add(struct room *st, int64_t to)
+void journal_add(struct journal *st, int64_t to)
 {
 	struct jentry *j;
 	long ids;
@@ -149,7 +138,7 @@ static int cmp_range(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-int journal_note_order(struct room *st, const scene *s)
+int journal_note_order(struct journal *st, const scene *s)
 {
 	uint64_t version;
 	int n, rc;
@@ -218,7 +207,7 @@ static int add_range(struct parts *p, const scene *s, const char *id)
  * the ranges of their roots. *covered gets how many. RIGD_E_BAD_SEQ when
  * 'cursor' falls inside an entry, RIGD_E_NOMEM.
  */
-static int gather(const struct room *st, const scene *s, int64_t cursor, struct parts *p,
+static int gather(const struct journal *st, const scene *s, int64_t cursor, struct parts *p,
 		  int *covered)
 {
 	int rc = 0;
@@ -313,7 +302,7 @@ static int changed_nodes(const scene *s, struct parts *p)
 	return 0;
 }
 
-int journal_build_frame(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+int journal_build_frame(const struct journal *st, const scene *s, int64_t seq, int64_t cursor,
 			int format, proto_buf *b, int *n_entries)
 {
 	struct parts p;
@@ -347,14 +336,14 @@ int journal_build_frame(const struct room *st, const scene *s, int64_t seq, int6
 	return rc;
 }
 
-int journal_build_update(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+int journal_build_update(const struct journal *st, const scene *s, int64_t seq, int64_t cursor,
 			 proto_buf *b, int *n_entries)
 {
 	return journal_build_frame(st, s, seq, cursor, PROTO_FORMAT_JSON, b, n_entries);
 }
 
 /* Records what an accepted batch changed in its scene's turn lists. */
-int journal_note(struct room *st, const edit_result *r, int64_t seq_before)
+int journal_note(struct journal *st, const edit_result *r, int64_t seq_before)
 {
 	if (!st->touched) {
 		st->touched = true;
@@ -383,7 +372,7 @@ lost:
 }
 
 
-void journal_turn_drop(struct room *st)
+void journal_turn_drop(struct journal *st)
 {
 	idlist_free(&st->turn_changed);
 	idlist_free(&st->turn_removed);
@@ -393,7 +382,7 @@ void journal_turn_drop(struct room *st)
 	st->turn_order = false;
 }
 
-int journal_collect(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+int journal_collect(const struct journal *st, const scene *s, int64_t seq, int64_t cursor,
 		    struct journal_update *u, int *n_entries)
 {
 	struct parts p;

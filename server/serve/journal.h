@@ -6,25 +6,70 @@
  * a slow client gets the latest state of everything that changed since its
  * cursor in one frame; a cursor older than the journal gets a snapshot.
  *
- * The journal is a ring of room->ring_cap entries, oldest at 'head', with
+ * The journal is a ring of ring_cap entries, oldest at 'head', with
  * entries in seq order and at most JOURNAL_MAX_IDS ids in all. It never
  * holds matrices or frames: those are read from the scene when sent.
  */
 #ifndef RIGD_SERVE_JOURNAL_H
 #define RIGD_SERVE_JOURNAL_H
 
-#include "server.h"
+#include "util.h"
+
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/scene.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* What one turn did to a scene, for the updates of lagging clients. */
+struct jentry {
+	int64_t from, to;            /* seqs (from, to] */
+	edit_id *roots;              /* subtrees whose matrices were recomputed */
+	int n_roots;
+	edit_id *changed;            /* created or changed nodes */
+	int n_changed;
+	edit_id *removed;
+	int n_removed;
+	edit_id *full;               /* of 'changed': created, or changed in a
+				      * field besides t, r, s, pivot */
+	int n_full;
+	bool order;                  /* the draw order (2D) changed in the turn */
+};
+
+/* One scene's journal (a room holds one) and the turn it has open. */
+struct journal {
+	const char *name;            /* the scene's (the room's), for frames */
+	struct jentry *ring;         /* oldest at 'head' */
+	int ring_cap;                /* entries 'ring' holds (--journal) */
+	int head, n;
+	int64_t epoch;               /* deltas are possible from cursors >= epoch */
+	long journal_ids;            /* ids held by the entries */
+	/* The draw order of a 2D scene as the last turn left it: the scene
+	 * object and its scene_draw_version, to tell whether a turn changed
+	 * it. */
+	const scene *order_scene;
+	uint64_t order_version;
+	/* this turn */
+	bool touched;                /* a batch of the turn changed the scene */
+	int64_t turn_from;
+	struct idlist turn_changed, turn_removed;
+	struct idlist turn_full;     /* as jentry's 'full' */
+	struct idlist turn_roots;
+	bool turn_lost;              /* a change could not be noted: snapshots */
+	bool turn_order;             /* the turn changed the draw order */
+};
 
 #define JOURNAL_TURN_MAX_IDS 8192        /* a bigger turn restarts the journal */
 #define JOURNAL_MAX_IDS 131072           /* ids kept per scene (about 8 MB) */
 
-/* Forgets every entry (and the cached updates and step frames): deltas
- * are possible again from cursor 'epoch' on. */
-void journal_clear(struct room *st, int64_t epoch);
+/* Forgets every entry: deltas are possible again from cursor 'epoch' on
+ * (rooms_restart also drops the frames built from them). */
+void journal_clear(struct journal *st, int64_t epoch);
 
 /* Drops the oldest entry; clients older than the new epoch get snapshots.
  * The journal must not be empty. */
-void journal_drop_oldest(struct room *st);
+void journal_drop_oldest(struct journal *st);
 
 /*
  * Records what an accepted batch changed in the scene's lists of this turn
@@ -32,7 +77,7 @@ void journal_drop_oldest(struct room *st);
  * 0, or RIGD_E_NOMEM after marking the turn lost (its end then restarts
  * the journal, so every subscriber gets a snapshot).
  */
-int journal_note(struct room *st, const edit_result *r, int64_t seq_before);
+int journal_note(struct journal *st, const edit_result *r, int64_t seq_before);
 
 /* engine_update's range callback ('ctx' a struct journal_roots): notes the
  * roots of the recomputed subtrees in the turn's root list. */
@@ -50,7 +95,7 @@ void journal_collect_roots(void *ctx, int first_pos, int end_pos);
  * carries the new order). Does nothing for a 3D scene. 0, or RIGD_E_NOMEM
  * (the caller restarts the journal: every subscriber gets a snapshot).
  */
-int journal_note_order(struct room *st, const scene *s);
+int journal_note_order(struct journal *st, const scene *s);
 
 /*
  * Ends the turn of a touched scene now at seq 'to': its lists become one
@@ -58,11 +103,11 @@ int journal_note_order(struct room *st, const scene *s);
  * than JOURNAL_TURN_MAX_IDS, the journal restarts at 'to'. The turn's lists
  * are empty afterwards either way.
  */
-void journal_add(struct room *st, int64_t to);
+void journal_add(struct journal *st, int64_t to);
 
 /* Frees the turn's lists without recording them (a failed commit, or a
  * turn that did not move the seq). */
-void journal_turn_drop(struct room *st);
+void journal_turn_drop(struct journal *st);
 
 /*
  * Appends to 'b' the update that takes a client from 'cursor' to 'seq' of
@@ -71,7 +116,7 @@ void journal_turn_drop(struct room *st);
  * than it, newer than 'seq', or not on a turn boundary: the caller sends a
  * snapshot); RIGD_E_NOMEM. On error 'b' may hold a partial frame.
  */
-int journal_build_update(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+int journal_build_update(const struct journal *st, const scene *s, int64_t seq, int64_t cursor,
 			 proto_buf *b, int *n_entries);
 
 /*
@@ -80,7 +125,7 @@ int journal_build_update(const struct room *st, const scene *s, int64_t seq, int
  * the scene's handles, so the frame is the same for every client at
  * 'cursor'. Same returns and state on error.
  */
-int journal_build_frame(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+int journal_build_frame(const struct journal *st, const scene *s, int64_t seq, int64_t cursor,
 			int format, proto_buf *b, int *n_entries);
 
 /*
@@ -102,7 +147,7 @@ struct journal_update {
 
 /* Fills 'u' (zeroed first) as journal_build_frame would encode it; same
  * returns (then 'u' is empty). */
-int journal_collect(const struct room *st, const scene *s, int64_t seq, int64_t cursor,
+int journal_collect(const struct journal *st, const scene *s, int64_t seq, int64_t cursor,
 		    struct journal_update *u, int *n_entries);
 
 /* Frees what 'u' holds; 'u' is then empty. */

@@ -14,6 +14,7 @@
 
 #include "codec/proto.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* X(field, type, help, ctype, format, where), in /metrics order. */
@@ -109,14 +110,26 @@ struct metrics {
 	double commit_sum_s;
 };
 
-struct server;
+/* The READ rows' values, read when /metrics is scraped (routes.c). */
+#define METRICS_SAMPLE_OWN(ctype, field)
+#define METRICS_SAMPLE_READ(ctype, field) ctype field;
+#define METRICS_SAMPLE_HIST(ctype, field)
+#define METRICS_SAMPLE_(field, type, help, ctype, fmt, where) METRICS_SAMPLE_##where(ctype, field)
+struct metrics_sample {
+	METRICS_LIST(METRICS_SAMPLE_)
+};
 
 /* Counts one group commit that took 'seconds'. */
 void metrics_observe_commit(struct metrics *m, double seconds);
 
-/* Appends the /metrics text (Prometheus exposition format 0.0.4) to 'b'.
- * 0, or RIGD_E_NOMEM with 'b' holding part of it. */
-int metrics_render(struct server *S, proto_buf *b);
+/* Counts one frame sent to a subscriber: a snapshot, or an update that
+ * covers 'covered' turns. */
+void metrics_count_sent(struct metrics *m, bool snapshot, int covered);
+
+/* Appends the /metrics text (Prometheus exposition format 0.0.4) of
+ * counters 'm' and values 'v' to 'b'. 0, or RIGD_E_NOMEM with 'b' holding
+ * part of it. */
+int metrics_render(const struct metrics *m, const struct metrics_sample *v, proto_buf *b);
 
 /* Appends printf output of at most 255 bytes (longer is cut). 0,
  * RIGD_E_NOMEM, or RIGD_E_INTERNAL for a bad format. */

@@ -3,11 +3,12 @@
  */
 #include "rooms.h"
 #include "clients.h"
-#include "interest.h"
 #include "journal.h"
-#include "peers.h"
-#include "roster.h"
+#include "serve_hooks.h"
+#include "server.h"
+#include "turn.h"
 #include "util.h"
+#include "views.h"
 
 #include "core/err.h"
 
@@ -43,14 +44,15 @@ struct room *rooms_get(struct server *S, const char *name)
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
-	st->ring = calloc((size_t)S->o.journal, sizeof(struct jentry));
-	if (!st->ring) {
+	st->j.ring = calloc((size_t)S->o.journal, sizeof(struct jentry));
+	if (!st->j.ring) {
 		free(st);
 		return NULL;
 	}
-	st->ring_cap = S->o.journal;
+	st->j.ring_cap = S->o.journal;
 	snprintf(st->name, sizeof(st->name), "%s", name);
-	st->epoch = seq;
+	st->j.name = st->name;
+	st->j.epoch = seq;
 	S->scenes[S->n_scenes++] = st;
 	return st;
 }
@@ -67,22 +69,40 @@ static bool presence_remove(struct room *st, uint64_t conn)
 	return false;
 }
 
+/* Drops every update the room built (the caches and step frames). */
+static void frames_free(struct room *st)
+{
+	free(st->cache);
+	st->cache = NULL;
+	for (int f = 0; f < PROTO_FORMAT_COUNT - 1; f++) {
+		free(st->bin_cache[f].frame);
+		st->bin_cache[f].frame = NULL;
+	}
+	for (int f = 0; f < PROTO_FORMAT_COUNT; f++) {
+		for (int i = 0; i < st->n_steps[f]; i++)
+			free(st->steps[f][i].frame);
+		st->n_steps[f] = 0;
+	}
+}
+
+void rooms_restart(struct room *st, int64_t epoch)
+{
+	frames_free(st);
+	journal_clear(&st->j, epoch);
+}
+
 void rooms_free(struct room *st)
 {
 	if (!st)
 		return;
-	journal_clear(st, 0);
-	interest_room_free(st);
-	free(st->cache);
-	free(st->ring);
+	rooms_restart(st, 0);
+	journal_turn_drop(&st->j);
+	views_free(&st->iv);
+	free(st->j.ring);
 	free(st->subs);
 	for (int i = 0; i < st->n_pres; i++)
 		free(st->pres[i].selection);
 	free(st->pres);
-	idlist_free(&st->turn_changed);
-	idlist_free(&st->turn_removed);
-	idlist_free(&st->turn_full);
-	idlist_free(&st->turn_roots);
 	free(st);
 }
 
@@ -164,7 +184,7 @@ void rooms_unsubscribe(struct server *S, struct client *c, const char *scene_nam
 	struct sub *sb = rooms_sub_find(c, scene_name);
 
 	if (sb) {
-		interest_sub_release(st, sb);
+		views_sub_release(st ? &st->iv : NULL, sb);
 		*sb = c->subs[--c->n_subs];
 	}
 	assert(c->n_subs >= 0 && (!sb || st));  /* a subscription has a room */
@@ -185,7 +205,8 @@ void rooms_unsubscribe(struct server *S, struct client *c, const char *scene_nam
 			rooms_broadcast(S, st, c->conn, f, len, NULL);
 			free(f);
 		}
-		roster_local_leave(S, c, scene_name);
+		if (S->hooks)  /* the other processes hear it */
+			S->hooks->leave(S, c, scene_name);
 	}
 }
 /* After a snapshot: a join notice and the last presence of every other
@@ -212,7 +233,8 @@ void rooms_send_peers(struct server *S, struct client *c, struct room *st)
 			clients_enqueue(S, c, f, len, false);
 		proto_buf_release(&b);
 	}
-	roster_send_peers(S, c, st);  /* --redis: those of the other processes */
+	if (S->hooks)  /* those of the other processes */
+		S->hooks->send_peers(S, c, st);
 }
 void rooms_presence(struct server *S, struct client *c, proto_msg *msg)
 {
@@ -270,7 +292,8 @@ void rooms_presence(struct server *S, struct client *c, proto_msg *msg)
 	snprintf(key, sizeof(key), "%s/%s", st->name, c->id);
 	rooms_broadcast(S, st, c->conn, f, len, key);
 	free(f);
-	roster_local_presence(S, c, st, pr);  /* --redis: the other processes */
+	if (S->hooks)  /* the other processes hear it */
+		S->hooks->presence(S, c, st, pr);
 }
 /* Every subscriber of a scene that is gone hears of it, once. */
 void rooms_scene_gone(struct server *S, const char *name)
@@ -287,7 +310,7 @@ void rooms_scene_gone(struct server *S, const char *name)
 		if (!c)
 			continue;
 		if ((sb = rooms_sub_find(c, name))) {
-			interest_sub_release(st, sb);
+			views_sub_release(&st->iv, sb);
 			*sb = c->subs[--c->n_subs];
 		}
 		clients_reply_code(S, c, NULL, RIGD_E_UNKNOWN_SCENE, "scene",
@@ -346,7 +369,8 @@ void rooms_subscribe(struct server *S, struct deferred *d)
 			clients_fill(S, c, d->reply, f, len);
 		return;
 	}
-	peers_interest(S, d->scene);
+	if (S->hooks)  /* its lease and its log stream */
+		S->hooks->interest(S, d->scene);
 	if (d->reply)
 		clients_fill(S, c, d->reply, NULL, 0);  /* the snapshot answers */
 	if (rooms_sub_find(c, d->scene)) {

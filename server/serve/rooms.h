@@ -11,7 +11,75 @@
 #ifndef RIGD_SERVE_ROOMS_H
 #define RIGD_SERVE_ROOMS_H
 
-#include "server.h"
+#include "journal.h"
+#include "views.h"
+
+#include "codec/proto.h"
+#include "core/edit.h"
+#include "core/scene.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct client;
+struct deferred;
+struct server;
+struct sub;
+
+/* Turns of step frames a room keeps per format, and the largest frame
+ * kept (a bigger update, a root edit of a huge scene say, is sent to the
+ * clients at its cursor from the cache but not kept for those behind). */
+#define FANOUT_STEPS 4
+#define FANOUT_STEP_MAX_BYTES (256 * 1024)
+
+/* The selection a participant last announced in a room. */
+struct presence {
+	uint64_t conn;
+	edit_id *selection;
+	int n_selection;
+};
+
+/* The serving state of one scene: its subscribers, presence, journal,
+ * views and the frames built for them. */
+struct room {
+	char name[SCENE_ID_MAX + 1];
+	uint64_t *subs;              /* subscribed connections */
+	int n_subs, cap_subs;
+	struct presence *pres;
+	int n_pres, cap_pres;
+	/* The last update built, shared by every client at the same cursor
+	 * (with net's head room). */
+	char *cache;
+	size_t cache_len;
+	int64_t cache_from, cache_to;
+	int cache_covered;
+	/* The same for binary subscribers, one per binary format (float32,
+	 * float64): a frame is encoded once per distinct (cursor, format). */
+	struct bin_cache {
+		char *frame;             /* with net's head room; NULL when none */
+		size_t len;
+		int64_t from, to;
+		int covered;
+	} bin_cache[PROTO_FORMAT_COUNT - 1];
+	/* The update of each of the last FANOUT_STEPS turns (from -> to), per
+	 * format (JSON, float32, float64), encoded when the turn ended (so
+	 * with that turn's matrices), oldest first, each 'from' the 'to' of
+	 * the one before: a client a few turns behind gets every pose in
+	 * order (fanout.c). */
+	struct step_frame {
+		char *frame;             /* with net's head room */
+		size_t len;
+		int64_t from, to;
+		int covered;
+	} steps[PROTO_FORMAT_COUNT][FANOUT_STEPS];
+	int n_steps[PROTO_FORMAT_COUNT];
+	/* The scene object frames were last built from: binary indices are its
+	 * handles, so a scene the engine reloaded restarts the journal. */
+	const scene *scene_seen;
+	struct journal j;            /* what its turns did (journal.h) */
+	struct room_views iv;        /* per-viewer interest (views.h) */
+};
 
 /* The room of scene 'name', or NULL when it has none yet. */
 struct room *rooms_find(struct server *S, const char *name);
@@ -22,6 +90,10 @@ struct room *rooms_get(struct server *S, const char *name);
 
 /* Frees a room that is no longer in the server's list (NULL: nothing). */
 void rooms_free(struct room *st);
+
+/* Restarts the journal of 'st' at 'epoch' (journal_clear) and drops the
+ * frames built from it: every subscriber behind 'epoch' gets a snapshot. */
+void rooms_restart(struct room *st, int64_t epoch);
 
 /* Takes 'st' out of the server's list and frees it. */
 void rooms_remove(struct server *S, struct room *st);

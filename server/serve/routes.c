@@ -7,15 +7,12 @@
  */
 #include "routes.h"
 #include "auth.h"
-#include "http.h"
+#include "http_respond.h"
 #include "log.h"
 #include "metrics.h"
-#include "peers.h"
-#include "relay.h"
-#include "replica.h"
 #include "rooms.h"
-#include "journal.h"
-#include "lifecycle.h"
+#include "serve_hooks.h"
+#include "server.h"
 #include "turn.h"
 #include "util.h"
 
@@ -29,15 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Appends the decimal digits of 'v'. 0 or RIGD_E_NOMEM. */
-static int append_i64(proto_buf *b, int64_t v)
-{
-	char num[24];
-	int len = snprintf(num, sizeof(num), "%" PRId64, v);
-
-	return proto_buf_append(b, num, (size_t)len);
-}
+#include <sys/resource.h>
+#include <unistd.h>
 
 /* GET /api/scenes: every scene, or with tokens those the caller may read. */
 static void route_scene_list(struct server *S, const struct http_call *call)
@@ -77,20 +67,17 @@ static void route_scene_list(struct server *S, const struct http_call *call)
 	http_respond_json(S, conn, 200, &b);
 }
 
-/* {"name","seq":0,"nodes":0}: a scene just created ("dims":2 after
- * "nodes" for a 2D one). */
-static void http_scene_info(struct server *S, uint64_t conn, int status, const char *name,
-			    int dims)
+/* The value of query argument 'name' ("name=value"), or NULL. */
+const char *routes_arg(char *const *args, int n_args, const char *name)
 {
-	proto_buf b;
-	int rc;
+	size_t len = strlen(name);
 
-	proto_buf_init(&b, 0);
-	rc = PROTO_BUF_LIT(&b, "{\"name\":") || proto_buf_json_string(&b, name) ||
-	     PROTO_BUF_LIT(&b, ",\"seq\":0,\"nodes\":0") ||
-	     (dims == 2 && PROTO_BUF_LIT(&b, ",\"dims\":2")) || PROTO_BUF_LIT(&b, "}");
-	http_respond_built(S, conn, status, &b, rc ? RIGD_E_NOMEM : 0);
+	for (int i = 0; i < n_args; i++)
+		if (strncmp(args[i], name, len) == 0 && args[i][len] == '=')
+			return args[i] + len + 1;
+	return NULL;
 }
+
 
 static int log_line(void *ctx, const char *line, size_t len)
 {
@@ -102,8 +89,8 @@ static void route_log_get(struct server *S, const struct http_call *call)
 {
 	uint64_t conn = call->conn;
 	const char *name = call->name;
-	const char *from_s = http_arg(call->args, call->n_args, "from");
-	const char *to_s = http_arg(call->args, call->n_args, "to");
+	const char *from_s = routes_arg(call->args, call->n_args, "from");
+	const char *to_s = routes_arg(call->args, call->n_args, "to");
 	int64_t from = 1, to = -1;
 	bool from_ok = !from_s || num_parse_i64(from_s, 0, NUM_SEQ_MAX, &from);
 	proto_buf b;
@@ -139,10 +126,11 @@ static void route_log_import(struct server *S, const struct http_call *call)
 	edit_error err;
 	proto_buf b;
 
-	if (relay_http_write(S, call))
+	if (S->hooks && S->hooks->relay_write(S, call))
 		return;  /* relayed to the owner, or waiting for one */
 	edit_error_clear(&err);
-	rc = peers_check_edit(S, name, &err);  /* the owner alone writes a scene */
+	/* In a cluster the owner alone writes a scene. */
+	rc = S->hooks ? S->hooks->check_edit(S, name, &err) : 0;
 	if (rc == 0)
 		rc = engine_import(S->e, name, call->body, call->body_len, &n, &bad_line, &err);
 	if (rc) {
@@ -157,17 +145,18 @@ static void route_log_import(struct server *S, const struct http_call *call)
 		int64_t seq = engine_seq(S->e, name);
 
 		engine_update(S->e, name, NULL, NULL);
-		replica_publish(S, name, 0, seq);  /* --redis: to the scene's log stream */
+		if (S->hooks)  /* to the scene's log stream */
+			S->hooks->publish_turn(S, name, 0, seq);
 		if (st) {
 			/* Subscribers get a snapshot of the imported scene. */
-			journal_clear(st, seq);
+			rooms_restart(st, seq);
 			for (int i = 0; i < st->n_subs; i++)
 				net_ws_wake(S->n, st->subs[i]);
 		}
 		proto_buf_init(&b, 0);
 		rc = PROTO_BUF_LIT(&b, "{\"scene\":") || proto_buf_json_string(&b, name) ||
-		     PROTO_BUF_LIT(&b, ",\"batches\":") || append_i64(&b, n) ||
-		     PROTO_BUF_LIT(&b, ",\"seq\":") || append_i64(&b, seq) || PROTO_BUF_LIT(&b, "}");
+		     PROTO_BUF_LIT(&b, ",\"batches\":") || serve_append_i64(&b, n) ||
+		     PROTO_BUF_LIT(&b, ",\"seq\":") || serve_append_i64(&b, seq) || PROTO_BUF_LIT(&b, "}");
 		http_respond_built(S, conn, 200, &b, rc ? RIGD_E_NOMEM : 0);
 	}
 }
@@ -221,7 +210,7 @@ static bool read_scene_at(struct server *S, uint64_t conn, const char *name, con
 static void route_gltf_export(struct server *S, const struct http_call *call)
 {
 	uint64_t conn = call->conn;
-	const char *name = call->name, *at = http_arg(call->args, call->n_args, "at");
+	const char *name = call->name, *at = routes_arg(call->args, call->n_args, "at");
 	const scene *s;
 	scene *past;
 	int64_t seq;
@@ -267,9 +256,9 @@ static bool import_opts(struct server *S, const struct http_call *d, const scene
 			gltf_import_opts *opts)
 {
 	const char *name = d->name;
-	const char *scene_s = http_arg(d->args, d->n_args, "scene");
-	const char *parent = http_arg(d->args, d->n_args, "parent");
-	const char *client = http_arg(d->args, d->n_args, "client");
+	const char *scene_s = routes_arg(d->args, d->n_args, "scene");
+	const char *parent = routes_arg(d->args, d->n_args, "parent");
+	const char *client = routes_arg(d->args, d->n_args, "client");
 	int64_t idx = -1;
 
 	if (parent && !*parent)
@@ -279,7 +268,7 @@ static bool import_opts(struct server *S, const struct http_call *d, const scene
 			     "scene must be the index of a scene of the file");
 		return false;
 	}
-	if (!parse_flag(http_arg(d->args, d->n_args, "nearest"), &opts->nearest_trs)) {
+	if (!parse_flag(routes_arg(d->args, d->n_args, "nearest"), &opts->nearest_trs)) {
 		http_respond_code(S, d->conn, RIGD_E_BAD_FIELD, "nearest", "nearest must be 0 or 1");
 		return false;
 	}
@@ -299,7 +288,7 @@ static bool import_opts(struct server *S, const struct http_call *d, const scene
 		return false;
 	}
 	opts->scene_index = scene_s ? (int)idx : -1;
-	opts->scene_name = http_arg(d->args, d->n_args, "scene_name");
+	opts->scene_name = routes_arg(d->args, d->n_args, "scene_name");
 	opts->parent = parent;
 	opts->existing = existing;
 	return true;
@@ -315,7 +304,7 @@ static bool import_opts(struct server *S, const struct http_call *d, const scene
 static void route_gltf_import(struct server *S, const struct http_call *d)
 {
 	const char *name = d->name;
-	const char *client = http_arg(d->args, d->n_args, "client");
+	const char *client = routes_arg(d->args, d->n_args, "client");
 	const scene *existing = engine_scene(S->e, name);
 	gltf_import_opts opts = gltf_import_opts_default();
 	gltf_report report;
@@ -326,7 +315,7 @@ static void route_gltf_import(struct server *S, const struct http_call *d)
 	bool created = false;
 	int rc;
 
-	if (relay_http_write(S, d))
+	if (S->hooks && S->hooks->relay_write(S, d))
 		return;  /* relayed to the owner, or waiting for one */
 	existing = engine_scene(S->e, name);  /* made by relay_http_write, maybe */
 	if (!import_opts(S, d, existing, &opts))
@@ -353,7 +342,7 @@ static void route_gltf_import(struct server *S, const struct http_call *d)
 	}
 	/* In a cluster the scene is made through the catalog first, and the
 	 * request runs again then. */
-	if (!existing && relay_http_create(S, d, 3))
+	if (!existing && S->hooks && S->hooks->relay_create(S, d, 3))
 		goto out;
 	if (!existing) {
 		rc = engine_scene_create(S->e, name);
@@ -389,22 +378,6 @@ out:
 }
 
 /* The answer to a committed glTF import: {"seq","recomputed","report"}. */
-void routes_respond_import(struct server *S, const struct pending *p)
-{
-	proto_buf b;
-
-	proto_buf_init(&b, 0);
-	if (PROTO_BUF_LIT(&b, "{\"seq\":") || append_i64(&b, p->seq) ||
-	    PROTO_BUF_LIT(&b, ",\"recomputed\":") || append_i64(&b, p->recomputed) ||
-	    PROTO_BUF_LIT(&b, ",\"report\":") ||
-	    proto_buf_append(&b, p->report, strlen(p->report)) || PROTO_BUF_LIT(&b, "}")) {
-		proto_buf_release(&b);
-		http_respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
-		return;
-	}
-	http_respond_json(S, p->conn, 200, &b);
-}
-
 static void route_edits(struct server *S, const struct http_call *call)
 {
 	edit_batch batch;
@@ -437,7 +410,7 @@ static void respond_scene_at(struct server *S, const struct http_call *call,
 	proto_buf b;
 	int rc;
 
-	if (!read_scene_at(S, call->conn, call->name, http_arg(call->args, call->n_args, "at"), &s,
+	if (!read_scene_at(S, call->conn, call->name, routes_arg(call->args, call->n_args, "at"), &s,
 			   &past, &seq))
 		return;
 	proto_buf_init(&b, 0);
@@ -460,17 +433,72 @@ static void route_healthz(struct server *S, const struct http_call *call)
 	net_http_respond(S->n, call->conn, 200, "application/json", body, body ? strlen(ok) : 0);
 }
 
+static long rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0, resident = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* The values /metrics reads when it is scraped (the READ rows). */
+static void read_sample(struct server *S, struct metrics_sample *v)
+{
+	net_stats ns;
+	engine_stats es;
+	struct rusage ru;
+
+	net_get_stats(S->n, &ns);
+	engine_get_stats(S->e, &es);
+	getrusage(RUSAGE_SELF, &ru);
+	v->clients = ns.ws_clients;
+	v->subscriptions = 0;
+	for (int i = 0; i < S->n_scenes; i++)
+		v->subscriptions += S->scenes[i]->n_subs;
+	v->scenes = engine_scenes(S->e, NULL, 0);
+	v->connections_total = ns.ws_opened;
+	v->connections_rejected_total = ns.ws_rejected;
+	v->bytes_sent_total = ns.bytes_sent;
+	v->bytes_received_total = ns.bytes_received;
+	v->http_requests_total = ns.http_requests;
+	v->ws_closed_too_big_total = ns.ws_closed_too_big;
+	v->snapshots_written_total = es.snapshots;
+	v->resident_memory_bytes = rss_kb() * 1024;
+	v->cpu_seconds_total = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+			       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	v->uptime_seconds = serve_now_s() - S->started;
+}
+
+/* GET /metrics: the server's counters, the values read now, and the
+ * cluster's (with --redis). */
 static void route_metrics(struct server *S, const struct http_call *call)
 {
+	struct metrics_sample v;
 	proto_buf b;
 
+	read_sample(S, &v);
 	proto_buf_init(&b, 0);
-	if (metrics_render(S, &b)) {
+	if (metrics_render(&S->m, &v, &b) || (S->hooks && S->hooks->metrics(S, &b))) {
 		proto_buf_release(&b);
 		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
 		return;
 	}
 	http_respond_buf(S, call->conn, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
+}
+
+/* GET /api/cluster: the cluster's, or 404 when rigd runs alone. */
+static void route_cluster(struct server *S, const struct http_call *call)
+{
+	if (S->hooks)
+		S->hooks->route_cluster(S, call);
+	else
+		http_respond_code(S, call->conn, RIGD_E_NOT_FOUND, "",
+				  "rigd runs alone (started without --redis)");
 }
 
 /*
@@ -491,7 +519,7 @@ static void route_debug(struct server *S, const struct http_call *call)
 		http_respond_code(S, call->conn, RIGD_E_BAD_ID, "node", "bad node id");
 		return;
 	}
-	if (!read_scene_at(S, call->conn, call->name, http_arg(call->args, call->n_args, "at"), &s,
+	if (!read_scene_at(S, call->conn, call->name, routes_arg(call->args, call->n_args, "at"), &s,
 			   &past, &seq))
 		return;
 	if ((node = scene_find(s, node_id)) < 0) {
@@ -528,13 +556,8 @@ static void route_scene_create(struct server *S, const struct http_call *call)
 		rc = RIGD_E_LIMIT;
 		edit_error_set(&err, rc, -1, "name", "there are %d scenes already (--max-scenes)",
 			       S->o.max_scenes);
-	} else if (rc == 0 && S->cl && engine_scene(S->e, name) &&
-		   (engine_scene_dims(S->e, name) != dims || engine_seq(S->e, name) > 0)) {
-		rc = RIGD_E_SCENE_EXISTS;
-		edit_error_set(&err, rc, -1, "name", "there is already a scene '%s'", name);
-	} else if (rc == 0 && S->cl) {
-		lifecycle_create(S, call->conn, name, dims);  /* answered once Redis said */
-		return;
+	} else if (rc == 0 && S->hooks && S->hooks->scene_create(S, call->conn, name, dims)) {
+		return;  /* made through the cluster's catalog, answered once Redis said */
 	} else if (rc == 0 && (rc = engine_scene_create_dims(S->e, name, dims)) != 0) {
 		edit_error_set(&err, rc, -1, "name", "%s '%s'",
 			       rc == RIGD_E_SCENE_EXISTS ? "there is already a scene" : err_str(rc),
@@ -545,30 +568,25 @@ static void route_scene_create(struct server *S, const struct http_call *call)
 		return;
 	}
 	serve_log(LOG_INFO, "scene %s created (%dD)", name, dims);
-	peers_interest(S, name);  /* --redis: its lease and its log stream */
-	http_scene_info(S, call->conn, 201, name, dims);
+	if (S->hooks)  /* its lease and its log stream */
+		S->hooks->interest(S, name);
+	http_respond_created(S, call->conn, name, dims);
 }
 
 /* DELETE /api/scenes/{name}: the scene and its log go; subscribers hear. */
 static void route_scene_delete(struct server *S, const struct http_call *call)
 {
-	proto_buf b;
 	int rc;
 
-	if (S->cl && engine_scene(S->e, call->name)) {
-		lifecycle_delete(S, call->conn, call->name);  /* answered once Redis said */
-		return;
-	}
+	if (S->hooks && S->hooks->scene_delete(S, call->conn, call->name))
+		return;  /* deleted through the cluster's catalog, answered once Redis said */
 	if ((rc = engine_scene_delete(S->e, call->name)) != 0) {
 		http_respond_engine(S, call->conn, rc, call->name);
 		return;
 	}
 	serve_log(LOG_INFO, "scene %s deleted", call->name);
 	rooms_scene_gone(S, call->name);
-	proto_buf_init(&b, 0);
-	rc = PROTO_BUF_LIT(&b, "{\"deleted\":") || proto_buf_json_string(&b, call->name) ||
-	     PROTO_BUF_LIT(&b, "}");
-	http_respond_built(S, call->conn, 200, &b, rc ? RIGD_E_NOMEM : 0);
+	http_respond_deleted(S, call->conn, call->name);
 }
 
 #define NOW ROUTE_NOW
@@ -581,7 +599,7 @@ const struct route routes[] = {
 	/* method     pattern                     role         when   body             handler */
 	{ANY,        "/healthz",                 ROLE_NONE,   NOW,   ROUTE_BODY_ANY,  route_healthz},
 	{ANY,        "/metrics",                 ROLE_ADMIN,  NOW,   ROUTE_BODY_ANY,  route_metrics},
-	{NET_GET,    "/api/cluster",             ROLE_VIEWER, NOW,   ROUTE_BODY_API,  peers_route},
+	{NET_GET,    "/api/cluster",             ROLE_VIEWER, NOW,   ROUTE_BODY_API,  route_cluster},
 	{NET_GET,    "/api/scenes",              ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_scene_list},
 	{NET_POST,   "/api/scenes",              ROLE_ADMIN,  AFTER, ROUTE_BODY_API,  route_scene_create},
 	{NET_GET,    "/api/scenes/{name}",       ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_tree},

@@ -16,7 +16,34 @@
 #ifndef RIGD_SERVE_ROUTES_H
 #define RIGD_SERVE_ROUTES_H
 
-#include "server.h"
+#include "auth.h"
+
+#include "core/scene.h"
+#include "net/net.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct server;
+
+/*
+ * An HTTP request as a route's handler sees it: the request's own fields
+ * (answered now) or the deferred copy of them (answered after the commit).
+ * 'name' is the scene the path names ("" for none), already checked valid.
+ */
+struct http_call {
+	uint64_t conn;
+	int method;                  /* enum net_method */
+	const char *path;
+	const char *name;
+	char *const *args;           /* "name=value" */
+	int n_args;
+	const char *body;            /* NUL-terminated */
+	size_t body_len;             /* bytes */
+	const unsigned char *tok;    /* with tokens: the caller's digest; else NULL */
+};
+
 
 #define ROUTE_ANY_METHOD (-1)
 
@@ -59,8 +86,8 @@ int routes_match(const char *path, int method, char *name, size_t cap);
 /* "GET or POST": the methods of the rows matching 'path', in 'out'. */
 void routes_methods(const char *path, char *out, size_t cap);
 
-/* The answer to a committed glTF import: {"seq","recomputed","report"}. */
-void routes_respond_import(struct server *S, const struct pending *p);
+/* The value of query argument 'name' ("name=value") of 'args', or NULL. */
+const char *routes_arg(char *const *args, int n_args, const char *name);
 
 /* The SVG routes (routes_svg.c): POST /api/scenes/{name}/svg, GET
  * /api/scenes/{name}/assets and GET /api/scenes/{name}/assets/{file}. */

@@ -8,9 +8,10 @@
  * neither script nor load anything when opened on its own.
  */
 #include "routes.h"
-#include "http.h"
+#include "http_respond.h"
 #include "log.h"
-#include "relay.h"
+#include "serve_hooks.h"
+#include "server.h"
 #include "turn.h"
 
 #include "codec/svg.h"
@@ -32,7 +33,7 @@
 /* ?at=SEQ into *at (-1 when absent); answers and returns false on a bad one. */
 static bool asset_at(struct server *S, const struct http_call *call, int64_t *at)
 {
-	const char *s = http_arg(call->args, call->n_args, "at");
+	const char *s = routes_arg(call->args, call->n_args, "at");
 
 	*at = -1;
 	if (s && !num_parse_i64(s, 0, NUM_SEQ_MAX, at)) {
@@ -191,7 +192,7 @@ static bool import_scene(struct server *S, const struct http_call *call, bool *c
 	}
 	/* In a cluster the scene is made through the catalog first, and the
 	 * request runs again then: nothing to answer now. */
-	if (relay_http_create(S, call, 2))
+	if (S->hooks && S->hooks->relay_create(S, call, 2))
 		return false;
 	if ((rc = engine_scene_create_dims(S->e, name, 2)) != 0) {
 		http_respond_engine(S, call->conn, rc, name);
@@ -210,7 +211,7 @@ static bool import_scene(struct server *S, const struct http_call *call, bool *c
  */
 void routes_svg_import(struct server *S, const struct http_call *call)
 {
-	const char *client = http_arg(call->args, call->n_args, "client");
+	const char *client = routes_arg(call->args, call->n_args, "client");
 	svg_import in;
 	svg_clean art;
 	edit_batch batch;
@@ -220,7 +221,7 @@ void routes_svg_import(struct server *S, const struct http_call *call)
 	bool created = false;
 	int rc;
 
-	if (relay_http_write(S, call))
+	if (S->hooks && S->hooks->relay_write(S, call))
 		return;  /* relayed to the owner, or waiting for one */
 	if ((rc = svg_import_prepare(call->body, call->body_len, engine_scene(S->e, call->name), &in,
 				     &art, &batch, &err)) != 0) {

@@ -11,18 +11,14 @@
  */
 #include "turn.h"
 #include "clients.h"
-#include "http.h"
 #include "fanout.h"
-#include "interest.h"
-#include "lifecycle.h"
+#include "http_respond.h"
 #include "journal.h"
 #include "log.h"
 #include "metrics.h"
-#include "peers.h"
-#include "relay.h"
-#include "replica.h"
 #include "rooms.h"
-#include "routes.h"
+#include "serve_hooks.h"
+#include "server.h"
 #include "util.h"
 
 #include "core/err.h"
@@ -69,20 +65,56 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 				 req, err);
 }
 
-int turn_submit_asset(struct server *S, int type, const char *scene_name,
-		      const edit_batch *batch, const edit_limits *lim, const char *asset_file,
-		      const svg_clean *asset, const char *client, struct client *c,
-		      uint64_t http_conn, const proto_req *req, edit_error *err)
+/* One submission, as the entry points below describe it. */
+struct submission {
+	int type;                    /* PROTO_EDIT, PROTO_UNDO, PROTO_REDO */
+	const char *scene;
+	const edit_batch *batch;
+	const edit_limits *lim;
+	const char *asset_file;      /* with 'asset': an SVG stored with the batch */
+	const svg_clean *asset;
+	bool logged;                 /* a log stream's line: 'log_kind', 'log_target' */
+	int log_kind;
+	int64_t log_target;
+	const char *client;
+	struct client *c;
+	uint64_t http_conn;
+	const proto_req *req;
+};
+
+/* The engine's part of a submission: applies it in memory. */
+static int apply(struct server *S, const struct submission *u, engine_ack *ack, edit_error *err)
+{
+	const edit_batch *batch = u->batch;
+
+	if (u->type == PROTO_EDIT && u->logged && u->log_kind != PROTO_LOG_EDIT)
+		return engine_submit_logged(S->e, u->scene, batch, u->log_kind, u->log_target, u->lim,
+					    ack, err);
+	if (u->type == PROTO_EDIT && u->asset)
+		return engine_asset_submit(S->e, u->scene, batch, u->asset_file, u->asset, u->lim,
+					   ack, err);
+	if (u->type == PROTO_EDIT)
+		return engine_submit_limits(S->e, u->scene, batch, u->lim, ack, err);
+	if (u->type == PROTO_UNDO)
+		return engine_undo(S->e, u->scene, u->client, batch && batch->has_client_seq,
+				   batch ? batch->client_seq : 0, ack, err);
+	return engine_redo(S->e, u->scene, u->client, batch && batch->has_client_seq,
+			   batch ? batch->client_seq : 0, ack, err);
+}
+
+static int submit(struct server *S, const struct submission *u, edit_error *err)
 {
 	engine_ack ack;
 	struct pending p;
-	int64_t before = engine_seq(S->e, scene_name);
+	int64_t before = engine_seq(S->e, u->scene);
 	int rc;
 
 	/* In a cluster only the owner of the scene's lease applies its edits;
-	 * another process relays a client's edit to it. */
-	if ((rc = peers_route_edit(S, type, scene_name, batch, lim == &S->lim.edit, c, http_conn,
-				   req, err)) != 0) {
+	 * another process relays a client's edit to it. A log stream's line
+	 * is applied where it is read. */
+	if (S->hooks && !u->logged &&
+	    (rc = S->hooks->route_edit(S, u->type, u->scene, u->batch, u->lim == &S->lim.edit,
+				       u->c, u->http_conn, u->req, err)) != 0) {
 		if (rc < 0)
 			S->m.batches_failed_total++;
 		return rc < 0 ? rc : 0;
@@ -93,19 +125,7 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 		return RIGD_E_NOMEM;
 	}
 	engine_ack_init(&ack);
-	if (type == PROTO_EDIT && S->replicating && S->replica_kind != PROTO_LOG_EDIT)
-		rc = engine_submit_logged(S->e, scene_name, batch, S->replica_kind, S->replica_target,
-					  lim, &ack, err);
-	else if (type == PROTO_EDIT && asset)
-		rc = engine_asset_submit(S->e, scene_name, batch, asset_file, asset, lim, &ack, err);
-	else if (type == PROTO_EDIT)
-		rc = engine_submit_limits(S->e, scene_name, batch, lim, &ack, err);
-	else if (type == PROTO_UNDO)
-		rc = engine_undo(S->e, scene_name, client, batch && batch->has_client_seq,
-				 batch ? batch->client_seq : 0, &ack, err);
-	else
-		rc = engine_redo(S->e, scene_name, client, batch && batch->has_client_seq,
-				 batch ? batch->client_seq : 0, &ack, err);
+	rc = apply(S, u, &ack, err);
 	if (rc) {
 		if (!err->code)
 			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
@@ -114,13 +134,14 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 		return rc;
 	}
 	memset(&p, 0, sizeof(p));
-	snprintf(p.scene, sizeof(p.scene), "%s", scene_name);
-	p.http = c == NULL;
-	p.conn = c ? c->conn : http_conn;
-	if (req)
-		p.req = *req;
+	snprintf(p.scene, sizeof(p.scene), "%s", u->scene);
+	p.http = u->c == NULL;
+	p.conn = u->c ? u->c->conn : u->http_conn;
+	if (u->req)
+		p.req = *u->req;
 	p.seq = ack.seq;
 	p.recomputed = ack.recomputed;
+	p.replica = u->logged;
 	/* The ik reports travel with the answer (owned by the pending entry). */
 	p.ik = ack.changes.ik;
 	p.n_ik = ack.changes.n_ik;
@@ -128,18 +149,41 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 	ack.changes.n_ik = 0;
 	if (!ack.duplicate) {
 		/* Ops are counted from what the engine reports at commit. */
-		struct room *st = rooms_get(S, scene_name);
+		struct room *st = rooms_get(S, u->scene);
 
-		if (!st || journal_note(st, &ack.changes, before))
-			serve_log(LOG_WARN, "out of memory noting changes of %s", scene_name);
+		if (!st || journal_note(&st->j, &ack.changes, before))
+			serve_log(LOG_WARN, "out of memory noting changes of %s", u->scene);
 	}
 	engine_ack_release(&ack);
-	if (c)
-		p.reply = clients_enqueue(S, c, NULL, 0, true);
+	if (u->c)
+		p.reply = clients_enqueue(S, u->c, NULL, 0, true);
 	assert(S->n_pend < S->cap_pend);
 	S->pend[S->n_pend++] = p;  /* room reserved above */
 	net_schedule_turn(S->n);
 	return 0;
+}
+
+int turn_submit_asset(struct server *S, int type, const char *scene_name,
+		      const edit_batch *batch, const edit_limits *lim, const char *asset_file,
+		      const svg_clean *asset, const char *client, struct client *c,
+		      uint64_t http_conn, const proto_req *req, edit_error *err)
+{
+	struct submission u = {.type = type, .scene = scene_name, .batch = batch, .lim = lim,
+		.asset_file = asset_file, .asset = asset, .client = client, .c = c,
+		.http_conn = http_conn, .req = req};
+
+	return submit(S, &u, err);
+}
+
+int turn_submit_logged(struct server *S, const char *scene_name, const edit_batch *batch,
+		       int kind, int64_t target, const char *asset_file, const svg_clean *asset,
+		       edit_error *err)
+{
+	struct submission u = {.type = PROTO_EDIT, .scene = scene_name, .batch = batch,
+		.lim = NULL, .asset_file = asset_file, .asset = asset, .logged = true,
+		.log_kind = kind, .log_target = target, .client = batch->client};
+
+	return submit(S, &u, err);
 }
 
 void turn_defer(struct server *S, struct deferred *d)
@@ -160,6 +204,8 @@ void turn_deferred_free(struct deferred *d)
 		free(d->args[i]);
 	free(d->body);
 	free(d->always);
+	if (d->data_free)
+		d->data_free(d->data);
 	free(d);
 }
 
@@ -172,7 +218,8 @@ static void answer_with(struct server *S, struct pending *p, const edit_error *e
 	char *f;
 
 	if (p->remote) {
-		relay_answer_pending(S, p, err);
+		if (S->hooks)
+			S->hooks->answer_remote(S, p, err);
 		return;
 	}
 	if (p->http) {
@@ -214,6 +261,23 @@ void turn_answer_later(struct server *S, struct pending *p, const edit_error *er
 	p->ik = NULL;
 }
 
+/* The answer to a committed glTF import: {"seq","recomputed","report"}. */
+static void answer_import(struct server *S, const struct pending *p)
+{
+	proto_buf b;
+
+	proto_buf_init(&b, 0);
+	if (PROTO_BUF_LIT(&b, "{\"seq\":") || serve_append_i64(&b, p->seq) ||
+	    PROTO_BUF_LIT(&b, ",\"recomputed\":") || serve_append_i64(&b, p->recomputed) ||
+	    PROTO_BUF_LIT(&b, ",\"report\":") ||
+	    proto_buf_append(&b, p->report, strlen(p->report)) || PROTO_BUF_LIT(&b, "}")) {
+		proto_buf_release(&b);
+		http_respond_code(S, p->conn, RIGD_E_NOMEM, "", "out of memory");
+		return;
+	}
+	http_respond_json(S, p->conn, 200, &b);
+}
+
 /* Answers one batch of the turn: its ack after a commit, else "storage". */
 static void answer_one(struct server *S, struct pending *p, int commit_rc)
 {
@@ -230,7 +294,7 @@ static void answer_one(struct server *S, struct pending *p, int commit_rc)
 		if (commit_rc)
 			http_respond_error(S, p->conn, &err);
 		else
-			routes_respond_import(S, p);
+			answer_import(S, p);
 		if (commit_rc && p->created[0]) {
 			if (engine_scene_delete(S->e, p->created) == 0)
 				rooms_scene_gone(S, p->created);
@@ -244,7 +308,7 @@ static void answer_one(struct server *S, struct pending *p, int commit_rc)
 	}
 	/* In a cluster the owner acknowledges once the scene's log stream
 	 * holds the batch (replica.c keeps the answer until then). */
-	if (!commit_rc && replica_hold(S, p))
+	if (!commit_rc && S->hooks && S->hooks->hold_ack(S, p))
 		return;
 	answer_with(S, p, commit_rc ? &err : NULL);
 }
@@ -293,33 +357,34 @@ static void end_scene_turn(struct server *S, struct room *st, int commit_rc)
 	long n;
 	int order_rc;
 
-	st->touched = false;
+	st->j.touched = false;
 	if (commit_rc) {
-		journal_turn_drop(st);
+		journal_turn_drop(&st->j);
 		return;
 	}
 	roots.s = engine_scene(S->e, st->name);
-	roots.roots = &st->turn_roots;
+	roots.roots = &st->j.turn_roots;
 	roots.rc = 0;
 	n = roots.s ? engine_update(S->e, st->name, journal_collect_roots, &roots) : 0;
 	if (n > 0)
 		S->m.recomputed_matrices_total += (uint64_t)n;
 	/* The draw order in the same turn as the matrices, from the same seq. */
-	order_rc = roots.s ? journal_note_order(st, roots.s) : 0;
+	order_rc = roots.s ? journal_note_order(&st->j, roots.s) : 0;
 	seq = engine_seq(S->e, st->name);
-	replica_publish(S, st->name, st->turn_from, seq);  /* --redis, as its owner */
-	if (roots.rc || st->turn_lost || order_rc) {
+	if (S->hooks)  /* to the scene's log stream, as its owner */
+		S->hooks->publish_turn(S, st->name, st->j.turn_from, seq);
+	if (roots.rc || st->j.turn_lost || order_rc) {
 		/* Without the roots, the changes or the order no delta is exact:
 		 * snapshots. */
-		journal_turn_drop(st);
-		journal_clear(st, seq);
-	} else if (seq > st->turn_from) {
-		int64_t from = st->turn_from;
+		journal_turn_drop(&st->j);
+		rooms_restart(st, seq);
+	} else if (seq > st->j.turn_from) {
+		int64_t from = st->j.turn_from;
 
-		journal_add(st, seq);
+		journal_add(&st->j, seq);
 		fanout_turn_end(S, st, from, seq);
 	} else {
-		journal_turn_drop(st);
+		journal_turn_drop(&st->j);
 	}
 	for (int k = 0; k < st->n_subs; k++)
 		net_ws_wake(S->n, st->subs[k]);
@@ -335,14 +400,7 @@ static void run_deferred(struct server *S)
 		S->dhead = d->next;
 		if (!S->dhead)
 			S->dtail = NULL;
-		if (d->kind == D_HTTP)
-			http_run_deferred(S, d);
-		else if (d->kind == D_VIEW)
-			interest_declare(S, d);
-		else if (d->kind == D_SCENE)
-			lifecycle_apply(S, d);
-		else
-			rooms_subscribe(S, d);
+		d->run(S, d);
 		turn_deferred_free(d);
 		/* A glTF import submits a batch: what comes after it waits for
 		 * its commit, in the next turn (submit scheduled one), so that
@@ -360,9 +418,10 @@ void turn_run(void *ctx)
 		int rc = commit_turn(S);
 
 		for (int i = 0; i < S->n_scenes; i++)
-			if (S->scenes[i]->touched)
+			if (S->scenes[i]->j.touched)
 				end_scene_turn(S, S->scenes[i], rc);
-		replica_turn_end(S, rc);
+		if (S->hooks)
+			S->hooks->end_turn(S, rc);
 	}
 	/* Clients that could not be served while the turn was open. */
 	for (int i = 0; i < S->n_wake; i++) {

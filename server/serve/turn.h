@@ -9,7 +9,85 @@
 #ifndef RIGD_SERVE_TURN_H
 #define RIGD_SERVE_TURN_H
 
-#include "server.h"
+#include "codec/proto.h"
+#include "codec/svg.h"
+#include "core/edit.h"
+#include "core/scene.h"
+#include "core/sha256.h"
+#include "core/view.h"
+#include "net/net.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct client;
+struct reply;
+struct server;
+
+/* Bytes of the id of another process that relayed a batch, with its NUL. */
+#define TURN_PEER_ID_MAX 48
+
+/* A batch submitted this turn, answered when the turn commits. */
+struct pending {
+	char scene[SCENE_ID_MAX + 1];
+	uint64_t conn;
+	bool http;
+	struct reply *reply;         /* ws: its placeholder (NULL once gone) */
+	proto_req req;
+	int64_t seq;
+	long recomputed;
+	/* A glTF import: its report (JSON, owned), answered with the ack, and
+	 * the scene the import created, deleted again if the commit fails. */
+	char *report;
+	char created[SCENE_ID_MAX + 1];
+	/* What the batch's ik ops did (owned; NULL when it had none),
+	 * reported in its ack. */
+	edit_ik_report *ik;
+	int n_ik;
+	/* A batch of the scene's log stream (clustered/replica.c): no answer. */
+	bool replica;
+	/* A batch another process relayed (clustered/relay.c): answered to it
+	 * through the cluster's hook, request 'remote_rid' of process
+	 * 'remote_to'. */
+	bool remote;
+	uint64_t remote_rid;
+	char remote_to[TURN_PEER_ID_MAX];
+};
+
+enum deferred_kind { D_SUBSCRIBE, D_UNSUBSCRIBE, D_HTTP, D_VIEW, D_CALL };
+
+/* Work that reads or changes scenes outside a batch: done after the commit. */
+struct deferred {
+	struct deferred *next;
+	int kind;
+	/* What runs it, set by the module that deferred it (rooms_subscribe,
+	 * interest_declare, http_run_deferred, or a D_CALL's own function). */
+	void (*run)(struct server *S, struct deferred *d);
+	uint64_t conn;
+	struct reply *reply;
+	proto_req req;
+	char scene[SCENE_ID_MAX + 1];
+	int format;                  /* D_SUBSCRIBE: enum proto_format */
+	view view;                   /* D_VIEW: the view declared ... */
+	bool view_clear;             /* ... or dropped */
+	edit_id *always;             /* D_VIEW: its "always" ids (owned), sorted */
+	int n_always;
+	/* D_CALL: the caller's own record (freed with 'data_free'), and, in
+	 * 'body', bytes it keeps with it */
+	void *data;
+	void (*data_free)(void *data);
+	/* D_HTTP: the route and a copy of the request */
+	int route;                   /* index into the route table */
+	int method;
+	char *path;
+	char *args[NET_MAX_ARGS];
+	int n_args;
+	char *body;
+	size_t body_len;
+	bool authed;                 /* with tokens: 'tok' is the caller's token */
+	unsigned char tok[SHA256_LEN];
+};
 
 /*
  * Submits an edit, undo or redo (PROTO_EDIT, PROTO_UNDO, PROTO_REDO) on
@@ -38,8 +116,19 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 		      uint64_t http_conn, const proto_req *req, edit_error *err);
 
 /*
+ * Submits batch 'batch' of scene 'scene_name''s log stream (the cluster's
+ * copy, clustered/replica.c): applied as its line says ('kind' an enum
+ * proto_log_kind; an undo or redo of seq 'target' stays one here), with
+ * the SVG asset it stores, never relayed, and answered to nobody (the
+ * pending entry's 'replica'). Returns as turn_submit.
+ */
+int turn_submit_logged(struct server *S, const char *scene_name, const edit_batch *batch,
+		       int kind, int64_t target, const char *asset_file, const svg_clean *asset,
+		       edit_error *err);
+
+/*
  * Answers pending batch 'p' of a turn that has committed, after the turn
- * (a copy kept by replica.c until the scene's log stream holds it): its
+ * (a copy the cluster's side kept until the scene's log stream held it): its
  * ack ('err' NULL) or 'err'. Frees its ik report. A client that has gone
  * is skipped.
  */

@@ -5,6 +5,7 @@
 
 #include "core/err.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,4 +85,13 @@ char *serve_copy_frame(const char *frame, size_t head, size_t len)
 	if (copy)
 		memcpy(copy, frame, head + len + 1);
 	return copy;
+}
+
+/* Appends the decimal digits of 'v'. 0 or RIGD_E_NOMEM. */
+int serve_append_i64(proto_buf *b, int64_t v)
+{
+	char num[24];
+	int len = snprintf(num, sizeof(num), "%" PRId64, v);
+
+	return proto_buf_append(b, num, (size_t)len);
 }

@@ -6,7 +6,17 @@
 #ifndef RIGD_SERVE_UTIL_H
 #define RIGD_SERVE_UTIL_H
 
-#include "server.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable list of node ids. */
+struct idlist {
+	edit_id *v;
+	int n, cap;
+};
 
 /* Seconds on the monotonic clock. */
 double serve_now_s(void);
@@ -33,5 +43,8 @@ char *serve_take_frame(proto_buf *b, size_t *len);
 /* A malloc'd copy of 'frame': 'head' bytes of net's head room, 'len'
  * bytes of payload and the NUL after them. NULL when out of memory. */
 char *serve_copy_frame(const char *frame, size_t head, size_t len);
+
+/* Appends the decimal digits of 'v'. 0 or RIGD_E_NOMEM. */
+int serve_append_i64(proto_buf *b, int64_t v);
 
 #endif

@@ -4,8 +4,10 @@
 #include "ws.h"
 #include "auth.h"
 #include "clients.h"
+#include "interest.h"
 #include "log.h"
 #include "rooms.h"
+#include "server.h"
 #include "turn.h"
 #include "util.h"
 
@@ -143,6 +145,7 @@ static void defer_subscribe(struct server *S, struct client *c, proto_msg *msg)
 	d->kind = msg->type == PROTO_SUBSCRIBE ? D_SUBSCRIBE
 		  : msg->type == PROTO_VIEW    ? D_VIEW
 					       : D_UNSUBSCRIBE;
+	d->run = d->kind == D_VIEW ? interest_declare : rooms_subscribe;
 	d->conn = c->conn;
 	d->req = msg->req;
 	snprintf(d->scene, sizeof(d->scene), "%s", msg->scene);

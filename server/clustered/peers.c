@@ -8,13 +8,14 @@
  * and shows it in GET /api/cluster and /metrics. It never talks to Redis.
  */
 #include "peers.h"
-#include "http.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "metrics.h"
+#include "state.h"
+#include "serve/server.h"
+#include "serve/http_respond.h"
+#include "serve/routes.h"
+#include "serve/log.h"
+#include "serve/metrics.h"
 #include "relay.h"
 #include "replica.h"
-#include "roster.h"
 
 #include "cluster/cluster.h"
 #include "core/err.h"
@@ -25,115 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void on_log(void *ctx, int level, const char *line)
-{
-	serve_log(level, "cluster: %s", line);
-}
-
-/* What the catalog said of a creation: an import's (relay_http.c) or a
- * POST /api/scenes's (lifecycle.c). */
-static void on_scene_done(void *ctx, uint64_t ref, const char *name, int rc, int dims,
-			  int there, int64_t gen)
-{
-	if (!relay_http_scene_done(ctx, ref, name, rc, dims, there, gen))
-		lifecycle_done(ctx, ref, name, rc, dims, there, gen);
-}
-
-/* This process took a lease: the imports waiting for its scene run. */
-static void on_lease(void *ctx, const char *name, bool owned, int64_t token)
-{
-	(void)token;
-	if (owned)
-		relay_http_lease(ctx, name);
-}
-
-int peers_start(struct server *S)
-{
-	cluster_config cfg;
-	cluster_callbacks cb;
-	char id[CLUSTER_ID_MAX], url[CLUSTER_URL_MAX], msg[256];
-	bool v6 = strchr(S->o.host, ':') != NULL;
-	proto_scene_info *v = NULL;
-	int n;
-
-	if (!S->o.redis)
-		return 0;
-	snprintf(id, sizeof(id), "p%08x", (unsigned)S->boot_id);
-	if (S->o.advertise)
-		snprintf(url, sizeof(url), "%s", S->o.advertise);
-	else
-		snprintf(url, sizeof(url), v6 ? "%s://[%s]:%d" : "%s://%s:%d",
-			 net_tls(S->n) ? "https" : "http", S->o.host, net_port(S->n));
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.url = S->o.redis;
-	cfg.loop = net_event_loop(S->n);
-	cfg.id = id;
-	cfg.advertise = url;
-	cfg.lease_ms = S->o.lease_ms;
-	cfg.log_keep = S->o.log_keep;
-	memset(&cb, 0, sizeof(cb));
-	cb.ctx = S;
-	cb.log = on_log;  /* the cluster logs its connection and leases */
-	cb.request = relay_request;
-	cb.answer = relay_answer;
-	cb.call = relay_call;
-	cb.reply = relay_http_reply;
-	cb.lease = on_lease;
-	cb.log_line = replica_line;
-	cb.published = replica_published;
-	cb.scene_event = lifecycle_event;
-	cb.scene_done = on_scene_done;
-	cb.catalog = lifecycle_catalog;
-	cb.presence = roster_entry;
-	cb.reader_up = roster_reader_up;
-	cb.catchup_ask = replica_catchup_ask;
-	cb.catchup_line = replica_catchup_line;
-	cb.probed = replica_probed;
-	cb.unreplicated = replica_unreplicated;
-	cfg.wait_replicas = S->o.redis_wait;
-	cfg.wait_ms = S->o.redis_wait_ms;
-	S->cl = cluster_new(&cfg, &cb, msg, sizeof(msg));
-	if (!S->cl) {
-		fprintf(stderr, "rigd: --redis: %s\n", msg);
-		return 1;
-	}
-	/* A batch whose log line a stream entry cannot hold is refused before
-	 * it is committed: an owner never commits what it cannot pass on. */
-	engine_set_line_max(S->e, CLUSTER_BODY_MAX);
-	/* First to ask owns: ask for every scene of the database at once, and
-	 * again while another process holds it, to take over when it dies. */
-	n = engine_scenes(S->e, NULL, 0);
-	if (n > 0 && !(v = calloc((size_t)n, sizeof(*v)))) {
-		fprintf(stderr, "rigd: out of memory\n");
-		return 1;
-	}
-	n = engine_scenes(S->e, v, n);
-	for (int i = 0; i < n; i++)
-		peers_interest(S, v[i].name);
-	free(v);
-	return 0;
-}
-
-void peers_stop(struct server *S)
-{
-	cluster_free(S->cl);
-	S->cl = NULL;
-	relay_free(S);
-	replica_free(S);
-	roster_free(S);
-}
-
-void peers_tick(void *ctx)
-{
-	struct server *S = ctx;
-
-	if (S->cl) {
-		relay_tick(S);
-		roster_tick(S);
-		replica_tick(S);
-	}
-}
-
 int peers_route_edit(struct server *S, int type, const char *name, const edit_batch *batch,
 		     bool plain, struct client *c, uint64_t http_conn, const proto_req *req,
 		     edit_error *err)
@@ -141,14 +33,12 @@ int peers_route_edit(struct server *S, int type, const char *name, const edit_ba
 	cluster_lease_info li;
 	int rc;
 
-	if (S->replicating)
-		return 0;  /* a batch of the scene's log stream */
 	rc = peers_check_edit(S, name, err);
 
 	if (rc != RIGD_E_UNAVAILABLE || !plain || (!c && !http_conn) ||
-	    cluster_state(S->cl) != CLUSTER_UP)
+	    cluster_state(S->cx->cl) != CLUSTER_UP)
 		return rc;
-	cluster_lease_of(S->cl, name, &li);
+	cluster_lease_of(S->cx->cl, name, &li);
 	if (li.state != CLUSTER_LEASE_OTHER)
 		return rc;
 	edit_error_clear(err);
@@ -162,22 +52,22 @@ int peers_check_edit(struct server *S, const char *name, edit_error *err)
 	const char *url;
 	int st;
 
-	if (!S->cl || !engine_scene(S->e, name))
+	if (!S->cx->cl || !engine_scene(S->e, name))
 		return 0;
-	if (cluster_state(S->cl) == CLUSTER_UP && cluster_owns(S->cl, name, NULL) &&
+	if (cluster_state(S->cx->cl) == CLUSTER_UP && cluster_owns(S->cx->cl, name, NULL) &&
 	    replica_caught_up(S, name))
 		return replica_check_settled(S, name, err);
-	st = cluster_want(S->cl, name);
-	cluster_lease_of(S->cl, name, &li);
+	st = cluster_want(S->cx->cl, name);
+	cluster_lease_of(S->cx->cl, name, &li);
 	if (st < 0) {
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "out of memory");
 		return RIGD_E_NOMEM;
 	}
-	if (cluster_state(S->cl) != CLUSTER_UP)
+	if (cluster_state(S->cx->cl) != CLUSTER_UP)
 		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
 			       "redis is unreachable: scene '%s' takes no edits until it returns",
 			       name);
-	else if (li.state == CLUSTER_LEASE_OTHER && (url = cluster_process_url(S->cl, li.owner)))
+	else if (li.state == CLUSTER_LEASE_OTHER && (url = cluster_process_url(S->cx->cl, li.owner)))
 		edit_error_set(err, RIGD_E_UNAVAILABLE, -1, "scene",
 			       "scene '%s' is owned by process %s (%s), which alone applies its "
 			       "edits", name, li.owner, url);
@@ -198,7 +88,7 @@ int peers_check_edit(struct server *S, const char *name, edit_error *err)
 
 void peers_interest(struct server *S, const char *name)
 {
-	if (S->cl && (cluster_want(S->cl, name) < 0 || cluster_follow(S->cl, name, false) < 0))
+	if (S->cx->cl && (cluster_want(S->cx->cl, name) < 0 || cluster_follow(S->cx->cl, name, false) < 0))
 		serve_log(LOG_WARN, "cluster: out of memory asking for the lease of %s", name);
 }
 
@@ -222,19 +112,19 @@ static int lease_json(proto_buf *b, const cluster_lease_info *l)
 /* The body of GET /api/cluster. 0 or RIGD_E_NOMEM. */
 static int cluster_json(struct server *S, proto_buf *b)
 {
-	int n_l = cluster_leases(S->cl, NULL, 0), n_p = cluster_processes(S->cl, NULL, 0);
+	int n_l = cluster_leases(S->cx->cl, NULL, 0), n_p = cluster_processes(S->cx->cl, NULL, 0);
 	cluster_lease_info *l = calloc((size_t)n_l + 1, sizeof(*l));
 	cluster_process_info *p = calloc((size_t)n_p + 1, sizeof(*p));
 	int rc = !l || !p;
 
-	n_l = l ? cluster_leases(S->cl, l, n_l) : 0;
-	n_p = p ? cluster_processes(S->cl, p, n_p) : 0;
+	n_l = l ? cluster_leases(S->cx->cl, l, n_l) : 0;
+	n_p = p ? cluster_processes(S->cx->cl, p, n_p) : 0;
 	rc = rc || PROTO_BUF_LIT(b, "{\"process\":");
-	rc = rc || json_buf_string(b, cluster_id(S->cl), 0);
+	rc = rc || json_buf_string(b, cluster_id(S->cx->cl), 0);
 	rc = rc || PROTO_BUF_LIT(b, ",\"redis\":{\"url\":");
 	rc = rc || json_buf_string(b, S->o.redis, 0);
 	rc = rc || PROTO_BUF_LIT(b, ",\"state\":");
-	rc = rc || json_buf_string(b, cluster_state_name(cluster_state(S->cl)), 0);
+	rc = rc || json_buf_string(b, cluster_state_name(cluster_state(S->cx->cl)), 0);
 	rc = rc || PROTO_BUF_LIT(b, "},\"lease_ms\":");
 	rc = rc || json_buf_int(b, S->o.lease_ms);
 	rc = rc || PROTO_BUF_LIT(b, ",\"leases\":[");
@@ -261,7 +151,7 @@ void peers_route(struct server *S, const struct http_call *call)
 {
 	proto_buf b;
 
-	if (!S->cl) {
+	if (!S->cx->cl) {
 		http_respond_code(S, call->conn, RIGD_E_NOT_FOUND, "",
 				  "rigd runs alone (started without --redis)");
 		return;
@@ -276,11 +166,11 @@ int peers_metrics(struct server *S, proto_buf *b)
 	cluster_lease_info *l;
 	int n, rc = 0;
 
-	if (!S->cl)
+	if (!S->cx->cl)
 		return 0;
 	if (relay_metrics(S, b) || replica_metrics(S, b))
 		return RIGD_E_NOMEM;
-	cluster_get_stats(S->cl, &st);
+	cluster_get_stats(S->cx->cl, &st);
 	struct {
 		const char *name, *type, *help;
 		uint64_t value;
@@ -302,18 +192,18 @@ int peers_metrics(struct server *S, proto_buf *b)
 
 	rc = metrics_appendf(b, "# HELP rigd_cluster_info This process in the cluster (its id).\n"
 			     "# TYPE rigd_cluster_info gauge\nrigd_cluster_info{process=\"%s\"} 1\n",
-			     cluster_id(S->cl));
+			     cluster_id(S->cx->cl));
 	for (size_t i = 0; !rc && i < sizeof(m) / sizeof(m[0]); i++)
 		rc = metrics_put(b, m[i].name, m[i].type, m[i].help, m[i].value);
-	n = cluster_leases(S->cl, NULL, 0);
+	n = cluster_leases(S->cx->cl, NULL, 0);
 	if (!(l = calloc((size_t)n + 1, sizeof(*l))))
 		return RIGD_E_NOMEM;
-	n = cluster_leases(S->cl, l, n);
+	n = cluster_leases(S->cx->cl, l, n);
 	rc = rc || metrics_appendf(b, "# HELP rigd_cluster_lease_token The fencing token of each "
 				   "scene lease this process holds.\n"
 				   "# TYPE rigd_cluster_lease_token gauge\n");
 	for (int i = 0; !rc && i < n; i++)
-		if (cluster_owns(S->cl, l[i].scene, NULL))
+		if (cluster_owns(S->cx->cl, l[i].scene, NULL))
 			rc = metrics_appendf(b, "rigd_cluster_lease_token{scene=\"%s\"} %" PRId64 "\n",
 					     l[i].scene, l[i].token);
 	free(l);

@@ -1,28 +1,27 @@
 /*
  * peers.h: this rigd among the other processes of a cluster (--redis):
- * starting the cluster layer on the loop, the lease check every edit
- * passes, GET /api/cluster and the cluster's lines of /metrics.
- *
- * Without --redis nothing here runs (S->cl is NULL) and every call is a
- * no-op, so a lone rigd behaves exactly as before. Never talks to Redis
- * itself: that is cluster/.
+ * the lease check every edit passes, where an edit goes, GET /api/cluster
+ * and the cluster's lines of /metrics. Never talks to Redis itself: that
+ * is cluster/.
  */
-#ifndef RIGD_SERVE_PEERS_H
-#define RIGD_SERVE_PEERS_H
+#ifndef RIGD_CLUSTERED_PEERS_H
+#define RIGD_CLUSTERED_PEERS_H
 
-#include "server.h"
+#include "cluster/cluster.h"
+#include "codec/proto.h"
+#include "core/edit.h"
 
-/*
- * Joins the cluster of S->o.redis on net's libuv loop (S->n must exist):
- * the process id, the URL it advertises, the lease length. 0 (also
- * without --redis: nothing to do), or 1 after saying on stderr what was
- * wrong. The connection itself is made in the background and retried.
- */
-int peers_start(struct server *S);
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-/* Leaves the cluster (leases given back when Redis answers) and frees it.
- * Call before net_free. Accepts S->cl NULL. */
-void peers_stop(struct server *S);
+struct client;
+struct deferred;
+struct http_call;
+struct pending;
+struct presence;
+struct room;
+struct server;
 
 /*
  * Whether this process may apply an edit, undo, redo or import of scene
@@ -46,9 +45,6 @@ int peers_check_edit(struct server *S, const char *name, edit_error *err);
 int peers_route_edit(struct server *S, int type, const char *name, const edit_batch *batch,
 		     bool plain, struct client *c, uint64_t http_conn, const proto_req *req,
 		     edit_error *err);
-
-/* Every second (net's tick): relayed edits that wait too long. */
-void peers_tick(void *ctx);
 
 /* A client shows interest in scene 'name' (a subscribe): this process asks
  * for its lease, first to ask being its owner. No-op when alone. */

@@ -5,10 +5,12 @@
  * that a subscriber arriving later is told of it.
  */
 #include "roster.h"
-#include "clients.h"
-#include "log.h"
-#include "rooms.h"
-#include "util.h"
+#include "state.h"
+#include "serve/server.h"
+#include "serve/clients.h"
+#include "serve/log.h"
+#include "serve/rooms.h"
+#include "serve/util.h"
 
 #include "cluster/cluster.h"
 #include "core/err.h"
@@ -34,7 +36,7 @@ struct roster {
 
 static struct remote *find(struct server *S, const char *scene_name, const char *client)
 {
-	struct roster *R = S->roster;
+	struct roster *R = S->cx->roster;
 
 	for (int i = 0; R && i < R->n; i++)
 		if (strcmp(R->v[i].scene_name, scene_name) == 0 && strcmp(R->v[i].client, client) == 0)
@@ -71,19 +73,19 @@ void roster_local_presence(struct server *S, struct client *c, struct room *st,
 {
 	proto_buf b;
 
-	if (!S->cl)
+	if (!S->cx->cl)
 		return;
 	proto_buf_init(&b, 0);
 	if (presence_msg(&b, st->name, c->name, pr->selection, pr->n_selection) == 0 &&
-	    cluster_presence_send(S->cl, "presence", st->name, c->id, b.data, b.len) == RIGD_E_NOMEM)
+	    cluster_presence_send(S->cx->cl, "presence", st->name, c->id, b.data, b.len) == RIGD_E_NOMEM)
 		serve_log(LOG_WARN, "cluster: out of memory relaying a presence of %s", c->id);
 	proto_buf_release(&b);
 }
 
 void roster_local_leave(struct server *S, struct client *c, const char *scene_name)
 {
-	if (S->cl)
-		cluster_presence_send(S->cl, "leave", scene_name, c->id, "", 0);
+	if (S->cx->cl)
+		cluster_presence_send(S->cx->cl, "leave", scene_name, c->id, "", 0);
 }
 
 /* Builds a frame with 'enc' status; NULL when it failed. */
@@ -97,7 +99,7 @@ static char *frame_of(proto_buf *b, int rc, size_t *len)
 
 void roster_send_peers(struct server *S, struct client *c, struct room *st)
 {
-	struct roster *R = S->roster;
+	struct roster *R = S->cx->roster;
 	proto_buf b;
 	size_t len;
 	char *f;
@@ -139,7 +141,7 @@ static void tell_leave(struct server *S, const char *scene_name, const char *cli
  * relayed to the local subscribers (a join first when it is new). */
 static void take_presence(struct server *S, const char *from, const char *client, proto_msg *m)
 {
-	struct roster *R = S->roster;
+	struct roster *R = S->cx->roster;
 	struct remote *r = find(S, m->scene, client), *v;
 	struct room *st = rooms_find(S, m->scene);
 	char key[SCENE_ID_MAX + CLIENT_ID_MAX + 2];
@@ -207,7 +209,7 @@ void roster_entry(void *ctx, const char *from, const char *kind, const char *sce
 	proto_msg m;
 	edit_error err;
 
-	if (!S->roster && !(S->roster = calloc(1, sizeof(*S->roster))))
+	if (!S->cx->roster && !(S->cx->roster = calloc(1, sizeof(*S->cx->roster))))
 		return;
 	if (strcmp(kind, "sync") == 0) {
 		resend_all(S);
@@ -215,7 +217,7 @@ void roster_entry(void *ctx, const char *from, const char *kind, const char *sce
 	}
 	if (strcmp(kind, "leave") == 0) {
 		if ((r = find(S, scene_name, client)) && strcmp(r->proc, from) == 0) {
-			drop(S->roster, (int)(r - S->roster->v));
+			drop(S->cx->roster, (int)(r - S->cx->roster->v));
 			tell_leave(S, scene_name, client);
 		}
 		return;
@@ -236,20 +238,20 @@ void roster_reader_up(void *ctx)
 {
 	struct server *S = ctx;
 
-	if (S->cl)
-		cluster_presence_send(S->cl, "sync", "*", "*", "", 0);
+	if (S->cx->cl)
+		cluster_presence_send(S->cx->cl, "sync", "*", "*", "", 0);
 }
 
 void roster_tick(struct server *S)
 {
-	struct roster *R = S->roster;
+	struct roster *R = S->cx->roster;
 	char scene_name[SCENE_ID_MAX + 1], client[CLIENT_ID_MAX];
 
-	if (!R || !S->cl || cluster_state(S->cl) != CLUSTER_UP ||
-	    cluster_processes(S->cl, NULL, 0) == 0)
+	if (!R || !S->cx->cl || cluster_state(S->cx->cl) != CLUSTER_UP ||
+	    cluster_processes(S->cx->cl, NULL, 0) == 0)
 		return;
 	for (int i = R->n - 1; i >= 0; i--)
-		if (!cluster_process_url(S->cl, R->v[i].proc)) {
+		if (!cluster_process_url(S->cx->cl, R->v[i].proc)) {
 			snprintf(scene_name, sizeof(scene_name), "%s", R->v[i].scene_name);
 			snprintf(client, sizeof(client), "%s", R->v[i].client);
 			drop(R, i);
@@ -259,7 +261,7 @@ void roster_tick(struct server *S)
 
 void roster_scene_gone(struct server *S, const char *name)
 {
-	struct roster *R = S->roster;
+	struct roster *R = S->cx->roster;
 
 	for (int i = R ? R->n - 1 : -1; i >= 0; i--)
 		if (strcmp(R->v[i].scene_name, name) == 0)
@@ -268,12 +270,12 @@ void roster_scene_gone(struct server *S, const char *name)
 
 void roster_free(struct server *S)
 {
-	struct roster *R = S->roster;
+	struct roster *R = S->cx->roster;
 
 	while (R && R->n)
 		drop(R, R->n - 1);
 	if (R)
 		free(R->v);
 	free(R);
-	S->roster = NULL;
+	S->cx->roster = NULL;
 }

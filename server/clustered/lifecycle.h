@@ -3,15 +3,29 @@
  * POST /api/scenes and DELETE /api/scenes/{name} go through Redis's scene
  * catalog (cluster.h, cluster_scene_create), and every process applies the
  * cluster's stream of scene events to its own database, after the turn's
- * commit (a D_SCENE deferred item), telling the subscribers of a deleted
+ * commit (a deferred item), telling the subscribers of a deleted
  * scene as a lone rigd does.
  *
  * Without --redis nothing here runs: the routes create and delete locally.
  */
-#ifndef RIGD_SERVE_LIFECYCLE_H
-#define RIGD_SERVE_LIFECYCLE_H
+#ifndef RIGD_CLUSTERED_LIFECYCLE_H
+#define RIGD_CLUSTERED_LIFECYCLE_H
 
-#include "server.h"
+#include "cluster/cluster.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct client;
+struct deferred;
+struct http_call;
+struct pending;
+struct presence;
+struct room;
+struct server;
 
 /*
  * POST /api/scenes in a cluster: scene 'name' ('dims'), checked already
@@ -37,9 +51,5 @@ void lifecycle_event(void *ctx, const char *name, int dims, const char *from, in
 void lifecycle_done(void *ctx, uint64_t ref, const char *name, int rc, int dims, int there,
 		    int64_t gen);
 void lifecycle_catalog(void *ctx, const cluster_catalog_entry *v, int n);
-
-/* A D_SCENE deferred item, after the commit: applies it, and answers its
- * HTTP request when it has one. */
-void lifecycle_apply(struct server *S, struct deferred *d);
 
 #endif

@@ -13,10 +13,24 @@
  * acknowledges a batch only once the stream holds it. A new owner commits
  * only once it has applied the stream up to its end.
  */
-#ifndef RIGD_SERVE_REPLICA_H
-#define RIGD_SERVE_REPLICA_H
+#ifndef RIGD_CLUSTERED_REPLICA_H
+#define RIGD_CLUSTERED_REPLICA_H
 
-#include "server.h"
+#include "cluster/cluster.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct client;
+struct deferred;
+struct http_call;
+struct pending;
+struct presence;
+struct room;
+struct server;
 
 /* cluster callback ('ctx' the server): batch 'seq' of scene 'name' from
  * its log stream; applied (submitted to this turn) when it is the next

@@ -1,20 +1,22 @@
 /*
  * lifecycle.c: scenes created and deleted across a cluster (see
  * lifecycle.h). Every change reaches the engine after a commit, in a
- * D_SCENE deferred item, so that no batch of the scene awaits its commit
+ * deferred item (D_CALL, run by lifecycle_apply), so that no batch of the scene awaits its commit
  * when it is created or deleted. Each copy of a cluster's scene records
  * the incarnation it belongs to (engine_scene_gen), which is how a
  * process that was away tells a scene deleted meanwhile from one the
  * cluster never heard of.
  */
 #include "lifecycle.h"
-#include "http.h"
-#include "log.h"
+#include "state.h"
+#include "serve/server.h"
+#include "serve/http_respond.h"
+#include "serve/log.h"
 #include "peers.h"
 #include "replica.h"
-#include "rooms.h"
+#include "serve/rooms.h"
 #include "roster.h"
-#include "turn.h"
+#include "serve/turn.h"
 
 #include "cluster/cluster.h"
 #include "core/err.h"
@@ -24,20 +26,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Queues a D_SCENE item; false out of memory (logged). */
+/* What a deferred item of this file carries besides the scene's name, the
+ * request (conn) and the catalog (body): a scene created (dims 2, 3) or
+ * deleted (dims 0) in the cluster; with conn, the answer to this process's
+ * own request ('rc' what the cluster said, 'there' the cluster's dims when
+ * it has the name already). */
+struct scene_event {
+	int dims;
+	int rc;
+	int there;
+	int64_t gen;                 /* the scene's incarnation in the cluster (0 unknown) */
+};
+
+static struct scene_event *ev_of(const struct deferred *d)
+{
+	return d->data;
+}
+
+static void lifecycle_apply(struct server *S, struct deferred *d);
+
+/* Queues an item for after the commit; NULL out of memory (logged). */
 static struct deferred *defer_scene(struct server *S, uint64_t conn, const char *name, int dims,
 				    int rc)
 {
 	struct deferred *d = calloc(1, sizeof(*d));
+	struct scene_event *ev = calloc(1, sizeof(*ev));
 
-	if (!d) {
+	if (!d || !ev) {
 		serve_log(LOG_ERROR, "cluster: out of memory applying scene %s", name);
+		free(d);
+		free(ev);
 		return NULL;
 	}
-	d->kind = D_SCENE;
+	d->kind = D_CALL;
+	d->run = lifecycle_apply;
+	d->data = ev;
+	d->data_free = free;
 	d->conn = conn;
-	d->dims = dims;
-	d->scene_rc = rc;
+	ev->dims = dims;
+	ev->rc = rc;
 	snprintf(d->scene, sizeof(d->scene), "%s", name);
 	turn_defer(S, d);
 	return d;
@@ -45,7 +72,7 @@ static struct deferred *defer_scene(struct server *S, uint64_t conn, const char 
 
 void lifecycle_create(struct server *S, uint64_t conn, const char *name, int dims)
 {
-	int rc = cluster_scene_create(S->cl, conn, name, dims);
+	int rc = cluster_scene_create(S->cx->cl, conn, name, dims);
 
 	if (rc == RIGD_E_UNAVAILABLE)
 		http_respond_code(S, conn, rc, "name", "redis is unreachable: scene '%s' cannot be "
@@ -56,7 +83,7 @@ void lifecycle_create(struct server *S, uint64_t conn, const char *name, int dim
 
 void lifecycle_delete(struct server *S, uint64_t conn, const char *name)
 {
-	int rc = cluster_scene_delete(S->cl, conn, name);
+	int rc = cluster_scene_delete(S->cx->cl, conn, name);
 
 	if (rc == RIGD_E_UNAVAILABLE)
 		http_respond_code(S, conn, rc, "scene", "redis is unreachable: scene '%s' cannot be "
@@ -73,7 +100,7 @@ void lifecycle_event(void *ctx, const char *name, int dims, const char *from, in
 	serve_log(LOG_DEBUG, "cluster: scene %s %s by process %s", name,
 		  dims ? "created" : "deleted", from);
 	if ((d = defer_scene(S, 0, name, dims, 0)))
-		d->gen = gen;
+		ev_of(d)->gen = gen;
 }
 
 void lifecycle_done(void *ctx, uint64_t ref, const char *name, int rc, int dims, int there,
@@ -83,8 +110,8 @@ void lifecycle_done(void *ctx, uint64_t ref, const char *name, int rc, int dims,
 	struct deferred *d = defer_scene(S, ref, name, dims, rc);
 
 	if (d) {
-		d->dims_there = there;
-		d->gen = gen;
+		ev_of(d)->there = there;
+		ev_of(d)->gen = gen;
 	} else {
 		http_respond_code(S, ref, RIGD_E_NOMEM, "", "out of memory");
 	}
@@ -164,7 +191,7 @@ static int create_here(struct server *S, const char *name, int dims, int64_t gen
 /* Deletes scene 'name' here if it is; its subscribers hear of it. */
 static void delete_here(struct server *S, const char *name)
 {
-	cluster_forget(S->cl, name);
+	cluster_forget(S->cx->cl, name);
 	replica_forget(S, name);
 	if (!engine_scene(S->e, name))
 		return;
@@ -274,13 +301,13 @@ static void reconcile(struct server *S, const struct deferred *d)
 				  "the cluster while this process was away: deleted here", names[i],
 				  here);
 			delete_here(S, names[i]);
-		} else if (cluster_scene_known(S->cl, names[i], engine_scene_dims(S->e, names[i]),
+		} else if (cluster_scene_known(S->cx->cl, names[i], engine_scene_dims(S->e, names[i]),
 					       here) != 0) {
 			serve_log(LOG_WARN, "cluster: scene %s cannot be recorded in the catalog now",
 				  names[i]);
 		}
 	}
-	S->catalog_synced = true;
+	S->cx->catalog_synced = true;
 	serve_log(LOG_INFO, "cluster: reconciled with the catalog (%d names, %d scenes here)", n,
 		  n_local);
 out:
@@ -290,68 +317,51 @@ out:
 }
 
 /* {"name","seq":0,"nodes":0} (and "dims":2), status 201. */
-static void answer_created(struct server *S, uint64_t conn, const char *name, int dims)
-{
-	proto_buf b;
-	int rc;
-
-	proto_buf_init(&b, 0);
-	rc = PROTO_BUF_LIT(&b, "{\"name\":") || proto_buf_json_string(&b, name) ||
-	     PROTO_BUF_LIT(&b, ",\"seq\":0,\"nodes\":0") ||
-	     (dims == 2 && PROTO_BUF_LIT(&b, ",\"dims\":2")) || PROTO_BUF_LIT(&b, "}");
-	http_respond_built(S, conn, 201, &b, rc ? RIGD_E_NOMEM : 0);
-}
-
 /* Answers this process's own create of 'd->scene' once the cluster said. */
 static void answer_create(struct server *S, const struct deferred *d)
 {
-	int rc = d->scene_rc, there = rc == RIGD_E_SCENE_EXISTS ? d->dims_there : d->dims;
+	int rc = ev_of(d)->rc, there = rc == RIGD_E_SCENE_EXISTS ? ev_of(d)->there : ev_of(d)->dims;
 
 	/* The cluster had the name: a twin create (same dims, nothing edited
 	 * here yet) is the same scene; anything else is refused. */
-	if (rc == RIGD_E_SCENE_EXISTS && there == d->dims && engine_seq(S->e, d->scene) <= 0)
+	if (rc == RIGD_E_SCENE_EXISTS && there == ev_of(d)->dims && engine_seq(S->e, d->scene) <= 0)
 		rc = 0;
-	if (rc == 0 && create_here(S, d->scene, d->dims, d->gen) != 0) {
+	if (rc == 0 && create_here(S, d->scene, ev_of(d)->dims, ev_of(d)->gen) != 0) {
 		rc = RIGD_E_SCENE_EXISTS;
 		there = engine_scene_dims(S->e, d->scene);
 	}
 	if (rc == 0)
-		answer_created(S, d->conn, d->scene, d->dims);
+		http_respond_created(S, d->conn, d->scene, ev_of(d)->dims);
 	else if (rc == RIGD_E_SCENE_EXISTS)
 		http_respond_code(S, d->conn, rc, "name", "there is already a scene '%s' in the "
 				  "cluster (%dD)%s", d->scene, there,
-				  there == d->dims ? ", with edits" : "");
+				  there == ev_of(d)->dims ? ", with edits" : "");
 	else
 		http_respond_code(S, d->conn, RIGD_E_UNAVAILABLE, "name", "redis did not take the "
 				  "creation of scene '%s' (refused, or the connection was lost "
 				  "before it answered: it may exist now): retry", d->scene);
 }
 
-void lifecycle_apply(struct server *S, struct deferred *d)
+/* A deferred item of this file, after the commit: applies it, and
+ * answers its HTTP request when it has one. */
+static void lifecycle_apply(struct server *S, struct deferred *d)
 {
-	int rc;
-
-	if (!S->cl)
+	if (!S->cx->cl)
 		return;
 	if (d->body) {
 		reconcile(S, d);
-	} else if (!d->conn && d->dims) {
-		take_cluster_scene(S, d->scene, d->dims, d->gen);
+	} else if (!d->conn && ev_of(d)->dims) {
+		take_cluster_scene(S, d->scene, ev_of(d)->dims, ev_of(d)->gen);
 	} else if (!d->conn) {
 		delete_here(S, d->scene);
-	} else if (d->dims) {
+	} else if (ev_of(d)->dims) {
 		answer_create(S, d);
-	} else if (d->scene_rc) {
+	} else if (ev_of(d)->rc) {
 		http_respond_code(S, d->conn, RIGD_E_UNAVAILABLE, "scene", "redis did not take the "
 				  "deletion of scene '%s' (refused, or the connection was lost "
 				  "before it answered): retry", d->scene);
 	} else {
-		proto_buf b;
-
 		delete_here(S, d->scene);
-		proto_buf_init(&b, 0);
-		rc = PROTO_BUF_LIT(&b, "{\"deleted\":") || proto_buf_json_string(&b, d->scene) ||
-		     PROTO_BUF_LIT(&b, "}");
-		http_respond_built(S, d->conn, 200, &b, rc ? RIGD_E_NOMEM : 0);
+		http_respond_deleted(S, d->conn, d->scene);
 	}
 }

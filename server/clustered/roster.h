@@ -10,10 +10,24 @@
  *
  * Without --redis nothing here runs and every call is a no-op.
  */
-#ifndef RIGD_SERVE_ROSTER_H
-#define RIGD_SERVE_ROSTER_H
+#ifndef RIGD_CLUSTERED_ROSTER_H
+#define RIGD_CLUSTERED_ROSTER_H
 
-#include "server.h"
+#include "cluster/cluster.h"
+#include "codec/proto.h"
+#include "core/edit.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct client;
+struct deferred;
+struct http_call;
+struct pending;
+struct presence;
+struct room;
+struct server;
 
 /* Local participant 'c' of room 'st' sent a presence ('pr'): the other
  * processes hear it. */
@@ -39,7 +53,7 @@ void roster_tick(struct server *S);
 /* Scene 'name' was deleted: its remote participants are forgotten. */
 void roster_scene_gone(struct server *S, const char *name);
 
-/* Frees the roster (peers_stop). */
+/* Frees the roster (clustered_stop). */
 void roster_free(struct server *S);
 
 #endif

@@ -7,12 +7,15 @@
  * seq and recomputed count, or the error.
  */
 #include "relay.h"
-#include "clients.h"
-#include "http.h"
-#include "log.h"
-#include "metrics.h"
-#include "turn.h"
-#include "util.h"
+#include "relay_http.h"
+#include "state.h"
+#include "serve/server.h"
+#include "serve/clients.h"
+#include "serve/http_respond.h"
+#include "serve/log.h"
+#include "serve/metrics.h"
+#include "serve/turn.h"
+#include "serve/util.h"
 
 #include "cluster/cluster.h"
 #include "core/err.h"
@@ -43,6 +46,9 @@ struct fwd {
 	double first_s, sent_s;
 };
 
+/* A relayed batch's pending entry names the process to answer. */
+_Static_assert(TURN_PEER_ID_MAX >= CLUSTER_ID_MAX, "a process id fits a pending entry");
+
 struct relay {
 	struct fwd *v;
 	int n, cap;
@@ -52,9 +58,9 @@ struct relay {
 
 static struct relay *relay_of(struct server *S)
 {
-	if (!S->relay)
-		S->relay = calloc(1, sizeof(*S->relay));
-	return S->relay;
+	if (!S->cx->relay)
+		S->cx->relay = calloc(1, sizeof(*S->cx->relay));
+	return S->cx->relay;
 }
 
 /* How long a forward waits for its answer before it is sent again. */
@@ -85,9 +91,9 @@ static int send_to(struct server *S, const struct fwd *f, const char *owner)
 	cluster_call_info k;
 
 	if (f->type == PROTO_EDIT)
-		return cluster_forward(S->cl, owner, f->rid, f->scene, f->body, f->len);
+		return cluster_forward(S->cx->cl, owner, f->rid, f->scene, f->body, f->len);
 	k = call_of(f);
-	return cluster_call(S->cl, owner, &k);
+	return cluster_call(S->cx->cl, owner, &k);
 }
 
 /* The arguments of an undo or redo of 'batch''s client (and client_seq)
@@ -160,7 +166,7 @@ int relay_forward(struct server *S, const char *owner, const char *name, int typ
  * 'err', then removes it. */
 static void finish(struct server *S, int i, const edit_error *err, int64_t seq, long recomputed)
 {
-	struct relay *R = S->relay;
+	struct relay *R = S->cx->relay;
 	struct fwd *f = &R->v[i];
 	struct client *c;
 	proto_buf b;
@@ -191,7 +197,7 @@ static void finish(struct server *S, int i, const edit_error *err, int64_t seq, 
 void relay_answer(void *ctx, const cluster_answer_info *a)
 {
 	struct server *S = ctx;
-	struct relay *R = S->relay;
+	struct relay *R = S->cx->relay;
 	edit_error err;
 	int code;
 
@@ -227,7 +233,7 @@ static void answer_to(struct server *S, const char *to, uint64_t rid, const edit
 	a.op = err ? err->op : -1;
 	a.field = err ? err->field : "";
 	a.message = err ? err->message : "";
-	if (cluster_answer(S->cl, to, &a) != 0)
+	if (cluster_answer(S->cx->cl, to, &a) != 0)
 		serve_log(LOG_WARN, "cluster: cannot answer request %" PRIu64 " of %s", rid, to);
 }
 
@@ -342,7 +348,7 @@ void relay_answer_pending(struct server *S, const struct pending *p, const edit_
  * submitted here, or answered unavailable. */
 static void retry(struct server *S, int i, double now)
 {
-	struct relay *R = S->relay;
+	struct relay *R = S->cx->relay;
 	struct fwd *f = &R->v[i], take;
 	cluster_call_info k;
 	cluster_lease_info li;
@@ -350,9 +356,9 @@ static void retry(struct server *S, int i, double now)
 	edit_batch batch;
 	struct client *c;
 
-	cluster_lease_of(S->cl, f->scene, &li);
+	cluster_lease_of(S->cx->cl, f->scene, &li);
 	if (!f->resendable || now - f->first_s >= GIVE_UP_S ||
-	    cluster_state(S->cl) != CLUSTER_UP) {
+	    cluster_state(S->cx->cl) != CLUSTER_UP) {
 		R->gave_up++;
 		edit_error_set(&err, RIGD_E_UNAVAILABLE, -1, "scene",
 			       "no answer from the owner of scene '%s'%s%s%s", f->scene,
@@ -369,7 +375,7 @@ static void retry(struct server *S, int i, double now)
 		f->sent_s = now;
 		return;
 	}
-	if (!cluster_owns(S->cl, f->scene, NULL)) {
+	if (!cluster_owns(S->cx->cl, f->scene, NULL)) {
 		f->sent_s = now;  /* no owner known yet: try again later */
 		return;
 	}
@@ -401,7 +407,7 @@ static void retry(struct server *S, int i, double now)
 
 void relay_tick(struct server *S)
 {
-	struct relay *R = S->relay;
+	struct relay *R = S->cx->relay;
 	double now = serve_now_s(), after = resend_after_s(S);
 
 	for (int i = R ? R->n - 1 : -1; i >= 0; i--)
@@ -412,7 +418,7 @@ void relay_tick(struct server *S)
 
 void relay_free(struct server *S)
 {
-	struct relay *R = S->relay;
+	struct relay *R = S->cx->relay;
 
 	relay_http_free(S);
 	if (!R)
@@ -421,12 +427,12 @@ void relay_free(struct server *S)
 		free(R->v[i].body);
 	free(R->v);
 	free(R);
-	S->relay = NULL;
+	S->cx->relay = NULL;
 }
 
 int relay_metrics(struct server *S, proto_buf *b)
 {
-	struct relay *R = S->relay;
+	struct relay *R = S->cx->relay;
 	struct {
 		const char *name, *type, *help;
 		uint64_t value;

@@ -21,14 +21,18 @@
  * lease, or is relayed once another process has it, or is answered
  * `unavailable` after GIVE_UP_S. Never talks to Redis itself.
  */
-#include "relay.h"
-#include "http.h"
-#include "log.h"
-#include "metrics.h"
+#include "relay_http.h"
 #include "peers.h"
-#include "routes.h"
-#include "turn.h"
-#include "util.h"
+#include "state.h"
+#include "serve/server.h"
+#include "serve/http.h"
+#include "serve/http_respond.h"
+#include "serve/log.h"
+#include "serve/metrics.h"
+#include "peers.h"
+#include "serve/routes.h"
+#include "serve/turn.h"
+#include "serve/util.h"
 
 #include "cluster/cluster.h"
 #include "core/err.h"
@@ -87,9 +91,9 @@ static void free_copy(struct deferred *d)
 
 static struct relay_http *state_of(struct server *S)
 {
-	if (!S->relay_http)
-		S->relay_http = calloc(1, sizeof(*S->relay_http));
-	return S->relay_http;
+	if (!S->cx->relay_http)
+		S->cx->relay_http = calloc(1, sizeof(*S->cx->relay_http));
+	return S->cx->relay_http;
 }
 
 /* How long a relayed request waits before its owner is looked at again. */
@@ -110,6 +114,7 @@ static struct deferred *copy_call(const struct http_call *call)
 	if (!d)
 		return NULL;
 	d->kind = D_HTTP;
+	d->run = http_run_deferred;
 	d->conn = call->conn;
 	d->method = call->method;
 	d->route = routes_match(call->path, call->method, name, sizeof(name));
@@ -169,7 +174,7 @@ static void drop(struct relay_http *H, int i)
 /* Entry 'i''s request runs here again, as the turn's deferred work. */
 static void run_here(struct server *S, int i)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	struct deferred *d = H->v[i].d;
 
 	H->v[i].d = NULL;
@@ -201,10 +206,10 @@ static char *args_of(const struct deferred *d, size_t *len)
  * when that cannot be done. */
 static void send_to(struct server *S, int i, const char *owner)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	struct hreq *h = &H->v[i];
 	const struct deferred *d = h->d;
-	const char *url = cluster_process_url(S->cl, owner);
+	const char *url = cluster_process_url(S->cx->cl, owner);
 	cluster_call_info k;
 	char *args;
 	size_t args_len = 0;
@@ -219,7 +224,7 @@ static void send_to(struct server *S, int i, const char *owner)
 	if ((args = args_of(d, &args_len)) != NULL) {
 		k.args = args;
 		k.args_len = args_len;
-		rc = cluster_call(S->cl, owner, &k);
+		rc = cluster_call(S->cx->cl, owner, &k);
 		free(args);
 	}
 	if (rc == RIGD_E_TOO_LARGE)
@@ -275,13 +280,13 @@ static int find(const struct relay_http *H, int state, uint64_t key)
 
 bool relay_http_write(struct server *S, const struct http_call *call)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	cluster_lease_info li;
 	struct hreq *h;
 	edit_error err;
 	int i, rc;
 
-	if (!S->cl || relay_http_remote(S, call->conn))
+	if (!S->cx->cl || relay_http_remote(S, call->conn))
 		return false;
 	if ((i = find(H, H_CREATED, call->conn)) >= 0) {
 		int dims = H->v[i].dims;
@@ -291,7 +296,7 @@ bool relay_http_write(struct server *S, const struct http_call *call)
 		if (!make_here(S, call, dims, gen))
 			return true;
 	}
-	if (!engine_scene(S->e, call->name) || cluster_state(S->cl) != CLUSTER_UP)
+	if (!engine_scene(S->e, call->name) || cluster_state(S->cx->cl) != CLUSTER_UP)
 		return false;
 	edit_error_clear(&err);
 	if ((rc = peers_check_edit(S, call->name, &err)) == 0)
@@ -302,9 +307,9 @@ bool relay_http_write(struct server *S, const struct http_call *call)
 	}
 	if (!(h = add(S, call, H_WAIT)))
 		return true;
-	cluster_lease_of(S->cl, call->name, &li);
+	cluster_lease_of(S->cx->cl, call->name, &li);
 	if (li.state == CLUSTER_LEASE_OTHER)
-		send_to(S, S->relay_http->n - 1, li.owner);
+		send_to(S, S->cx->relay_http->n - 1, li.owner);
 	return true;
 }
 
@@ -314,14 +319,14 @@ bool relay_http_create(struct server *S, const struct http_call *call, int dims)
 	struct hreq *h;
 	int rc;
 
-	if (!S->cl || relay_http_remote(S, call->conn))
+	if (!S->cx->cl || relay_http_remote(S, call->conn))
 		return false;
 	if (!(h = add(S, call, H_CATALOG)))
 		return true;
-	H = S->relay_http;
+	H = S->cx->relay_http;
 	h->id = CATALOG_REF | ++H->next_ref;
 	h->dims = dims;
-	rc = cluster_scene_create(S->cl, h->id, call->name, dims);
+	rc = cluster_scene_create(S->cx->cl, h->id, call->name, dims);
 	if (rc == RIGD_E_UNAVAILABLE)
 		http_respond_code(S, call->conn, rc, "scene", "redis is unreachable: scene '%s' "
 				  "cannot be created in the cluster until it returns", call->name);
@@ -335,7 +340,7 @@ bool relay_http_create(struct server *S, const struct http_call *call, int dims)
 bool relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int rc, int dims,
 			   int there, int64_t gen)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	int i = (ref & CATALOG_REF) ? find(H, H_CATALOG, ref) : -1;
 	struct deferred *d;
 
@@ -363,18 +368,18 @@ bool relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int
  * `unavailable` once it waited GIVE_UP_S. */
 static void wait_step(struct server *S, int i, double now)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	const char *name = H->v[i].d->scene;
 	cluster_lease_info li;
 	edit_error err;
 
 	edit_error_clear(&err);
-	if (cluster_state(S->cl) != CLUSTER_UP || !engine_scene(S->e, name) ||
+	if (cluster_state(S->cx->cl) != CLUSTER_UP || !engine_scene(S->e, name) ||
 	    peers_check_edit(S, name, &err) == 0) {
 		run_here(S, i);  /* the handler answers */
 		return;
 	}
-	cluster_lease_of(S->cl, name, &li);
+	cluster_lease_of(S->cx->cl, name, &li);
 	if (li.state == CLUSTER_LEASE_OTHER) {
 		send_to(S, i, li.owner);
 	} else if (now - H->v[i].first_s >= GIVE_UP_S) {
@@ -386,7 +391,7 @@ static void wait_step(struct server *S, int i, double now)
 
 void relay_http_lease(struct server *S, const char *name)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	double now = serve_now_s();
 
 	for (int i = H ? H->n - 1 : -1; i >= 0; i--)
@@ -399,12 +404,12 @@ void relay_http_lease(struct server *S, const char *name)
  * `unavailable`: it is not sent again. */
 static void sent_step(struct server *S, int i, double now)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	struct hreq *h = &H->v[i];
 	cluster_lease_info li;
 
-	cluster_lease_of(S->cl, h->d->scene, &li);
-	if (cluster_state(S->cl) == CLUSTER_UP && li.state == CLUSTER_LEASE_OTHER &&
+	cluster_lease_of(S->cx->cl, h->d->scene, &li);
+	if (cluster_state(S->cx->cl) == CLUSTER_UP && li.state == CLUSTER_LEASE_OTHER &&
 	    strcmp(li.owner, h->owner) == 0 && now - h->first_s < GIVE_UP_S)
 		return;
 	H->gave_up++;
@@ -417,7 +422,7 @@ static void sent_step(struct server *S, int i, double now)
 
 void relay_http_tick(struct server *S)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	double now = serve_now_s(), after = recheck_after_s(S);
 
 	for (int i = H ? H->n - 1 : -1; i >= 0; i--) {
@@ -431,7 +436,7 @@ void relay_http_tick(struct server *S)
 void relay_http_reply(void *ctx, uint64_t rid, int status, const char *body, size_t len)
 {
 	struct server *S = ctx;
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	int i = find(H, H_SENT, rid);
 	char *copy;
 
@@ -479,7 +484,7 @@ static void refuse(struct server *S, const cluster_call_info *k, int code, const
 	edit_error_set(&err, code, -1, "", "%s", msg);
 	proto_buf_init(&b, 0);
 	if (proto_encode_http_error(&b, &err) || proto_buf_append(&b, "\n", 1) ||
-	    cluster_reply(S->cl, k->from, k->rid, err_http_status(code), (const char *)b.data,
+	    cluster_reply(S->cx->cl, k->from, k->rid, err_http_status(code), (const char *)b.data,
 			  b.len) != 0)
 		serve_log(LOG_WARN, "cluster: cannot answer request %" PRIu64 " of %s", k->rid,
 			  k->from);
@@ -508,6 +513,7 @@ void relay_http_call(struct server *S, const cluster_call_info *k)
 		return;
 	}
 	d->kind = D_HTTP;
+	d->run = http_run_deferred;
 	d->conn = REMOTE_CONN | ++H->next_conn;
 	d->method = NET_POST;
 	d->route = routes_match(path, NET_POST, name, sizeof(name));
@@ -531,7 +537,7 @@ void relay_http_call(struct server *S, const cluster_call_info *k)
 
 bool relay_http_remote(const struct server *S, uint64_t conn)
 {
-	const struct relay_http *H = S->relay_http;
+	const struct relay_http *H = S->cx->relay_http;
 
 	if (!(conn & REMOTE_CONN))
 		return false;
@@ -543,19 +549,19 @@ bool relay_http_remote(const struct server *S, uint64_t conn)
 
 void relay_http_respond(struct server *S, uint64_t conn, int status, char *body, size_t len)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	int rc;
 
 	for (int i = 0; H && i < H->n_s; i++) {
 		if (H->s[i].conn != conn)
 			continue;
-		rc = cluster_reply(S->cl, H->s[i].from, H->s[i].rid, status, body ? body : "",
+		rc = cluster_reply(S->cx->cl, H->s[i].from, H->s[i].rid, status, body ? body : "",
 				   body ? len : 0);
 		if (rc == RIGD_E_TOO_LARGE) {
 			static const char big[] = "{\"error\":{\"code\":\"too_large\",\"message\":"
 						  "\"the answer is too large to relay\"}}\n";
 
-			rc = cluster_reply(S->cl, H->s[i].from, H->s[i].rid, 413, big,
+			rc = cluster_reply(S->cx->cl, H->s[i].from, H->s[i].rid, 413, big,
 					   sizeof(big) - 1);
 		}
 		if (rc)
@@ -569,7 +575,7 @@ void relay_http_respond(struct server *S, uint64_t conn, int status, char *body,
 
 void relay_http_free(struct server *S)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 
 	if (!H)
 		return;
@@ -578,12 +584,12 @@ void relay_http_free(struct server *S)
 	free(H->v);
 	free(H->s);
 	free(H);
-	S->relay_http = NULL;
+	S->cx->relay_http = NULL;
 }
 
 int relay_http_metrics(struct server *S, proto_buf *b)
 {
-	struct relay_http *H = S->relay_http;
+	struct relay_http *H = S->cx->relay_http;
 	struct {
 		const char *name, *type, *help;
 		uint64_t value;

@@ -1,5 +1,5 @@
 /*
- * serve.c: rigd's server, wired together (see serve.h). Opens the engine
+ * serve_main.c: rigd's server, wired together (see serve_main.h). Opens the engine
  * and the socket layer, hands net the callbacks of the modules, runs the
  * loop until a signal, then commits what is pending and says goodbye.
  *
@@ -19,15 +19,15 @@
  *
  * Nothing in serve includes libwebsockets.h, cJSON.h or sqlite3.h.
  */
-#include "serve.h"
+#include "serve_main.h"
 #include "auth.h"
 #include "clients.h"
 #include "fanout.h"
 #include "http.h"
 #include "log.h"
-#include "peers.h"
 #include "rooms.h"
 #include "seed.h"
+#include "serve_hooks.h"
 #include "server.h"
 #include "turn.h"
 #include "util.h"
@@ -207,7 +207,7 @@ static int open_net(struct server *S)
 	cb.ws_writable = fanout_writable;
 	cb.ws_closed = ws_closed;
 	cb.turn = turn_run;
-	cb.tick = peers_tick;
+	cb.tick = S->hooks ? S->hooks->tick : NULL;
 	S->n = net_new(&ncfg, &cb);
 	if (!S->n)
 		return 1;
@@ -221,7 +221,7 @@ static int open_net(struct server *S)
 	return 0;
 }
 
-int serve_main(int argc, char **argv)
+int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 {
 	struct server S;
 	struct sigaction sa;
@@ -234,6 +234,20 @@ int serve_main(int argc, char **argv)
 		return rc == CONFIG_DONE ? 0 : rc;
 	}
 	serve_log_level = S.o.log_level;
+	if (S.o.redis && !cluster) {
+		fprintf(stderr, "rigd: --redis: this rigd was built without the cluster "
+			"(cmake -DRIGD_CLUSTER=ON)\n");
+		config_release(&S.o);
+		return 2;
+	}
+	if (S.o.redis) {
+		S.hooks = cluster;
+		if ((rc = cluster->check_config(&S.o, stderr)) != 0) {
+			config_release(&S.o);
+			return rc;
+		}
+	}
+	S.client_dropped = turn_forget_client;
 	if ((rc = auth_setup(&S)) != 0) {
 		server_free(&S);
 		return rc;
@@ -244,7 +258,7 @@ int serve_main(int argc, char **argv)
 	S.lim = proto_limits_default();
 	S.lim.max_bytes = S.o.max_message;
 	S.lim.edit.max_ops = S.o.max_ops;
-	if (open_engine(&S) != 0 || open_net(&S) != 0 || peers_start(&S) != 0)
+	if (open_engine(&S) != 0 || open_net(&S) != 0 || (S.hooks && S.hooks->start(&S) != 0))
 		goto out;
 
 	memset(&sa, 0, sizeof(sa));
@@ -274,7 +288,8 @@ int serve_main(int argc, char **argv)
 	serve_log(LOG_INFO, "stopped by signal %d", (int)got_signal);
 	exit_code = rc ? 1 : 0;
 out:
-	peers_stop(&S);  /* its handles close on net's loop, run by net_free */
+	if (S.hooks)  /* its handles close on net's loop, run by net_free */
+		S.hooks->stop(&S);
 	net_free(S.n);
 	engine_close(S.e);
 	server_free(&S);

@@ -3,13 +3,15 @@
  * replica.h).
  */
 #include "replica.h"
-#include "clients.h"
-#include "journal.h"
-#include "log.h"
-#include "metrics.h"
-#include "rooms.h"
-#include "turn.h"
-#include "util.h"
+#include "state.h"
+#include "serve/server.h"
+#include "serve/clients.h"
+#include "serve/journal.h"
+#include "serve/log.h"
+#include "serve/metrics.h"
+#include "serve/rooms.h"
+#include "serve/turn.h"
+#include "serve/util.h"
 
 #include "cluster/cluster.h"
 #include "codec/svg.h"
@@ -60,9 +62,9 @@ struct replica {
 
 static struct replica *replica_of(struct server *S)
 {
-	if (!S->replica)
-		S->replica = calloc(1, sizeof(*S->replica));
-	return S->replica;
+	if (!S->cx->replica)
+		S->cx->replica = calloc(1, sizeof(*S->cx->replica));
+	return S->cx->replica;
 }
 
 static struct rep *rep_get(struct server *S, const char *name)
@@ -101,16 +103,16 @@ static void ask_others(struct server *S, struct rep *r, int64_t since)
 
 	r->asked_s = serve_now_s();
 	r->asked_since = since;
-	if (since < 1 || (n = cluster_processes(S->cl, NULL, 0)) <= 0)
+	if (since < 1 || (n = cluster_processes(S->cx->cl, NULL, 0)) <= 0)
 		return;  /* nobody known yet: asked again later */
 	if (!(v = calloc((size_t)n, sizeof(*v))))
 		return;
-	n = cluster_processes(S->cl, v, n);
+	n = cluster_processes(S->cx->cl, v, n);
 	for (int i = 0; i < n; i++) {
-		if (strcmp(v[i].id, cluster_id(S->cl)) == 0 ||
-		    cluster_catchup_ask(S->cl, v[i].id, r->scene, (uint64_t)since) != 0)
+		if (strcmp(v[i].id, cluster_id(S->cx->cl)) == 0 ||
+		    cluster_catchup_ask(S->cx->cl, v[i].id, r->scene, (uint64_t)since) != 0)
 			continue;
-		S->replica->asked++;
+		S->cx->replica->asked++;
 		serve_log(LOG_INFO, "cluster: scene %s: asked process %s for batches from %" PRId64,
 			  r->scene, v[i].id, since);
 	}
@@ -227,13 +229,9 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 		proto_log_assets_free(assets, n_assets);
 		return;
 	}
-	S->replicating = true;
-	S->replica_kind = ll.kind;    /* an undo or redo stays one here */
-	S->replica_target = ll.target;
-	rc = turn_submit_asset(S, PROTO_EDIT, name, &ll.batch, NULL, n_assets ? assets[0].file : NULL,
-			       n_assets ? &art : NULL, ll.batch.client, NULL, 0, NULL, &err);
-	S->replicating = false;
-	S->replica_kind = PROTO_LOG_EDIT;
+	/* An undo or redo stays one here. */
+	rc = turn_submit_logged(S, name, &ll.batch, ll.kind, ll.target,
+				n_assets ? assets[0].file : NULL, n_assets ? &art : NULL, &err);
 	svg_clean_release(&art);
 	proto_log_assets_free(assets, n_assets);
 	if (rc) {
@@ -241,7 +239,6 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 		behind(S, r, "cluster: scene %s: batch %" PRIu64 " of the log does not apply to this "
 		       "process's copy (seq %" PRId64 "): %s", seq, expect - 1, err.message);
 	} else {
-		S->pend[S->n_pend - 1].replica = true;
 		r->next = (int64_t)seq + 1;
 		r->in_turn = true;
 		r->behind = false;
@@ -259,17 +256,17 @@ void replica_catchup_line(void *ctx, const char *name, uint64_t seq, const char 
 	struct rep *r;
 
 	replica_line(ctx, name, seq, 0, line, len);
-	r = S->replica && engine_seq(S->e, name) >= 0 ? rep_get(S, name) : NULL;
+	r = S->cx->replica && engine_seq(S->e, name) >= 0 ? rep_get(S, name) : NULL;
 	if (!r || !r->in_turn || r->next != (int64_t)seq + 1)
 		return;  /* a duplicate (several processes answer), or refused */
 	if (more) {
 		r->gap = true;  /* still behind: asked again later if this ask goes unanswered */
 		if (r->asked_since != (int64_t)seq + 1)
 			ask_others(S, r, (int64_t)seq + 1);  /* the next part, at once */
-	} else if (S->cl) {
+	} else if (S->cx->cl) {
 		/* The stream's entries past this part; a gap there is found again. */
 		r->gap = false;
-		cluster_follow(S->cl, name, true);
+		cluster_follow(S->cx->cl, name, true);
 	}
 }
 
@@ -283,11 +280,11 @@ struct send {
 static int send_line(void *ctx, const char *line, size_t len)
 {
 	struct send *p = ctx;
-	int rc = cluster_catchup_line(p->S->cl, p->to, p->name, (uint64_t)p->seq, line, len,
+	int rc = cluster_catchup_line(p->S->cx->cl, p->to, p->name, (uint64_t)p->seq, line, len,
 				      p->seq == p->last && p->more);
 
 	if (rc == 0)
-		p->S->replica->sent++;
+		p->S->cx->replica->sent++;
 	p->seq++;
 	return rc;
 }
@@ -307,8 +304,8 @@ void replica_catchup_ask(void *ctx, const char *from, const char *name, uint64_t
 	 * catch-up, seen there, or confirmed to this process as their owner;
 	 * a batch whose append failed may not be kept by the cluster. */
 	upto = r->trusted > r->confirmed ? r->trusted : r->confirmed;
-	if (cluster_owns(S->cl, name, NULL)) {
-		cluster_lease_of(S->cl, name, &li);
+	if (cluster_owns(S->cx->cl, name, NULL)) {
+		cluster_lease_of(S->cx->cl, name, &li);
 		if (li.log_seq > upto)
 			upto = li.log_seq;
 	}
@@ -336,7 +333,7 @@ void replica_catchup_ask(void *ctx, const char *from, const char *name, uint64_t
 
 static struct rep *rep_find(struct server *S, const char *name)
 {
-	struct replica *R = S->replica;
+	struct replica *R = S->cx->replica;
 
 	for (int i = 0; R && i < R->n; i++)
 		if (strcmp(R->v[i].scene, name) == 0)
@@ -349,10 +346,10 @@ static void settle(struct server *S, struct rep *r)
 {
 	int64_t at = r->verify ? r->verify : r->doubt;
 
-	if (!at || r->probing || !S->cl || cluster_state(S->cl) != CLUSTER_UP)
+	if (!at || r->probing || !S->cx->cl || cluster_state(S->cx->cl) != CLUSTER_UP)
 		return;
 	r->probe_s = serve_now_s();
-	if (cluster_log_probe(S->cl, r->scene, (uint64_t)at) == 0)
+	if (cluster_log_probe(S->cx->cl, r->scene, (uint64_t)at) == 0)
 		r->probing = true;
 }
 
@@ -363,7 +360,7 @@ static void settled(struct server *S, struct rep *r)
 	r->doubt = 0;
 	r->verify = 0;
 	r->behind = false;
-	cluster_follow(S->cl, r->scene, true);
+	cluster_follow(S->cx->cl, r->scene, true);
 }
 
 /* The first 'what' in the 'n' bytes at 'h', or NULL. */
@@ -425,7 +422,7 @@ static void resync_subscribers(struct server *S, const char *name, int64_t seq)
 
 	if (!st)
 		return;
-	journal_clear(st, seq);
+	rooms_restart(st, seq);
 	for (int k = 0; k < st->n_subs; k++) {
 		struct client *c = clients_get(S, st->subs[k]);
 		struct sub *sb = c ? rooms_sub_find(c, name) : NULL;
@@ -440,7 +437,7 @@ static void resync_subscribers(struct server *S, const char *name, int64_t seq)
  * 'from' on are not the cluster's ('why'). Then the stream applies. */
 static void rewind_copy(struct server *S, struct rep *r, int64_t from, const char *why)
 {
-	struct replica *R = S->replica;
+	struct replica *R = S->cx->replica;
 	int64_t have = engine_seq(S->e, r->scene);
 	edit_error err;
 	int rc;
@@ -492,12 +489,12 @@ static void reappend(struct server *S, struct rep *r, int64_t from)
 {
 	int64_t have = engine_seq(S->e, r->scene);
 
-	S->replica->reappended += (uint64_t)(have - from + 1);
+	S->cx->replica->reappended += (uint64_t)(have - from + 1);
 	serve_log(LOG_WARN, "cluster: scene %s: the log stream ends before seq %" PRId64 ", which "
 		  "this process (its owner) committed: batches %" PRId64 "..%" PRId64 " are "
 		  "appended again", r->scene, from, from, have);
 	replica_publish(S, r->scene, from - 1, have);
-	cluster_wait_replicas(S->cl);
+	cluster_wait_replicas(S->cx->cl);
 }
 
 /* A probe's answer while checking the copy (r->verify): walks down to the
@@ -511,7 +508,7 @@ static void verify_step(struct server *S, struct rep *r, int64_t seq, int64_t la
 	if (have_line(S, r->scene, seq, line, len)) {
 		if (r->doubt && seq >= r->doubt) {
 			/* A doubt from before the check: the stream holds it. */
-			S->replica->settled++;
+			S->cx->replica->settled++;
 			serve_log(LOG_WARN, "cluster: scene %s: batches %" PRId64 "..%" PRId64 " are "
 				  "in the log stream: confirmed", r->scene, r->doubt, seq);
 		}
@@ -571,7 +568,7 @@ void replica_probed(void *ctx, const char *name, uint64_t seq, int64_t last, int
 		return;
 	}
 	if (have_line(S, name, at, line, len)) {
-		S->replica->settled++;
+		S->cx->replica->settled++;
 		serve_log(LOG_WARN, "cluster: scene %s: batch %" PRId64 " is in the log stream: "
 			  "confirmed", name, at);
 		r->doubt = at < have ? at + 1 : 0;
@@ -594,11 +591,11 @@ void replica_probed(void *ctx, const char *name, uint64_t seq, int64_t last, int
 		return;
 	}
 	/* The stream ends before it. */
-	if (cluster_owns(S->cl, name, NULL) && replica_caught_up(S, name)) {
+	if (cluster_owns(S->cx->cl, name, NULL) && replica_caught_up(S, name)) {
 		reappend(S, r, last > 0 && last + 1 < at ? last + 1 : at);
 		return;
 	}
-	cluster_lease_of(S->cl, name, &li);
+	cluster_lease_of(S->cx->cl, name, &li);
 	if (li.state == CLUSTER_LEASE_OTHER) {
 		snprintf(why, sizeof(why), "process %s owns the scene and its log stream ends at "
 			 "seq %" PRId64, li.owner, last);
@@ -627,11 +624,11 @@ int replica_check_settled(struct server *S, const char *name, edit_error *err)
 
 void replica_tick(struct server *S)
 {
-	struct replica *R = S->replica;
+	struct replica *R = S->cx->replica;
 	double now = serve_now_s();
 	cluster_stats cs;
 
-	cluster_get_stats(S->cl, &cs);
+	cluster_get_stats(S->cx->cl, &cs);
 	if (R && cs.connects != R->connects) {
 		/* Connected again: Redis may have lost appends it confirmed (a
 		 * failover to a replica behind it): every copy is checked. */
@@ -654,7 +651,7 @@ void replica_tick(struct server *S)
 void replica_unreplicated(void *ctx, const char *name, uint64_t seq, int got)
 {
 	struct server *S = ctx;
-	struct replica *R = S->replica;
+	struct replica *R = S->cx->replica;
 	struct rep *r = rep_find(S, name);
 	edit_error err;
 
@@ -682,15 +679,15 @@ void replica_unreplicated(void *ctx, const char *name, uint64_t seq, int got)
 
 void replica_turn_end(struct server *S, int commit_rc)
 {
-	struct replica *R = S->replica;
+	struct replica *R = S->cx->replica;
 
 	for (int i = 0; R && i < R->n; i++) {
-		if (R->v[i].in_turn && commit_rc && S->cl)
-			cluster_follow(S->cl, R->v[i].scene, true);
+		if (R->v[i].in_turn && commit_rc && S->cx->cl)
+			cluster_follow(S->cx->cl, R->v[i].scene, true);
 		R->v[i].in_turn = false;
 	}
-	if (S->cl)
-		cluster_wait_replicas(S->cl);  /* --redis-wait: one WAIT for the turn's appends */
+	if (S->cx->cl)
+		cluster_wait_replicas(S->cx->cl);  /* --redis-wait: one WAIT for the turn's appends */
 }
 
 /* One line of the owner's log, appended to the stream. */
@@ -703,10 +700,10 @@ struct pub {
 static int publish_line(void *ctx, const char *line, size_t len)
 {
 	struct pub *p = ctx;
-	int rc = cluster_publish(p->S->cl, p->name, (uint64_t)p->seq, line, len);
+	int rc = cluster_publish(p->S->cx->cl, p->name, (uint64_t)p->seq, line, len);
 
-	if (rc == 0 && p->S->replica)
-		p->S->replica->published++;
+	if (rc == 0 && p->S->cx->replica)
+		p->S->cx->replica->published++;
 	if (rc)  /* no answer will come: its held ack is answered now */
 		replica_published(p->S, p->name, (uint64_t)p->seq, false, err_str(rc));
 	p->seq++;
@@ -719,7 +716,7 @@ void replica_publish(struct server *S, const char *name, int64_t from, int64_t t
 	struct rep *r;
 	int rc;
 
-	if (!S->cl || !cluster_owns(S->cl, name, NULL) || !replica_of(S))
+	if (!S->cx->cl || !cluster_owns(S->cx->cl, name, NULL) || !replica_of(S))
 		return;
 	if ((r = rep_get(S, name)))
 		r->seen = true;  /* its owner knows what it appends */
@@ -748,9 +745,9 @@ bool replica_caught_up(struct server *S, const char *name)
 {
 	cluster_lease_info li;
 
-	if (!S->catalog_synced)
+	if (!S->cx->catalog_synced)
 		return false;  /* the scene may have been deleted while this process was away */
-	cluster_lease_of(S->cl, name, &li);
+	cluster_lease_of(S->cx->cl, name, &li);
 	return li.state == CLUSTER_LEASE_OWNED && li.log_seq >= 0 &&
 	       engine_seq(S->e, name) >= li.log_seq;
 }
@@ -762,16 +759,16 @@ bool replica_hold(struct server *S, struct pending *p)
 	struct pending *v;
 	struct rep *r;
 
-	if (!S->cl || !R || !cluster_owns(S->cl, p->scene, NULL) || !(r = rep_get(S, p->scene)))
+	if (!S->cx->cl || !R || !cluster_owns(S->cx->cl, p->scene, NULL) || !(r = rep_get(S, p->scene)))
 		return false;
 	r->seen = true;
-	cluster_lease_of(S->cl, p->scene, &li);
+	cluster_lease_of(S->cx->cl, p->scene, &li);
 	if (r->confirmed < li.log_seq)
 		r->confirmed = li.log_seq;
 	/* A resend of a batch the stream holds already: answered now, or,
 	 * with --redis-wait, once WAIT confirms it again. */
 	if (p->seq <= r->confirmed &&
-	    (!S->o.redis_wait || cluster_wait_for(S->cl, p->scene, (uint64_t)p->seq) != 0))
+	    (!S->o.redis_wait || cluster_wait_for(S->cx->cl, p->scene, (uint64_t)p->seq) != 0))
 		return false;
 	if (!(v = serve_grow(R->held, &R->cap_held, R->n_held + 1, sizeof(*v))))
 		return false;  /* out of memory: answered now rather than never */
@@ -784,7 +781,7 @@ bool replica_hold(struct server *S, struct pending *p)
 void replica_published(void *ctx, const char *name, uint64_t seq, bool ok, const char *why)
 {
 	struct server *S = ctx;
-	struct replica *R = S->replica;
+	struct replica *R = S->cx->replica;
 	struct rep *r;
 	edit_error err;
 
@@ -831,7 +828,7 @@ void replica_published(void *ctx, const char *name, uint64_t seq, bool ok, const
 
 void replica_forget(struct server *S, const char *name)
 {
-	struct replica *R = S->replica;
+	struct replica *R = S->cx->replica;
 
 	for (int i = 0; R && i < R->n; i++)
 		if (strcmp(R->v[i].scene, name) == 0) {
@@ -842,19 +839,19 @@ void replica_forget(struct server *S, const char *name)
 
 void replica_free(struct server *S)
 {
-	if (!S->replica)
+	if (!S->cx->replica)
 		return;
-	for (int i = 0; i < S->replica->n_held; i++)
-		free(S->replica->held[i].ik);
-	free(S->replica->held);
-	free(S->replica->v);
-	free(S->replica);
-	S->replica = NULL;
+	for (int i = 0; i < S->cx->replica->n_held; i++)
+		free(S->cx->replica->held[i].ik);
+	free(S->cx->replica->held);
+	free(S->cx->replica->v);
+	free(S->cx->replica);
+	S->cx->replica = NULL;
 }
 
 int replica_metrics(struct server *S, proto_buf *b)
 {
-	struct replica *R = S->replica;
+	struct replica *R = S->cx->replica;
 	struct {
 		const char *name, *type, *help;
 		uint64_t value;
