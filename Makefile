@@ -1,6 +1,7 @@
 # The front door. The real build is CMake; this file installs what is
 # missing, builds, runs the suite twice (optimised, then with ASan+UBSan),
-# builds and checks the container image, and starts the server. See README.md.
+# builds rigd without the cluster and tests it alone, fuzzes, builds and
+# checks the container image, and starts the server. See README.md.
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -9,11 +10,12 @@ PORT       ?= 8080
 DB         ?= data/rig.db
 CTEST_ARGS ?=
 FUZZ_BUILD ?= build-fuzz
+LONE_BUILD ?= build-lone
 RIGD_FUZZ_SECONDS ?= 30
 FUZZ_TARGETS = msg edit gltf bin svg
 
 .PHONY: all deps web-deps build build-asan test test-release test-asan run bench clean
-.PHONY: build-fuzz test-fuzz fuzz-merge test-image
+.PHONY: build-fuzz test-fuzz fuzz-merge test-image build-lone test-lone
 
 all: build
 
@@ -43,6 +45,18 @@ test-asan: build-asan web-deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)
 
+# rigd without the cluster's side (-DRIGD_CLUSTER=OFF: no server/cluster,
+# no server/clustered, no hiredis): it must build, and serve alone. Runs
+# the unit tests and the single-process e2e tests that cover the path an
+# edit takes (about a minute).
+LONE_TESTS = unit_|e2e_lone|e2e_api|e2e_concurrent|e2e_steps|e2e_interest|e2e_svg
+build-lone: deps
+	cmake -S . -B $(LONE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIGD_CLUSTER=OFF
+	cmake --build $(LONE_BUILD) -j$(JOBS)
+
+test-lone: build-lone web-deps
+	cd $(LONE_BUILD) && ctest --output-on-failure -j$(JOBS) -R '$(LONE_TESTS)'
+
 # The fuzz targets of tests/fuzz (README there): a clang build of their own
 # with libFuzzer, ASan and UBSan. test-fuzz replays the committed corpus and
 # fuzzes each target for RIGD_FUZZ_SECONDS; fuzz-merge adds the inputs those
@@ -70,7 +84,7 @@ fuzz-merge: build-fuzz
 test-image: web-deps
 	./scripts/test-image.sh
 
-test: test-release test-asan test-fuzz test-image
+test: test-release test-asan test-lone test-fuzz test-image
 
 # Every benchmark, each printing its figures beside its peer (three.js, a
 # plain memory copy, one transaction per batch, ...). Never part of `test`.
@@ -91,4 +105,4 @@ run: build web-deps
 	./$(BUILD)/rigd --listen 127.0.0.1:$(PORT) --db $(DB) --web web --demo2d on
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(LONE_BUILD)

@@ -8,14 +8,15 @@
  * cluster never heard of.
  */
 #include "lifecycle.h"
-#include "state.h"
-#include "serve/server.h"
-#include "serve/http_respond.h"
-#include "serve/log.h"
 #include "peers.h"
 #include "replica.h"
-#include "serve/rooms.h"
 #include "roster.h"
+#include "state.h"
+
+#include "serve/http_respond.h"
+#include "serve/log.h"
+#include "serve/rooms.h"
+#include "serve/server.h"
 #include "serve/turn.h"
 
 #include "cluster/cluster.h"

@@ -8,14 +8,15 @@
  * and shows it in GET /api/cluster and /metrics. It never talks to Redis.
  */
 #include "peers.h"
-#include "state.h"
-#include "serve/server.h"
-#include "serve/http_respond.h"
-#include "serve/routes.h"
-#include "serve/log.h"
-#include "serve/metrics.h"
 #include "relay.h"
 #include "replica.h"
+#include "state.h"
+
+#include "serve/http_respond.h"
+#include "serve/log.h"
+#include "serve/metrics.h"
+#include "serve/routes.h"
+#include "serve/server.h"
 
 #include "cluster/cluster.h"
 #include "core/err.h"

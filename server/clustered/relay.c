@@ -9,11 +9,12 @@
 #include "relay.h"
 #include "relay_http.h"
 #include "state.h"
-#include "serve/server.h"
+
 #include "serve/clients.h"
 #include "serve/http_respond.h"
 #include "serve/log.h"
 #include "serve/metrics.h"
+#include "serve/server.h"
 #include "serve/turn.h"
 #include "serve/util.h"
 

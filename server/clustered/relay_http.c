@@ -24,13 +24,13 @@
 #include "relay_http.h"
 #include "peers.h"
 #include "state.h"
-#include "serve/server.h"
+
 #include "serve/http.h"
 #include "serve/http_respond.h"
 #include "serve/log.h"
 #include "serve/metrics.h"
-#include "peers.h"
 #include "serve/routes.h"
+#include "serve/server.h"
 #include "serve/turn.h"
 #include "serve/util.h"
 

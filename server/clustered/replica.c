@@ -4,12 +4,13 @@
  */
 #include "replica.h"
 #include "state.h"
-#include "serve/server.h"
+
 #include "serve/clients.h"
 #include "serve/journal.h"
 #include "serve/log.h"
 #include "serve/metrics.h"
 #include "serve/rooms.h"
+#include "serve/server.h"
 #include "serve/turn.h"
 #include "serve/util.h"
 

@@ -6,10 +6,11 @@
  */
 #include "roster.h"
 #include "state.h"
-#include "serve/server.h"
+
 #include "serve/clients.h"
 #include "serve/log.h"
 #include "serve/rooms.h"
+#include "serve/server.h"
 #include "serve/util.h"
 
 #include "cluster/cluster.h"

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-
 #include "core/edit.h"
 #include "core/num.h"
 #include "core/scene.h"

@@ -21,7 +21,6 @@
 #include "views.h"
 
 #include "codec/proto_bin.h"
-
 #include "core/err.h"
 
 #include <assert.h>

@@ -7,7 +7,6 @@
 #include "util.h"
 
 #include "codec/proto_bin.h"
-
 #include "core/err.h"
 
 #include <assert.h>

@@ -6,7 +6,6 @@
 #include "journal.h"
 #include "serve_hooks.h"
 #include "server.h"
-#include "turn.h"
 #include "util.h"
 #include "views.h"
 
@@ -318,38 +317,38 @@ void rooms_scene_gone(struct server *S, const char *name)
 	}
 	rooms_remove(S, st);
 }
-/* A deferred unsubscribe: acked with the scene's seq when it carried an
+/* An unsubscribe: acked with the scene's seq when it carried an
  * id, refused when there was no such subscription. */
-static void deferred_unsubscribe(struct server *S, struct client *c, const struct deferred *d)
+static void unsubscribe(struct server *S, struct client *c, const struct rooms_request *q)
 {
 	proto_buf b;
 	size_t len;
 	char *f;
 
-	if (!rooms_sub_find(c, d->scene)) {
+	if (!rooms_sub_find(c, q->scene)) {
 		edit_error err;
 
 		edit_error_set(&err, RIGD_E_NOT_SUBSCRIBED, -1, "scene",
-			       "not subscribed to scene '%s'", d->scene);
-		if (d->reply && (f = clients_error_frame(S, &d->req, &err, &len)))
-			clients_fill(S, c, d->reply, f, len);
+			       "not subscribed to scene '%s'", q->scene);
+		if (q->reply && (f = clients_error_frame(S, &q->req, &err, &len)))
+			clients_fill(S, c, q->reply, f, len);
 		return;
 	}
-	rooms_unsubscribe(S, c, d->scene);
-	if (d->reply && d->req.present) {
+	rooms_unsubscribe(S, c, q->scene);
+	if (q->reply && q->req.present) {
 		proto_buf_init(&b, S->head);
-		if (proto_encode_ack(&b, &d->req, (uint64_t)engine_seq(S->e, d->scene), 0) == 0 &&
+		if (proto_encode_ack(&b, &q->req, (uint64_t)engine_seq(S->e, q->scene), 0) == 0 &&
 		    (f = serve_take_frame(&b, &len)))
-			clients_fill(S, c, d->reply, f, len);
+			clients_fill(S, c, q->reply, f, len);
 		proto_buf_release(&b);
-	} else if (d->reply) {
-		clients_fill(S, c, d->reply, NULL, 0);
+	} else if (q->reply) {
+		clients_fill(S, c, q->reply, NULL, 0);
 	}
 }
 
-void rooms_subscribe(struct server *S, struct deferred *d)
+void rooms_subscribe(struct server *S, const struct rooms_request *q)
 {
-	struct client *c = clients_get(S, d->conn);
+	struct client *c = clients_get(S, q->conn);
 	struct room *st;
 	struct sub *v;
 	char *f;
@@ -357,40 +356,40 @@ void rooms_subscribe(struct server *S, struct deferred *d)
 
 	if (!c)
 		return;
-	if (d->kind == D_UNSUBSCRIBE) {
-		deferred_unsubscribe(S, c, d);
+	if (q->leave) {
+		unsubscribe(S, c, q);
 		return;
 	}
-	if (!engine_scene(S->e, d->scene)) {
+	if (!engine_scene(S->e, q->scene)) {
 		edit_error err;
 
-		edit_error_set(&err, RIGD_E_UNKNOWN_SCENE, -1, "scene", "no scene '%s'", d->scene);
-		if (d->reply && (f = clients_error_frame(S, &d->req, &err, &len)))
-			clients_fill(S, c, d->reply, f, len);
+		edit_error_set(&err, RIGD_E_UNKNOWN_SCENE, -1, "scene", "no scene '%s'", q->scene);
+		if (q->reply && (f = clients_error_frame(S, &q->req, &err, &len)))
+			clients_fill(S, c, q->reply, f, len);
 		return;
 	}
 	if (S->hooks)  /* its lease and its log stream */
-		S->hooks->interest(S, d->scene);
-	if (d->reply)
-		clients_fill(S, c, d->reply, NULL, 0);  /* the snapshot answers */
-	if (rooms_sub_find(c, d->scene)) {
+		S->hooks->interest(S, q->scene);
+	if (q->reply)
+		clients_fill(S, c, q->reply, NULL, 0);  /* the snapshot answers */
+	if (rooms_sub_find(c, q->scene)) {
 		/* Again: a fresh snapshot, in the format asked for this time. */
-		rooms_sub_find(c, d->scene)->cursor = -1;
-		rooms_sub_find(c, d->scene)->format = d->format;
+		rooms_sub_find(c, q->scene)->cursor = -1;
+		rooms_sub_find(c, q->scene)->format = q->format;
 		net_ws_wake(S->n, c->conn);
 		return;
 	}
 	if (c->n_subs >= S->o.max_subs) {
-		clients_reply_code(S, c, &d->req, RIGD_E_LIMIT, "scene",
+		clients_reply_code(S, c, &q->req, RIGD_E_LIMIT, "scene",
 				 "a connection may subscribe to %d scenes (--max-subs)", S->o.max_subs);
 		return;
 	}
-	st = rooms_get(S, d->scene);
+	st = rooms_get(S, q->scene);
 	v = serve_grow(c->subs, &c->cap_subs, c->n_subs + 1, sizeof(*v));
 	if (!st || !v) {
 		if (v)
 			c->subs = v;
-		clients_reply_code(S, c, &d->req, RIGD_E_NOMEM, "", "out of memory");
+		clients_reply_code(S, c, &q->req, RIGD_E_NOMEM, "", "out of memory");
 		return;
 	}
 	c->subs = v;
@@ -400,16 +399,16 @@ void rooms_subscribe(struct server *S, struct deferred *d)
 
 		sv = serve_grow(sv, &cap, st->n_subs + 1, sizeof(*sv));
 		if (!sv) {
-			clients_reply_code(S, c, &d->req, RIGD_E_NOMEM, "", "out of memory");
+			clients_reply_code(S, c, &q->req, RIGD_E_NOMEM, "", "out of memory");
 			return;
 		}
 		st->subs = sv;
 		st->cap_subs = cap;
 	}
 	memset(&c->subs[c->n_subs], 0, sizeof(c->subs[0]));
-	snprintf(c->subs[c->n_subs].scene, sizeof(c->subs[0].scene), "%s", d->scene);
+	snprintf(c->subs[c->n_subs].scene, sizeof(c->subs[0].scene), "%s", q->scene);
 	c->subs[c->n_subs].cursor = -1;
-	c->subs[c->n_subs].format = d->format;
+	c->subs[c->n_subs].format = q->format;
 	c->subs[c->n_subs].peers_pending = true;
 	c->n_subs++;
 	assert(c->n_subs <= S->o.max_subs && st->n_subs < st->cap_subs);

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 struct client;
-struct deferred;
+struct reply;
 struct server;
 struct sub;
 
@@ -126,8 +126,19 @@ void rooms_presence(struct server *S, struct client *c, proto_msg *msg);
  * room goes. */
 void rooms_scene_gone(struct server *S, const char *name);
 
-/* A deferred subscribe or unsubscribe, done after the commit: fills its
- * placeholder and adds or removes the subscription. */
-void rooms_subscribe(struct server *S, struct deferred *d);
+/* A subscribe or unsubscribe of connection 'conn', run after the commit
+ * of the turn it came in: its answer fills placeholder 'reply' (NULL:
+ * none), in the order the client sent it. */
+struct rooms_request {
+	uint64_t conn;
+	struct reply *reply;
+	proto_req req;
+	const char *scene;
+	int format;                  /* subscribe: enum proto_format */
+	bool leave;                  /* an unsubscribe */
+};
+
+/* Adds (or, 'leave', removes) the subscription of 'q' and answers it. */
+void rooms_subscribe(struct server *S, const struct rooms_request *q);
 
 #endif

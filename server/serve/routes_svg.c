@@ -7,9 +7,9 @@
  * nothing, so that even a document the sanitiser missed something in can
  * neither script nor load anything when opened on its own.
  */
-#include "routes.h"
 #include "http_respond.h"
 #include "log.h"
+#include "routes.h"
 #include "serve_hooks.h"
 #include "server.h"
 #include "turn.h"

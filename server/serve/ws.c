@@ -131,6 +131,15 @@ static bool message_allowed(struct server *S, struct client *c, const proto_msg 
 	return rc == 0;
 }
 
+/* A deferred subscribe or unsubscribe, after the commit. */
+static void run_subscribe(struct server *S, struct deferred *d)
+{
+	struct rooms_request q = {.conn = d->conn, .reply = d->reply, .req = d->req,
+		.scene = d->scene, .format = d->format, .leave = d->kind == D_UNSUBSCRIBE};
+
+	rooms_subscribe(S, &q);
+}
+
 /* A subscribe, unsubscribe or view waits for the commit, with a
  * placeholder keeping its answer in request order; the deferred item
  * takes the view's "always" ids from 'msg'. */
@@ -145,7 +154,7 @@ static void defer_subscribe(struct server *S, struct client *c, proto_msg *msg)
 	d->kind = msg->type == PROTO_SUBSCRIBE ? D_SUBSCRIBE
 		  : msg->type == PROTO_VIEW    ? D_VIEW
 					       : D_UNSUBSCRIBE;
-	d->run = d->kind == D_VIEW ? interest_declare : rooms_subscribe;
+	d->run = d->kind == D_VIEW ? interest_declare : run_subscribe;
 	d->conn = c->conn;
 	d->req = msg->req;
 	snprintf(d->scene, sizeof(d->scene), "%s", msg->scene);
