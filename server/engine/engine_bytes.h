@@ -2,7 +2,7 @@
  * engine_bytes.h: growing byte buffers written (bytes, bytes_put_) and
  * bounded ones read (reader, reader_get_), for the engine's two binary
  * encodings: snapshots (engine_snap.c) and the image of a batch's ops
- * (engine_opimage.c).
+ * (engine_opimage.c), including the pose channel both of them hold.
  *
  * Private to server/engine/. The byte order itself is codec/bytes.h's,
  * which the binary frames use too; this adds the buffer, the bounds and
@@ -18,6 +18,7 @@
 #include "codec/bytes.h"
 #include "core/err.h"
 #include "core/math.h"
+#include "core/pose.h"
 
 #include <assert.h>
 #include <stdbool.h>
@@ -47,6 +48,10 @@ static inline int bytes_reserve(bytes *b, size_t more)
 	b->cap = cap;
 	return 0;
 }
+
+/* The bytes of a pose channel with an id of 0 bytes: u8 id_len, then
+ * f64 t[3] r[4] s[3]. Both encodings lay a channel out so. */
+#define ENG_CHANNEL_MIN 81
 
 /* The bytes_put_ helpers write into reserved space. */
 static inline void bytes_put_u8(bytes *b, unsigned v)
@@ -92,6 +97,19 @@ static inline void bytes_put_raw(bytes *b, const void *p, size_t n)
 {
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
+}
+
+/* One pose channel: u8 id_len, id, f64 t[3] r[4] s[3]; the caller has
+ * reserved ENG_CHANNEL_MIN + strlen(c->id) bytes. */
+static inline void bytes_put_channel(bytes *b, const pose_channel *c)
+{
+	size_t len = strlen(c->id);
+
+	bytes_put_u8(b, (unsigned)len);
+	bytes_put_raw(b, c->id, len);
+	bytes_put_vec3(b, c->t);
+	bytes_put_quat(b, c->r);
+	bytes_put_vec3(b, c->s);
 }
 
 typedef struct reader {
@@ -153,6 +171,15 @@ static inline quat reader_get_quat(reader *r)
 	q.z = reader_get_f64(r);
 	q.w = reader_get_f64(r);
 	return q;
+}
+
+/* The values of a pose channel after its id (which each encoding reads
+ * and checks in its own way): t, r, s into 'c'. */
+static inline void reader_get_channel_trs(reader *r, pose_channel *c)
+{
+	c->t = reader_get_vec3(r);
+	c->r = reader_get_quat(r);
+	c->s = reader_get_vec3(r);
 }
 
 /* Copies 'n' bytes into the string pool as a NUL-terminated string. */

@@ -57,7 +57,6 @@
 #define OPS_BIN_FIELDS_DRAW (((1u << EDIT_F_COUNT_) - 1) | EDIT_F_DRAW)
 #define OPS_BIN_MIN_OP 4        /* kind, fields, id length */
 #define OPS_BIN_NULL_STR 0xffffu
-#define OPS_BIN_CHANNEL_MIN 81  /* bytes of a channel with a 0-byte id */
 
 /* A kind an image may hold: the absolute ops. */
 static bool bin_kind(int kind)
@@ -81,7 +80,7 @@ static size_t op_bin_size(const edit_op *op, bool wide)
 	if (op->kind == EDIT_POSE_SET) {
 		n += 4;
 		for (int i = 0; i < op->n_channels; i++)
-			n += OPS_BIN_CHANNEL_MIN + strlen(op->channels[i].id);
+			n += ENG_CHANNEL_MIN + strlen(op->channels[i].id);
 		return n;
 	}
 	if (op->kind == EDIT_POSE_DELETE)
@@ -131,15 +130,8 @@ static void op_bin_put(bytes *b, const edit_op *op, bool wide)
 	bytes_put_raw(b, op->id, id_len);
 	if (op->kind == EDIT_POSE_SET) {
 		bytes_put_u32(b, (uint32_t)op->n_channels);
-		for (int i = 0; i < op->n_channels; i++) {
-			const pose_channel *c = &op->channels[i];
-			size_t len = strlen(c->id);
-			bytes_put_u8(b, (unsigned)len);
-			bytes_put_raw(b, c->id, len);
-			bytes_put_vec3(b, c->t);
-			bytes_put_quat(b, c->r);
-			bytes_put_vec3(b, c->s);
-		}
+		for (int i = 0; i < op->n_channels; i++)
+			bytes_put_channel(b, &op->channels[i]);
 	}
 	if (f & EDIT_F_PARENT) {
 		size_t len = strlen(op->parent);
@@ -282,7 +274,7 @@ static bool get_bin_channels(reader *r, edit_op *op)
 {
 	uint32_t n = reader_get_u32(r);
 	op->fields = EDIT_F_CHANNELS;
-	if (r->bad || n > (r->len - r->off) / OPS_BIN_CHANNEL_MIN) {
+	if (r->bad || n > (r->len - r->off) / ENG_CHANNEL_MIN) {
 		r->bad = true;
 		return false;
 	}
@@ -291,9 +283,7 @@ static bool get_bin_channels(reader *r, edit_op *op)
 	for (uint32_t i = 0; i < n && !r->bad; i++) {
 		pose_channel *c = &op->channels[i];
 		get_bin_id(r, c->id);
-		c->t = reader_get_vec3(r);
-		c->r = reader_get_quat(r);
-		c->s = reader_get_vec3(r);
+		reader_get_channel_trs(r, c);
 		op->n_channels = (int)i + 1;
 	}
 	return false;

@@ -69,8 +69,6 @@ static bool scene_drawn(const scene *s)
 	return false;
 }
 
-#define SNAP_CHANNEL_MIN 81     /* bytes of a channel with a 0-byte id */
-
 uint32_t eng_snap_format(const bytes *snap)
 {
 	assert(snap->len >= 12);
@@ -87,21 +85,13 @@ static int snap_encode_poses(const pose_set *ps, bytes *out)
 		size_t len = strlen(p->name);
 
 		if (bytes_reserve(out, 1 + len + 4 +
-					       (size_t)p->n * (SNAP_CHANNEL_MIN + SCENE_ID_MAX)))
+					       (size_t)p->n * (ENG_CHANNEL_MIN + SCENE_ID_MAX)))
 			return RIGD_E_NOMEM;
 		bytes_put_u8(out, (unsigned)len);
 		bytes_put_raw(out, p->name, len);
 		bytes_put_u32(out, (uint32_t)p->n);
-		for (int k = 0; k < p->n; k++) {
-			const pose_channel *c = &p->ch[k];
-
-			len = strlen(c->id);
-			bytes_put_u8(out, (unsigned)len);
-			bytes_put_raw(out, c->id, len);
-			bytes_put_vec3(out, c->t);
-			bytes_put_quat(out, c->r);
-			bytes_put_vec3(out, c->s);
-		}
+		for (int k = 0; k < p->n; k++)
+			bytes_put_channel(out, &p->ch[k]);
 	}
 	return 0;
 }
@@ -141,7 +131,7 @@ static int snap_decode_poses(reader *r, scene *s)
 		get_snap_id(r, name);
 		n_ch = reader_get_u32(r);
 		if (r->bad || (i && strcmp(last, name) >= 0) ||
-		    n_ch > (r->len - r->off) / SNAP_CHANNEL_MIN)
+		    n_ch > (r->len - r->off) / ENG_CHANNEL_MIN)
 			return RIGD_E_STORAGE;
 		if ((n_ch && !(ch = malloc(sizeof(*ch) * n_ch))) || pose_reserve(ps)) {
 			free(ch);
@@ -149,9 +139,7 @@ static int snap_decode_poses(reader *r, scene *s)
 		}
 		for (uint32_t k = 0; k < n_ch && !r->bad; k++) {
 			get_snap_id(r, ch[k].id);
-			ch[k].t = reader_get_vec3(r);
-			ch[k].r = reader_get_quat(r);
-			ch[k].s = reader_get_vec3(r);
+			reader_get_channel_trs(r, &ch[k]);
 			if (k && strcmp(ch[k - 1].id, ch[k].id) >= 0)
 				r->bad = true;
 		}
