@@ -156,7 +156,7 @@ static int put_locals(proto_buf *b, const scene *s, int node)
 /* The matrices of 'nodes': their indices, then their 12 elements each,
  * WORLD_CHUNK at a time into one append (a frame of a view carries about a
  * thousand, and a hundred views' frames are built per edit). */
-static int put_world(proto_buf *b, int format, const scene *s, const int *nodes, int n)
+static int put_matrices(proto_buf *b, int format, const scene *s, const int *nodes, int n)
 {
 	unsigned char o[WORLD_CHUNK * MATRIX_BYTES_MAX];
 	int at = 0;
@@ -224,7 +224,7 @@ int proto_bin_encode_snapshot(proto_buf *b, int format, const char *scene_name, 
 	for (int i = 0; i < n; i++)
 		if (append_le(b, (uint64_t)nodes[i], 4))
 			goto out;
-	if (put_world(b, format, s, nodes, n))
+	if (put_matrices(b, format, s, nodes, n))
 		goto out;
 	json_start = b->len;
 	if (PROTO_BUF_LIT(b, "{") || put_records(b, s, nodes, n) ||
@@ -339,7 +339,7 @@ int proto_bin_encode_update_locals(proto_buf *b, int format, const char *scene_n
 	for (int i = 0; i < n_whole; i++)
 		if (append_le(b, (uint64_t)whole[i], 4))
 			goto out;
-	if (put_world(b, format, s, mat, n_mat))
+	if (put_matrices(b, format, s, mat, n_mat))
 		goto out;
 	for (int i = 0; i < n_compact; i++)
 		if (put_locals(b, s, compact[i]))

@@ -260,7 +260,7 @@ static void get_bin_id(reader *r, char *dst)
 	dst[len] = 0;
 }
 
-static bool get_bool(reader *r)
+static bool get_bin_bool(reader *r)
 {
 	unsigned v = reader_get_u8(r);
 	if (v > 1)
@@ -311,7 +311,7 @@ static void get_bin_fields(reader *r, edit_op *op, unsigned f, bool *nomem)
 	if (f & EDIT_F_EULER)
 		op->euler_deg = reader_get_vec3(r);
 	if (f & EDIT_F_BOUNDS) {
-		op->has_bounds = get_bool(r);
+		op->has_bounds = get_bin_bool(r);
 		if (op->has_bounds) {
 			op->bounds.min = reader_get_vec3(r);
 			op->bounds.max = reader_get_vec3(r);
@@ -328,9 +328,9 @@ static void get_bin_fields(reader *r, edit_op *op, unsigned f, bool *nomem)
 	if (f & EDIT_F_FAR)
 		op->zfar = reader_get_f64(r);
 	if (f & EDIT_F_VISIBLE)
-		op->visible = get_bool(r);
+		op->visible = get_bin_bool(r);
 	if (f & EDIT_F_KEEP_WORLD)
-		op->keep_world = get_bool(r);
+		op->keep_world = get_bin_bool(r);
 	if (f & EDIT_F_LAYER)
 		op->layer = get_bin_opt_str(r, nomem);
 	if (f & EDIT_F_Z) {
