@@ -96,9 +96,11 @@ int turn_submit_asset(struct server *S, int type, const char *scene_name,
 	if (type == PROTO_EDIT && S->replicating && S->replica_kind != PROTO_LOG_EDIT)
 		rc = engine_submit_logged(S->e, scene_name, batch, S->replica_kind, S->replica_target,
 					  lim, &ack, err);
-	else if (type == PROTO_EDIT && asset)
-		rc = engine_asset_submit(S->e, scene_name, batch, asset_file, asset, lim, &ack, err);
-	else if (type == PROTO_EDIT)
+	else if (type == PROTO_EDIT && asset) {
+		engine_svg svg = { asset->svg, asset->len, asset->ids, asset->n_ids };
+
+		rc = engine_asset_submit(S->e, scene_name, batch, asset_file, &svg, lim, &ack, err);
+	} else if (type == PROTO_EDIT)
 		rc = engine_submit_limits(S->e, scene_name, batch, lim, &ack, err);
 	else if (type == PROTO_UNDO)
 		rc = engine_undo(S->e, scene_name, client, batch && batch->has_client_seq,

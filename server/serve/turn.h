@@ -11,6 +11,8 @@
 
 #include "server.h"
 
+#include "codec/svg.h"
+
 /*
  * Submits an edit, undo or redo (PROTO_EDIT, PROTO_UNDO, PROTO_REDO) on
  * 'scene_name' for websocket client 'c' or, with 'c' NULL, for HTTP
