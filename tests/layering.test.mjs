@@ -17,7 +17,13 @@ import { fileURLToPath } from 'node:url';
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'server');
 
-/* Each layer and the layers it may include (besides itself). */
+/*
+ * Each layer and the layers it may include (besides itself). clustered/ is
+ * what the server does only in a cluster (replicas, relaying, peers): it
+ * sits above both serve/ and cluster/, so that serve/ names no Redis code.
+ * Until serve's cluster half has moved there, serve/ still includes
+ * cluster/cluster.h and keeps 'cluster' in its list.
+ */
 export const LAYERS = {
   core: [],
   codec: ['core'],
@@ -25,17 +31,29 @@ export const LAYERS = {
   net: ['core'],
   cluster: ['core'],
   serve: ['core', 'codec', 'engine', 'net', 'cluster'],
-  cmd: ['core', 'codec', 'engine', 'net', 'cluster', 'serve'],
+  clustered: ['core', 'codec', 'engine', 'net', 'cluster', 'serve'],
+  cmd: ['core', 'codec', 'engine', 'net', 'cluster', 'serve', 'clustered'],
 };
 
-/* Outside libraries: a header (or header folder) and the one layer that may include it. */
+/* Layers named above before their folder exists (clustered/ arrives with
+ * the move out of serve/): the tree need not have sources for them yet.
+ * Take a name out once its folder has landed. */
+export const PENDING = new Set(['clustered']);
+
+/*
+ * Outside libraries: a header (or header folder) and the layers that may
+ * include it, one for each library but libuv. libuv has two: net/ runs
+ * the event loop (libwebsockets on libuv), and cluster/ attaches hiredis
+ * to that loop through hiredis's adapter, hiredis/adapters/libuv.h, which
+ * includes uv.h and so counts as a libuv include as well as a hiredis one.
+ */
 export const OWNERS = [
-  { header: /^cjson\//, layer: 'codec', what: 'cJSON' },
-  { header: /^sqlite3\.h$/, layer: 'engine', what: 'SQLite' },
-  { header: /^libwebsockets\.h$|^lws_/, layer: 'net', what: 'libwebsockets' },
-  { header: /^hiredis\//, layer: 'cluster', what: 'hiredis' },
-  { header: /^uv\.h$|^uv\//, layer: 'net', what: 'libuv' },
-  { header: /^libxml\//, layer: 'codec', what: 'libxml2' },
+  { header: /^cjson\//, layers: ['codec'], what: 'cJSON' },
+  { header: /^sqlite3\.h$/, layers: ['engine'], what: 'SQLite' },
+  { header: /^libwebsockets\.h$|^lws_/, layers: ['net'], what: 'libwebsockets' },
+  { header: /^hiredis\//, layers: ['cluster'], what: 'hiredis' },
+  { header: /^uv\.h$|^uv\/|^hiredis\/adapters\/libuv\.h$/, layers: ['net', 'cluster'], what: 'libuv' },
+  { header: /^libxml\//, layers: ['codec'], what: 'libxml2' },
 ];
 
 /*
@@ -79,8 +97,10 @@ export function violations(files) {
       m = /^\s*#\s*include\s+<([^>]+)>/.exec(line);
       if (m) {
         for (const o of OWNERS) {
-          if (o.header.test(m[1]) && o.layer !== layer)
-            out.push(`${at}: <${m[1]}> (${o.what}) belongs to ${o.layer}/ alone, not ${layer}/`);
+          if (o.header.test(m[1]) && !o.layers.includes(layer)) {
+            const owners = o.layers.map((l) => `${l}/`).join(' and ');
+            out.push(`${at}: <${m[1]}> (${o.what}) belongs to ${owners} alone, not ${layer}/`);
+          }
         }
       }
     });
@@ -105,8 +125,11 @@ export function readTree(dir) {
 test('server/ keeps its layering', () => {
   const files = readTree(SERVER);
   assert.ok(Object.keys(files).length > 10, 'the sources are found');
-  for (const layer of Object.keys(LAYERS))
+  for (const layer of Object.keys(LAYERS)) {
+    if (PENDING.has(layer) && !fs.existsSync(path.join(SERVER, layer)))
+      continue;
     assert.ok(Object.keys(files).some((f) => f.startsWith(`${layer}/`)), `server/${layer}/ has sources`);
+  }
   const v = violations(files);
   assert.deepEqual(v, [], `layering violations:\n  ${v.join('\n  ')}`);
 });
@@ -117,9 +140,15 @@ test('the checker finds each kind of violation', () => {
     'core/scene.c': '#include "scene.h"\n#include "engine/store.h"\n#include <sqlite3.h>\n',
     'codec/proto.c': '#include "core/scene.h"\n#include <cjson/cJSON.h>\n#include "proto.h"\n',
     'engine/store.h': '#include "core/nothing.h"\n',
-    'net/net.c': '#include <libwebsockets.h>\n#include "serve/x.h"\n',
+    'net/net.c': '#include <libwebsockets.h>\n#include "serve/x.h"\n#include <uv.h>\n',
     'serve/x.h': '#include <cjson/cJSON.h>\n#include "../core/scene.h"\n#include "lib/x.h"\n',
+    'serve/y.c': '#include "clustered/z.h"\n#include <hiredis/adapters/libuv.h>\n',
     'engine/svg.c': '#include <libxml/parser.h>\n',
+    /* Allowed: cluster/ owns hiredis and shares libuv; clustered/ sits
+     * above serve/ and cluster/; cmd/ is above clustered/. */
+    'cluster/c.h': '#include <hiredis/adapters/libuv.h>\n#include <hiredis/async.h>\n#include <uv.h>\n',
+    'clustered/z.h': '#include "serve/x.h"\n#include "cluster/c.h"\n',
+    'cmd/main.c': '#include "clustered/z.h"\n',
     'loose.c': '',
   };
   const v = violations(files);
@@ -134,5 +163,8 @@ test('the checker finds each kind of violation', () => {
   has(/^serve\/x\.h:3: "lib\/x\.h" names no layer/);
   has(/^loose\.c: a source outside the layer folders/);
   has(/^engine\/svg\.c:1: <libxml\/parser\.h> \(libxml2\) belongs to codec\//);
-  assert.equal(v.length, 10, v.join('\n'));
+  has(/^serve\/y\.c:1: serve\/ may not include "clustered\/z\.h" \(clustered is not below serve\)/);
+  has(/^serve\/y\.c:2: <hiredis\/adapters\/libuv\.h> \(hiredis\) belongs to cluster\/ alone/);
+  has(/^serve\/y\.c:2: <hiredis\/adapters\/libuv\.h> \(libuv\) belongs to net\/ and cluster\/ alone, not serve\//);
+  assert.equal(v.length, 13, v.join('\n'));
 });
