@@ -13,11 +13,11 @@
 #ifndef RIGD_CODEC_BYTES_H
 #define RIGD_CODEC_BYTES_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-/* One copy of a number's bytes is little-endian on a little-endian host;
- * elsewhere the numbers go through their integer bits, byte by byte. */
+/* On a little-endian host a number's bytes are already in file order. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define BYTES_LE_HOST 1
 #else
@@ -54,18 +54,27 @@ static inline uint64_t le_get64(const unsigned char *p)
 	return (uint64_t)le_get32(p) | (uint64_t)le_get32(p + 4) << 32;
 }
 
-/* A double's 8 bytes at 'p', bit for bit: one copy on a little-endian
- * host (compilers merge no byte loop of a double into one store). */
-static inline void le_put_f64(unsigned char *p, double d)
+/* The 'size' bytes (4 or 8) of the float or double at 'value' at 'p',
+ * little-endian, bit for bit: one copy on a little-endian host (compilers
+ * merge no byte loop into one store), the bytes reversed elsewhere. */
+static inline void le_put_number(unsigned char *p, const void *value, size_t size)
 {
 #if BYTES_LE_HOST
-	memcpy(p, &d, sizeof(d));
+	memcpy(p, value, size);
 #else
-	uint64_t v;
-
-	memcpy(&v, &d, sizeof(v));
-	le_put(p, v, 8);
+	for (size_t i = 0; i < size; i++)
+		p[i] = ((const unsigned char *)value)[size - 1 - i];
 #endif
+}
+
+static inline void le_put_f64(unsigned char *p, double d)
+{
+	le_put_number(p, &d, sizeof(d));
+}
+
+static inline void le_put_f32(unsigned char *p, float f)
+{
+	le_put_number(p, &f, sizeof(f));
 }
 
 static inline double le_get_f64(const unsigned char *p)
@@ -75,19 +84,6 @@ static inline double le_get_f64(const unsigned char *p)
 
 	memcpy(&d, &v, sizeof(d));
 	return d;
-}
-
-/* A float's 4 bytes at 'p', bit for bit, as le_put_f64. */
-static inline void le_put_f32(unsigned char *p, float f)
-{
-#if BYTES_LE_HOST
-	memcpy(p, &f, sizeof(f));
-#else
-	uint32_t v;
-
-	memcpy(&v, &f, sizeof(v));
-	le_put(p, v, 4);
-#endif
 }
 
 static inline float le_get_f32(const unsigned char *p)
