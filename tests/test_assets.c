@@ -64,7 +64,8 @@ static int submit_asset(engine *e, const char *name, const char *file, const cha
 
 	assert_int_equal(svg_sanitize(art_svg, strlen(art_svg), NULL, &art, er), 0);
 	decode(json, &b);
-	rc = engine_asset_submit(e, name, &b, file, &art, NULL, NULL, er);
+	rc = engine_asset_submit(e, name, &b, file,
+				 &(engine_svg){ art.svg, art.len, art.ids, art.n_ids }, NULL, NULL, er);
 	edit_batch_release(&b);
 	svg_clean_release(&art);
 	return rc;

@@ -889,7 +889,7 @@ static void test_scenes(void **state)
 	/* A scene with uncommitted batches cannot go. */
 	assert_int_equal(engine_scene_delete(e, "b"), RIGD_E_INTERNAL);
 	commit_ok(e);
-	proto_scene_info info[4];
+	engine_scene_info info[4];
 	assert_int_equal(engine_scenes(e, info, 4), 2);
 	assert_string_equal(info[0].name, "a");
 	assert_string_equal(info[1].name, "b");

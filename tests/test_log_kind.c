@@ -371,12 +371,14 @@ static void test_line_max_asset(void **state)
 	edit_batch b;
 	edit_error err;
 	svg_clean clean;
+	engine_svg asset;
 	size_t len;
 
 	assert_int_equal(engine_scene_create(e, "s"), 0);
 	assert_int_equal(svg_sanitize(art, strlen(art), NULL, &clean, &err), 0);
+	asset = (engine_svg){ clean.svg, clean.len, clean.ids, clean.n_ids };
 	assert_int_equal(proto_decode_batch(json, strlen(json), NULL, &b, &err), 0);
-	assert_int_equal(engine_asset_submit(e, "s", &b, "a1.svg", &clean, NULL, NULL, &err), 0);
+	assert_int_equal(engine_asset_submit(e, "s", &b, "a1.svg", &asset, NULL, NULL, &err), 0);
 	assert_int_equal(engine_commit(e), 0);
 	assert_int_equal(engine_log(e, "s", 1, 1, collect, &log), 0);
 	assert_non_null(strstr(log.s, "\"assets\":[{\"file\":\"a1.svg\""));
@@ -387,14 +389,14 @@ static void test_line_max_asset(void **state)
 	json = "{\"ops\":[{\"op\":\"create\",\"id\":\"q\"}],\"client\":\"al\"}";
 	assert_int_equal(proto_decode_batch(json, strlen(json), NULL, &b, &err), 0);
 	engine_set_line_max(e, len - 1);
-	assert_int_equal(engine_asset_submit(e, "s", &b, "a2.svg", &clean, NULL, NULL, &err),
+	assert_int_equal(engine_asset_submit(e, "s", &b, "a2.svg", &asset, NULL, NULL, &err),
 			 RIGD_E_TOO_LARGE);
 	assert_int_equal(engine_pending(e), 0);
 	bool has = true;
 	assert_int_equal(engine_asset_has(e, "s", "a2.svg", NULL, &has, NULL), 0);
 	assert_false(has);
 	engine_set_line_max(e, len);
-	assert_int_equal(engine_asset_submit(e, "s", &b, "a2.svg", &clean, NULL, NULL, &err), 0);
+	assert_int_equal(engine_asset_submit(e, "s", &b, "a2.svg", &asset, NULL, NULL, &err), 0);
 	assert_int_equal(engine_commit(e), 0);
 	edit_batch_release(&b);
 	svg_clean_release(&clean);

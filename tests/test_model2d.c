@@ -595,7 +595,9 @@ static void submit_commit_asset(engine *e, const char *name, const char *json, b
 		fail_msg("decode %s: %s", json, er.message);
 	if (with_asset) {
 		assert_int_equal(svg_sanitize(h_svg, strlen(h_svg), NULL, &art, &er), 0);
-		if (engine_asset_submit(e, name, &b, "h.svg", &art, NULL, NULL, &er) != 0)
+		if (engine_asset_submit(e, name, &b, "h.svg",
+					&(engine_svg){ art.svg, art.len, art.ids, art.n_ids }, NULL,
+					NULL, &er) != 0)
 			fail_msg("submit %s: %s", json, er.message);
 		svg_clean_release(&art);
 	} else if (engine_submit(e, name, &b, NULL, &er) != 0) {

@@ -944,7 +944,8 @@ static int svg_round(engine *e, bool *acked)
 	*acked = false;
 	if (rc)
 		return rc;
-	rc = engine_asset_submit(e, "art", &b, in.file, &art, NULL, NULL, &er);
+	rc = engine_asset_submit(e, "art", &b, in.file,
+				 &(engine_svg){ art.svg, art.len, art.ids, art.n_ids }, NULL, NULL, &er);
 	edit_batch_release(&b);
 	svg_clean_release(&art);
 	svg_import_release(&in);

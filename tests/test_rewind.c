@@ -68,7 +68,9 @@ static int64_t commit_one(engine *e, const char *json, const char *file)
 	decode(json, &b);
 	if (file) {
 		assert_int_equal(svg_sanitize(art_svg, strlen(art_svg), NULL, &art, &er), 0);
-		rc = engine_asset_submit(e, "s", &b, file, &art, NULL, &ack, &er);
+		rc = engine_asset_submit(e, "s", &b, file,
+					 &(engine_svg){ art.svg, art.len, art.ids, art.n_ids }, NULL,
+					 &ack, &er);
 		svg_clean_release(&art);
 	} else {
 		rc = engine_submit(e, "s", &b, &ack, &er);

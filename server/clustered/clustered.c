@@ -73,7 +73,7 @@ static int clustered_start(struct server *S)
 	cluster_callbacks cb;
 	char id[CLUSTER_ID_MAX], url[CLUSTER_URL_MAX], msg[256];
 	bool v6 = strchr(S->o.host, ':') != NULL;
-	proto_scene_info *v = NULL;
+	engine_scene_info *v = NULL;
 	int n;
 
 	if (!(S->cx = calloc(1, sizeof(*S->cx)))) {

@@ -277,7 +277,7 @@ static void reconcile(struct server *S, const struct deferred *d)
 {
 	struct entry *v = NULL, *e;
 	char (*names)[SCENE_ID_MAX + 1] = NULL;
-	proto_scene_info *local = NULL;
+	engine_scene_info *local = NULL;
 	int n = catalog_entries(d, &v), n_local = engine_scenes(S->e, NULL, 0);
 
 	if (n < 0 || !(local = calloc((size_t)n_local + 1, sizeof(*local))) ||

@@ -9,6 +9,7 @@
  */
 #include "gltf_internal.h"
 
+#include "bytes.h"
 #include "core/err.h"
 #include "json.h"
 
@@ -227,18 +228,11 @@ static void sb_box_uri(sbuf *b)
 	size_t n = 0;
 
 	for (int v = 0; v < 8; v++) {
-		for (int k = 0; k < 3; k++) {
-			uint32_t bits;
-
-			memcpy(&bits, &box_positions[v][k], sizeof(bits));
-			for (int byte = 0; byte < 4; byte++)
-				raw[n++] = (unsigned char)(bits >> (8 * byte));
-		}
+		for (int k = 0; k < 3; k++, n += 4)
+			le_put_f32(raw + n, box_positions[v][k]);
 	}
-	for (int i = 0; i < 36; i++) {
-		raw[n++] = (unsigned char)(box_indices[i] & 0xFF);
-		raw[n++] = (unsigned char)(box_indices[i] >> 8);
-	}
+	for (int i = 0; i < 36; i++, n += 2)
+		le_put(raw + n, box_indices[i], 2);
 	sb_puts(b, "data:application/octet-stream;base64,");
 	for (size_t i = 0; i < n; i += 3) {
 		uint32_t word = (uint32_t)raw[i] << 16;

@@ -10,6 +10,7 @@
  */
 #include "gltf_internal.h"
 
+#include "bytes.h"
 #include "core/err.h"
 #include "json.h"
 
@@ -122,11 +123,6 @@ void gltf_warn(gltf_import_ctx *c, const char *fmt, ...)
 	r->n_warnings++;
 }
 
-static uint32_t rd32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Finds the JSON chunk of a GLB container (glTF 2.0 section 4.4). */
 static int unwrap_glb(gltf_import_ctx *c, const unsigned char *d, size_t len, const char **json,
 		      size_t *json_len)
@@ -138,21 +134,21 @@ static int unwrap_glb(gltf_import_ctx *c, const unsigned char *d, size_t len, co
 		return gltf_fail(c, RIGD_E_BAD_GLTF, "glb",
 				 "glb: %zu bytes is shorter than the 12-byte header",
 				 len);
-	if (rd32(d + 4) != 2)
+	if (le_get32(d + 4) != 2)
 		return gltf_fail(c, RIGD_E_BAD_GLTF, "glb", "glb: container version %" PRIu32 ", not 2",
-				 rd32(d + 4));
-	if (rd32(d + 8) != len)
+				 le_get32(d + 4));
+	if (le_get32(d + 8) != len)
 		return gltf_fail(c, RIGD_E_BAD_GLTF, "glb",
 				 "glb: the header says %" PRIu32 " bytes but there are %zu",
-				 rd32(d + 8), len);
+				 le_get32(d + 8), len);
 	while (off < len) {
 		uint32_t clen, ctype;
 
 		if (len - off < 8)
 			return gltf_fail(c, RIGD_E_BAD_GLTF, "glb",
 					 "glb: chunk %d: truncated header", chunk);
-		clen = rd32(d + off);
-		ctype = rd32(d + off + 4);
+		clen = le_get32(d + off);
+		ctype = le_get32(d + off + 4);
 		if (clen % 4)
 			return gltf_fail(c, RIGD_E_BAD_GLTF, "glb",
 					 "glb: chunk %d: length %" PRIu32 " is not a multiple of 4",
@@ -746,7 +742,7 @@ int gltf_read_document(gltf_import_ctx *c, const char *data, size_t len)
 	int rc;
 
 	assert(data && len > 0);
-	if (len >= 4 && rd32((const unsigned char *)data) == GLB_MAGIC) {
+	if (len >= 4 && le_get32((const unsigned char *)data) == GLB_MAGIC) {
 		if ((rc = unwrap_glb(c, (const unsigned char *)data, len, &data, &len)) != 0)
 			return rc;
 	}

@@ -63,10 +63,12 @@ static inline const char *proto_buf_str(const proto_buf *b) { return json_buf_st
  * Returns NULL when out of memory (b unchanged).
  */
 static inline char *proto_buf_take(proto_buf *b) { return json_buf_take(b); }
-/* Appends raw bytes. 0 or RIGD_E_NOMEM (b unchanged). */
-static inline int proto_buf_append(proto_buf *b, const char *bytes, size_t n)
+/* Appends 'n' raw bytes. 0 or RIGD_E_NOMEM (b unchanged). The parameter
+ * is not named 'bytes': the engine, which includes this header, has a
+ * type of that name (engine_bytes.h), and -Wshadow would refuse it. */
+static inline int proto_buf_append(proto_buf *b, const char *data, size_t n)
 {
-	return json_buf_append(b, bytes, n);
+	return json_buf_append(b, data, n);
 }
 /* Appends the string literal 'lit', its length counted by the compiler (a
  * non-literal does not compile). 0 or RIGD_E_NOMEM (b unchanged). */

@@ -9,6 +9,7 @@
 #include "proto_bin.h"
 #include "proto_internal.h"
 
+#include "bytes.h"
 #include "core/err.h"
 
 #include <assert.h>
@@ -49,38 +50,22 @@ bool proto_bin_is_frame(const char *data, size_t len)
 
 /* ---------- writing ---------- */
 
-static int put_le(proto_buf *b, uint64_t v, int bytes)
+/* Appends the low 'bytes' bytes of 'v', little-endian. */
+static int append_le(proto_buf *b, uint64_t v, int bytes)
 {
-	char o[8];
+	unsigned char o[8];
 
-	for (int i = 0; i < bytes; i++)
-		o[i] = (char)(v >> (8 * i) & 0xff);
-	return proto_buf_append(b, o, (size_t)bytes);
+	le_put(o, v, bytes);
+	return proto_buf_append(b, (const char *)o, (size_t)bytes);
 }
 
 static void patch_u32(proto_buf *b, size_t at, uint32_t v)
 {
-	unsigned char *p = (unsigned char *)b->data + b->head + at;
-
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i) & 0xff);
+	le_put((unsigned char *)b->data + b->head + at, v, 4);
 }
 
 #define MATRIX_BYTES_MAX (12 * 8) /* bytes of one matrix in a frame */
 #define WORLD_CHUNK 32               /* matrices written per append */
-
-/* The 'size' bytes of the number at 'value' (a float or a double) in
- * little-endian order at 'o': one copy on a little-endian host (the
- * compilers merge no byte loop into one store), reversed elsewhere. */
-static inline void number_le(char *o, const void *value, size_t size)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(o, value, size);
-#else
-	for (size_t i = 0; i < size; i++)
-		o[i] = ((const char *)value)[size - 1 - i];
-#endif
-}
 
 /* The 12 elements a frame carries of a world matrix into 'o' (room for
  * MATRIX_BYTES_MAX): the first three rows of the column-major 4x4, column
@@ -88,23 +73,20 @@ static inline void number_le(char *o, const void *value, size_t size)
  * with element (row r, column c) at m[r * row_stride + c * col_stride]: a
  * mat4 (1, 4) or a scene's stored rows (4, 1), which spares the conversion
  * to a mat4 in the hot loop. Returns the bytes written. */
-static inline int matrix_bytes(char *o, int format, const double *m, int row_stride,
+static inline int matrix_bytes(unsigned char *o, int format, const double *m, int row_stride,
 			       int col_stride)
 {
 	int at = 0;
 
 	if (format == PROTO_FORMAT_F32) {
 		for (int c = 0; c < 4; c++)
-			for (int r = 0; r < 3; r++, at += 4) {
-				float f = (float)m[r * row_stride + c * col_stride];
-
-				number_le(o + at, &f, sizeof(f));
-			}
+			for (int r = 0; r < 3; r++, at += 4)
+				le_put_f32(o + at, (float)m[r * row_stride + c * col_stride]);
 		return at;
 	}
 	for (int c = 0; c < 4; c++)
 		for (int r = 0; r < 3; r++, at += 8)
-			number_le(o + at, &m[r * row_stride + c * col_stride], sizeof(double));
+			le_put_f64(o + at, m[r * row_stride + c * col_stride]);
 	return at;
 }
 
@@ -123,19 +105,20 @@ static int put_header(proto_buf *b, int format, int kind, const char *scene_name
 	assert(format == PROTO_FORMAT_F32 || format == PROTO_FORMAT_F64);
 	assert(name_len <= SCENE_ID_MAX && n_nodes >= 0 && n_world >= 0);
 	return proto_buf_append(b, magic, 4) || proto_buf_append(b, fixed, 4) ||
-	       put_le(b, seq, 8) || put_le(b, from, 8) || put_le(b, (uint64_t)n_nodes, 4) ||
-	       put_le(b, (uint64_t)n_world, 4) || put_le(b, 0, 4) ||
-	       (n_locals >= 0 && put_le(b, (uint64_t)n_locals, 4)) ||
-	       put_le(b, name_len, 2) || proto_buf_append(b, scene_name, name_len);
+	       append_le(b, seq, 8) || append_le(b, from, 8) ||
+	       append_le(b, (uint64_t)n_nodes, 4) || append_le(b, (uint64_t)n_world, 4) ||
+	       append_le(b, 0, 4) ||
+	       (n_locals >= 0 && append_le(b, (uint64_t)n_locals, 4)) ||
+	       append_le(b, name_len, 2) || proto_buf_append(b, scene_name, name_len);
 }
 
-/* A double's 8 bytes, little-endian. */
-static int put_f64(proto_buf *b, double v)
+/* Appends a double's 8 bytes, little-endian. */
+static int append_f64(proto_buf *b, double v)
 {
-	uint64_t bits;
+	unsigned char o[8];
 
-	memcpy(&bits, &v, sizeof(bits));
-	return put_le(b, bits, 8);
+	le_put_f64(o, v);
+	return proto_buf_append(b, (const char *)o, sizeof(o));
 }
 
 /*
@@ -161,10 +144,11 @@ static int put_locals(proto_buf *b, const scene *s, int node)
 	v[n++] = p.pivot.x; v[n++] = p.pivot.y; v[n++] = p.pivot.z;
 	v[n++] = euler.x + 0.0; v[n++] = euler.y + 0.0; v[n++] = euler.z + 0.0;
 	assert(n == (scene_dims(s) == 2 ? PROTO_BIN_CHANNELS_2D : PROTO_BIN_CHANNELS_3D));
-	if (put_le(b, (uint64_t)node, 4) || put_le(b, (uint64_t)scene_child_index(s, node), 4))
+	if (append_le(b, (uint64_t)node, 4) ||
+	    append_le(b, (uint64_t)scene_child_index(s, node), 4))
 		return RIGD_E_NOMEM;
 	for (int i = 0; i < n; i++)
-		if (put_f64(b, v[i]))
+		if (append_f64(b, v[i]))
 			return RIGD_E_NOMEM;
 	return 0;
 }
@@ -172,16 +156,16 @@ static int put_locals(proto_buf *b, const scene *s, int node)
 /* The matrices of 'nodes': their indices, then their 12 elements each,
  * WORLD_CHUNK at a time into one append (a frame of a view carries about a
  * thousand, and a hundred views' frames are built per edit). */
-static int put_world(proto_buf *b, int format, const scene *s, const int *nodes, int n)
+static int put_matrices(proto_buf *b, int format, const scene *s, const int *nodes, int n)
 {
-	char o[WORLD_CHUNK * MATRIX_BYTES_MAX];
+	unsigned char o[WORLD_CHUNK * MATRIX_BYTES_MAX];
 	int at = 0;
 
 	for (int i = 0; i < n; i++) {
-		for (int k = 0; k < 4; k++)
-			o[at++] = (char)((uint32_t)nodes[i] >> (8 * k) & 0xff);
+		le_put(o + at, (uint32_t)nodes[i], 4);
+		at += 4;
 		if (at + 4 > (int)sizeof(o) || i == n - 1) {
-			if (proto_buf_append(b, o, (size_t)at))
+			if (proto_buf_append(b, (const char *)o, (size_t)at))
 				return RIGD_E_NOMEM;
 			at = 0;
 		}
@@ -197,7 +181,7 @@ static int put_world(proto_buf *b, int format, const scene *s, const int *nodes,
 			at += matrix_bytes(o + at, format, w.m, 1, 4);
 		}
 		if (at + MATRIX_BYTES_MAX > (int)sizeof(o) || i == n - 1) {
-			if (proto_buf_append(b, o, (size_t)at))
+			if (proto_buf_append(b, (const char *)o, (size_t)at))
 				return RIGD_E_NOMEM;
 			at = 0;
 		}
@@ -238,9 +222,9 @@ int proto_bin_encode_snapshot(proto_buf *b, int format, const char *scene_name, 
 	if (put_header(b, format, PROTO_BIN_SNAPSHOT, scene_name, seq, 0, n, n, -1, 0))
 		goto out;
 	for (int i = 0; i < n; i++)
-		if (put_le(b, (uint64_t)nodes[i], 4))
+		if (append_le(b, (uint64_t)nodes[i], 4))
 			goto out;
-	if (put_world(b, format, s, nodes, n))
+	if (put_matrices(b, format, s, nodes, n))
 		goto out;
 	json_start = b->len;
 	if (PROTO_BUF_LIT(b, "{") || put_records(b, s, nodes, n) ||
@@ -353,9 +337,9 @@ int proto_bin_encode_update_locals(proto_buf *b, int format, const char *scene_n
 		       n_compact ? n_compact : -1, channels))
 		goto out;
 	for (int i = 0; i < n_whole; i++)
-		if (put_le(b, (uint64_t)whole[i], 4))
+		if (append_le(b, (uint64_t)whole[i], 4))
 			goto out;
-	if (put_world(b, format, s, mat, n_mat))
+	if (put_matrices(b, format, s, mat, n_mat))
 		goto out;
 	for (int i = 0; i < n_compact; i++)
 		if (put_locals(b, s, compact[i]))
@@ -391,8 +375,7 @@ int proto_bin_append_hidden(proto_buf *b, size_t start, const scene *s, const in
 
 	if (before < start + PROTO_BIN_HEAD)
 		return RIGD_E_INTERNAL;
-	json_len = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-		   (uint32_t)p[3] << 24;
+	json_len = le_get32(p);
 	if ((rc = proto_append_hidden(b, before - json_len, s, hidden, n_hidden)) != 0)
 		return rc;
 	/* The JSON section is the frame's last part: it grew by what was

@@ -10,6 +10,7 @@
 #include "proto_bin.h"
 #include "proto_internal.h"
 
+#include "bytes.h"
 #include "core/err.h"
 
 #include <assert.h>
@@ -129,15 +130,6 @@ static const char *names_get(const proto_bin_names *n, uint32_t index)
 	return n->cap ? n->ids[names_slot(n, index)] : NULL;
 }
 
-static uint64_t get_le(const unsigned char *p, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = bytes - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* A frame's parts, every pointer inside the frame, every length checked. */
 struct frame {
 	int kind, elem;                /* elem: bytes per matrix element */
@@ -164,7 +156,7 @@ static int read_locals_header(const unsigned char *d, size_t len, struct frame *
 	f->channels = d[OFF_RESERVED];
 	if (f->channels != PROTO_BIN_CHANNELS_3D && f->channels != PROTO_BIN_CHANNELS_2D)
 		return bad(err, "version", "version 2 needs 16 or 17 channels (byte 7)");
-	f->n_locals = (uint32_t)get_le(d + OFF_LOCALS, 4);
+	f->n_locals = (uint32_t)le_get(d + OFF_LOCALS, 4);
 	if (f->kind != PROTO_BIN_UPDATE || f->n_locals == 0)
 		return bad(err, "locals", "version 2 is an update with locals entries");
 	return 0;
@@ -194,12 +186,12 @@ static int read_header(const unsigned char *d, size_t len, struct frame *f, edit
 			return rc;
 		head = PROTO_BIN_HEAD_LOCALS;
 	}
-	f->seq = get_le(d + OFF_SEQ, 8);
-	f->from = get_le(d + OFF_FROM, 8);
-	f->n_nodes = (uint32_t)get_le(d + OFF_NODES, 4);
-	f->n_world = (uint32_t)get_le(d + OFF_WORLD, 4);
-	f->json_len = (uint32_t)get_le(d + OFF_JSON, 4);
-	name_len = get_le(d + (f->n_locals ? OFF_SCENE_LEN_2 : OFF_SCENE_LEN), 2);
+	f->seq = le_get(d + OFF_SEQ, 8);
+	f->from = le_get(d + OFF_FROM, 8);
+	f->n_nodes = (uint32_t)le_get(d + OFF_NODES, 4);
+	f->n_world = (uint32_t)le_get(d + OFF_WORLD, 4);
+	f->json_len = (uint32_t)le_get(d + OFF_JSON, 4);
+	name_len = le_get(d + (f->n_locals ? OFF_SCENE_LEN_2 : OFF_SCENE_LEN), 2);
 	/* Every count is below 2^32, so the sum cannot overflow 64 bits. */
 	need = head + name_len + 4ull * f->n_nodes +
 	       (uint64_t)f->n_world * (4 + 12ull * (uint64_t)f->elem) +
@@ -224,21 +216,8 @@ static int read_header(const unsigned char *d, size_t len, struct frame *f, edit
 static double element(const struct frame *f, uint32_t k, int e)
 {
 	const unsigned char *p = f->matrices + ((uint64_t)k * 12 + (uint64_t)e) * (uint64_t)f->elem;
-	uint64_t bits = get_le(p, f->elem);
 
-	if (f->elem == 4) {
-		uint32_t b32 = (uint32_t)bits;
-		float v;
-
-		memcpy(&v, &b32, sizeof(v));
-		return v;
-	}
-	{
-		double v;
-
-		memcpy(&v, &bits, sizeof(v));
-		return v;
-	}
+	return f->elem == 4 ? le_get_f32(p) : le_get_f64(p);
 }
 
 /* Matrix 'k' as the 16 numbers of a JSON world matrix. */
@@ -354,7 +333,7 @@ static int index_matrices(const struct frame *f, const proto_bin_names *names,
 			  struct pair *pairs, edit_error *err)
 {
 	for (uint32_t k = 0; k < f->n_world; k++) {
-		pairs[k].index = (uint32_t)get_le(f->world_index + 4ull * k, 4);
+		pairs[k].index = (uint32_t)le_get(f->world_index + 4ull * k, 4);
 		pairs[k].k = k;
 		if (!names_get(names, pairs[k].index))
 			return bad(err, "index", "a matrix for an index no frame bound");
@@ -377,7 +356,7 @@ static int put_records_json(proto_buf *out, const struct frame *f, const cJSON *
 	uint32_t i = 0;
 
 	cJSON_ArrayForEach(e, nodes) {
-		struct pair key = { (uint32_t)get_le(index + stride * i, 4), 0 };
+		struct pair key = { (uint32_t)le_get(index + stride * i, 4), 0 };
 		const struct pair *p = f->n_world ? bsearch(&key, pairs, f->n_world, sizeof(*pairs),
 							      cmp_pair) : NULL;
 		const cJSON *m;
@@ -435,7 +414,7 @@ static int put_message(proto_buf *out, const struct frame *f, const cJSON *root,
 		if (PROTO_BUF_LIT(out, ",\"world\":{"))
 			return RIGD_E_NOMEM;
 		for (uint32_t k = 0; k < f->n_world; k++) {
-			uint32_t index = (uint32_t)get_le(f->world_index + 4ull * k, 4);
+			uint32_t index = (uint32_t)le_get(f->world_index + 4ull * k, 4);
 
 			if ((k && PROTO_BUF_LIT(out, ",")) ||
 			    proto_buf_json_string(out, names_get(names, index)) ||
@@ -497,7 +476,7 @@ static int bind_nodes(proto_bin_names *names, const struct frame *f, const cJSON
 	if (f->kind == PROTO_BIN_SNAPSHOT)
 		names_clear(names);
 	cJSON_ArrayForEach(e, nodes) {
-		uint32_t index = (uint32_t)get_le(f->node_index + 4ull * i++, 4);
+		uint32_t index = (uint32_t)le_get(f->node_index + 4ull * i++, 4);
 
 		if (index >= PROTO_BIN_MAX_INDEX)
 			return bad(err, "index", "an index beyond the largest scene");
@@ -529,16 +508,14 @@ static int apply_locals(const proto_bin_names *names, const struct frame *f, uin
 	};
 	static const int sizes[2][6] = { { 3, 4, 3, 3, 3, 0 }, { 3, 4, 1, 3, 3, 3 } };
 	const unsigned char *at = f->locals + (uint64_t)k * (8 + 8ull * f->channels);
-	const char *text = names_record(names, (uint32_t)get_le(at, 4));
+	const char *text = names_record(names, (uint32_t)le_get(at, 4));
 	bool two = f->channels == PROTO_BIN_CHANNELS_2D;
 	double v[PROTO_BIN_CHANNELS_2D + 1];
 	int rc = 0;
 
-	v[0] = (double)get_le(at + 4, 4);
+	v[0] = (double)le_get(at + 4, 4);
 	for (uint32_t c = 0; c < f->channels; c++) {
-		uint64_t bits = get_le(at + 8 + 8ull * c, 8);
-
-		memcpy(&v[c + 1], &bits, sizeof(double));
+		v[c + 1] = le_get_f64(at + 8 + 8ull * c);
 		if (!isfinite(v[c + 1]))
 			return bad(err, "locals", "a channel is not finite");
 	}
@@ -560,7 +537,8 @@ static int bind_locals(proto_bin_names *names, const struct frame *f, cJSON *loc
 		       edit_error *err)
 {
 	for (uint32_t k = 0; k < f->n_locals; k++) {
-		uint32_t index = (uint32_t)get_le(f->locals + (uint64_t)k * (8 + 8ull * f->channels), 4);
+		const unsigned char *at = f->locals + (uint64_t)k * (8 + 8ull * f->channels);
+		uint32_t index = (uint32_t)le_get(at, 4);
 		cJSON *record = NULL;
 		int rc = apply_locals(names, f, k, &record, err);
 

@@ -391,11 +391,11 @@ int64_t engine_seq(const engine *e, const char *name)
 	return rt ? rt->seq : RIGD_E_UNKNOWN_SCENE;
 }
 
-int engine_scenes(const engine *e, proto_scene_info *out, int cap)
+int engine_scenes(const engine *e, engine_scene_info *out, int cap)
 {
 	for (int i = 0; i < e->n_scenes && i < cap; i++) {
 		out[i].name = e->scenes[i]->name;
-		out[i].seq = (uint64_t)e->scenes[i]->seq;
+		out[i].seq = e->scenes[i]->seq;
 		out[i].nodes = scene_count(e->scenes[i]->sc);
 	}
 	return e->n_scenes;

@@ -39,8 +39,6 @@
 #ifndef RIGD_ENGINE_H
 #define RIGD_ENGINE_H
 
-#include "codec/proto.h"
-#include "codec/svg.h"
 #include "core/edit.h"
 #include "core/scene.h"
 #include "store.h"
@@ -133,10 +131,16 @@ const scene *engine_scene(const engine *e, const char *name);
 /* The scene's last committed seq (>= 0), or RIGD_E_UNKNOWN_SCENE. */
 int64_t engine_seq(const engine *e, const char *name);
 
+/* One scene, for engine_scenes. */
+typedef struct engine_scene_info {
+	const char *name;          /* valid until the scene is deleted */
+	int64_t seq;               /* last committed */
+	int nodes;
+} engine_scene_info;
+
 /* Fills up to 'cap' entries of 'out' (may be NULL with cap 0) with every
- * scene in name order (committed seq, node count; names valid until the
- * scene is deleted) and returns the number of scenes. */
-int engine_scenes(const engine *e, proto_scene_info *out, int cap);
+ * scene in name order and returns the number of scenes. */
+int engine_scenes(const engine *e, engine_scene_info *out, int cap);
 
 /* --- one turn --- */
 
@@ -195,9 +199,19 @@ int engine_undo(engine *e, const char *name, const char *client, bool has_client
 int engine_redo(engine *e, const char *name, const char *client, bool has_client_seq,
 		int64_t client_seq, engine_ack *ack, edit_error *err);
 
+/* What a batch of the log is: the "undo" or "redo" of a log line. The
+ * values are those of the log line's kind as codec decodes it (enum
+ * proto_log_kind; engine_line.c asserts that they agree), so a decoded
+ * line's kind is passed as it is. */
+enum engine_log_kind {
+	ENGINE_LOG_EDIT = 0,
+	ENGINE_LOG_UNDO = 1,       /* undoes batch 'target' */
+	ENGINE_LOG_REDO = 2,       /* redoes batch 'target' */
+};
+
 /*
  * engine_submit_limits of a batch that a log says is of 'kind' (enum
- * proto_log_kind) undoing or redoing batch 'target' (a batch of another
+ * engine_log_kind) undoing or redoing batch 'target' (a batch of another
  * process's log stream): queued and stored with that kind and target, so
  * the client's undo and redo stacks are those of the log's writer. An undo
  * or redo needs a client, and its target must be an earlier batch of the
@@ -302,6 +316,15 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 
 /* --- SVG assets (engine_asset.c; schema/005_assets.sql) --- */
 
+/* An SVG asset as the sanitiser (codec/svg.h, svg_sanitize) leaves it:
+ * its bytes and the ids of its elements. Borrowed by engine_asset_submit. */
+typedef struct engine_svg {
+	const char *svg;           /* NUL-terminated */
+	size_t len;                /* bytes, the NUL not counted */
+	char *const *ids;          /* every element id, sorted, unique */
+	int n_ids;
+} engine_svg;
+
 /*
  * Applies batch 'b' to scene 'name' and queues it, as engine_submit_limits,
  * together with the SVG asset 'svg' (sanitised: svg.h) under 'file': both
@@ -313,7 +336,7 @@ int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
  * (stored, or queued in this turn); RIGD_E_NOMEM; RIGD_E_STORAGE.
  */
 int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const char *file,
-			const svg_clean *svg, const edit_limits *lim, engine_ack *ack,
+			const engine_svg *svg, const edit_limits *lim, engine_ack *ack,
 			edit_error *err);
 
 /* One asset of a scene, for engine_assets (strings valid during the call). */

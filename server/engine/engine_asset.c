@@ -11,6 +11,7 @@
  */
 #include "engine_internal.h"
 
+#include "codec/svg.h"
 #include "core/asset.h"
 #include "core/err.h"
 #include "core/sha256.h"
@@ -75,7 +76,7 @@ int eng_assets_register(engine *e, int64_t scene_id, scene *s, int64_t upto)
 }
 
 /* A copy of 'svg' as a queued asset, or NULL when out of memory. */
-static eng_asset *asset_copy(const char *file, const svg_clean *svg)
+static eng_asset *asset_copy(const char *file, const engine_svg *svg)
 {
 	eng_asset *a = calloc(1, sizeof(*a));
 	size_t ids_len = 0;
@@ -191,7 +192,7 @@ int engine_asset_has(engine *e, const char *name, const char *file, const char *
 }
 
 int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const char *file,
-			const svg_clean *svg, const edit_limits *lim, engine_ack *ack,
+			const engine_svg *svg, const edit_limits *lim, engine_ack *ack,
 			edit_error *err)
 {
 	scene_rt *rt;

@@ -1,19 +1,24 @@
 /*
- * engine_bytes.h: little-endian byte buffers, written (bytes, put_) and read
- * (reader, get_), for the engine's two binary encodings: snapshots
- * (engine_snap.c) and the image of a batch's ops (engine_opimage.c).
+ * engine_bytes.h: growing byte buffers written (bytes, bytes_put_) and
+ * bounded ones read (reader, reader_get_), for the engine's two binary
+ * encodings: snapshots (engine_snap.c) and the image of a batch's ops
+ * (engine_opimage.c), including the pose channel both of them hold.
  *
- * Private to server/engine/. The helpers are static inline because replay
- * reads many doubles through them, and each must compile to a few loads. A
- * reader never reads past its 'len' bytes: a short read sets 'bad' and
- * yields zeros. A put_ writes into space reserved with bytes_reserve first;
- * it never checks.
+ * Private to server/engine/. The byte order itself is codec/bytes.h's,
+ * which the binary frames use too; this adds the buffer, the bounds and
+ * the engine's compound values. The helpers are static inline because
+ * replay reads many doubles through them, and each must compile to a few
+ * loads. A reader never reads past its 'len' bytes: a short read sets
+ * 'bad' and yields zeros. A bytes_put_ writes into space reserved with
+ * bytes_reserve first; it never checks.
  */
 #ifndef RIGD_ENGINE_BYTES_H
 #define RIGD_ENGINE_BYTES_H
 
+#include "codec/bytes.h"
 #include "core/err.h"
 #include "core/math.h"
+#include "core/pose.h"
 
 #include <assert.h>
 #include <stdbool.h>
@@ -44,53 +49,77 @@ static inline int bytes_reserve(bytes *b, size_t more)
 	return 0;
 }
 
-/* The put_ helpers write into reserved space. */
-static inline void put_u8(bytes *b, unsigned v)
+/* The bytes of a pose channel with an id of 0 bytes: u8 id_len, then
+ * f64 t[3] r[4] s[3]. Both encodings lay a channel out so. */
+#define ENG_CHANNEL_MIN 81
+
+/* The bytes_put_ helpers write into reserved space. */
+static inline void bytes_put_u8(bytes *b, unsigned v)
 {
 	b->p[b->len++] = (unsigned char)v;
 }
 
-static inline void put_u16(bytes *b, unsigned v)
+static inline void bytes_put_u16(bytes *b, unsigned v)
 {
-	put_u8(b, v & 0xff);
-	put_u8(b, (v >> 8) & 0xff);
+	le_put(b->p + b->len, v, 2);
+	b->len += 2;
 }
 
-static inline void put_u32(bytes *b, uint32_t v)
+static inline void bytes_put_u32(bytes *b, uint32_t v)
 {
-	for (int i = 0; i < 4; i++)
-		put_u8(b, (v >> (8 * i)) & 0xff);
+	le_put(b->p + b->len, v, 4);
+	b->len += 4;
 }
 
-static inline void put_f64(bytes *b, double d)
+static inline void bytes_put_f64(bytes *b, double d)
 {
-	uint64_t v;
-	memcpy(&v, &d, sizeof(v));
-	for (int i = 0; i < 8; i++)
-		put_u8(b, (unsigned)(v >> (8 * i)) & 0xff);
+	le_put_f64(b->p + b->len, d);
+	b->len += 8;
 }
 
-static inline void put_vec3(bytes *b, vec3 v)
+static inline void bytes_put_vec3(bytes *b, vec3 v)
 {
-	put_f64(b, v.x);
-	put_f64(b, v.y);
-	put_f64(b, v.z);
+	bytes_put_f64(b, v.x);
+	bytes_put_f64(b, v.y);
+	bytes_put_f64(b, v.z);
 }
 
-static inline void put_raw(bytes *b, const void *p, size_t n)
+/* x y z w, the order both encodings store a quaternion in. */
+static inline void bytes_put_quat(bytes *b, quat q)
+{
+	bytes_put_f64(b, q.x);
+	bytes_put_f64(b, q.y);
+	bytes_put_f64(b, q.z);
+	bytes_put_f64(b, q.w);
+}
+
+static inline void bytes_put_raw(bytes *b, const void *p, size_t n)
 {
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
 }
 
-/* Appends the snapshot of 's' to 'out'. 0 or RIGD_E_NOMEM. */
+/* One pose channel: u8 id_len, id, f64 t[3] r[4] s[3]; the caller has
+ * reserved ENG_CHANNEL_MIN + strlen(c->id) bytes. */
+static inline void bytes_put_channel(bytes *b, const pose_channel *c)
+{
+	size_t len = strlen(c->id);
+
+	bytes_put_u8(b, (unsigned)len);
+	bytes_put_raw(b, c->id, len);
+	bytes_put_vec3(b, c->t);
+	bytes_put_quat(b, c->r);
+	bytes_put_vec3(b, c->s);
+}
+
 typedef struct reader {
 	const unsigned char *p;
 	size_t len, off;
 	bool bad;
 } reader;
 
-static inline const unsigned char *take(reader *r, size_t n)
+/* The next 'n' bytes, or NULL (and r->bad) when fewer are left. */
+static inline const unsigned char *reader_take(reader *r, size_t n)
 {
 	if (r->bad || r->len - r->off < n) {
 		r->bad = true;
@@ -101,53 +130,62 @@ static inline const unsigned char *take(reader *r, size_t n)
 	return p;
 }
 
-static inline unsigned get_u8(reader *r)
+static inline unsigned reader_get_u8(reader *r)
 {
-	const unsigned char *p = take(r, 1);
+	const unsigned char *p = reader_take(r, 1);
 	return p ? p[0] : 0;
 }
 
-static inline unsigned get_u16(reader *r)
+static inline unsigned reader_get_u16(reader *r)
 {
-	const unsigned char *p = take(r, 2);
-	return p ? (unsigned)p[0] | (unsigned)p[1] << 8 : 0;
+	const unsigned char *p = reader_take(r, 2);
+	return p ? (unsigned)le_get(p, 2) : 0;
 }
 
-/* Written out byte by byte (no loop), which compilers turn into one load
- * on little-endian machines: replay reads many of these. */
-static inline uint32_t le32(const unsigned char *p)
+static inline uint32_t reader_get_u32(reader *r)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	const unsigned char *p = reader_take(r, 4);
+	return p ? le_get32(p) : 0;
 }
 
-static inline uint32_t get_u32(reader *r)
+static inline double reader_get_f64(reader *r)
 {
-	const unsigned char *p = take(r, 4);
-	return p ? le32(p) : 0;
+	const unsigned char *p = reader_take(r, 8);
+	return p ? le_get_f64(p) : 0;
 }
 
-static inline double get_f64(reader *r)
-{
-	const unsigned char *p = take(r, 8);
-	uint64_t v = p ? (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32 : 0;
-	double d;
-	memcpy(&d, &v, sizeof(d));
-	return d;
-}
-
-static inline vec3 get_vec3(reader *r)
+static inline vec3 reader_get_vec3(reader *r)
 {
 	vec3 v;
-	v.x = get_f64(r);
-	v.y = get_f64(r);
-	v.z = get_f64(r);
+	v.x = reader_get_f64(r);
+	v.y = reader_get_f64(r);
+	v.z = reader_get_f64(r);
 	return v;
 }
 
-/* Copies 'n' bytes into the string pool as a NUL-terminated string. */
-static inline const char *get_str(reader *r, size_t n, char *pool, size_t *used)
+static inline quat reader_get_quat(reader *r)
 {
-	const unsigned char *p = take(r, n);
+	quat q;
+	q.x = reader_get_f64(r);
+	q.y = reader_get_f64(r);
+	q.z = reader_get_f64(r);
+	q.w = reader_get_f64(r);
+	return q;
+}
+
+/* The values of a pose channel after its id (which each encoding reads
+ * and checks in its own way): t, r, s into 'c'. */
+static inline void reader_get_channel_trs(reader *r, pose_channel *c)
+{
+	c->t = reader_get_vec3(r);
+	c->r = reader_get_quat(r);
+	c->s = reader_get_vec3(r);
+}
+
+/* Copies 'n' bytes into the string pool as a NUL-terminated string. */
+static inline const char *reader_get_str(reader *r, size_t n, char *pool, size_t *used)
+{
+	const unsigned char *p = reader_take(r, n);
 	if (!p)
 		return NULL;
 	char *s = pool + *used;
@@ -156,11 +194,5 @@ static inline const char *get_str(reader *r, size_t n, char *pool, size_t *used)
 	*used += n + 1;
 	return s;
 }
-
-/*
- * Builds a scene from a snapshot. Returns 0 and a new scene (node limit
- * unlimited: the caller sets it), RIGD_E_STORAGE for bytes that are not a
- * valid snapshot, or RIGD_E_NOMEM.
- */
 
 #endif

@@ -14,6 +14,8 @@
 #include "engine.h"
 #include "engine_bytes.h"
 
+#include "codec/proto.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

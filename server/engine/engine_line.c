@@ -21,6 +21,10 @@
 
 _Static_assert((int)STORE_EDIT == (int)PROTO_LOG_EDIT && (int)STORE_UNDO == (int)PROTO_LOG_UNDO &&
 	       (int)STORE_REDO == (int)PROTO_LOG_REDO, "a log line's kind is the log table's kind");
+/* engine_submit_logged takes a decoded line's kind as it is, and stores it. */
+_Static_assert((int)ENGINE_LOG_EDIT == (int)PROTO_LOG_EDIT &&
+	       (int)ENGINE_LOG_UNDO == (int)PROTO_LOG_UNDO &&
+	       (int)ENGINE_LOG_REDO == (int)PROTO_LOG_REDO, "engine_log_kind is a log line's kind");
 
 void engine_set_line_max(engine *e, size_t max)
 {

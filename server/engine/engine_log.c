@@ -7,6 +7,7 @@
  */
 #include "engine_internal.h"
 
+#include "codec/svg.h"
 #include "core/asset.h"
 #include "core/err.h"
 

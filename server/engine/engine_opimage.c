@@ -57,7 +57,6 @@
 #define OPS_BIN_FIELDS_DRAW (((1u << EDIT_F_COUNT_) - 1) | EDIT_F_DRAW)
 #define OPS_BIN_MIN_OP 4        /* kind, fields, id length */
 #define OPS_BIN_NULL_STR 0xffffu
-#define OPS_BIN_CHANNEL_MIN 81  /* bytes of a channel with a 0-byte id */
 
 /* A kind an image may hold: the absolute ops. */
 static bool bin_kind(int kind)
@@ -81,7 +80,7 @@ static size_t op_bin_size(const edit_op *op, bool wide)
 	if (op->kind == EDIT_POSE_SET) {
 		n += 4;
 		for (int i = 0; i < op->n_channels; i++)
-			n += OPS_BIN_CHANNEL_MIN + strlen(op->channels[i].id);
+			n += ENG_CHANNEL_MIN + strlen(op->channels[i].id);
 		return n;
 	}
 	if (op->kind == EDIT_POSE_DELETE)
@@ -111,9 +110,9 @@ static size_t op_bin_size(const edit_op *op, bool wide)
 static void put_bin_str(bytes *b, const char *str)
 {
 	size_t len = str ? strlen(str) : 0;
-	put_u16(b, str ? (unsigned)len : OPS_BIN_NULL_STR);
+	bytes_put_u16(b, str ? (unsigned)len : OPS_BIN_NULL_STR);
 	if (str)
-		put_raw(b, str, len);
+		bytes_put_raw(b, str, len);
 }
 
 /* Appends the image of op 'op' to 'b', which has room for it, in format
@@ -122,80 +121,66 @@ static void op_bin_put(bytes *b, const edit_op *op, bool wide)
 {
 	unsigned f = op->kind >= EDIT_POSE_SAVE ? 0 : op->fields;
 	size_t id_len = strlen(op->id);
-	put_u8(b, (unsigned)op->kind);
+	bytes_put_u8(b, (unsigned)op->kind);
 	if (wide)
-		put_u32(b, f);
+		bytes_put_u32(b, f);
 	else
-		put_u16(b, f);
-	put_u8(b, (unsigned)id_len);
-	put_raw(b, op->id, id_len);
+		bytes_put_u16(b, f);
+	bytes_put_u8(b, (unsigned)id_len);
+	bytes_put_raw(b, op->id, id_len);
 	if (op->kind == EDIT_POSE_SET) {
-		put_u32(b, (uint32_t)op->n_channels);
-		for (int i = 0; i < op->n_channels; i++) {
-			const pose_channel *c = &op->channels[i];
-			size_t len = strlen(c->id);
-			put_u8(b, (unsigned)len);
-			put_raw(b, c->id, len);
-			put_vec3(b, c->t);
-			put_f64(b, c->r.x);
-			put_f64(b, c->r.y);
-			put_f64(b, c->r.z);
-			put_f64(b, c->r.w);
-			put_vec3(b, c->s);
-		}
+		bytes_put_u32(b, (uint32_t)op->n_channels);
+		for (int i = 0; i < op->n_channels; i++)
+			bytes_put_channel(b, &op->channels[i]);
 	}
 	if (f & EDIT_F_PARENT) {
 		size_t len = strlen(op->parent);
-		put_u8(b, (unsigned)len);
-		put_raw(b, op->parent, len);
+		bytes_put_u8(b, (unsigned)len);
+		bytes_put_raw(b, op->parent, len);
 	}
 	if (f & EDIT_F_INDEX)
-		put_u32(b, (uint32_t)op->index);
+		bytes_put_u32(b, (uint32_t)op->index);
 	if (f & EDIT_F_NAME)
 		put_bin_str(b, op->name);
 	if (f & EDIT_F_T)
-		put_vec3(b, op->t);
-	if (f & EDIT_F_R) {
-		put_f64(b, op->r.x);
-		put_f64(b, op->r.y);
-		put_f64(b, op->r.z);
-		put_f64(b, op->r.w);
-	}
+		bytes_put_vec3(b, op->t);
+	if (f & EDIT_F_R)
+		bytes_put_quat(b, op->r);
 	if (f & EDIT_F_S)
-		put_vec3(b, op->s);
+		bytes_put_vec3(b, op->s);
 	if (f & EDIT_F_PIVOT)
-		put_vec3(b, op->pivot);
+		bytes_put_vec3(b, op->pivot);
 	if (f & EDIT_F_EULER)
-		put_vec3(b, op->euler_deg);
+		bytes_put_vec3(b, op->euler_deg);
 	if (f & EDIT_F_BOUNDS) {
-		put_u8(b, op->has_bounds);
+		bytes_put_u8(b, op->has_bounds);
 		if (op->has_bounds) {
-			put_vec3(b, op->bounds.min);
-			put_vec3(b, op->bounds.max);
+			bytes_put_vec3(b, op->bounds.min);
+			bytes_put_vec3(b, op->bounds.max);
 		}
 	}
 	if (f & EDIT_F_MESH)
 		put_bin_str(b, op->mesh);
 	if (f & EDIT_F_KIND)
-		put_u32(b, (uint32_t)op->node_kind);
+		bytes_put_u32(b, (uint32_t)op->node_kind);
 	if (f & EDIT_F_FOV)
-		put_f64(b, op->fov_deg);
+		bytes_put_f64(b, op->fov_deg);
 	if (f & EDIT_F_NEAR)
-		put_f64(b, op->znear);
+		bytes_put_f64(b, op->znear);
 	if (f & EDIT_F_FAR)
-		put_f64(b, op->zfar);
+		bytes_put_f64(b, op->zfar);
 	if (f & EDIT_F_VISIBLE)
-		put_u8(b, op->visible);
+		bytes_put_u8(b, op->visible);
 	if (f & EDIT_F_KEEP_WORLD)
-		put_u8(b, op->keep_world);
+		bytes_put_u8(b, op->keep_world);
 	if (f & EDIT_F_LAYER)
 		put_bin_str(b, op->layer);
 	if (f & EDIT_F_Z) {
-		put_f64(b, op->z_right);
-		put_f64(b, op->z_left);
+		bytes_put_f64(b, op->z_right);
+		bytes_put_f64(b, op->z_left);
 	}
 	if (f & EDIT_F_FACING)
-		put_u8(b, (unsigned)op->facing);
+		bytes_put_u8(b, (unsigned)op->facing);
 }
 
 int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
@@ -220,8 +205,8 @@ int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
 	if (!buf.p)
 		return RIGD_E_NOMEM;
 	buf.cap = total;
-	put_u8(&buf, wide ? ENGINE_OPS_BIN_FORMAT_DRAW : ENGINE_OPS_BIN_FORMAT);
-	put_u32(&buf, (uint32_t)b->n_ops);
+	bytes_put_u8(&buf, wide ? ENGINE_OPS_BIN_FORMAT_DRAW : ENGINE_OPS_BIN_FORMAT);
+	bytes_put_u32(&buf, (uint32_t)b->n_ops);
 	for (int i = 0; i < b->n_ops; i++)
 		op_bin_put(&buf, &b->ops[i], wide);
 	assert(buf.len == total);
@@ -235,7 +220,7 @@ int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
  * memory. */
 static char *get_bin_str(reader *r, size_t n, bool *nomem)
 {
-	const unsigned char *p = take(r, n);
+	const unsigned char *p = reader_take(r, n);
 	if (!p)
 		return NULL;
 	if (memchr(p, 0, n)) {
@@ -255,7 +240,7 @@ static char *get_bin_str(reader *r, size_t n, bool *nomem)
 /* Reads an optional string field (u16 length, OPS_BIN_NULL_STR = NULL). */
 static char *get_bin_opt_str(reader *r, bool *nomem)
 {
-	unsigned len = get_u16(r);
+	unsigned len = reader_get_u16(r);
 	if (r->bad || len == OPS_BIN_NULL_STR)
 		return NULL;
 	return get_bin_str(r, len, nomem);
@@ -264,8 +249,8 @@ static char *get_bin_opt_str(reader *r, bool *nomem)
 /* Reads an id-sized string (u8 length) into 'dst' (SCENE_ID_MAX + 1). */
 static void get_bin_id(reader *r, char *dst)
 {
-	unsigned len = get_u8(r);
-	const unsigned char *p = take(r, len);
+	unsigned len = reader_get_u8(r);
+	const unsigned char *p = reader_take(r, len);
 	if (!p || len > SCENE_ID_MAX || memchr(p, 0, len)) {
 		r->bad = true;
 		dst[0] = 0;
@@ -275,9 +260,9 @@ static void get_bin_id(reader *r, char *dst)
 	dst[len] = 0;
 }
 
-static bool get_bool(reader *r)
+static bool get_bin_bool(reader *r)
 {
-	unsigned v = get_u8(r);
+	unsigned v = reader_get_u8(r);
 	if (v > 1)
 		r->bad = true;
 	return v == 1;
@@ -287,9 +272,9 @@ static bool get_bool(reader *r)
  * memory, r->bad for bytes that are not channels. */
 static bool get_bin_channels(reader *r, edit_op *op)
 {
-	uint32_t n = get_u32(r);
+	uint32_t n = reader_get_u32(r);
 	op->fields = EDIT_F_CHANNELS;
-	if (r->bad || n > (r->len - r->off) / OPS_BIN_CHANNEL_MIN) {
+	if (r->bad || n > (r->len - r->off) / ENG_CHANNEL_MIN) {
 		r->bad = true;
 		return false;
 	}
@@ -298,12 +283,7 @@ static bool get_bin_channels(reader *r, edit_op *op)
 	for (uint32_t i = 0; i < n && !r->bad; i++) {
 		pose_channel *c = &op->channels[i];
 		get_bin_id(r, c->id);
-		c->t = get_vec3(r);
-		c->r.x = get_f64(r);
-		c->r.y = get_f64(r);
-		c->r.z = get_f64(r);
-		c->r.w = get_f64(r);
-		c->s = get_vec3(r);
+		reader_get_channel_trs(r, c);
 		op->n_channels = (int)i + 1;
 	}
 	return false;
@@ -317,52 +297,48 @@ static void get_bin_fields(reader *r, edit_op *op, unsigned f, bool *nomem)
 	if (f & EDIT_F_PARENT)
 		get_bin_id(r, op->parent);
 	if (f & EDIT_F_INDEX)
-		op->index = (int)(int32_t)get_u32(r);
+		op->index = (int)(int32_t)reader_get_u32(r);
 	if (f & EDIT_F_NAME)
 		op->name = get_bin_opt_str(r, nomem);
 	if (f & EDIT_F_T)
-		op->t = get_vec3(r);
-	if (f & EDIT_F_R) {
-		op->r.x = get_f64(r);
-		op->r.y = get_f64(r);
-		op->r.z = get_f64(r);
-		op->r.w = get_f64(r);
-	}
+		op->t = reader_get_vec3(r);
+	if (f & EDIT_F_R)
+		op->r = reader_get_quat(r);
 	if (f & EDIT_F_S)
-		op->s = get_vec3(r);
+		op->s = reader_get_vec3(r);
 	if (f & EDIT_F_PIVOT)
-		op->pivot = get_vec3(r);
+		op->pivot = reader_get_vec3(r);
 	if (f & EDIT_F_EULER)
-		op->euler_deg = get_vec3(r);
+		op->euler_deg = reader_get_vec3(r);
 	if (f & EDIT_F_BOUNDS) {
-		op->has_bounds = get_bool(r);
+		op->has_bounds = get_bin_bool(r);
 		if (op->has_bounds) {
-			op->bounds.min = get_vec3(r);
-			op->bounds.max = get_vec3(r);
+			op->bounds.min = reader_get_vec3(r);
+			op->bounds.max = reader_get_vec3(r);
 		}
 	}
 	if (f & EDIT_F_MESH)
 		op->mesh = get_bin_opt_str(r, nomem);
 	if (f & EDIT_F_KIND)
-		op->node_kind = (int)(int32_t)get_u32(r);
+		op->node_kind = (int)(int32_t)reader_get_u32(r);
 	if (f & EDIT_F_FOV)
-		op->fov_deg = get_f64(r);
+		op->fov_deg = reader_get_f64(r);
 	if (f & EDIT_F_NEAR)
-		op->znear = get_f64(r);
+		op->znear = reader_get_f64(r);
 	if (f & EDIT_F_FAR)
-		op->zfar = get_f64(r);
+		op->zfar = reader_get_f64(r);
 	if (f & EDIT_F_VISIBLE)
-		op->visible = get_bool(r);
+		op->visible = get_bin_bool(r);
 	if (f & EDIT_F_KEEP_WORLD)
-		op->keep_world = get_bool(r);
+		op->keep_world = get_bin_bool(r);
 	if (f & EDIT_F_LAYER)
 		op->layer = get_bin_opt_str(r, nomem);
 	if (f & EDIT_F_Z) {
-		op->z_right = get_f64(r);
-		op->z_left = get_f64(r);
+		op->z_right = reader_get_f64(r);
+		op->z_left = reader_get_f64(r);
 	}
 	if (f & EDIT_F_FACING)
-		op->facing = (int)get_u8(r);
+		op->facing = (int)reader_get_u8(r);
 }
 
 /* Empties 'b' of its ops but keeps their array, for the next image. */
@@ -384,8 +360,8 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 {
 	reader r = { data, len, 0, false };
 	batch_clear_ops(b);
-	unsigned format = get_u8(&r);
-	uint32_t n = get_u32(&r);
+	unsigned format = reader_get_u8(&r);
+	uint32_t n = reader_get_u32(&r);
 	bool wide = format == ENGINE_OPS_BIN_FORMAT_DRAW;
 	unsigned allowed = wide ? OPS_BIN_FIELDS_DRAW : (1u << OPS_BIN_FIELD_BITS) - 1;
 	if (r.bad || (format != ENGINE_OPS_BIN_FORMAT && !wide))
@@ -401,8 +377,8 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 		edit_op *op = &b->ops[b->n_ops++];
 		memset(op, 0, sizeof(*op));
 		op->index = -1;
-		op->kind = (int)get_u8(&r);
-		unsigned f = wide ? get_u32(&r) : get_u16(&r);
+		op->kind = (int)reader_get_u8(&r);
+		unsigned f = wide ? reader_get_u32(&r) : reader_get_u16(&r);
 		op->fields = f;
 		get_bin_id(&r, op->id);
 		if (r.bad || !bin_kind(op->kind) || (f & ~allowed) != 0 ||

@@ -69,43 +69,29 @@ static bool scene_drawn(const scene *s)
 	return false;
 }
 
-#define SNAP_CHANNEL_MIN 81     /* bytes of a channel with a 0-byte id */
-
 uint32_t eng_snap_format(const bytes *snap)
 {
-	const unsigned char *p = snap->p + 4;
-
 	assert(snap->len >= 12);
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	return le_get32(snap->p + 4);
 }
 
 static int snap_encode_poses(const pose_set *ps, bytes *out)
 {
 	if (bytes_reserve(out, 4))
 		return RIGD_E_NOMEM;
-	put_u32(out, (uint32_t)pose_count(ps));
+	bytes_put_u32(out, (uint32_t)pose_count(ps));
 	for (int i = 0; i < pose_count(ps); i++) {
 		const pose *p = pose_at(ps, i);
 		size_t len = strlen(p->name);
 
-		if (bytes_reserve(out, 1 + len + 4 + (size_t)p->n * (SNAP_CHANNEL_MIN + SCENE_ID_MAX)))
+		if (bytes_reserve(out, 1 + len + 4 +
+					       (size_t)p->n * (ENG_CHANNEL_MIN + SCENE_ID_MAX)))
 			return RIGD_E_NOMEM;
-		put_u8(out, (unsigned)len);
-		put_raw(out, p->name, len);
-		put_u32(out, (uint32_t)p->n);
-		for (int k = 0; k < p->n; k++) {
-			const pose_channel *c = &p->ch[k];
-
-			len = strlen(c->id);
-			put_u8(out, (unsigned)len);
-			put_raw(out, c->id, len);
-			put_vec3(out, c->t);
-			put_f64(out, c->r.x);
-			put_f64(out, c->r.y);
-			put_f64(out, c->r.z);
-			put_f64(out, c->r.w);
-			put_vec3(out, c->s);
-		}
+		bytes_put_u8(out, (unsigned)len);
+		bytes_put_raw(out, p->name, len);
+		bytes_put_u32(out, (uint32_t)p->n);
+		for (int k = 0; k < p->n; k++)
+			bytes_put_channel(out, &p->ch[k]);
 	}
 	return 0;
 }
@@ -113,8 +99,8 @@ static int snap_encode_poses(const pose_set *ps, bytes *out)
 /* An id (u8 length, bytes) into 'dst'; r->bad unless it is a valid id. */
 static void get_snap_id(reader *r, char dst[SCENE_ID_MAX + 1])
 {
-	unsigned len = get_u8(r);
-	const unsigned char *p = take(r, len);
+	unsigned len = reader_get_u8(r);
+	const unsigned char *p = reader_take(r, len);
 
 	dst[0] = 0;
 	if (!p || len > SCENE_ID_MAX) {
@@ -133,7 +119,7 @@ static void get_snap_id(reader *r, char dst[SCENE_ID_MAX + 1])
 static int snap_decode_poses(reader *r, scene *s)
 {
 	pose_set *ps = scene_poses(s);
-	uint32_t n = get_u32(r);
+	uint32_t n = reader_get_u32(r);
 	char last[SCENE_ID_MAX + 1] = "";
 
 	for (uint32_t i = 0; i < n && !r->bad; i++) {
@@ -143,9 +129,9 @@ static int snap_decode_poses(reader *r, scene *s)
 		int n_old;
 
 		get_snap_id(r, name);
-		n_ch = get_u32(r);
+		n_ch = reader_get_u32(r);
 		if (r->bad || (i && strcmp(last, name) >= 0) ||
-		    n_ch > (r->len - r->off) / SNAP_CHANNEL_MIN)
+		    n_ch > (r->len - r->off) / ENG_CHANNEL_MIN)
 			return RIGD_E_STORAGE;
 		if ((n_ch && !(ch = malloc(sizeof(*ch) * n_ch))) || pose_reserve(ps)) {
 			free(ch);
@@ -153,12 +139,7 @@ static int snap_decode_poses(reader *r, scene *s)
 		}
 		for (uint32_t k = 0; k < n_ch && !r->bad; k++) {
 			get_snap_id(r, ch[k].id);
-			ch[k].t = get_vec3(r);
-			ch[k].r.x = get_f64(r);
-			ch[k].r.y = get_f64(r);
-			ch[k].r.z = get_f64(r);
-			ch[k].r.w = get_f64(r);
-			ch[k].s = get_vec3(r);
+			reader_get_channel_trs(r, &ch[k]);
 			if (k && strcmp(ch[k - 1].id, ch[k].id) >= 0)
 				r->bad = true;
 		}
@@ -180,9 +161,9 @@ int eng_snap_encode(const scene *s, bytes *out)
 	bool posed = drawn || pose_count(scene_poses_c(s)) > 0;
 	if (bytes_reserve(out, 12))
 		return RIGD_E_NOMEM;
-	put_raw(out, SNAP_MAGIC, 4);
-	put_u32(out, drawn ? SNAP_FORMAT_DRAW : posed ? SNAP_FORMAT_POSES : SNAP_FORMAT);
-	put_u32(out, (uint32_t)n);
+	bytes_put_raw(out, SNAP_MAGIC, 4);
+	bytes_put_u32(out, drawn ? SNAP_FORMAT_DRAW : posed ? SNAP_FORMAT_POSES : SNAP_FORMAT);
+	bytes_put_u32(out, (uint32_t)n);
 	for (int pos = 0; pos < n; pos++) {
 		int node = scene_at(s, pos);
 		int parent = scene_parent(s, node);
@@ -200,48 +181,45 @@ int eng_snap_encode(const scene *s, bytes *out)
 		if (bytes_reserve(out, 1 + id_len + 4 + 2 + 22 * 8 + 4 + name_len + mesh_len +
 					       2 + layer_len + 16 + 1))
 			return RIGD_E_NOMEM;
-		put_u8(out, (unsigned)id_len);
-		put_raw(out, id, id_len);
+		bytes_put_u8(out, (unsigned)id_len);
+		bytes_put_raw(out, id, id_len);
 		int parent_pos = parent < 0 ? -1 : scene_pos(s, parent);
 		/* Preorder: a parent comes before its children, which decoding
 		 * relies on. */
 		assert(parent_pos < pos);
-		put_u32(out, (uint32_t)parent_pos);
-		put_u8(out, (unsigned)p.kind);
-		put_u8(out, (p.has_bounds ? 1u : 0) | (p.visible ? 2u : 0) | (p.name ? 4u : 0) |
-				    (p.mesh ? 8u : 0) | dflags);
-		put_vec3(out, p.t);
-		put_f64(out, p.r.x);
-		put_f64(out, p.r.y);
-		put_f64(out, p.r.z);
-		put_f64(out, p.r.w);
-		put_vec3(out, p.s);
-		put_vec3(out, p.pivot);
-		put_f64(out, p.fov_deg);
-		put_f64(out, p.znear);
-		put_f64(out, p.zfar);
+		bytes_put_u32(out, (uint32_t)parent_pos);
+		bytes_put_u8(out, (unsigned)p.kind);
+		bytes_put_u8(out, (p.has_bounds ? 1u : 0) | (p.visible ? 2u : 0) |
+					  (p.name ? 4u : 0) | (p.mesh ? 8u : 0) | dflags);
+		bytes_put_vec3(out, p.t);
+		bytes_put_quat(out, p.r);
+		bytes_put_vec3(out, p.s);
+		bytes_put_vec3(out, p.pivot);
+		bytes_put_f64(out, p.fov_deg);
+		bytes_put_f64(out, p.znear);
+		bytes_put_f64(out, p.zfar);
 		if (p.has_bounds) {
-			put_vec3(out, p.bounds.min);
-			put_vec3(out, p.bounds.max);
+			bytes_put_vec3(out, p.bounds.min);
+			bytes_put_vec3(out, p.bounds.max);
 		}
 		if (p.name) {
-			put_u16(out, (unsigned)name_len);
-			put_raw(out, p.name, name_len);
+			bytes_put_u16(out, (unsigned)name_len);
+			bytes_put_raw(out, p.name, name_len);
 		}
 		if (p.mesh) {
-			put_u16(out, (unsigned)mesh_len);
-			put_raw(out, p.mesh, mesh_len);
+			bytes_put_u16(out, (unsigned)mesh_len);
+			bytes_put_raw(out, p.mesh, mesh_len);
 		}
 		if (dflags & 16) {
-			put_u16(out, (unsigned)layer_len);
-			put_raw(out, p.layer, layer_len);
+			bytes_put_u16(out, (unsigned)layer_len);
+			bytes_put_raw(out, p.layer, layer_len);
 		}
 		if (dflags & 32) {
-			put_f64(out, p.z_right);
-			put_f64(out, p.z_left);
+			bytes_put_f64(out, p.z_right);
+			bytes_put_f64(out, p.z_left);
 		}
 		if (dflags & 64)
-			put_u8(out, (unsigned)p.facing);
+			bytes_put_u8(out, (unsigned)p.facing);
 	}
 	return posed ? snap_encode_poses(scene_poses_c(s), out) : 0;
 }
@@ -249,21 +227,21 @@ int eng_snap_encode(const scene *s, bytes *out)
 /* The draw fields format 3 adds after a node's mesh, as its flags say. */
 static void get_draw(reader *r, unsigned flags, char *pool, size_t *used, node_props *p)
 {
-	p->layer = (flags & 16) ? get_str(r, get_u16(r), pool, used) : NULL;
+	p->layer = (flags & 16) ? reader_get_str(r, reader_get_u16(r), pool, used) : NULL;
 	if (flags & 32) {
-		p->z_right = get_f64(r);
-		p->z_left = get_f64(r);
+		p->z_right = reader_get_f64(r);
+		p->z_left = reader_get_f64(r);
 	}
 	if (flags & 64)
-		p->facing = (int)get_u8(r);
+		p->facing = (int)reader_get_u8(r);
 }
 
 static int snap_decode(const void *data, size_t len, scene **out)
 {
 	reader r = { data, len, 0, false };
-	const unsigned char *magic = take(&r, 4);
-	uint32_t format = get_u32(&r);
-	uint32_t n = get_u32(&r);
+	const unsigned char *magic = reader_take(&r, 4);
+	uint32_t format = reader_get_u32(&r);
+	uint32_t n = reader_get_u32(&r);
 	if (r.bad || memcmp(magic, SNAP_MAGIC, 4) != 0 ||
 	    (format != SNAP_FORMAT && format != SNAP_FORMAT_POSES && format != SNAP_FORMAT_DRAW))
 		return RIGD_E_STORAGE;
@@ -286,29 +264,26 @@ static int snap_decode(const void *data, size_t len, scene **out)
 	for (uint32_t i = 0; i < n && !r.bad; i++) {
 		node_props *p = &props[i];
 		*p = node_props_default();
-		unsigned id_len = get_u8(&r);
-		ids[i] = get_str(&r, id_len, pool, &used);
-		parents[i] = (int)(int32_t)get_u32(&r);
-		p->kind = (int)get_u8(&r);
-		unsigned flags = get_u8(&r);
-		p->t = get_vec3(&r);
-		p->r.x = get_f64(&r);
-		p->r.y = get_f64(&r);
-		p->r.z = get_f64(&r);
-		p->r.w = get_f64(&r);
-		p->s = get_vec3(&r);
-		p->pivot = get_vec3(&r);
-		p->fov_deg = get_f64(&r);
-		p->znear = get_f64(&r);
-		p->zfar = get_f64(&r);
+		unsigned id_len = reader_get_u8(&r);
+		ids[i] = reader_get_str(&r, id_len, pool, &used);
+		parents[i] = (int)(int32_t)reader_get_u32(&r);
+		p->kind = (int)reader_get_u8(&r);
+		unsigned flags = reader_get_u8(&r);
+		p->t = reader_get_vec3(&r);
+		p->r = reader_get_quat(&r);
+		p->s = reader_get_vec3(&r);
+		p->pivot = reader_get_vec3(&r);
+		p->fov_deg = reader_get_f64(&r);
+		p->znear = reader_get_f64(&r);
+		p->zfar = reader_get_f64(&r);
 		p->has_bounds = flags & 1;
 		p->visible = flags & 2;
 		if (p->has_bounds) {
-			p->bounds.min = get_vec3(&r);
-			p->bounds.max = get_vec3(&r);
+			p->bounds.min = reader_get_vec3(&r);
+			p->bounds.max = reader_get_vec3(&r);
 		}
-		p->name = (flags & 4) ? get_str(&r, get_u16(&r), pool, &used) : NULL;
-		p->mesh = (flags & 8) ? get_str(&r, get_u16(&r), pool, &used) : NULL;
+		p->name = (flags & 4) ? reader_get_str(&r, reader_get_u16(&r), pool, &used) : NULL;
+		p->mesh = (flags & 8) ? reader_get_str(&r, reader_get_u16(&r), pool, &used) : NULL;
 		if (flags & ~(format == SNAP_FORMAT_DRAW ? 127u : 15u))
 			r.bad = true;
 		get_draw(&r, flags, pool, &used, p);

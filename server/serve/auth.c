@@ -300,12 +300,6 @@ int auth_setup(struct server *S)
 	return 0;
 }
 
-
-const char *auth_role_name(int role)
-{
-	return role >= ROLE_NONE && role <= ROLE_ADMIN ? role_names[role] : "none";
-}
-
 int auth_http(struct server *S, int need, const char *scene_name, const char *authorization,
 	      double now, unsigned char tok[SHA256_LEN], char *msg, size_t cap)
 {

@@ -37,9 +37,6 @@ struct token {
 #include <stdbool.h>
 #include <stddef.h>
 
-/* "none", "viewer", "editor" or "admin". */
-const char *auth_role_name(int role);
-
 /*
  * Adds a token of 'role' on 'scene_name' ("*": every scene): 'secret' is
  * the token itself (TOKEN_MIN..TOKEN_MAX visible ASCII characters) or

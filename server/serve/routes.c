@@ -34,15 +34,21 @@ static void route_scene_list(struct server *S, const struct http_call *call)
 {
 	uint64_t conn = call->conn;
 	int n = engine_scenes(S->e, NULL, 0);
+	engine_scene_info *es = n > 0 ? calloc((size_t)n, sizeof(*es)) : NULL;
 	proto_scene_info *v = n > 0 ? calloc((size_t)n, sizeof(*v)) : NULL;
 	int *dims;
 	proto_buf b;
 
-	if (n > 0 && !v) {
+	if (n > 0 && (!es || !v)) {
+		free(es);
+		free(v);
 		http_respond_code(S, conn, RIGD_E_NOMEM, "", "out of memory");
 		return;
 	}
-	n = engine_scenes(S->e, v, n);
+	n = engine_scenes(S->e, es, n);
+	for (int i = 0; i < n; i++)
+		v[i] = (proto_scene_info){ es[i].name, (uint64_t)es[i].seq, es[i].nodes };
+	free(es);
 	if (call->tok) {
 		int w = 0;
 

@@ -148,7 +148,9 @@ int seed_demo2d(engine *e, const char *web_root)
 	snprintf(batch.client, sizeof(batch.client), "rigd-seed");
 	engine_ack_init(&ack);
 	if ((rc = engine_scene_create_dims(e, "demo2d", 2)) == 0) {
-		rc = engine_asset_submit(e, "demo2d", &batch, in.file, &art, NULL, &ack, &err);
+		engine_svg asset = { art.svg, art.len, art.ids, art.n_ids };
+
+		rc = engine_asset_submit(e, "demo2d", &batch, in.file, &asset, NULL, &ack, &err);
 		if (rc)
 			serve_log(LOG_ERROR, "seeding demo2d: %s", err.message);
 		else

@@ -87,12 +87,15 @@ static int apply(struct server *S, const struct submission *u, engine_ack *ack, 
 {
 	const edit_batch *batch = u->batch;
 
-	if (u->type == PROTO_EDIT && u->logged && u->log_kind != PROTO_LOG_EDIT)
+	if (u->type == PROTO_EDIT && u->logged && u->log_kind != ENGINE_LOG_EDIT)
 		return engine_submit_logged(S->e, u->scene, batch, u->log_kind, u->log_target, u->lim,
 					    ack, err);
-	if (u->type == PROTO_EDIT && u->asset)
-		return engine_asset_submit(S->e, u->scene, batch, u->asset_file, u->asset, u->lim,
-					   ack, err);
+	if (u->type == PROTO_EDIT && u->asset) {
+		engine_svg svg = {u->asset->svg, u->asset->len, u->asset->ids, u->asset->n_ids};
+
+		return engine_asset_submit(S->e, u->scene, batch, u->asset_file, &svg, u->lim, ack,
+					   err);
+	}
 	if (u->type == PROTO_EDIT)
 		return engine_submit_limits(S->e, u->scene, batch, u->lim, ack, err);
 	if (u->type == PROTO_UNDO)

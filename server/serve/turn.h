@@ -89,6 +89,8 @@ struct deferred {
 	unsigned char tok[SHA256_LEN];
 };
 
+#include "codec/svg.h"
+
 /*
  * Submits an edit, undo or redo (PROTO_EDIT, PROTO_UNDO, PROTO_REDO) on
  * 'scene_name' for websocket client 'c' or, with 'c' NULL, for HTTP

@@ -9,9 +9,9 @@
  * last value, every watcher's mirror equals GET /api/scenes/load, and the
  * latencies of the well-behaved clients are printed.
  *
- * RIGD_LOAD_SECONDS sets the duration (default 25; the issue's minute is
- * RIGD_LOAD_SECONDS=60, by hand); RIGD_LOAD_EDITORS and RIGD_LOAD_WATCHERS
- * the numbers of clients.
+ * RIGD_LOAD_SECONDS sets the duration in seconds (default 25; a full
+ * minute, RIGD_LOAD_SECONDS=60, is run by hand); RIGD_LOAD_EDITORS and
+ * RIGD_LOAD_WATCHERS the numbers of clients.
  */
 const test = require('node:test');
 const assert = require('node:assert/strict');
