@@ -564,12 +564,37 @@ int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit
 	return eng_apply_and_queue_asset(e, rt, b, lim, kind, target, NULL, ack, err);
 }
 
+/*
+ * Refused before it is queued: a batch committed here must fit its log
+ * line wherever the log goes (a cluster's stream, engine_set_line_max).
+ * 0, or the error: when the line is too long, 'err' says so and *said is
+ * set.
+ */
+static int check_line(engine *e, const pending *p, const struct eng_asset *asset,
+		      edit_error *err, bool *said)
+{
+	proto_log_asset a;
+	size_t line_len = 0;
+	int rc;
+
+	if (asset) {
+		snprintf(a.file, sizeof(a.file), "%s", asset->file);
+		snprintf(a.sha256, sizeof(a.sha256), "%s", asset->sha256);
+		a.svg = asset->svg;
+		a.len = asset->len;
+	}
+	rc = eng_line_len(p->seq, p->time_us, p->client, p->has_client_seq, p->client_seq, p->kind,
+			  p->target, p->ops_len, asset ? &a : NULL, asset ? 1 : 0, &line_len);
+	if (!rc && (rc = eng_line_fits(e, "the batch", line_len, err)) != 0)
+		*said = true;
+	return rc;
+}
+
 int eng_apply_and_queue_asset(engine *e, scene_rt *rt, const edit_batch *b,
 			      const edit_limits *lim, int kind, int64_t target,
 			      const struct eng_asset *asset, engine_ack *ack, edit_error *err)
 {
 	edit_result res;
-	size_t line_len = 0;
 	bool said = false;
 	edit_batch inv, resolved;
 	/* Relative ops (rotate, move, ik) and angles are logged as the
@@ -605,22 +630,8 @@ int eng_apply_and_queue_asset(engine *e, scene_rt *rt, const edit_batch *b,
 		rc = engine_ops_encode_bin(logged, &p->ops_bin, &p->ops_bin_len);
 	if (relative)
 		edit_batch_release(&resolved);
-	if (!rc && e->line_max) {
-		/* Refused before it is queued: a batch committed here must fit
-		 * its log line wherever the log goes (a cluster's stream). */
-		proto_log_asset a;
-		if (asset) {
-			snprintf(a.file, sizeof(a.file), "%s", asset->file);
-			snprintf(a.sha256, sizeof(a.sha256), "%s", asset->sha256);
-			a.svg = asset->svg;
-			a.len = asset->len;
-		}
-		rc = eng_line_len(p->seq, p->time_us, p->client, p->has_client_seq, p->client_seq,
-				  kind, target, p->ops_len, asset ? &a : NULL, asset ? 1 : 0,
-				  &line_len);
-		if (!rc && (rc = eng_line_fits(e, "the batch", line_len, err)) != 0)
-			said = true;
-	}
+	if (!rc && e->line_max)
+		rc = check_line(e, p, asset, err, &said);
 	hist *h = eng_hist_find(rt, p->client);
 	if (!rc && h)
 		rc = eng_hist_step(h, e->opts.undo_depth, p->seq, kind, target);
