@@ -172,10 +172,7 @@ int peers_metrics(struct server *S, proto_buf *b)
 	if (relay_metrics(S, b) || replica_metrics(S, b))
 		return RIGD_E_NOMEM;
 	cluster_get_stats(S->cx->cl, &st);
-	struct {
-		const char *name, *type, *help;
-		uint64_t value;
-	} m[] = {
+	const struct metrics_row m[] = {
 		{ "rigd_cluster_redis_up", "gauge", "1 while Redis answers, else 0.",
 		  st.state == CLUSTER_UP },
 		{ "rigd_cluster_redis_connects_total", "counter", "Connections to Redis made.",
@@ -194,8 +191,7 @@ int peers_metrics(struct server *S, proto_buf *b)
 	rc = metrics_appendf(b, "# HELP rigd_cluster_info This process in the cluster (its id).\n"
 			     "# TYPE rigd_cluster_info gauge\nrigd_cluster_info{process=\"%s\"} 1\n",
 			     cluster_id(S->cx->cl));
-	for (size_t i = 0; !rc && i < sizeof(m) / sizeof(m[0]); i++)
-		rc = metrics_put(b, m[i].name, m[i].type, m[i].help, m[i].value);
+	rc = rc || metrics_put_rows(b, m, (int)(sizeof(m) / sizeof(m[0])));
 	n = cluster_leases(S->cx->cl, NULL, 0);
 	if (!(l = calloc((size_t)n + 1, sizeof(*l))))
 		return RIGD_E_NOMEM;

@@ -7,20 +7,14 @@
 #ifndef RIGD_CLUSTERED_PEERS_H
 #define RIGD_CLUSTERED_PEERS_H
 
-#include "cluster/cluster.h"
 #include "codec/proto.h"
 #include "core/edit.h"
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 struct client;
-struct deferred;
 struct http_call;
-struct pending;
-struct presence;
-struct room;
 struct server;
 
 /*

@@ -434,10 +434,7 @@ void relay_free(struct server *S)
 int relay_metrics(struct server *S, proto_buf *b)
 {
 	struct relay *R = S->cx->relay;
-	struct {
-		const char *name, *type, *help;
-		uint64_t value;
-	} m[] = {
+	const struct metrics_row m[] = {
 		{ "rigd_cluster_forwarded_total", "counter",
 		  "Edits relayed to their scene's owner.",
 		  R ? (uint64_t)R->forwarded : 0 },
@@ -455,9 +452,7 @@ int relay_metrics(struct server *S, proto_buf *b)
 		  R ? (uint64_t)R->served : 0 },
 	};
 
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		if (metrics_put(b, m[i].name, m[i].type, m[i].help, m[i].value))
-			return RIGD_E_NOMEM;
-	return relay_http_metrics(S, b);
+	return metrics_put_rows(b, m, (int)(sizeof(m) / sizeof(m[0]))) || relay_http_metrics(S, b)
+		       ? RIGD_E_NOMEM : 0;
 }
 

@@ -25,16 +25,11 @@
 #include "codec/proto.h"
 #include "core/edit.h"
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct client;
-struct deferred;
-struct http_call;
 struct pending;
-struct presence;
-struct room;
 struct server;
 
 /*

@@ -590,10 +590,7 @@ void relay_http_free(struct server *S)
 int relay_http_metrics(struct server *S, proto_buf *b)
 {
 	struct relay_http *H = S->cx->relay_http;
-	struct {
-		const char *name, *type, *help;
-		uint64_t value;
-	} m[] = {
+	const struct metrics_row m[] = {
 		{ "rigd_cluster_writes_relayed_total", "counter",
 		  "Imports relayed to their scene's owner.", H ? H->relayed : 0 },
 		{ "rigd_cluster_writes_failed_total", "counter",
@@ -605,8 +602,5 @@ int relay_http_metrics(struct server *S, proto_buf *b)
 		  "Imports other processes relayed to this one.", H ? H->served : 0 },
 	};
 
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		if (metrics_put(b, m[i].name, m[i].type, m[i].help, m[i].value))
-			return RIGD_E_NOMEM;
-	return 0;
+	return metrics_put_rows(b, m, (int)(sizeof(m) / sizeof(m[0])));
 }

@@ -853,10 +853,7 @@ void replica_free(struct server *S)
 int replica_metrics(struct server *S, proto_buf *b)
 {
 	struct replica *R = S->cx->replica;
-	struct {
-		const char *name, *type, *help;
-		uint64_t value;
-	} m[] = {
+	const struct metrics_row m[] = {
 		{ "rigd_cluster_log_published_total", "counter",
 		  "Committed batches appended to log streams.",
 		  R ? (uint64_t)R->published : 0 },
@@ -898,9 +895,6 @@ int replica_metrics(struct server *S, proto_buf *b)
 		  R ? (uint64_t)R->n_held : 0 },
 	};
 
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		if (metrics_put(b, m[i].name, m[i].type, m[i].help, m[i].value))
-			return RIGD_E_NOMEM;
-	return 0;
+	return metrics_put_rows(b, m, (int)(sizeof(m) / sizeof(m[0])));
 }
 

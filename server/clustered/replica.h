@@ -16,7 +16,6 @@
 #ifndef RIGD_CLUSTERED_REPLICA_H
 #define RIGD_CLUSTERED_REPLICA_H
 
-#include "cluster/cluster.h"
 #include "codec/proto.h"
 #include "core/edit.h"
 
@@ -24,12 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct client;
-struct deferred;
-struct http_call;
 struct pending;
-struct presence;
-struct room;
 struct server;
 
 /* cluster callback ('ctx' the server): batch 'seq' of scene 'name' from

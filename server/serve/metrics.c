@@ -49,8 +49,8 @@ int metrics_appendf(proto_buf *b, const char *fmt, ...)
 	return proto_buf_append(b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
 }
 
-int metrics_put(proto_buf *b, const char *name, const char *type, const char *help,
-		uint64_t value)
+static int metrics_put(proto_buf *b, const char *name, const char *type, const char *help,
+		       uint64_t value)
 {
 	const char *parts[] = { "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n" };
 
@@ -58,6 +58,14 @@ int metrics_put(proto_buf *b, const char *name, const char *type, const char *he
 		if (proto_buf_append(b, parts[i], strlen(parts[i])))
 			return RIGD_E_NOMEM;
 	return metrics_appendf(b, "%s %" PRIu64 "\n", name, value);
+}
+
+int metrics_put_rows(proto_buf *b, const struct metrics_row *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (metrics_put(b, v[i].name, v[i].type, v[i].help, v[i].value))
+			return RIGD_E_NOMEM;
+	return 0;
 }
 
 /* The histogram's sample lines (its HELP and TYPE come from the list). */

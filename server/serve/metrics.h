@@ -135,10 +135,13 @@ int metrics_render(const struct metrics *m, const struct metrics_sample *v, prot
  * RIGD_E_NOMEM, or RIGD_E_INTERNAL for a bad format. */
 int metrics_appendf(proto_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Appends one metric of its own: its HELP and TYPE ('counter' or
- * 'gauge') lines and its one sample, "NAME VALUE". For the metrics that
+/* Appends metrics of their own, each its HELP and TYPE ('counter' or
+ * 'gauge') lines and its one sample, "NAME VALUE": for the metrics that
  * live outside struct metrics (the cluster's). 0 or RIGD_E_NOMEM. */
-int metrics_put(proto_buf *b, const char *name, const char *type, const char *help,
-		uint64_t value);
+struct metrics_row {
+	const char *name, *type, *help;
+	uint64_t value;
+};
+int metrics_put_rows(proto_buf *b, const struct metrics_row *v, int n);
 
 #endif
