@@ -487,8 +487,21 @@ out:
 	return status;
 }
 
+/* The cluster's side, for --redis; none in a rigd built without it
+ * (-DRIGD_CLUSTER=OFF), which then refuses the flag. */
+static const struct serve_hooks *cluster_hooks(void)
+{
+#ifdef RIGD_WITH_CLUSTER
+	return clustered_hooks();
+#else
+	return NULL;
+#endif
+}
+
 int main(int argc, char **argv)
 {
+	int rc;
+
 	if (argc >= 2) {
 		const char *cmd = argv[1];
 		if (strcmp(cmd, "log") == 0)
@@ -504,11 +517,7 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
 		fputs(overview, stdout);
+	rc = serve_main(argc, argv, cluster_hooks());
 	/* --help and --hash-token print and stop without running: not a failure. */
-#ifdef RIGD_WITH_CLUSTER
-	int rc = serve_main(argc, argv, clustered_hooks());
-#else
-	int rc = serve_main(argc, argv, NULL);
-#endif
 	return rc == CONFIG_DONE ? EXIT_SUCCESS : rc;
 }
