@@ -112,8 +112,6 @@ struct scene {
 	uint32_t gen;          /* bumped by every full pass */
 	uint64_t full_stamp;   /* the stamp of the last full pass */
 
-	uint64_t recomputed_total;
-
 	/* The shape log (scene_shape_since): nodes whose box in their own
 	 * frame changed, since clock shape_base. */
 	int *shape_log;
@@ -1639,7 +1637,6 @@ long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx)
 		next_gen(s, stamp);
 	s->n_roots = 0;
 	s->dirty_all = false;
-	s->recomputed_total += (uint64_t)total;
 	return total;
 }
 
@@ -1656,11 +1653,6 @@ bool scene_is_dirty(const scene *s, int node)
 uint64_t scene_world_stamp(const scene *s, int node)
 {
 	return live(s, node) ? node_stamp(s, node) : 0;
-}
-
-uint64_t scene_recomputed_total(const scene *s)
-{
-	return s->recomputed_total;
 }
 
 /* A stored mat34 (local_of or world_of) as a mat4. */

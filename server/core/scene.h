@@ -251,8 +251,6 @@ bool scene_has_dirty(const scene *s);
 bool scene_is_dirty(const scene *s, int node);
 /* The stamp of the scene_update that last recomputed 'node' (0: never). */
 uint64_t scene_world_stamp(const scene *s, int node);
-/* Total matrices recomputed by scene_update since scene_new. */
-uint64_t scene_recomputed_total(const scene *s);
 
 /* The cached local matrix T(t) T(pivot) R S T(-pivot). */
 mat4 scene_local(const scene *s, int node);
