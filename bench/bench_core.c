@@ -22,7 +22,7 @@
  *     next to the latency of one random dependent load in a block as big
  *     as that scene's matrices, the hardware limit for an edit at a random
  *     place, once on 4 KiB pages and once on 2 MiB pages (the scene asks
- *     for those: see "Memory" in server/core/scene.c), each line saying how much
+ *     for those: see "Memory" in server/core/scene_array.c), each line saying how much
  *     of its block the kernel really gave as huge pages;
  *   - the 59-bone rig of docs/transforms.md 6.2;
  *   - structural edits (insert, delete, reparent) in the 100k scene.
@@ -62,7 +62,7 @@
 #define TARGET_LEAF_EDIT_NS 1000.0
 #define TARGET_STRUCTURAL_NS 2e6
 
-/* What a full recompute touches per node in server/scene.c: it reads a
+/* What a full recompute touches per node in server/core/scene.c: it reads a
  * local and writes a world matrix (mat34, 96 bytes each) and reads the
  * node's parent index (its record is left alone, see node_marked). */
 #define PASS_MATRIX_BYTES 96

@@ -707,7 +707,7 @@ static void test_random_edits_match_traversal(void **state)
 		}
 		if (step % 500 == 250) {
 			/* Every root edited: a full pass, which leaves the nodes'
-			 * records as they are (see node_marked in scene.c). */
+			 * records as they are (see node_marked in scene_internal.h). */
 			for (int i = 0; i < scene_count(s); i += scene_subtree_size(s, scene_at(s, i))) {
 				assert_int_equal(scene_set(s, scene_at(s, i), PROP_T, &p), 0);
 				model_edited[scene_at(s, i)] = true;

@@ -1,105 +1,22 @@
 /*
  * draw.c: the draw order of a 2D scene (see scene.h): which nodes show
  * artwork (a layer), back to front by the z of each node's effective
- * facing, ties in preorder; the effective facing itself; the syntax of a
- * layer.
+ * facing, ties in preorder; and the effective facing itself.
  *
  * The order is derived from the scene's stored values and its roots' world
- * matrices, and cached: scene.c marks it stale on every edit that can
- * change it, and the first read after that rebuilds it in one preorder
- * walk and one sort. A 3D scene never builds one. Reads the scene through
- * its public interface only; never changes it.
+ * matrices, and cached (draw_cache.h): every edit that can change it moves
+ * the scene's draw clock, and the first read after that rebuilds it in one
+ * preorder walk and one sort. A 3D scene never builds one. Reads the scene
+ * through its public interface and sc_draw_cache only; never changes it,
+ * and nothing of the scene calls back here.
  */
-#include "draw_internal.h"
+#include "draw_cache.h"
 
 #include "err.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef char draw_id[SCENE_ID_MAX + 1];
-
-/* A node with a layer, as sorted: its z for its facing, then its place in
- * preorder. */
-typedef struct draw_key {
-	double z;
-	int pos;
-} draw_key;
-
-struct draw_cache {
-	bool stale;
-	uint64_t version;
-	draw_id *ids;            /* the order, back to front */
-	int n, cap;
-	draw_id *next;           /* the rebuild's list, swapped with 'ids' */
-	int cap_next;
-	draw_key *keys;          /* scratch of the rebuild */
-	unsigned char *facing;   /* effective facing by preorder position */
-	int cap_scratch;
-};
-
-draw_cache *draw_cache_new(void)
-{
-	draw_cache *d = calloc(1, sizeof(*d));
-
-	if (d)
-		d->stale = true;
-	return d;
-}
-
-void draw_cache_free(draw_cache *d)
-{
-	if (!d)
-		return;
-	free(d->ids);
-	free(d->next);
-	free(d->keys);
-	free(d->facing);
-	free(d);
-}
-
-void draw_cache_mark(draw_cache *d)
-{
-	d->stale = true;
-}
-
-/* ---------- layers ---------- */
-
-static bool file_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '.' || c == '-';
-}
-
-const char *scene_layer_syntax_error(const char *layer)
-{
-	const char *hash = strchr(layer, '#'), *group;
-	size_t file_len, group_len;
-
-	if (!hash)
-		return "must be FILE#GROUP (no '#' found)";
-	file_len = (size_t)(hash - layer);
-	group = hash + 1;
-	group_len = strlen(group);
-	if (file_len == 0)
-		return "FILE (before '#') is empty";
-	if (file_len > SCENE_LAYER_FILE_MAX)
-		return "FILE (before '#') is longer than 128 characters";
-	if (layer[0] == '.')
-		return "FILE (before '#') may not start with a dot";
-	for (size_t i = 0; i < file_len; i++)
-		if (!file_char(layer[i]))
-			return "FILE (before '#') may hold only A-Z a-z 0-9 _ . -";
-	if (group_len == 0)
-		return "GROUP (after '#') is empty";
-	if (group_len > SCENE_LAYER_GROUP_MAX)
-		return "GROUP (after '#') is longer than 128 characters";
-	for (size_t i = 0; i < group_len; i++)
-		if (!file_char(group[i]) && group[i] != ':')
-			return "GROUP (after '#') may hold only A-Z a-z 0-9 _ . : -";
-	return NULL;
-}
 
 /* ---------- facing ---------- */
 
@@ -223,19 +140,19 @@ static int rebuild(const scene *s, draw_cache *d)
 	}
 	d->n = m;
 	d->version += changed;
-	d->stale = false;
+	d->built_at = sc_draw_clock(s);
 	return 0;
 }
 
 int scene_draw_order(const scene *s, int *n)
 {
-	draw_cache *d = scene_draw_cache(s);
+	draw_cache *d = sc_draw_cache(s);
 	int rc;
 
 	*n = 0;
 	if (scene_dims(s) != 2)
 		return 0;
-	if (d->stale && (rc = rebuild(s, d)) != 0)
+	if (d->built_at != sc_draw_clock(s) && (rc = rebuild(s, d)) != 0)
 		return rc;
 	*n = d->n;
 	return 0;
@@ -243,13 +160,13 @@ int scene_draw_order(const scene *s, int *n)
 
 const char *scene_draw_id(const scene *s, int i)
 {
-	const draw_cache *d = scene_draw_cache(s);
+	const draw_cache *d = sc_draw_cache(s);
 
-	assert(!d->stale && i >= 0 && i < d->n);
+	assert(d->built_at == sc_draw_clock(s) && i >= 0 && i < d->n);
 	return d->ids[i];
 }
 
 uint64_t scene_draw_version(const scene *s)
 {
-	return scene_draw_cache(s)->version;
+	return sc_draw_cache(s)->version;
 }

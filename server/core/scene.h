@@ -13,6 +13,14 @@
  * Every mutating call validates everything first and returns 0 or a negative
  * RIGD_E_* code; on error nothing has changed. No JSON, SQL or sockets here,
  * and no recursion: a chain a million nodes deep works.
+ *
+ * One interface, several files, by concern: scene.c (lifetime, the
+ * recompute pass, world matrices), scene_ids.c (ids, scene_find),
+ * scene_check.c (node_props_check, the syntax of a layer), scene_edit.c
+ * (the edits), scene_query.c (reads and queries), draw.c (the draw order
+ * and facing). The accessors of what a scene hosts besides its nodes,
+ * scene_poses and scene_assets (scene_cache.c), are declared in pose.h and
+ * asset.h. The layout they share is scene_internal.h, private to core/.
  */
 #ifndef RIGD_SCENE_H
 #define RIGD_SCENE_H
@@ -251,8 +259,6 @@ bool scene_has_dirty(const scene *s);
 bool scene_is_dirty(const scene *s, int node);
 /* The stamp of the scene_update that last recomputed 'node' (0: never). */
 uint64_t scene_world_stamp(const scene *s, int node);
-/* Total matrices recomputed by scene_update since scene_new. */
-uint64_t scene_recomputed_total(const scene *s);
 
 /* The cached local matrix T(t) T(pivot) R S T(-pivot). */
 mat4 scene_local(const scene *s, int node);
