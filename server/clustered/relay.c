@@ -64,14 +64,6 @@ static struct relay *relay_of(struct server *S)
 	return S->cx->relay;
 }
 
-/* How long a forward waits for its answer before it is sent again. */
-static double resend_after_s(const struct server *S)
-{
-	double s = S->o.lease_ms * 1.5 / 1000.0;
-
-	return s < 2.0 ? 2.0 : s;
-}
-
 /* The call of undo or redo 'f' (its kind and arguments). */
 static cluster_call_info call_of(const struct fwd *f)
 {
@@ -409,7 +401,7 @@ static void retry(struct server *S, int i, double now)
 void relay_tick(struct server *S)
 {
 	struct relay *R = S->cx->relay;
-	double now = serve_now_s(), after = resend_after_s(S);
+	double now = serve_now_s(), after = cx_answer_wait_s(S->o.lease_ms);
 
 	for (int i = R ? R->n - 1 : -1; i >= 0; i--)
 		if (now - R->v[i].sent_s >= after)

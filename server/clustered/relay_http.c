@@ -96,14 +96,6 @@ static struct relay_http *state_of(struct server *S)
 	return S->cx->relay_http;
 }
 
-/* How long a relayed request waits before its owner is looked at again. */
-static double recheck_after_s(const struct server *S)
-{
-	double s = S->o.lease_ms * 1.5 / 1000.0;
-
-	return s < 2.0 ? 2.0 : s;
-}
-
 /* A copy of 'call' as a deferred D_HTTP item (owned by the caller), or
  * NULL when out of memory. */
 static struct deferred *copy_call(const struct http_call *call)
@@ -423,7 +415,7 @@ static void sent_step(struct server *S, int i, double now)
 void relay_http_tick(struct server *S)
 {
 	struct relay_http *H = S->cx->relay_http;
-	double now = serve_now_s(), after = recheck_after_s(S);
+	double now = serve_now_s(), after = cx_answer_wait_s(S->o.lease_ms);
 
 	for (int i = H ? H->n - 1 : -1; i >= 0; i--) {
 		if (H->v[i].state == H_WAIT)

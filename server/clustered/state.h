@@ -25,4 +25,16 @@ struct clustered {
 	bool catalog_synced;         /* reconciled with the catalog once (lifecycle.c) */
 };
 
+/*
+ * How long a request relayed to a scene's owner waits for its answer, or
+ * for an owner, before it is looked at again: one and a half leases (the
+ * time a dead owner's lease takes to lapse and be taken), at least 2 s.
+ */
+static inline double cx_answer_wait_s(int lease_ms)
+{
+	double s = lease_ms * 1.5 / 1000.0;
+
+	return s < 2.0 ? 2.0 : s;
+}
+
 #endif
