@@ -97,40 +97,13 @@ static struct relay_http *state_of(struct server *S)
 }
 
 /* A copy of 'call' as a deferred D_HTTP item (owned by the caller), or
- * NULL when out of memory. */
+ * NULL when out of memory or its path is no route's. */
 static struct deferred *copy_call(const struct http_call *call)
 {
 	char name[SCENE_ID_MAX + 2];
-	struct deferred *d = calloc(1, sizeof(*d));
+	int route = routes_match(call->path, call->method, name, sizeof(name));
 
-	if (!d)
-		return NULL;
-	d->kind = D_HTTP;
-	d->run = http_run_deferred;
-	d->conn = call->conn;
-	d->method = call->method;
-	d->route = routes_match(call->path, call->method, name, sizeof(name));
-	snprintf(d->scene, sizeof(d->scene), "%s", call->name);
-	if (call->tok) {
-		d->authed = true;
-		memcpy(d->tok, call->tok, sizeof(d->tok));
-	}
-	if (d->route < 0 || !(d->path = strdup(call->path)) ||
-	    !(d->body = malloc(call->body_len + 1))) {
-		turn_deferred_free(d);
-		return NULL;
-	}
-	memcpy(d->body, call->body, call->body_len);
-	d->body[call->body_len] = '\0';
-	d->body_len = call->body_len;
-	for (int i = 0; i < call->n_args && i < NET_MAX_ARGS; i++) {
-		if (!(d->args[i] = strdup(call->args[i]))) {
-			turn_deferred_free(d);
-			return NULL;
-		}
-		d->n_args++;
-	}
-	return d;
+	return route < 0 ? NULL : http_defer_copy(call, route);
 }
 
 /* A new entry for the request of 'call' (its copy made), or NULL after

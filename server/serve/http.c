@@ -20,10 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Copies an after-commit request into a deferred item. NULL when out of
- * memory. */
-static struct deferred *defer_copy(const net_request *req, int route, const char *name,
-				   const unsigned char *tok)
+struct deferred *http_defer_copy(const struct http_call *call, int route)
 {
 	struct deferred *d = calloc(1, sizeof(*d));
 
@@ -31,25 +28,25 @@ static struct deferred *defer_copy(const net_request *req, int route, const char
 		return NULL;
 	d->kind = D_HTTP;
 	d->run = http_run_deferred;
-	d->conn = req->conn;
-	d->method = req->method;
+	d->conn = call->conn;
+	d->method = call->method;
 	d->route = route;
 	/* A valid scene name (checked before) fits. */
-	assert(strlen(name) < sizeof(d->scene));
-	memcpy(d->scene, name, strlen(name) + 1);
-	if (tok) {
+	assert(strlen(call->name) < sizeof(d->scene));
+	memcpy(d->scene, call->name, strlen(call->name) + 1);
+	if (call->tok) {
 		d->authed = true;
-		memcpy(d->tok, tok, sizeof(d->tok));
+		memcpy(d->tok, call->tok, sizeof(d->tok));
 	}
-	if (!(d->path = strdup(req->path)) || !(d->body = malloc(req->body_len + 1))) {
+	if (!(d->path = strdup(call->path)) || !(d->body = malloc(call->body_len + 1))) {
 		turn_deferred_free(d);
 		return NULL;
 	}
-	memcpy(d->body, req->body, req->body_len);
-	d->body[req->body_len] = '\0';
-	d->body_len = req->body_len;
-	for (int i = 0; i < req->n_args; i++) {
-		if (!(d->args[i] = strdup(req->args[i]))) {
+	memcpy(d->body, call->body, call->body_len);
+	d->body[call->body_len] = '\0';
+	d->body_len = call->body_len;
+	for (int i = 0; i < call->n_args && i < NET_MAX_ARGS; i++) {
+		if (!(d->args[i] = strdup(call->args[i]))) {
 			turn_deferred_free(d);
 			return NULL;
 		}
@@ -124,15 +121,14 @@ bool http_request(void *ctx, const net_request *req)
 		http_respond_code(S, req->conn, RIGD_E_BAD_ID, "scene", "bad scene name");
 		return true;
 	}
+	call = (struct http_call){.conn = req->conn, .method = req->method, .path = req->path,
+		.name = name, .args = (char *const *)req->args, .n_args = req->n_args,
+		.body = req->body, .body_len = req->body_len, .tok = S->n_tokens > 0 ? tok : NULL};
 	if (routes[route].when == ROUTE_NOW) {
-		call = (struct http_call){.conn = req->conn, .method = req->method,
-			.path = req->path, .name = name, .args = (char *const *)req->args,
-			.n_args = req->n_args, .body = req->body, .body_len = req->body_len,
-			.tok = S->n_tokens > 0 ? tok : NULL};
 		routes[route].handler(S, &call);
 		return true;
 	}
-	d = defer_copy(req, route, name, S->n_tokens > 0 ? tok : NULL);
+	d = http_defer_copy(&call, route);
 	if (!d) {
 		http_respond_code(S, req->conn, RIGD_E_NOMEM, "", "out of memory");
 		return true;

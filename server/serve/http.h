@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 struct deferred;
+struct http_call;
 struct server;
 
 /*
@@ -26,5 +27,10 @@ bool http_request(void *ctx, const net_request *req);
 
 /* Runs deferred HTTP request 'd' (after the commit): calls its route. */
 void http_run_deferred(struct server *S, struct deferred *d);
+
+/* A copy of request 'call' (its scene name valid) for route 'route' as a
+ * D_HTTP deferred item run by http_run_deferred; the caller owns it. NULL
+ * when out of memory. */
+struct deferred *http_defer_copy(const struct http_call *call, int route);
 
 #endif
