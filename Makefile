@@ -30,11 +30,11 @@ web-deps: deps
 	fi
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIGD_WERROR=ON
 	cmake --build $(BUILD) -j$(JOBS)
 
 build-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRIGD_SANITIZE=ON
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRIGD_SANITIZE=ON -DRIGD_WERROR=ON
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 
 test-release: build web-deps
@@ -46,12 +46,15 @@ test-asan: build-asan web-deps
 		ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)
 
 # rigd without the cluster's side (-DRIGD_CLUSTER=OFF: no server/cluster,
-# no server/clustered, no hiredis): it must build, and serve alone. Runs
-# the unit tests and the single-process e2e tests that cover the path an
-# edit takes (about a minute).
+# no server/clustered, no hiredis): it must build, and serve alone. Built
+# as a packager builds, with clang and CMAKE_BUILD_TYPE=Release (NDEBUG:
+# no assert may carry a check the code needs). Runs the unit tests and the
+# single-process e2e tests that cover the path an edit takes (about a
+# minute after a build of about two).
 LONE_TESTS = unit_|e2e_lone|e2e_api|e2e_concurrent|e2e_steps|e2e_interest|e2e_svg
 build-lone: deps
-	cmake -S . -B $(LONE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIGD_CLUSTER=OFF
+	cmake -S . -B $(LONE_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Release \
+		-DRIGD_CLUSTER=OFF -DRIGD_WERROR=ON
 	cmake --build $(LONE_BUILD) -j$(JOBS)
 
 test-lone: build-lone web-deps
@@ -62,7 +65,7 @@ test-lone: build-lone web-deps
 # fuzzes each target for RIGD_FUZZ_SECONDS; fuzz-merge adds the inputs those
 # runs found that raise coverage to tests/fuzz/corpus (commit them).
 build-fuzz: deps
-	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIGD_FUZZ=ON
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIGD_FUZZ=ON -DRIGD_WERROR=ON
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 
 # The targets run side by side whatever the core count: each runs for a

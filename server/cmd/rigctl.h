@@ -23,7 +23,7 @@
 
 #define RIGCTL_DEFAULT_URL "http://127.0.0.1:8080"
 #define RIGCTL_WINDOW 256               /* batches in flight on the websocket */
-#define RIGCTL_EXIT_HELP (-1)           /* rigctl_args_parse: --help printed */
+#define RIGCTL_EXIT_HELP (-1)           /* rigctl_args_parse: --help or --version printed */
 #define RIGCTL_EXIT_USAGE 2             /* bad arguments */
 
 enum rigctl_mode { RIGCTL_SEND, RIGCTL_REPLAY, RIGCTL_WATCH, RIGCTL_HTTP };

@@ -9,6 +9,7 @@
 #include "codec/json.h"
 #include "core/num.h"
 #include "core/scene.h"
+#include "core/version.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -61,6 +62,7 @@ static const char usage_text[] =
 	"URL defaults to $RIGD_URL or " RIGCTL_DEFAULT_URL ". Output is JSON lines on stdout.\n"
 	"--token TOKEN (default $RIGD_TOKEN) is sent as Authorization: Bearer with\n"
 	"every request and websocket handshake (docs/security.md).\n"
+	"rigctl --version prints the version and the git commit built.\n"
 	"Exit status: 0 all succeeded, 1 a batch or request failed or the server went\n"
 	"away, 2 bad arguments.\n";
 
@@ -79,6 +81,15 @@ static const char *next_value(const struct argv_cursor *a)
 
 /* Prints "rigctl: ", the message and the usage on stderr; returns the
  * status for bad arguments. */
+/* An argument rigctl does not know: one line naming it, and where the
+ * usage is. Returns RIGCTL_EXIT_USAGE. */
+static int unknown(const char *what, const char *arg)
+{
+	fprintf(stderr, "rigctl: unknown %s '%s' (rigctl --help lists the commands and options)\n",
+		what, arg);
+	return RIGCTL_EXIT_USAGE;
+}
+
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
 {
@@ -601,7 +612,19 @@ static int args_command(struct rigctl *r, const char *cmd, struct argv_cursor *a
 		snprintf(r->path, sizeof(r->path), "/api/scenes/%s", r->scene);
 		return 0;
 	}
-	return usage_error("unknown command '%s'", cmd);
+	return unknown("command", cmd);
+}
+
+/* Whether 'cmd' is one of the commands args_command reads. */
+static bool command_known(const char *cmd)
+{
+	static const char *const commands[] = {"send", "replay", "watch", "get", "export", "log",
+		"import", "create", "scenes", "delete"};
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cmd, commands[i]) == 0)
+			return true;
+	return false;
 }
 
 /* The options before the command: --help, --url, --token. */
@@ -614,6 +637,10 @@ static int args_global(struct rigctl *r, struct argv_cursor *a, const char **url
 			fputs(usage_text, stdout);
 			return RIGCTL_EXIT_HELP;
 		}
+		if (strcmp(flag, "--version") == 0) {
+			version_print(stdout, "rigctl");
+			return RIGCTL_EXIT_HELP;
+		}
 		if (strcmp(flag, "--url") == 0 && v) {
 			*url = v;
 		} else if (strcmp(flag, "--token") == 0 && v) {
@@ -621,7 +648,7 @@ static int args_global(struct rigctl *r, struct argv_cursor *a, const char **url
 				return usage_error("a token is at most %d characters", TOKEN_ARG_MAX);
 			r->token = v;
 		} else {
-			return usage_error("unknown option '%s'", flag);
+			return unknown("option", flag);
 		}
 		a->i += 2;
 	}
@@ -647,6 +674,8 @@ int rigctl_args_parse(struct rigctl *r, int argc, char **argv)
 	if (!parse_url(r, url))
 		return usage_error("'%s' is not an http:// or ws:// URL", url);
 	cmd = argv[a.i++];
+	if (!command_known(cmd))
+		return unknown("command", cmd);
 	if (strcmp(cmd, "import") == 0 && a.i < argc && is_svg_path(argv[a.i])) {
 		/* import FILE.svg ...: the scene comes after, or from the name. */
 		const char *svg_path = argv[a.i++];

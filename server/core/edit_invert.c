@@ -126,15 +126,6 @@ static void reverse_ops(edit_op *ops, int lo, int hi)
 	}
 }
 
-/*
- * Applies one recorded inverse op to 's', which is as the op it undoes left
- * it, with the scene calls that allocate nothing: the op's name and mesh
- * move into the scene (scene_set_owned), a subtree is moved in place, and
- * a restored node takes a handle and an id-table slot that the delete it
- * undoes freed. No validation beyond the scene's own: the op was recorded
- * from values the scene stored. Returns 0, or the scene's error when the
- * scene is not as the op left it (a bug).
- */
 /* Whether the node holds exactly, bit for bit, the transform channels the
  * inverse op 'op' carries: an inverse restores the values it recorded. */
 static bool restored(const scene *s, int node, const edit_op *op)
@@ -149,6 +140,17 @@ static bool restored(const scene *s, int node, const edit_op *op)
 	       (!(f & EDIT_F_PIVOT) || memcmp(&p.pivot, &op->pivot, sizeof(p.pivot)) == 0);
 }
 
+/*
+ * Applies one recorded inverse op to 's', which is as the op it undoes left
+ * it, with the scene calls that allocate nothing: the op's name and mesh
+ * move into the scene (scene_set_owned), a subtree is moved in place, and
+ * a restored node takes a handle and an id-table slot that the delete it
+ * undoes freed. No validation beyond the scene's own: the op was recorded
+ * from values the scene stored. Returns 0, or the scene's error when the
+ * scene is not as the op left it, or RIGD_E_INTERNAL when the node does
+ * not hold the channels the op restores (both bugs: the caller then
+ * treats the scene as no longer matching its log).
+ */
 static int undo_op(scene *s, edit_op *op)
 {
 	node_props p = node_props_default();
@@ -177,14 +179,16 @@ static int undo_op(scene *s, edit_op *op)
 	}
 	if ((rc = scene_set_owned(s, node, strings, &p, op->name, op->mesh, op->layer)) != 0)
 		return rc;
-	assert(restored(s, node, op));
+	/* The strings are the scene's now, whatever the check below says. */
 	if (strings & PROP_NAME)
 		op->name = NULL;
 	if (strings & PROP_MESH)
 		op->mesh = NULL;
 	if (strings & PROP_LAYER)
 		op->layer = NULL;
-	return 0;
+	/* An inverse restores the bits it recorded: checked in every build
+	 * type, since a mismatch means the scene no longer matches its log. */
+	return restored(s, node, op) ? 0 : RIGD_E_INTERNAL;
 }
 
 /*

@@ -11,6 +11,7 @@
 #include "core/num.h"
 #include "core/scene.h"
 #include "core/sha256.h"
+#include "core/version.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -163,8 +164,8 @@ int config_table_parse(const config_table *t, int argc, char **argv, void *dst,
 			continue;
 		}
 		if (!f) {
-			fprintf(err, "%s: unknown argument '%s'\n\n", t->prog, a);
-			config_table_usage(t, err);
+			fprintf(err, "%s: unknown argument '%s' (%s --help lists the options)\n",
+				t->prog, a, t->prog);
 			return CONFIG_USAGE;
 		}
 		if (f->arg) {
@@ -242,6 +243,12 @@ void config_table_usage(const config_table *t, FILE *f)
 static int parse_help(const config_flag *f, const char *v, void *dst, FILE *out, FILE *err)
 {
 	config_usage(out);
+	return CONFIG_DONE;
+}
+
+static int parse_version(const config_flag *f, const char *v, void *dst, FILE *out, FILE *err)
+{
+	version_print(out, "rigd");
 	return CONFIG_DONE;
 }
 
@@ -494,6 +501,8 @@ static const config_flag server_flags[] = {
 		 "event-lib plugin); --redis needs libuv"},
 	{.name = "--help", .alias = "-h", .kind = CONFIG_CUSTOM, .parse = parse_help,
 	 .help = "this text"},
+	{.name = "--version", .kind = CONFIG_CUSTOM, .parse = parse_version,
+	 .help = "print the version and the git commit built, exit"},
 };
 
 static const config_table server_table = {

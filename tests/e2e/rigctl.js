@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawn, execFileSync } = require('node:child_process');
 const {
-  startRigd, tree, worldsOf, assertSchema, createScene, run, post, BUILD_DIR, tempDir,
+  startRigd, tree, worldsOf, assertSchema, createScene, run, post, BUILD_DIR, SOURCE_DIR, tempDir,
 } = require('../lib/rigd.js');
 
 let server;
@@ -166,7 +166,7 @@ test('replay keeps the recorded timing, or goes as fast as it can', async () => 
 });
 
 test('bad arguments exit 2 with the usage', async () => {
-  for (const args of [[], ['bogus'], ['send'], ['get', 'a/b'], ['replay', 'x'], ['get', 'demo', '--at', 'x'],
+  for (const args of [[], ['send'], ['get', 'a/b'], ['replay', 'x'], ['get', 'demo', '--at', 'x'],
     ['replay', 'demo', 'f', '--speed', '0']]) {
     const r = await rigctl(args);
     assert.equal(r.code, 2, args.join(' '));
@@ -174,4 +174,27 @@ test('bad arguments exit 2 with the usage', async () => {
   }
   const r = await run('rigctl', ['--url', 'http://127.0.0.1:1', 'get', 'demo']);
   assert.equal(r.code, 1);
+});
+
+/* An unknown argument is one line naming it and pointing at --help, exit 2;
+ * --version prints the project's version and the commit built, exit 0. */
+test('--version, and unknown arguments in one line', async () => {
+  const version = require('node:fs').readFileSync(`${SOURCE_DIR}/CMakeLists.txt`, 'utf8')
+    .match(/project\(rigd VERSION ([0-9.]+)/)[1];
+  for (const prog of ['rigd', 'rigctl']) {
+    const v = await run(prog, ['--version']);
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout, new RegExp(`^${prog} ${version.replace(/\./g, '\\.')}( \\(git [0-9a-f]{12}(-dirty)?\\))?\n$`));
+  }
+  for (const [prog, args, said] of [
+    ['rigd', ['--bogus'], "rigd: unknown argument '--bogus' (rigd --help lists the options)"],
+    ['rigd', ['--db', 'x.db', 'stray'], "rigd: unknown argument 'stray' (rigd --help lists the options)"],
+    ['rigd', ['log', '--nope'], "rigd log: unknown argument '--nope' (rigd log --help lists the options)"],
+    ['rigctl', ['--bogus'], "rigctl: unknown option '--bogus' (rigctl --help lists the commands and options)"],
+    ['rigctl', ['bogus'], "rigctl: unknown command 'bogus' (rigctl --help lists the commands and options)"]]) {
+    const r = await run(prog, args);
+    assert.equal(r.code, 2, `${prog} ${args.join(' ')}`);
+    assert.equal(r.stderr, `${said}\n`);
+    assert.equal(r.stdout, '');
+  }
 });
