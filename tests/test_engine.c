@@ -1321,8 +1321,8 @@ static void test_ops_bin_migration(void **state)
 	scene *ref = scene_new();
 	assert_non_null(ref);
 	const char *batches[] = {
-		"{\"ops\":[{\"op\":\"create\",\"id\":\"a\",\"t\":[0.1,0.2,0.3]},"
-		"{\"op\":\"create\",\"id\":\"b\",\"parent\":\"a\",\"euler\":[0,45,0]}]}",
+		("{\"ops\":[{\"op\":\"create\",\"id\":\"a\",\"t\":[0.1,0.2,0.3]},"
+		 "{\"op\":\"create\",\"id\":\"b\",\"parent\":\"a\",\"euler\":[0,45,0]}]}"),
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"b\",\"t\":[1,2,3],\"name\":\"Bee\"}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"a\",\"s\":[2,2,2]}]}",
 	};

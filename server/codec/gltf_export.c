@@ -494,11 +494,11 @@ static int plan(export_ctx *x)
 	if (gltf_sset_init(&x->meshes, (size_t)n) != 0)
 		return RIGD_E_NOMEM;
 	for (int pos = 0; pos < n; pos++) {
-		int node = scene_at(s, pos), parent = scene_parent(s, node);
+		int node = scene_at(s, pos);
 		node_props p;
 
 		/* Preorder: a parent's glTF index is given before its children's. */
-		assert(parent < 0 || scene_pos(s, parent) < pos);
+		assert(scene_parent(s, node) < 0 || scene_pos(s, scene_parent(s, node)) < pos);
 		scene_props(s, node, &p);
 		if (x->n_gltf > INT_MAX - 2)
 			return RIGD_E_LIMIT;

@@ -109,7 +109,9 @@ static void note(walk *w, const char *where, const char *fmt, const char *a, con
 		}
 	}
 	svg_removal *r = &c->removed[c->n_removed++];
-	snprintf(r->what, sizeof(r->what), fmt, a, b ? b : "");
+	/* What does not fit is cut: the report shows the start of a long name. */
+	if (snprintf(r->what, sizeof(r->what), fmt, a, b ? b : "") < 0)
+		r->what[0] = '\0';
 	snprintf(r->where, sizeof(r->where), "%s", where);
 }
 
