@@ -12,3 +12,8 @@ set_tests_properties(web_viewer PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)
 set_tests_properties(web_gltf PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)
 set_tests_properties(web_auth PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)
 set_tests_properties(web_bigscene PROPERTIES RESOURCE_LOCK chromium RUN_SERIAL TRUE TIMEOUT 300)
+# cmake --install into a fresh prefix, then the installed rigd, started from
+# another directory without --web, serving the viewer it was installed with
+# to Chromium (the 3D and the 2D demo live, every file from the install).
+rigd_node_test(web_install web/install.test.mjs)
+set_tests_properties(web_install PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)

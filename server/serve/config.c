@@ -252,6 +252,17 @@ static int parse_version(const config_flag *f, const char *v, void *dst, FILE *o
 	return CONFIG_DONE;
 }
 
+/* --web DIR: noted as given, so that the installed viewer is not looked
+ * for (serve_main). */
+static int parse_web(const config_flag *f, const char *v, void *dst, FILE *out, FILE *err)
+{
+	struct config *o = dst;
+
+	o->web = v;
+	o->web_given = true;
+	return 0;
+}
+
 /* --listen HOST:PORT, [V6]:PORT; localhost is 127.0.0.1. */
 static int parse_listen(const config_flag *f, const char *s, void *dst, FILE *out, FILE *err)
 {
@@ -403,8 +414,9 @@ static const config_flag server_flags[] = {
 	{.name = "--db", .arg = "PATH", .kind = CONFIG_STRING, .offset = AT(db),
 	 .def_str = DEFAULT_DB,
 	 .help = "SQLite database, created with the demo rig\nwhen it does not exist"},
-	{.name = "--web", .arg = "DIR", .kind = CONFIG_STRING, .offset = AT(web),
-	 .def_str = DEFAULT_WEB, .help = "directory served at /"},
+	{.name = "--web", .arg = "DIR", .kind = CONFIG_CUSTOM, .parse = parse_web,
+	 .def_text = "the viewer installed with rigd, else " DEFAULT_WEB,
+	 .help = "directory served at /"},
 	{.name = "--origin", .arg = "ORIGIN", .kind = CONFIG_LIST, .offset = AT(origins),
 	 .hi = ORIGINS_MAX, .count_offset = AT(n_origins), .def_text = "",
 	 .help = "allow websockets and API calls from this exact\n"
@@ -528,6 +540,7 @@ int config_parse_to(int argc, char **argv, struct config *o, FILE *out, FILE *er
 	config_table_defaults(&server_table, o);
 	snprintf(o->host, sizeof(o->host), "127.0.0.1");
 	o->port = DEFAULT_PORT;
+	o->web = DEFAULT_WEB;
 	if ((rc = config_table_parse(&server_table, argc, argv, o, NULL, NULL, out, err)) != 0)
 		return rc;
 	if (!o->tls_cert != !o->tls_key) {

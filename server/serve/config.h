@@ -50,6 +50,7 @@ struct config {
 	int port;
 	const char *db;
 	const char *web;
+	bool web_given;           /* --web was on the command line */
 	const char *origins[ORIGINS_MAX];
 	int n_origins;
 	size_t max_message;

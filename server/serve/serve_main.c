@@ -74,6 +74,32 @@ static int make_parent_dirs(const char *path)
 	return 0;
 }
 
+/*
+ * Without --web: the viewer installed with this rigd, RIGD_WEB_FROM_BIN
+ * (share/rigd/web as cmake --install lays it out) from the directory of
+ * the executable itself, whatever the working directory; else ./web as
+ * before (a rigd run from the build tree, beside a checkout).
+ */
+static const char *installed_web(char *buf, size_t cap)
+{
+#ifdef RIGD_WEB_FROM_BIN
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct stat st;
+	char *slash;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')))
+			*slash = '\0';
+		if (snprintf(buf, cap, "%s/%s", exe, RIGD_WEB_FROM_BIN) < (int)cap &&
+		    stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+			return buf;
+	}
+#endif
+	return NULL;
+}
+
 static void on_signal(int sig)
 {
 	got_signal = sig;
@@ -225,6 +251,8 @@ int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 {
 	struct server S;
 	struct sigaction sa;
+	static char web_buf[PATH_MAX];
+	const char *web;
 	int rc, exit_code = 1;
 
 	memset(&S, 0, sizeof(S));
@@ -248,6 +276,8 @@ int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 		}
 	}
 	S.client_dropped = turn_forget_client;
+	if (!S.o.web_given && (web = installed_web(web_buf, sizeof(web_buf))))
+		S.o.web = web;
 	if ((rc = auth_setup(&S)) != 0) {
 		server_free(&S);
 		return rc;
