@@ -11,11 +11,12 @@ DB         ?= data/rig.db
 CTEST_ARGS ?=
 FUZZ_BUILD ?= build-fuzz
 LONE_BUILD ?= build-lone
+DEB_BUILD  ?= build-deb
 RIGD_FUZZ_SECONDS ?= 30
 FUZZ_TARGETS = msg edit gltf bin svg
 
 .PHONY: all deps web-deps build build-asan test test-release test-asan run bench clean
-.PHONY: build-fuzz test-fuzz fuzz-merge test-image build-lone test-lone
+.PHONY: build-fuzz test-fuzz fuzz-merge test-image build-lone test-lone deb
 
 all: build
 
@@ -59,6 +60,14 @@ build-lone: deps
 
 test-lone: build-lone web-deps
 	cd $(LONE_BUILD) && ctest --output-on-failure -j$(JOBS) -R '$(LONE_TESTS)'
+
+# The Debian package, rigd_VERSION_ARCH.deb in $(DEB_BUILD)/ (CPack's DEB
+# generator: packaging/package.cmake): a Release tree with the prefix /usr,
+# the viewer's npm files from web/node_modules.
+deb: deps web-deps
+	cmake -S . -B $(DEB_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DRIGD_WERROR=ON
+	cmake --build $(DEB_BUILD) -j$(JOBS) --target rigd rigctl rigd_gz
+	cd $(DEB_BUILD) && cpack -G DEB
 
 # The fuzz targets of tests/fuzz (README there): a clang build of their own
 # with libFuzzer, ASan and UBSan. test-fuzz replays the committed corpus and
@@ -108,4 +117,4 @@ run: build web-deps
 	./$(BUILD)/rigd --listen 127.0.0.1:$(PORT) --db $(DB) --web web --demo2d on
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(LONE_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(LONE_BUILD) $(DEB_BUILD)

@@ -63,7 +63,8 @@ describe('an installed rigd', () => {
 			'share/rigd/web/node_modules/dompurify/dist/purify.es.mjs',
 			'share/doc/rigd/README.md', 'share/doc/rigd/protocol.md',
 			'share/doc/rigd/licenses/three/LICENSE', 'share/doc/rigd/licenses/dompurify/LICENSE',
-			'share/man/man1/rigd.1', 'share/man/man1/rigctl.1'])
+			'share/man/man1/rigd.1.gz', 'share/man/man1/rigctl.1.gz', 'share/doc/rigd/copyright',
+			'lib/systemd/system/rigd.service'])
 			assert.ok(fs.existsSync(path.join(prefix, f)), `${f} is installed`);
 		for (const prog of ['rigd', 'rigctl']) {
 			const v = execFileSync(path.join(prefix, 'bin', prog), ['--version']).toString();
