@@ -247,6 +247,24 @@ static int open_net(struct server *S)
 	return 0;
 }
 
+/* --redis: the cluster's hooks, once its flags are checked. 0, or
+ * CONFIG_USAGE after saying why on stderr (a rigd built without the
+ * cluster has none). */
+static int use_cluster(struct server *S, const struct serve_hooks *cluster)
+{
+	int rc;
+
+	if (!cluster) {
+		fprintf(stderr, "rigd: --redis: this rigd was built without the cluster "
+			"(cmake -DRIGD_CLUSTER=ON)\n");
+		return CONFIG_USAGE;
+	}
+	if ((rc = cluster->check_config(&S->o, stderr)) != 0)
+		return rc;
+	S->hooks = cluster;
+	return 0;
+}
+
 int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 {
 	struct server S;
@@ -262,18 +280,9 @@ int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 		return rc == CONFIG_DONE ? 0 : rc;
 	}
 	serve_log_level = S.o.log_level;
-	if (S.o.redis && !cluster) {
-		fprintf(stderr, "rigd: --redis: this rigd was built without the cluster "
-			"(cmake -DRIGD_CLUSTER=ON)\n");
+	if (S.o.redis && (rc = use_cluster(&S, cluster)) != 0) {
 		config_release(&S.o);
-		return 2;
-	}
-	if (S.o.redis) {
-		S.hooks = cluster;
-		if ((rc = cluster->check_config(&S.o, stderr)) != 0) {
-			config_release(&S.o);
-			return rc;
-		}
+		return rc;
 	}
 	S.client_dropped = turn_forget_client;
 	if (!S.o.web_given && (web = installed_web(web_buf, sizeof(web_buf))))
