@@ -34,6 +34,7 @@ static const char *const field_names[EDIT_F_ALL_COUNT_] = {
 	"bounds", "mesh", "kind", "fov", "near", "far", "visible", "keep_world",
 	"angle", "axis", "by", "chain", "target", "pole",
 	"root", "a", "b", "t", "channels", "layer", "z", "facing",
+	"shear", "inherit",
 };
 
 static const char *const kind_names[] = { "group", "mesh", "camera" };

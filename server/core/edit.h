@@ -112,7 +112,11 @@ enum edit_field {
 	EDIT_F_LAYER = 1u << 27,
 	EDIT_F_Z = 1u << 28,            /* z_right and z_left */
 	EDIT_F_FACING = 1u << 29,
-	EDIT_F_ALL_COUNT_ = 30,         /* every field bit */
+	/* A 2D node's shear (degrees, [shx, shy]) and inherit mode (enum
+	 * node_inherit): absolute fields a log stores (format 3). */
+	EDIT_F_SHEAR = 1u << 30,
+	EDIT_F_INHERIT = 1u << 31,
+	EDIT_F_ALL_COUNT_ = 32,         /* every field bit */
 	EDIT_F_DRAW = EDIT_F_LAYER | EDIT_F_Z | EDIT_F_FACING,
 };
 
@@ -151,6 +155,8 @@ typedef struct edit_op {
 	double z_right;                  /* draw order when facing right */
 	double z_left;                   /* and left (equal for a plain number) */
 	int facing;                      /* enum node_facing; FACING_NONE inherits */
+	double shear_deg[2];             /* 2D: [shx, shy], screen convention */
+	int inherit;                     /* enum node_inherit */
 	double angle_deg;                /* 2D screen angle (create, set), or the turn of a rotate */
 	vec3 axis;                       /* rotate in 3D: the axis, in the node's local frame */
 	vec3 by;                         /* move: added to t */

@@ -55,6 +55,28 @@ enum node_facing {
 	FACING_LEFT = 2,
 };
 
+/*
+ * What a node takes of its parent's world matrix. INHERIT_NORMAL is
+ * W = W_parent * L, bit for bit. The next four are Spine's inherit modes,
+ * defined in Spine's y-up frame (docs/transforms.md says how rigd carries
+ * them into its y-down one). INHERIT_DB, or'd with DB_NO_ bits, is
+ * DragonBones' four inherit flags (a bit set: that flag is false);
+ * INHERIT_DB with no bit is not a stored value (it is INHERIT_NORMAL).
+ * Only a 2D scene stores a mode other than normal.
+ */
+enum node_inherit {
+	INHERIT_NORMAL = 0,
+	INHERIT_ONLY_TRANSLATION = 1,
+	INHERIT_NO_ROTATION_OR_REFLECTION = 2,
+	INHERIT_NO_SCALE = 3,
+	INHERIT_NO_SCALE_OR_REFLECTION = 4,
+	INHERIT_DB = 0x10,
+	DB_NO_TRANSLATION = 0x01,
+	DB_NO_ROTATION = 0x02,
+	DB_NO_SCALE = 0x04,
+	DB_NO_REFLECTION = 0x08,
+};
+
 /* Bits naming fields of struct node_props, for scene_set(). */
 enum node_prop {
 	PROP_T = 1u << 0,
@@ -70,9 +92,11 @@ enum node_prop {
 	PROP_LAYER = 1u << 10,
 	PROP_Z = 1u << 11,      /* z_right and z_left */
 	PROP_FACING = 1u << 12,
-	PROP_ALL = (1u << 13) - 1,
+	PROP_SHEAR = 1u << 13,
+	PROP_INHERIT = 1u << 14,
+	PROP_ALL = (1u << 15) - 1,
 	PROP_DRAW = PROP_LAYER | PROP_Z | PROP_FACING,
-	PROP_TRANSFORM = PROP_T | PROP_R | PROP_S | PROP_PIVOT,
+	PROP_TRANSFORM = PROP_T | PROP_R | PROP_S | PROP_PIVOT | PROP_SHEAR | PROP_INHERIT,
 };
 
 /*
@@ -103,6 +127,13 @@ typedef struct node_props {
 	double z_right;
 	double z_left;
 	int facing;
+	/* A 2D node's shear, degrees, in the screen convention of an angle:
+	 * the local 2x2 block has x axis s.x * (cos(a + shear[0]),
+	 * -sin(a + shear[0])) and y axis s.y * (sin(a + shear[1]),
+	 * cos(a + shear[1])) for the screen angle a (docs/transforms.md).
+	 * 0 0 in a 3D scene. And what it inherits (enum node_inherit). */
+	double shear[2];
+	int inherit;
 } node_props;
 
 /* Identity transform, no bounds, group, visible, camera 60 deg 0.1..1000,
