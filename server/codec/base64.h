@@ -1,0 +1,36 @@
+/*
+ * base64.h: strict base64 decoding (RFC 4648, section 4) of uploaded files
+ * that travel inside JSON, such as the PNG pages of a skeleton import.
+ *
+ * Strict means: only the standard alphabet A-Z a-z 0-9 + /, the length a
+ * multiple of four, '=' padding only at the end and only as much as the last
+ * group needs, and the unused bits of the last symbol zero (so that one
+ * byte string has exactly one accepted spelling). No whitespace, line
+ * breaks, URL-safe alphabet or missing padding: a JSON string carries the
+ * text unbroken, and a lenient decoder would let two different uploads
+ * stand for the same bytes. It never allocates more than the size limit.
+ */
+#ifndef RIGD_BASE64_H
+#define RIGD_BASE64_H
+
+#include "core/edit.h"
+
+#include <stddef.h>
+
+/* The decoded size of 'len' base64 characters (ignoring padding), an upper
+ * bound on what base64_decode writes. */
+size_t base64_decoded_max(size_t len);
+
+/*
+ * Decodes 'len' characters of 'text' (need not be NUL-terminated) into a new
+ * buffer *out of *out_len bytes (the caller frees it; one spare NUL byte
+ * follows, not counted). 'max_bytes' bounds the decoded size and is checked
+ * from the length alone, before anything is allocated. Returns 0, or
+ * RIGD_E_BAD_FIELD (not strict base64: the message gives the offset and
+ * what was wrong), RIGD_E_TOO_LARGE (over 'max_bytes') or RIGD_E_NOMEM,
+ * with 'err' (may be NULL) naming 'field' and *out NULL.
+ */
+int base64_decode(const char *text, size_t len, size_t max_bytes, const char *field,
+		  unsigned char **out, size_t *out_len, edit_error *err);
+
+#endif
