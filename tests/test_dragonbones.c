@@ -357,6 +357,28 @@ static void test_refusals(void **state)
 		assert_int_equal((int)strlen(in.bones[0].id), 63);
 		dragonbones_import_release(&in);
 	}
+	/* A GROUP of 129 characters (slot 'ab', '.', 42 escaped bytes: 2 + 1 +
+	 * 126) is one too many; slot 'a' makes 128, accepted. */
+	{
+		char disp[64];
+		memset(disp, '.', 42);
+		disp[42] = '\0';
+		snprintf(arm, sizeof(arm),
+			 "{\"name\":\"a\",\"bone\":[{\"name\":\"b\"}],\"slot\":[{\"name\":\"ab\",\"parent\":\"b\"}],"
+			 "\"skin\":[{\"slot\":[{\"name\":\"ab\",\"display\":[{\"name\":\"%s\"}]}]}]}", disp);
+		refuse(NULL, arm, NULL, BAD, "skeleton.armature[0].skin[0].slot[0].display[0].name", "'ab'");
+		dragonbones_import in;
+		edit_error err;
+		char body[1024];
+		snprintf(arm, sizeof(arm),
+			 "{\"name\":\"a\",\"bone\":[{\"name\":\"b\"}],\"slot\":[{\"name\":\"a\",\"parent\":\"b\"}],"
+			 "\"skin\":[{\"slot\":[{\"name\":\"a\",\"display\":[{\"name\":\"%s\"}]}]}]}", disp);
+		int n = snprintf(body, sizeof(body), "{\"skeleton\":{\"version\":\"5.5\",\"armature\":[%s]}}", arm);
+		assert_int_equal(dragonbones_import_decode(body, (size_t)n, sizeof(body), &in, &err), 0);
+		assert_int_equal((int)strlen(in.slots[0].group), 128);
+		assert_int_equal((int)in.ids_len, 129);
+		dragonbones_import_release(&in);
+	}
 	/* A name longer than SCENE_NAME_MAX bytes. */
 	{
 		char longname[SCENE_NAME_MAX + 2];

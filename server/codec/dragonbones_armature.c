@@ -286,7 +286,7 @@ static int decode_display(db_ctx *c, const cJSON *d, const char *field, int slot
 {
 	const dragonbones_slot *s = &c->out->slots[slot];
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(d, "type");
-	char *name = NULL, group[SCENE_LAYER_GROUP_MAX + 2], msg[EDIT_MESSAGE_MAX], b1[80], b2[80], b3[80];
+	char *name = NULL, group[SCENE_LAYER_GROUP_MAX + 1], msg[EDIT_MESSAGE_MAX], b1[80], b2[80], b3[80];
 	int n, m, rc;
 
 	if (++c->n_displays > DRAGONBONES_MAX_DISPLAYS)
