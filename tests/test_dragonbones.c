@@ -325,6 +325,9 @@ static void test_refusals(void **state)
 	       "skeleton.armature[0].bone[1].name", "'b'");
 	refuse(NULL, "{\"name\":\"a\",\"bone\":[{\"name\":\"b\",\"transform\":{\"x\":1e999}}]}", NULL, BAD,
 	       "skeleton.armature[0].bone[0].transform.x", "'b'");
+	refuse(NULL, "{\"name\":\"a\",\"bone\":[{\"name\":\"b\"}],\"animation\":[{\"name\":\"idle\","
+		     "\"bone\":[{\"frame\":[1,-1e400]}]}]}",
+	       NULL, BAD, "skeleton.armature[0].animation[0].bone[0].frame[1]", NULL);
 	refuse(NULL, "{\"name\":\"a\",\"bone\":[{\"name\":\"b\",\"transform\":{\"scY\":\"2\"}}]}", NULL, BAD,
 	       "skeleton.armature[0].bone[0].transform.scY", "'b'");
 	refuse(NULL, "{\"name\":\"a\",\"bone\":[{\"name\":\"b\",\"inheritScale\":0}]}", NULL, BAD,

@@ -1,8 +1,10 @@
 /*
  * dragonbones.c: the body of a DragonBones 5.x import in, checked and
- * decoded (dragonbones.h). Every refusal names the element by its JSON
- * path and by name. The batch and the report are built in
- * dragonbones_batch.c.
+ * decoded (dragonbones.h): the body's members, the version, the armature
+ * chosen, the asset's file name and ids; the armature itself is read by
+ * dragonbones_armature.c, the batch and report built by
+ * dragonbones_batch.c. Every refusal names the element by its JSON path
+ * and by name.
  *
  * Reads untrusted JSON; members a DragonBones file may carry that rigd
  * does not use (userData, blendMode, aabb, actions, ...) are ignored, not
@@ -21,10 +23,10 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 int db_fail(edit_error *err, int code, const char *field, const char *fmt, ...)
 {
@@ -80,7 +82,6 @@ int db_bad(db_ctx *c, const char *what, const char *field_fmt, ...)
 	va_end(ap);
 	return db_fail(c->err, RIGD_E_BAD_SKELETON, field, "%s", what);
 }
-
 
 /* "5.0" .. "5.x": the top-level version (a string or a number). */
 static int check_version(db_ctx *c, const cJSON *skel)
@@ -205,6 +206,32 @@ static int finish_ids(db_ctx *c)
 	return 0;
 }
 
+/*
+ * Finds a number that is not finite anywhere under 'node' (JSON allows
+ * none, but the parser turns 1e999 into infinity, which the stored file
+ * could not carry), writing its path after 'path' (of 'len' bytes, in a
+ * buffer of EDIT_FIELD_MAX). True when one is found.
+ */
+static bool find_not_finite(const cJSON *node, char *path, size_t len)
+{
+	const cJSON *item;
+	int k = 0;
+
+	if (cJSON_IsNumber(node))
+		return !isfinite(node->valuedouble);
+	cJSON_ArrayForEach(item, node) {
+		int n = cJSON_IsArray(node)
+			? snprintf(path + len, EDIT_FIELD_MAX - len, "[%d]", k)
+			: snprintf(path + len, EDIT_FIELD_MAX - len, ".%s", item->string);
+		size_t at = n < 0 || (size_t)n >= EDIT_FIELD_MAX - len ? EDIT_FIELD_MAX - 1 : len + (size_t)n;
+		if (find_not_finite(item, path, at))
+			return true;
+		path[len] = '\0';
+		k++;
+	}
+	return false;
+}
+
 /* The body's "file", or the default: the armature's name encoded +
  * "_ske.json". */
 static int decode_file(db_ctx *c, const cJSON *file, const proto_where *w)
@@ -263,6 +290,13 @@ int dragonbones_import_decode(const char *json, size_t len, size_t max_bytes,
 	    (rc = decode_file(&c, f[4], &w)) || (f[3] && (rc = decode_images(&c, f[3], &w))) ||
 	    (rc = db_decode_armature(&c, arm)) || (rc = finish_ids(&c)))
 		goto out;
+	{
+		char path[EDIT_FIELD_MAX] = "skeleton";
+		if (find_not_finite(f[0], path, strlen(path))) {
+			rc = BAD(&c, "skeleton: a number is not finite", "%s", path);
+			goto out;
+		}
+	}
 	if (!(out->skeleton = cJSON_PrintUnformatted(f[0])) ||
 	    (f[2] && !(out->atlas = cJSON_PrintUnformatted(f[2])))) {
 		rc = db_nomem(err);

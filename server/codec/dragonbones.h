@@ -93,7 +93,9 @@ typedef struct dragonbones_import {
 	char file[SKEL_FILE_MAX + 1];    /* the asset's file name */
 	char *armature;                  /* owned: the chosen armature's name */
 	int armature_index;              /* in skeleton.armature */
-	char *skeleton;                  /* owned: the skeleton object as JSON text */
+	/* owned: the skeleton object as compact JSON (printed back from the
+	 * parsed body, every number round-tripping), the asset's bytes */
+	char *skeleton;
 	size_t skeleton_len;
 	char *atlas;                     /* owned: the "atlas" object as JSON text, or NULL */
 	size_t atlas_len;
@@ -132,7 +134,8 @@ typedef struct dragonbones_import {
  *     file lacks, a bone or slot without a name, a name longer than
  *     SCENE_NAME_MAX bytes or whose id is longer than SCENE_ID_MAX, a bone
  *     or slot twice, a parent unknown or later in the file, a member of the
- *     wrong type or a number not finite, a slot on an unknown bone, a
+ *     wrong type, a number not finite (anywhere in the skeleton: the
+ *     field is its path), a slot on an unknown bone, a
  *     displayIndex below -1, not an integer or past the default skin's
  *     displays of that slot, a skin slot the armature lacks, a display
  *     without a name or whose GROUP is longer than SCENE_LAYER_GROUP_MAX,
