@@ -426,6 +426,36 @@ static void test_accepts(void **state)
 	dragonbones_import_release(&in);
 }
 
+/* What is kept without being applied: an IK of weight 0 changes nothing
+ * (kept only), a path constraint with a mix moves its bones (not applied),
+ * a mesh display is kept, an animation counted. */
+static void test_kept(void **state)
+{
+	(void)state;
+	static const char body[] =
+		"{\"skeleton\":{\"version\":\"5.5\",\"armature\":[{\"name\":\"k\","
+		"\"bone\":[{\"name\":\"r\"},{\"name\":\"t\",\"parent\":\"r\"}],"
+		"\"slot\":[{\"name\":\"s\",\"parent\":\"t\"}],"
+		"\"skin\":[{\"name\":\"default\",\"slot\":[{\"name\":\"s\",\"display\":[{\"type\":\"mesh\",\"name\":\"m\"}]}]}],"
+		"\"ik\":[{\"name\":\"soft\",\"bone\":\"t\",\"target\":\"r\",\"weight\":0}],"
+		"\"path\":[{\"name\":\"p\",\"bones\":[\"t\"],\"rotateMix\":0,\"translateMix\":0.5}],"
+		"\"animation\":[{\"name\":\"walk\"}]}]}}";
+	dragonbones_import in;
+	edit_error err;
+
+	assert_int_equal(dragonbones_import_decode(body, sizeof(body) - 1, sizeof(body), &in, &err), 0);
+	assert_int_equal(in.n_kept, 4);
+	assert_non_null(strstr(in.kept, "mesh 'm' in slot 's' (skin 'default')"));
+	assert_non_null(strstr(in.kept, "ik 'soft': not solved live\n"));
+	assert_non_null(strstr(in.kept, "path 'p': not applied live\n"));
+	assert_non_null(strstr(in.kept, "animation 'walk'"));
+	assert_int_equal(in.n_clips, 1);
+	assert_int_equal(in.n_not_applied, 1);
+	assert_non_null(strstr(in.not_applied, "for bones t (path 'p', mix 0.5)\n"));
+	assert_string_equal(in.slots[0].group, "s.m");
+	dragonbones_import_release(&in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_two_bone_worlds),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_accepts),
+		cmocka_unit_test(test_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,9 +36,8 @@
  * What is kept in the stored file but not applied live is named in the
  * report: IK and path constraints (with the bones whose setup worlds then
  * differ from the runtime's when their weight is not 0), animations (for
- * the clip importer), displays other than images (meshes are drawn as
- * nothing moves them, child armatures are not built, bounding boxes are
- * not drawn).
+ * the clip importer), displays other than images (a mesh is not deformed
+ * live, a child armature is not built, a bounding box is not drawn).
  *
  * Never touches the scene (it only reads which ids it has) or the store.
  */

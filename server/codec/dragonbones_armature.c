@@ -494,9 +494,15 @@ static int decode_constraints(db_ctx *c, const cJSON *arm)
 				return BAD(c, "a constraint must be an object", "%s", field);
 			q(name, b1, sizeof(b1));
 			snprintf(msg, sizeof(msg), "%s '%s'", kinds[kind], b1);
-			if ((rc = get_number(c, item, kind ? "rotateWeight" : "weight", 1, &weight, field, msg)) ||
+			/* IK has one weight; a path constraint a rotate and a
+			 * translate mix, and moves its bones when either is not 0. */
+			double mix2 = 0;
+			if ((rc = get_number(c, item, kind ? "rotateMix" : "weight", 1, &weight, field, msg)) ||
+			    (kind && (rc = get_number(c, item, "translateMix", 1, &mix2, field, msg))) ||
 			    (rc = get_number(c, item, "chain", 0, &chain, field, msg)))
 				return rc;
+			if (fabs(mix2) > fabs(weight))
+				weight = mix2;
 			if (db_text_add(&c->kept, "%s '%s': %s\n", kinds[kind], b1,
 					kind ? "not applied live" : "not solved live"))
 				return db_nomem(c->err);
@@ -524,8 +530,9 @@ static int decode_constraints(db_ctx *c, const cJSON *arm)
 			}
 			rc = db_text_add(&c->not_applied,
 					 "not applied: the setup pose's worlds differ from the runtime's for "
-					 "bones %s (%s '%s', weight %g)\n",
-					 moved.p ? moved.p : "(none found)", kinds[kind], b1, weight);
+					 "bones %s (%s '%s', %s %g)\n",
+					 moved.p ? moved.p : "(none found)", kinds[kind], b1,
+					 kind ? "mix" : "weight", weight);
 			free(moved.p);
 			if (rc)
 				return db_nomem(c->err);
