@@ -28,6 +28,8 @@
 #include "scene_digest.h"
 #include "tmpdb.h"
 
+#include <sqlite3.h>
+
 /* ---------- helpers ---------- */
 
 static scene *new_scene(int dims)
@@ -62,12 +64,11 @@ static void apply_ok(scene *s, const char *json)
 
 /* Every stored property of every node, in preorder, the tree, and every
  * world matrix's bits. */
-static uint64_t digest(scene *s)
+static uint64_t digest(const scene *s)
 {
 	uint64_t h = DIGEST_SEED;
 	node_props p;
 
-	scene_update(s, 1, NULL, NULL);
 	for (int pos = 0; pos < scene_count(s); pos++) {
 		int n = scene_at(s, pos), parent = scene_parent(s, n);
 		mat4 w = scene_world(s, n);
@@ -297,6 +298,228 @@ static void test_gltf_refused(void **state)
 	scene_free(s);
 }
 
+/* ---------- the log and the store ---------- */
+
+static void test_op_image(void **state)
+{
+	proto_limits lim = proto_limits_default();
+	static const char plain[] = "{\"ops\":[{\"op\":\"create\",\"id\":\"a\",\"z\":1}]}";
+	edit_batch b, back;
+	edit_error err;
+	unsigned char *img;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(proto_decode_batch(rig_json, sizeof(rig_json) - 1, &lim, &b, &err), 0);
+	/* The angles resolve to r before a batch is logged. */
+	for (int i = 0; i < b.n_ops; i++)
+		if (b.ops[i].fields & EDIT_F_ANGLE) {
+			b.ops[i].fields = (b.ops[i].fields & ~EDIT_F_ANGLE) | EDIT_F_R;
+			b.ops[i].r = quat_from_angle2d_deg(b.ops[i].angle_deg);
+		}
+	b.ops[1].shear_deg[1] = -0.0; /* a sign bit the image must keep */
+	assert_int_equal(engine_ops_encode_bin(&b, &img, &len), 0);
+	assert_int_equal(img[0], ENGINE_OPS_BIN_FORMAT_SHAPE2D);
+	assert_int_equal(engine_ops_decode_bin(img, len, &back), 0);
+	assert_same_ops(&b, &back);
+	for (size_t cut = 0; cut < len; cut++) {
+		edit_batch part;
+
+		assert_int_equal(engine_ops_decode_bin(img, cut, &part), RIGD_E_IO);
+	}
+	/* A format-2 image may not hold the new bits: the format byte of a
+	 * format-3 image turned to 2 is refused. */
+	img[0] = ENGINE_OPS_BIN_FORMAT_DRAW;
+	assert_int_equal(engine_ops_decode_bin(img, len, &back), RIGD_E_IO);
+	free(img);
+	edit_batch_release(&b);
+	/* A batch without them keeps its old format, and decodes. */
+	assert_int_equal(proto_decode_batch(plain, sizeof(plain) - 1, &lim, &b, &err), 0);
+	assert_int_equal(engine_ops_encode_bin(&b, &img, &len), 0);
+	assert_int_equal(img[0], ENGINE_OPS_BIN_FORMAT_DRAW);
+	assert_int_equal(engine_ops_decode_bin(img, len, &back), 0);
+	assert_same_ops(&b, &back);
+	edit_batch_release(&back);
+	free(img);
+	edit_batch_release(&b);
+}
+
+static void submit_commit(engine *e, const char *name, const char *json)
+{
+	proto_limits lim = proto_limits_default();
+	edit_batch b;
+	edit_error er;
+
+	if (proto_decode_batch(json, strlen(json), &lim, &b, &er) != 0)
+		fail_msg("decode %s: %s", json, er.message);
+	if (engine_submit(e, name, &b, NULL, &er) != 0)
+		fail_msg("submit %s: %s", json, er.message);
+	edit_batch_release(&b);
+	assert_int_equal(engine_commit(e), 0);
+	assert_true(engine_update(e, name, NULL, NULL) >= 0);
+}
+
+static engine *open_engine(const char *path)
+{
+	engine_opts o = engine_opts_default();
+	char msg[256] = "";
+	int err = 0;
+	engine *e;
+
+	o.sync_normal = true;
+	o.snapshot_ops = 3; /* a snapshot every few batches */
+	e = engine_open(path, &o, &err, msg, sizeof(msg));
+	if (!e)
+		fail_msg("engine_open: %s", msg);
+	return e;
+}
+
+/* The largest snapshot format and ops_bin format byte in the file. */
+static void max_formats(const char *path, int *snap, int *ops)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT max(format) FROM snapshots", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	*snap = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT max(unicode(substr(ops_bin, 1, 1))) "
+					       "FROM edits WHERE ops_bin IS NOT NULL",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	*ops = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+struct log_text {
+	char *p;
+	size_t len;
+};
+
+static int collect_line(void *ctx, const char *line, size_t len)
+{
+	struct log_text *t = ctx;
+	char *q = realloc(t->p, t->len + len + 1);
+
+	assert_non_null(q);
+	memcpy(q + t->len, line, len);
+	t->p = q;
+	t->len += len;
+	t->p[t->len] = '\0';
+	return 0;
+}
+
+/* Through a real SQLite file: every seq's scene (its stored values and
+ * its world matrices, bit for bit) from time travel, after a reopen, after
+ * an undo, and from the log exported and imported. */
+static void test_engine(void **state)
+{
+	static const char *const batches[] = {
+		rig_json,
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"root\",\"s\":[-1,2,1]}]}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"arm\",\"shear\":[-0,33.5],"
+		"\"inherit\":{\"scale\":false}}]}",
+		"{\"ops\":[{\"op\":\"rotate\",\"id\":\"root\",\"angle\":17}]}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"hand\",\"inherit\":\"normal\"}]}",
+		"{\"ops\":[{\"op\":\"delete\",\"id\":\"leg\"}]}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"tip\",\"shear\":[1,2]}]}",
+	};
+	enum { N = sizeof(batches) / sizeof(batches[0]) };
+	uint64_t digests[N];
+	struct log_text log = { 0 };
+	edit_error er;
+	int64_t n_batches = 0;
+	int bad_line = 0, snap_format, ops_format;
+	char *tree, *tree2;
+	scene *at;
+	engine *e;
+	tmpdb t;
+
+	(void)state;
+	tmpdb_make(&t, "/tmp", "test_shear_wire");
+	e = open_engine(t.path);
+	assert_int_equal(engine_scene_create_dims(e, "s", 2), 0);
+	for (int i = 0; i < N; i++) {
+		submit_commit(e, "s", batches[i]);
+		digests[i] = digest(engine_scene(e, "s"));
+	}
+	assert_true(digests[1] != digests[2]);
+	assert_int_equal(engine_check(e, NULL, NULL), 0);
+	max_formats(t.path, &snap_format, &ops_format);
+	assert_int_equal(snap_format, 4);
+	assert_int_equal(ops_format, ENGINE_OPS_BIN_FORMAT_SHAPE2D);
+	/* The scene at each seq. */
+	for (int i = 1; i <= N; i++) {
+		assert_int_equal(engine_at(e, "s", i, &at), 0);
+		assert_true(digest(at) == digests[i - 1]);
+		scene_free(at);
+	}
+	tree = tree_json(engine_scene(e, "s"));
+	engine_close(e);
+	/* Reopened: the latest snapshot and the log's tail. */
+	e = open_engine(t.path);
+	assert_true(digest(engine_scene(e, "s")) == digests[N - 1]);
+	assert_int_equal(engine_check(e, NULL, NULL), 0);
+	/* The log exported and imported into a new 2D scene: the same tree
+	 * and bits. */
+	assert_int_equal(engine_log(e, "s", 1, -1, collect_line, &log), 0);
+	assert_non_null(strstr(log.p, "\"inherit\":\"noScale\""));
+	assert_int_equal(engine_scene_create_dims(e, "copy", 2), 0);
+	assert_int_equal(engine_import(e, "copy", log.p, log.len, &n_batches, &bad_line, &er), 0);
+	assert_int_equal(n_batches, N);
+	assert_true(engine_update(e, "copy", NULL, NULL) >= 0);
+	tree2 = tree_json(engine_scene(e, "copy"));
+	assert_string_equal(tree, tree2);
+	assert_true(digest(engine_scene(e, "copy")) == digests[N - 1]);
+	/* A 3D scene refuses the log at its first line. */
+	assert_int_equal(engine_scene_create(e, "flat"), 0);
+	assert_int_equal(engine_import(e, "flat", log.p, log.len, &n_batches, &bad_line, &er),
+			 RIGD_E_BAD_FIELD);
+	assert_int_equal(bad_line, 1);
+	engine_close(e);
+	free(tree);
+	free(tree2);
+	free(log.p);
+	tmpdb_remove(&t);
+}
+
+/* Undo in memory, batch by batch back to empty, with the bits of each
+ * seq on the way (edit_revert of each batch's inverse). */
+static void test_undo_chain(void **state)
+{
+	static const char *const batches[] = {
+		rig_json,
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"arm\",\"shear\":[3,4],"
+		"\"inherit\":{\"translation\":false}}]}",
+		"{\"ops\":[{\"op\":\"delete\",\"id\":\"arm\"}]}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"db\",\"shear\":[0,0],\"inherit\":\"normal\"}]}",
+	};
+	enum { N = sizeof(batches) / sizeof(batches[0]) };
+	scene *s = new_scene(2);
+	edit_batch inv[N];
+	uint64_t digests[N + 1];
+	edit_error err;
+
+	(void)state;
+	digests[0] = digest(s);
+	for (int i = 0; i < N; i++) {
+		edit_batch_init(&inv[i]);
+		if (apply_json(s, batches[i], &inv[i], &err) != 0)
+			fail_msg("%s: %s", batches[i], err.message);
+		digests[i + 1] = digest(s);
+	}
+	for (int i = N - 1; i >= 0; i--) {
+		assert_int_equal(edit_revert(s, &inv[i]), 0);
+		assert_true(digest(s) == digests[i]);
+	}
+	scene_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +528,9 @@ int main(void)
 		cmocka_unit_test(test_3d_defaults),
 		cmocka_unit_test(test_node_records),
 		cmocka_unit_test(test_gltf_refused),
+		cmocka_unit_test(test_op_image),
+		cmocka_unit_test(test_engine),
+		cmocka_unit_test(test_undo_chain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
