@@ -92,16 +92,6 @@ static void decode_ok(const char *body, spine_import *in)
 		fail_msg("refused: %s (field %s)", err.message, err.field);
 }
 
-/* Whether the core applies shear and inherit modes in its recompute (the
- * fields are declared on main; the recompute comes with the core's 2D
- * work). Without it the world checks of sheared or non-normal bones are
- * skipped, not passed. */
-static int core_has_shear(void)
-{
-	return (edit_fields_allowed(EDIT_CREATE) & (EDIT_F_SHEAR | EDIT_F_INHERIT)) ==
-	       (EDIT_F_SHEAR | EDIT_F_INHERIT);
-}
-
 /* A 2D scene holding the import's asset, with the batch applied and its
  * worlds up to date. */
 static scene *import_into_scene(const spine_import *in, skel_import_report *rep)
@@ -508,8 +498,6 @@ static void hand_numbers(void **state)
 static void chain_worlds(void **state)
 {
 	(void)state;
-	if (!core_has_shear())
-		skip();
 	check_file_worlds("chain.json");
 }
 
@@ -531,8 +519,6 @@ static void inherit_worlds(void **state)
 	assert_int_equal(in.bones[13].inherit, INHERIT_NO_SCALE);
 	spine_import_release(&in);
 	free(body);
-	if (!core_has_shear())
-		skip();
 	check_file_worlds("inherit.json");
 }
 
