@@ -19,6 +19,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -640,6 +641,90 @@ out:
 	return rc;
 }
 
+/* ---------- the posted bytes of the skeleton ---------- */
+
+static size_t skip_space(const char *j, size_t len, size_t i)
+{
+	while (i < len && (j[i] == ' ' || j[i] == '\t' || j[i] == '\n' || j[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* The index just past the string that starts at j[i] ('"'). */
+static size_t string_end(const char *j, size_t len, size_t i)
+{
+	for (i++; i < len && j[i] != '"'; i++)
+		if (j[i] == '\\')
+			i++;
+	return i + 1;
+}
+
+/* The index just past the value that starts at j[i]. */
+static size_t value_end(const char *j, size_t len, size_t i)
+{
+	int depth = 0;
+
+	if (j[i] == '"')
+		return string_end(j, len, i);
+	if (j[i] != '{' && j[i] != '[') {
+		while (i < len && !strchr(",}] \t\n\r", j[i]))
+			i++;
+		return i;
+	}
+	while (i < len) {
+		if (j[i] == '"') {
+			i = string_end(j, len, i);
+			continue;
+		}
+		if (j[i] == '{' || j[i] == '[')
+			depth++;
+		else if ((j[i] == '}' || j[i] == ']') && --depth == 0)
+			return i + 1;
+		i++;
+	}
+	return i;
+}
+
+/*
+ * Where the value of the top-level member 'key' sits in the body 'j' (the
+ * text cJSON has just parsed whole, so it is well formed and every member
+ * name appears once): true with *at and *n, or false when the member's
+ * name is written with escapes (then the caller prints the tree instead).
+ */
+static bool member_span(const char *j, size_t len, const char *key, size_t *at, size_t *n)
+{
+	size_t i = skip_space(j, len, 0), klen = strlen(key);
+
+	if (i >= len || j[i] != '{')
+		return false;
+	for (i++;;) {
+		size_t k0, k1, v0;
+
+		i = skip_space(j, len, i);
+		if (i >= len || j[i] != '"')
+			return false;
+		k0 = i + 1;
+		i = string_end(j, len, i);
+		k1 = i - 1;
+		i = skip_space(j, len, i);
+		if (i >= len || j[i] != ':')
+			return false;
+		v0 = i = skip_space(j, len, i + 1);
+		if (i >= len)
+			return false;
+		i = value_end(j, len, i);
+		if (k1 - k0 == klen && !memcmp(j + k0, key, klen)) {
+			*at = v0;
+			*n = i - v0;
+			return true;
+		}
+		i = skip_space(j, len, i);
+		if (i >= len || j[i] != ',')
+			return false;
+		i++;
+	}
+}
+
 /* ---------- decode ---------- */
 
 static int read_skeleton(spine_reader *r, const cJSON *sk)
@@ -732,7 +817,16 @@ int spine_import_decode(const char *json, size_t len, size_t max_bytes, spine_im
 		goto out;
 	if ((rc = read_skeleton(&r, f[0])) != 0)
 		goto out;
-	if (!(printed = cJSON_PrintUnformatted(f[0]))) {
+	/* The file to store: the posted bytes, else the tree printed back. */
+	size_t at, n;
+	if (member_span(json, len, "skeleton", &at, &n)) {
+		if (!(printed = malloc(n + 1))) {
+			rc = spine_nomem(&r);
+			goto out;
+		}
+		memcpy(printed, json + at, n);
+		printed[n] = '\0';
+	} else if (!(printed = cJSON_PrintUnformatted(f[0]))) {
 		rc = spine_nomem(&r);
 		goto out;
 	}

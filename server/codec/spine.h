@@ -84,9 +84,10 @@ typedef struct spine_image {
 typedef struct spine_import {
 	char file[SKEL_FILE_MAX + 1];    /* the asset's file name: "file" or SPINE_DEFAULT_FILE */
 	char version[32];                /* skeleton.skeleton.spine, e.g. "4.2.43" */
-	/* The "skeleton" member printed back unformatted by cJSON (the same
-	 * members, values and order; numbers printed so that they read back
-	 * to the same doubles): the file the route stores. Owned. */
+	/* The file the route stores: the "skeleton" member's bytes exactly as
+	 * posted (from its '{' to its '}'); only when the body spells the
+	 * member's name with escapes, the member printed back unformatted by
+	 * cJSON (the same members, values and order). Owned, NUL-terminated. */
 	char *skeleton;
 	size_t skeleton_len;
 	char *atlas;                     /* the "atlas" text as posted, owned; NULL = none */
