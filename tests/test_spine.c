@@ -871,6 +871,32 @@ static void refuse_limits(void **state)
 		 SPINE_IMPORT_MAX_BONES + 1, SPINE_IMPORT_MAX_BONES);
 	expect_refusal(s, RIGD_E_LIMIT, "skeleton.bones", msg);
 	free(s);
+
+	/* One skin and one ik constraint too many. */
+	at = (size_t)snprintf(bones, cap, ",\"skins\":[");
+	for (int i = 0; i <= SPINE_IMPORT_MAX_SKINS; i++)
+		at += (size_t)snprintf(bones + at, cap - at, "%s{\"name\":\"s%d\"}", i ? "," : "", i);
+	snprintf(bones + at, cap - at, "]");
+	s = skel_with("4.2.2", ROOT, "", bones);
+	snprintf(msg, sizeof(msg), "skeleton.skins: %d skins; the limit is %d",
+		 SPINE_IMPORT_MAX_SKINS + 1, SPINE_IMPORT_MAX_SKINS);
+	expect_refusal(s, RIGD_E_LIMIT, "skeleton.skins", msg);
+	free(s);
+	free(bones);
+	cap = (SPINE_IMPORT_MAX_CONSTRAINTS + 1) * 64 + 64;
+	bones = malloc(cap);
+	assert_non_null(bones);
+	at = (size_t)snprintf(bones, cap, ",\"ik\":[");
+	for (int i = 0; i <= SPINE_IMPORT_MAX_CONSTRAINTS; i++)
+		at += (size_t)snprintf(bones + at, cap - at,
+				       "%s{\"name\":\"k%d\",\"bones\":[\"root\"],\"target\":\"root\"}",
+				       i ? "," : "", i);
+	snprintf(bones + at, cap - at, "]");
+	s = skel_with("4.2.2", ROOT, "", bones);
+	snprintf(msg, sizeof(msg), "skeleton.ik: %d constraints; the limit is %d",
+		 SPINE_IMPORT_MAX_CONSTRAINTS + 1, SPINE_IMPORT_MAX_CONSTRAINTS);
+	expect_refusal(s, RIGD_E_LIMIT, "skeleton.ik", msg);
+	free(s);
 	free(bones);
 }
 

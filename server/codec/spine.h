@@ -49,6 +49,8 @@
 #define SPINE_IMPORT_MAX_SLOTS 1000     /* slots of one skeleton */
 #define SPINE_IMPORT_MAX_GROUPS 10000   /* (slot, attachment) pairs over all skins */
 #define SPINE_IMPORT_MAX_IMAGES 64      /* members of "images" */
+#define SPINE_IMPORT_MAX_SKINS 1000     /* skins of one skeleton */
+#define SPINE_IMPORT_MAX_CONSTRAINTS 1000 /* elements of each of ik, transform, path, physics */
 #define SPINE_DEFAULT_FILE "spine.json"
 
 /* One bone of the setup pose, in the file's order (parents first). */
@@ -124,7 +126,9 @@ typedef struct spine_import {
  *     dot, an "atlas" that is not a string, "images" not an object of
  *     strings;
  *   - limit: more than SPINE_IMPORT_MAX_BONES bones, _SLOTS slots,
- *     _GROUPS attachments or _IMAGES images;
+ *     _SKINS skins, _GROUPS attachments (or slot entries of skins),
+ *     _CONSTRAINTS constraints of one kind (or _BONES bones in one) or
+ *     _IMAGES images;
  *   - bad_skeleton, with the field as a JSON path from the body
  *     ("skeleton.bones[3].inherit") and a message naming the element
  *     ("bone 'arm_l': inherit 'foo' is not one of normal, ..."): a

@@ -62,6 +62,7 @@ int spine_read_name(spine_reader *r, const cJSON *obj, const char *path, const c
 typedef struct spine_groups {
 	char (*g)[SCENE_LAYER_GROUP_MAX + 1];
 	int n, cap;
+	int slot_entries;  /* {slot: {...}} members over all skins, capped too */
 } spine_groups;
 
 /* The GROUP of (slot, attachment), skel_id_encode(slot) + "." +

@@ -141,6 +141,9 @@ static int read_refs(spine_reader *r, const section *sec, const cJSON *c, const 
 	if (!cJSON_IsArray(v))
 		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
 				  "%s: bones must be an array of bone names", what);
+	if (cJSON_GetArraySize(v) > SPINE_IMPORT_MAX_BONES)
+		return spine_fail(r, RIGD_E_LIMIT, field, "%s: more than %d bones", what,
+				  SPINE_IMPORT_MAX_BONES);
 	cJSON_ArrayForEach(b, v) {
 		snprintf(field, sizeof(field), "%s.bones[%d]", path, k++);
 		if ((rc = read_bone_ref(r, b, field, what, mark)) != 0)
@@ -262,6 +265,11 @@ int spine_read_kept(spine_reader *r, const cJSON *sk)
 		snprintf(field, sizeof(field), "skeleton.%s", sections[i].key);
 		if (!cJSON_IsArray(arr)) {
 			rc = spine_fail(r, RIGD_E_BAD_SKELETON, field, "%s must be an array", field);
+			break;
+		}
+		if (cJSON_GetArraySize(arr) > SPINE_IMPORT_MAX_CONSTRAINTS) {
+			rc = spine_fail(r, RIGD_E_LIMIT, field, "%s: %d constraints; the limit is %d",
+					field, cJSON_GetArraySize(arr), SPINE_IMPORT_MAX_CONSTRAINTS);
 			break;
 		}
 		cJSON_ArrayForEach(c, arr) {

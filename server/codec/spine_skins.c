@@ -116,6 +116,10 @@ static int read_skin_attachments(spine_reader *r, const cJSON *atts, int k, cons
 				  "skin '%s': attachments must be an object {slot: {attachment: "
 				  "{...}}}", spine_quote(skin, q));
 	cJSON_ArrayForEach(slot, atts) {
+		if (++l->slot_entries > SPINE_IMPORT_MAX_GROUPS)
+			return spine_fail(r, RIGD_E_LIMIT, "skeleton.skins",
+					  "skeleton.skins: more than %d slot entries",
+					  SPINE_IMPORT_MAX_GROUPS);
 		if (spine_slot_find(r->out, r->out->n_slots, slot->string) < 0)
 			return spine_fail(r, RIGD_E_BAD_SKELETON, field,
 					  "skin '%s': slot '%s' is not a slot", spine_quote(skin, q),
@@ -170,6 +174,10 @@ int spine_read_skins(spine_reader *r, const cJSON *sk, spine_groups *l, const cJ
 		return spine_fail(r, RIGD_E_BAD_SKELETON, "skeleton.skins",
 				  "skeleton.skins must be an array of skins (an object is the "
 				  "Spine 3.x form)");
+	if (cJSON_GetArraySize(skins) > SPINE_IMPORT_MAX_SKINS)
+		return spine_fail(r, RIGD_E_LIMIT, "skeleton.skins",
+				  "skeleton.skins: %d skins; the limit is %d", cJSON_GetArraySize(skins),
+				  SPINE_IMPORT_MAX_SKINS);
 	cJSON_ArrayForEach(s, skins) {
 		const cJSON *t;
 		const char *name;
