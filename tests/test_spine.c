@@ -13,7 +13,8 @@
  * formulas in Spine's y-up frame, of the file as this test reads it
  * itself (cJSON), carried to rigd's y-down frame. A few numbers by hand.
  * The report's counts, ids and lines; every refusal by code, field and
- * message.
+ * message; every prefix of a body and damaged bodies refused with nothing
+ * kept or accepted whole.
  */
 #include <setjmp.h>
 #include <stdarg.h>
