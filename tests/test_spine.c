@@ -30,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "codec/asset_check.h"
 #include "codec/spine.h"
 #include "core/asset.h"
 #include "core/edit.h"
@@ -949,6 +950,40 @@ static void refuse_scene(void **state)
 	free(body);
 }
 
+/* What the route stores, read again as log import and rigd check read it
+ * (asset_check): accepted unchanged, with the same ids. */
+static void stored_asset_checks(void **state)
+{
+	static const char *const files[] = { "chain.json", "inherit.json", "constraints.json" };
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *body = body_of_file(files[i], NULL);
+		spine_import in;
+		skel_import_report rep;
+		edit_batch b;
+		edit_error err;
+		asset_checked c;
+		size_t n;
+
+		decode_ok(body, &in);
+		assert_int_equal(spine_import_batch(&in, NULL, &b, &rep, &err), 0);
+		if (asset_check(ASSET_SPINE, rep.file, rep.asset, rep.asset_len, NULL, "assets", &c,
+				&err) != 0)
+			fail_msg("%s: %s", files[i], err.message);
+		char *lines = asset_checked_lines(&c, &n);
+		assert_non_null(lines);
+		assert_int_equal(n, rep.ids_len);
+		assert_memory_equal(lines, rep.ids, n);
+		free(lines);
+		asset_checked_release(&c);
+		edit_batch_release(&b);
+		skel_import_report_release(&rep);
+		spine_import_release(&in);
+		free(body);
+	}
+}
+
 /* Decodes 'body'; a refusal must leave *in empty and say so in 'err'; an
  * acceptance must build a batch. */
 static void decode_any(const char *body, size_t len)
@@ -1026,6 +1061,7 @@ int main(void)
 		cmocka_unit_test(refuse_body),
 		cmocka_unit_test(refuse_limits),
 		cmocka_unit_test(refuse_scene),
+		cmocka_unit_test(stored_asset_checks),
 		cmocka_unit_test(damaged_bodies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
