@@ -382,6 +382,10 @@ static int decode_skin(db_ctx *c, const cJSON *skin, int k, bool is_default)
 		int slot, i = 0;
 
 		db_path(f2, "%s.slot[%d]", field, j++);
+		/* Each entry costs a search of the slots: bounded in all. */
+		if (++c->n_entries > DRAGONBONES_MAX_DISPLAYS)
+			return db_fail(c->err, RIGD_E_LIMIT, "skin", "%s: more than %d skin entries", c->arm,
+				       DRAGONBONES_MAX_DISPLAYS);
 		if (!cJSON_IsObject(entry) || !cJSON_IsString(n)) {
 			snprintf(msg, sizeof(msg), "skin '%s': an entry must be an object with a slot's name",
 				 sname);
@@ -449,20 +453,25 @@ static int resolve_displays(db_ctx *c)
 }
 
 /* The bones an IK constraint moves: its bone, 'chain' ancestors, and the
- * descendants of the topmost, as a list of names. */
+ * descendants of the topmost, as a list of names. One pass, since every
+ * parent comes before its children. */
 static int moved_bones(db_ctx *c, int top, db_text *t)
 {
 	const dragonbones_import *in = c->out;
+	bool *moved = calloc((size_t)in->n_bones, sizeof(*moved));
 	char b[80];
 	int n = 0;
 
-	for (int i = 0; i < in->n_bones; i++) {
-		int a = i;
-		while (a >= 0 && a != top)
-			a = in->bones[a].parent;
-		if (a == top && db_text_add(t, "%s%s", n++ ? ", " : "", q(in->bones[i].name, b, sizeof(b))))
+	if (!moved)
+		return db_nomem(c->err);
+	for (int i = top; i < in->n_bones; i++) {
+		moved[i] = i == top || (in->bones[i].parent >= 0 && moved[in->bones[i].parent]);
+		if (moved[i] && db_text_add(t, "%s%s", n++ ? ", " : "", q(in->bones[i].name, b, sizeof(b)))) {
+			free(moved);
 			return db_nomem(c->err);
+		}
 	}
+	free(moved);
 	return 0;
 }
 
@@ -482,6 +491,9 @@ static int decode_constraints(db_ctx *c, const cJSON *arm)
 			snprintf(msg, sizeof(msg), "%s must be an array", kinds[kind]);
 			return BAD(c, msg, "%s.%s", c->arm, kinds[kind]);
 		}
+		if (cJSON_GetArraySize(arr) > DRAGONBONES_MAX_CONSTRAINTS)
+			return db_fail(c->err, RIGD_E_LIMIT, kinds[kind], "%s.%s: more than %d", c->arm,
+				       kinds[kind], DRAGONBONES_MAX_CONSTRAINTS);
 		cJSON_ArrayForEach(item, arr) {
 			const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
 			const char *name = cJSON_IsString(n) ? n->valuestring : "";
