@@ -402,7 +402,7 @@ static void test_refusals(void **state)
 			n += (size_t)sprintf(body + n, "%s{\"name\":\"b%d\"}", i ? "," : "", i);
 		n += (size_t)sprintf(body + n, "]}]}}");
 		assert_int_equal(dragonbones_import_decode(body, n, cap, &in, &err), RIGD_E_LIMIT);
-		assert_string_equal(err.field, "bone");
+		assert_string_equal(err.field, "skeleton.armature[0].bone");
 		free(body);
 	}
 	/* The body's own members are bad_field. */

@@ -384,7 +384,7 @@ static int decode_skin(db_ctx *c, const cJSON *skin, int k, bool is_default)
 		db_path(f2, "%s.slot[%d]", field, j++);
 		/* Each entry costs a search of the slots: bounded in all. */
 		if (++c->n_entries > DRAGONBONES_MAX_DISPLAYS)
-			return db_fail(c->err, RIGD_E_LIMIT, "skin", "%s: more than %d skin entries", c->arm,
+			return db_fail(c->err, RIGD_E_LIMIT, f2, "%s: more than %d skin entries", c->arm,
 				       DRAGONBONES_MAX_DISPLAYS);
 		if (!cJSON_IsObject(entry) || !cJSON_IsString(n)) {
 			snprintf(msg, sizeof(msg), "skin '%s': an entry must be an object with a slot's name",
@@ -491,9 +491,12 @@ static int decode_constraints(db_ctx *c, const cJSON *arm)
 			snprintf(msg, sizeof(msg), "%s must be an array", kinds[kind]);
 			return BAD(c, msg, "%s.%s", c->arm, kinds[kind]);
 		}
-		if (cJSON_GetArraySize(arr) > DRAGONBONES_MAX_CONSTRAINTS)
-			return db_fail(c->err, RIGD_E_LIMIT, kinds[kind], "%s.%s: more than %d", c->arm,
-				       kinds[kind], DRAGONBONES_MAX_CONSTRAINTS);
+		if (cJSON_GetArraySize(arr) > DRAGONBONES_MAX_CONSTRAINTS) {
+			char field[EDIT_FIELD_MAX];
+			db_path(field, "%s.%s", c->arm, kinds[kind]);
+			return db_fail(c->err, RIGD_E_LIMIT, field, "%s: more than %d", field,
+				       DRAGONBONES_MAX_CONSTRAINTS);
+		}
 		cJSON_ArrayForEach(item, arr) {
 			const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
 			const char *name = cJSON_IsString(n) ? n->valuestring : "";
@@ -589,8 +592,11 @@ static int armature_array(db_ctx *c, const cJSON *arm, const char *key, int max,
 		snprintf(msg, sizeof(msg), "%s must be an array", key);
 		return BAD(c, msg, "%s.%s", c->arm, key);
 	}
-	if ((*n = cJSON_GetArraySize(*arr)) > max)
-		return db_fail(c->err, RIGD_E_LIMIT, key, "%s.%s: more than %d", c->arm, key, max);
+	if ((*n = cJSON_GetArraySize(*arr)) > max) {
+		char field[EDIT_FIELD_MAX];
+		db_path(field, "%s.%s", c->arm, key);
+		return db_fail(c->err, RIGD_E_LIMIT, field, "%s: more than %d", field, max);
+	}
 	return 0;
 }
 
