@@ -192,7 +192,7 @@ test('a Spine rig imports as one batch with its atlas and page; worlds are Spine
   assertClose(byName['slot:body'].world, toRigd(want.hip), 'slot:body');
   assert.deepEqual(t.order, ['slot:body', 'slot:arm_20l']);
   assert.equal(byName['slot:arm l'].layer, 'spine.json#arm_20l.blue');
-  assert.equal(byName['slot:badge'].layer, undefined);
+  assert.equal(byName['slot:badge'].layer, null);
 });
 
 test('the assets are listed with their kinds and served with their media types; the page is re-encoded', async () => {
@@ -250,7 +250,10 @@ test('the log exports and imports bit for bit, PNG page included; a tampered pag
   const first = JSON.parse(log.text.split('\n')[0]);
   assert.deepEqual(first.assets.map((a) => [a.file, a.kind]),
     [['page.png', 'png'], ['spine.json', 'spine'], ['spine.json.atlas', 'spine-atlas']]);
-  let r = await post(server, '/api/scenes/copy/log', log.text);
+  for (const l of log.text.trim().split('\n')) assertSchema('LogLine', JSON.parse(l));
+  let r = await post(server, '/api/scenes', { name: 'copy', dims: 2 });
+  assert.equal(r.status, 201, r.text);
+  r = await post(server, '/api/scenes/copy/log', log.text);
   assert.equal(r.status, 200, r.text);
   assert.equal((await get(server, '/api/scenes/copy/log')).text, log.text);
   const a = await tree(server, 'hero');
@@ -262,6 +265,7 @@ test('the log exports and imports bit for bit, PNG page included; a tampered pag
     const line = { ...first, assets: first.assets.map((x) => (x === png
       ? { ...x, base64: bytes.toString('base64'), sha256: crypto.createHash('sha256').update(bytes).digest('hex') } : x)) };
     const text = [JSON.stringify(line), ...log.text.trim().split('\n').slice(1)].join('\n');
+    await post(server, '/api/scenes', { name: 'tampered', dims: 2 });
     r = await post(server, '/api/scenes/tampered/log', text);
     assert.equal(r.status, 400, r.text);
     assert.equal(r.json.error.code, 'bad_image', r.text);
