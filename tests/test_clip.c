@@ -25,7 +25,15 @@
 
 #include "core/clip.h"
 
-#define NEAR(a, b) assert_float_equal((a), (b), 1e-9)
+/* |a - b| <= eps in doubles (cmocka's assert_float_equal compares floats). */
+#define assert_near(a, b, eps)                                                              \
+	do {                                                                                \
+		double a_ = (a), b_ = (b);                                                  \
+		if (!(fabs(a_ - b_) <= (eps)))                                              \
+			fail_msg("%s = %.17g, expected %.17g (within %g)", #a, a_, b_,       \
+				 (double)(eps));                                            \
+	} while (0)
+#define NEAR(a, b) assert_near((a), (b), 1e-9)
 
 /* A clip of 'format' for 3 bones and 3 slots in a set the test releases. */
 static clip *new_clip(clip_set *set, int format)
@@ -136,17 +144,17 @@ static void test_spine_bezier(void **state)
 	tl = timeline(c, 0, CLIP_CH_ROTATE, 2, rot, CLIP_CURVE_BEZIER);
 	memcpy(tl->keys[0].bezier[0], ctrl, sizeof(ctrl));
 	clip_sample(c, 0.25, 0, p);
-	assert_float_equal(p[0].ch.rotate_deg, 10.4 + 0.074 / 0.103 * 11.2, 1e-9);
+	assert_near(p[0].ch.rotate_deg, 10.4 + 0.074 / 0.103 * 11.2, 1e-9);
 	clip_sample(c, 0.05, 0, p);
-	assert_float_equal(p[0].ch.rotate_deg, 0.05 / 0.082 * 2.8, 1e-9);
+	assert_near(p[0].ch.rotate_deg, 0.05 / 0.082 * 2.8, 1e-9);
 	clip_sample(c, 0.95, 0, p);
-	assert_float_equal(p[0].ch.rotate_deg, 97.2 + 0.032 / 0.082 * 2.8, 1e-9);
+	assert_near(p[0].ch.rotate_deg, 97.2 + 0.032 / 0.082 * 2.8, 1e-9);
 	clip_sample(c, 0.5, 0, p);
-	assert_float_equal(p[0].ch.rotate_deg, 50.0, 1e-9);   /* a sample point */
+	assert_near(p[0].ch.rotate_deg, 50.0, 1e-9);   /* a sample point */
 	/* The exact curve, behind the flag: close, not equal. */
 	clip_sample(c, 0.25, CLIP_SAMPLE_EXACT_BEZIER, p);
 	exact = p[0].ch.rotate_deg;
-	assert_float_equal(exact, 18.236, 2e-3);
+	assert_near(exact, 18.236, 2e-3);
 	assert_true(fabs(exact - (10.4 + 0.074 / 0.103 * 11.2)) > 0.1);
 	assert_true(fabs(exact - (10.4 + 0.074 / 0.103 * 11.2)) < 0.5);
 	/* Over the whole curve the two part by less than one degree of its
@@ -187,8 +195,8 @@ static void test_two_value_bezier(void **state)
 	memcpy(tl->keys[0].bezier[0], bx, sizeof(bx));
 	memcpy(tl->keys[0].bezier[1], by, sizeof(by));
 	clip_sample(c, 0.25, 0, p);
-	assert_float_equal(p[2].ch.x, 10.4 + 0.074 / 0.103 * 11.2, 1e-9);
-	assert_float_equal(p[2].ch.y, 2.5, 1e-9);   /* a straight "curve" stays straight */
+	assert_near(p[2].ch.x, 10.4 + 0.074 / 0.103 * 11.2, 1e-9);
+	assert_near(p[2].ch.y, 2.5, 1e-9);   /* a straight "curve" stays straight */
 	assert_int_equal(p[2].mask, CLIP_M_X | CLIP_M_Y);
 	clip_set_release(&set);
 }

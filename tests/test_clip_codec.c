@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "codec/dragonbones_clip.h"
 #include "codec/spine_clip.h"
@@ -33,6 +34,20 @@
 #define DATA RIGD_SOURCE_DIR "/tests/data/clips/"
 #define MECHA RIGD_GLTF_SAMPLES "/../dragonbones/mecha_1406/mecha_1406_ske.json"
 #define MAX_NAMES 64
+
+/* DragonBones' runtime keeps frame values in 32-bit floats, rotations in
+ * radians: the values its tweens start from. */
+#define F32(x) ((double)(float)(x))
+#define F32R(deg) ((double)(float)((deg) * (M_PI / 180.0)) / (M_PI / 180.0))
+
+/* |a - b| <= eps in doubles (cmocka's assert_float_equal compares floats). */
+#define assert_near(a, b, eps)                                                              \
+	do {                                                                                \
+		double a_ = (a), b_ = (b);                                                  \
+		if (!(fabs(a_ - b_) <= (eps)))                                              \
+			fail_msg("%s = %.17g, expected %.17g (within %g)", #a, a_, b_,       \
+				 (double)(eps));                                            \
+	} while (0)
 
 /* ---------- helpers ---------- */
 
@@ -180,8 +195,8 @@ static void test_spine_read(void **state)
 	assert_non_null(idle);
 	assert_int_equal(walk->format, CLIP_FORMAT_SPINE);
 	/* Durations: the last key over every timeline, events included. */
-	assert_float_equal(walk->duration, 2.0, 0);
-	assert_float_equal(idle->duration, 2.5, 0);
+	assert_near(walk->duration, 2.0, 0);
+	assert_near(idle->duration, 2.5, 0);
 	assert_int_equal(walk->n_bone_timelines, 4);     /* rotate, translate, scale, shearx */
 	assert_int_equal(walk->n_slot_timelines, 1);
 	assert_int_equal(walk->n_order_keys, 2);
@@ -194,24 +209,24 @@ static void test_spine_read(void **state)
 	/* t = 0.25: the rotate curve of test_clip.c's hand computation; the
 	 * translate before its first key (setup); scale y 1 -> 0.5. */
 	clip_sample(walk, 0.25, 0, p);
-	assert_float_equal(p[1].ch.rotate_deg, 10.4 + 0.074 / 0.103 * 11.2, 1e-9);
-	assert_float_equal(p[1].ch.x, 0.0, 0);
-	assert_float_equal(p[1].ch.scale_x, 2.0, 1e-12);
-	assert_float_equal(p[1].ch.scale_y, 0.875, 1e-12);
-	assert_float_equal(p[2].ch.shear_x_deg, 5.0, 1e-12);
+	assert_near(p[1].ch.rotate_deg, 10.4 + 0.074 / 0.103 * 11.2, 1e-9);
+	assert_near(p[1].ch.x, 0.0, 0);
+	assert_near(p[1].ch.scale_x, 2.0, 1e-12);
+	assert_near(p[1].ch.scale_y, 0.875, 1e-12);
+	assert_near(p[2].ch.shear_x_deg, 5.0, 1e-12);
 	assert_int_equal(p[0].mask, 0);
 	clip_sample(walk, 0.5, 0, p);
-	assert_float_equal(p[2].ch.shear_x_deg, 10.0, 1e-12);
+	assert_near(p[2].ch.shear_x_deg, 10.0, 1e-12);
 	clip_sample(walk, 1.0, 0, p);
-	assert_float_equal(p[1].ch.x, 4.0, 0);            /* stepped */
-	assert_float_equal(p[1].ch.y, 2.0, 0);
+	assert_near(p[1].ch.x, 4.0, 0);            /* stepped */
+	assert_near(p[1].ch.y, 2.0, 0);
 	clip_spine_local(&arm_setup, &p[1], &l);
-	assert_float_equal(l.angle_deg, 110.0, 1e-12);     /* setup 10 + 100 */
-	assert_float_equal(l.t[1], -2.0, 0);               /* y up to y down */
-	assert_float_equal(l.s[1], 0.5, 1e-12);
+	assert_near(l.angle_deg, 110.0, 1e-12);     /* setup 10 + 100 */
+	assert_near(l.t[1], -2.0, 0);               /* y up to y down */
+	assert_near(l.s[1], 0.5, 1e-12);
 	clip_sample(walk, 1.75, 0, p);
-	assert_float_equal(p[1].ch.x, 8.0, 0);
-	assert_float_equal(p[1].ch.y, 0.0, 0);             /* y absent: 0 */
+	assert_near(p[1].ch.x, 8.0, 0);
+	assert_near(p[1].ch.y, 0.0, 0);             /* y absent: 0 */
 
 	/* Attachments: setup, "fist" from 0.5, none from 1. */
 	assert_null(clip_slot_at(&walk->slots[0], 0.25));
@@ -231,7 +246,7 @@ static void test_spine_read(void **state)
 
 	/* idle: root's translatey 0 -> 3 over 2.5 s, y up. */
 	clip_sample(idle, 1.25, 0, p);
-	assert_float_equal(p[0].ch.y, 1.5, 1e-12);
+	assert_near(p[0].ch.y, 1.5, 1e-12);
 	assert_int_equal(p[0].mask, CLIP_M_Y);
 
 	clip_set_release(&set);
@@ -357,35 +372,37 @@ static void test_dragonbones_read(void **state)
 	assert_non_null(swing);
 	assert_non_null(still);
 	/* The armature's 10 frames per second, not the document's 24. */
-	assert_float_equal(swing->frame_rate, 10.0, 0);
-	assert_float_equal(swing->duration, 1.0, 1e-15);       /* 10 frames */
-	assert_float_equal(still->duration, 0.3, 1e-15);       /* 3 frames */
+	assert_near(swing->frame_rate, 10.0, 0);
+	assert_near(swing->duration, 1.0, 1e-15);       /* 10 frames */
+	assert_near(still->duration, 0.3, 1e-15);       /* 3 frames */
 	assert_int_equal(swing->n_bone_timelines, 4);
 	assert_int_equal(swing->n_unsampled, 2);
 	assert_true(has_line(swing, "slot 's1': colorFrame"));
 	assert_true(has_line(swing, "ffd (1 timelines or frames)"));
 
 	/* arm rotate: 170 at frame 0, -170 at 5 taken the short way (190),
-	 * 170 at 10 (back from 190). */
+	 * 170 at 10 (back from 190); each kept as a 32-bit float in radians. */
 	clip_sample(swing, 0.25, 0, p);
-	assert_float_equal(p[1].ch.rotate_deg, 180.0, 1e-9);
+	assert_near(p[1].ch.rotate_deg, (F32R(170.0) + F32R(190.0)) / 2.0, 1e-9);
+	assert_near(p[1].ch.rotate_deg, 180.0, 1e-5);
 	clip_dragonbones_local(&arm_setup, &p[1], &l);
-	assert_float_equal(l.angle_deg, -210.0, 1e-9);         /* -(30 + 180) */
-	assert_float_equal(l.shear_deg[1], 0.0, 1e-12);
-	assert_float_equal(l.s[0], 2.0, 0);                    /* the one scale frame */
-	assert_float_equal(l.s[1], 1.0, 0);
+	assert_near(l.angle_deg, -(30.0 + (F32R(170.0) + F32R(190.0)) / 2.0), 1e-9);
+	assert_near(l.shear_deg[1], 0.0, 1e-12);
+	assert_near(l.s[0], 2.0, 0);                    /* the one scale frame */
+	assert_near(l.s[1], 1.0, 0);
 	clip_sample(swing, 0.5, 0, p);
-	assert_float_equal(p[1].ch.rotate_deg, 190.0, 1e-9);
+	assert_near(p[1].ch.rotate_deg, F32R(190.0), 1e-9);
 	clip_sample(swing, 0.75, 0, p);
-	assert_float_equal(p[1].ch.rotate_deg, 180.0, 1e-9);
+	assert_near(p[1].ch.rotate_deg, (F32R(190.0) + F32R(170.0)) / 2.0, 1e-9);
 
 	/* root: clockwise 1 from 0 to -90 turns the positive way, to 270;
 	 * the loop then tweens the last frame (frames 2-10) back to frame 0's
-	 * 0, the short way: 270 -> 360. */
+	 * 0, the short way: 270 -> 360 (the closing key is computed, not
+	 * stored: a full turn). */
 	clip_sample(swing, 0.1, 0, p);
-	assert_float_equal(p[0].ch.rotate_deg, 135.0, 1e-9);
+	assert_near(p[0].ch.rotate_deg, F32R(270.0) / 2.0, 1e-9);
 	clip_sample(swing, 0.6, 0, p);
-	assert_float_equal(p[0].ch.rotate_deg, 315.0, 1e-9);
+	assert_near(p[0].ch.rotate_deg, (F32R(270.0) + 360.0) / 2.0, 1e-9);
 
 	/* arm translate: eased in (tweenEasing -1: quadratic, amount 1) from
 	 * (0, 0) to (10, 4) over frames 0-4: at frame 2, progress 0.5 ->
@@ -397,11 +414,11 @@ static void test_dragonbones_read(void **state)
 	 * as 4999 / 10000. At frame 7, progress 0.5 is that sample: x = 10 -
 	 * 10 * 0.4999 = 5.001, y = 4 - 4 * 0.4999 = 2.0004. */
 	clip_sample(swing, 0.2, 0, p);
-	assert_float_equal(p[1].ch.x, 2.5, 1e-9);
-	assert_float_equal(p[1].ch.y, 1.0, 1e-9);
+	assert_near(p[1].ch.x, 2.5, 1e-9);
+	assert_near(p[1].ch.y, 1.0, 1e-9);
 	clip_sample(swing, 0.7, 0, p);
-	assert_float_equal(p[1].ch.x, 5.001, 1e-9);
-	assert_float_equal(p[1].ch.y, 2.0004, 1e-9);
+	assert_near(p[1].ch.x, 5.001, 1e-9);
+	assert_near(p[1].ch.y, 2.0004, 1e-9);
 
 	/* Display index 1 for frames 0-3, then -1 (none). */
 	assert_int_equal(swing->slots[0].slot, 1);
@@ -506,7 +523,7 @@ static void test_mecha_clips(void **state)
 
 	(void)state;
 	db_skel(&s, load(MECHA));
-	assert_float_equal(dragonbones_frame_rate(s.doc, db_armature(s.doc)), 24.0, 0);
+	assert_near(dragonbones_frame_rate(s.doc, db_armature(s.doc)), 24.0, 0);
 	assert_int_equal(read_db(&s, &set, &err), 0);
 	assert_int_equal(clip_list(&set, rows, 8), 8);
 	for (i = 0; i < 8; i++) {
@@ -516,8 +533,8 @@ static void test_mecha_clips(void **state)
 		int timelines = 0;
 
 		assert_string_equal(rows[i].name, expect[i].name);
-		assert_float_equal(rows[i].duration, expect[i].frames / 24.0, 1e-15);
-		assert_float_equal(rows[i].frame_rate, 24.0, 0);
+		assert_near(rows[i].duration, expect[i].frames / 24.0, 1e-15);
+		assert_near(rows[i].frame_rate, 24.0, 0);
 		/* One clip timeline per frame array of each bone. */
 		cJSON_ArrayForEach(bone, cJSON_GetObjectItemCaseSensitive(anim, "bone")) {
 			timelines += cJSON_GetObjectItemCaseSensitive(bone, "translateFrame") != NULL;
@@ -534,12 +551,16 @@ static void test_mecha_clips(void **state)
 /*
  * walk at frame 2 (t = 2/24 s), from the file: pelvis translateFrame
  * (-4.69, -15.64) for 4 frames linear to (-3.59, -11.66): halfway,
- * (-4.14, -13.65); rotateFrame 8.76 -> 8.5: 8.63. The setup transform
- * x -5.872, y -103.685, skX = skY = -90.6854 gives rigd's t =
- * (-10.012, -117.335), angle = -(-90.6854 + 8.63) = 82.0554, shear 0.
+ * (-4.14, -13.65); rotateFrame 8.76 -> 8.5: 8.63; each value as the
+ * runtime keeps it, a 32-bit float (rotations in radians), so -4.14 is
+ * -4.13999998569... The setup transform x -5.872, y -103.685,
+ * skX = skY = -90.6854 gives rigd's t = (-10.012, -117.335) and angle
+ * -(-90.6854 + 8.63) = 82.0554, shear 0, to that float rounding.
  * At frame 5 (into the 3-frame second key, 1/3 of the way): x = -3.59 +
  * 0.4 / 3 = -3.456666..., rotation 8.5 + 0.26 / 3 = 8.586666...
  */
+#define HALF(a, b) (F32(a) + (F32(b) - F32(a)) * 0.5)
+#define HALF_R(a, b) (F32R(a) + (F32R(b) - F32R(a)) * 0.5)
 static void test_mecha_walk(void **state)
 {
 	clip_channels setup = { -90.6854, -5.872, -103.685, 1.0, 1.0, 0.0, 0.0 };
@@ -560,17 +581,139 @@ static void test_mecha_walk(void **state)
 	assert_true(pelvis >= 0);
 	clip_sample(walk, 2.0 / 24.0, 0, p);
 	assert_int_equal(p[pelvis].mask, CLIP_M_X | CLIP_M_Y | CLIP_M_ROTATE | CLIP_M_SKEW);
-	assert_float_equal(p[pelvis].ch.x, -4.14, 1e-9);
-	assert_float_equal(p[pelvis].ch.y, -13.65, 1e-9);
-	assert_float_equal(p[pelvis].ch.rotate_deg, 8.63, 1e-9);
+	assert_near(p[pelvis].ch.x, HALF(-4.69, -3.59), 1e-12);
+	assert_near(p[pelvis].ch.y, HALF(-15.64, -11.66), 1e-12);
+	assert_near(p[pelvis].ch.rotate_deg, HALF_R(8.76, 8.5), 1e-12);
+	assert_near(p[pelvis].ch.x, -4.14, 1e-6);
+	assert_near(p[pelvis].ch.y, -13.65, 1e-6);
+	assert_near(p[pelvis].ch.rotate_deg, 8.63, 1e-6);
 	clip_dragonbones_local(&setup, &p[pelvis], &l);
-	assert_float_equal(l.t[0], -10.012, 1e-9);
-	assert_float_equal(l.t[1], -117.335, 1e-9);
-	assert_float_equal(l.angle_deg, 82.0554, 1e-9);
-	assert_float_equal(l.shear_deg[1], 0.0, 1e-12);
+	assert_near(l.t[0], -10.012, 1e-6);
+	assert_near(l.t[1], -117.335, 1e-6);
+	assert_near(l.angle_deg, 82.0554, 1e-6);
+	assert_near(l.shear_deg[1], 0.0, 1e-12);
 	clip_sample(walk, 5.0 / 24.0, 0, p);
-	assert_float_equal(p[pelvis].ch.x, -3.59 + 0.4 / 3.0, 1e-9);
-	assert_float_equal(p[pelvis].ch.rotate_deg, 8.5 + 0.26 / 3.0, 1e-9);
+	assert_near(p[pelvis].ch.x, F32(-3.59) + (F32(-3.19) - F32(-3.59)) / 3.0, 1e-12);
+	assert_near(p[pelvis].ch.rotate_deg, F32R(8.5) + (F32R(8.76) - F32R(8.5)) / 3.0, 1e-12);
+	assert_near(p[pelvis].ch.x, -3.59 + 0.4 / 3.0, 1e-6);
+	assert_near(p[pelvis].ch.rotate_deg, 8.5 + 0.26 / 3.0, 1e-6);
+	clip_set_release(&set);
+	cJSON_Delete(s.doc);
+}
+
+/*
+ * Clip 'c' of 'file' against DragonBones' own runtime
+ * (tests/oracle/dragonbones_clip.mjs: @cocos/dragonbones-js, found in
+ * web/node_modules or under RIGD_DBJS_DIR): each bone's animation pose at
+ * times[] up to the clip's duration must equal clip_sample's channels to
+ * 1e-9; 'loop' plays it looping, else once. Returns false when node or the
+ * package is missing; raises *worst to the largest difference seen.
+ */
+static bool against_runtime(const skel *s, const clip *c, const char *file, const double *times,
+			    size_t n, bool loop, double *worst)
+{
+	clip_bone_pose p[MAX_NAMES];
+	char cmd[1024], list[512] = "", *out = NULL;
+	size_t len = 0, cap = 0, ti, n_times = 0;
+	cJSON *oracle;
+	FILE *pipe;
+	int status;
+
+	for (ti = 0; ti < n && times[ti] <= c->duration; ti++) {
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%.17g", ti ? "," : "",
+			 times[ti]);
+		n_times++;
+	}
+	snprintf(cmd, sizeof(cmd), "node %s/tests/oracle/dragonbones_clip.mjs %s %s %s %s 2>/dev/null",
+		 RIGD_SOURCE_DIR, file, c->name, list, loop ? "loop" : "once");
+	pipe = popen(cmd, "r");
+	assert_non_null(pipe);
+	for (;;) {
+		size_t got;
+
+		if (len + 4096 + 1 > cap) {
+			cap = (cap + 4096) * 2;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+		if ((got = fread(out + len, 1, 4096, pipe)) == 0)
+			break;
+		len += got;
+	}
+	out[len] = '\0';
+	status = pclose(pipe);
+	if (WIFEXITED(status) && (WEXITSTATUS(status) == 77 || WEXITSTATUS(status) == 127)) {
+		free(out);
+		return false;
+	}
+	assert_int_equal(status, 0);
+	oracle = cJSON_Parse(out);
+	free(out);
+	assert_non_null(oracle);
+	assert_int_equal(cJSON_GetArraySize(oracle), (int)n_times);
+	for (ti = 0; ti < n_times; ti++) {
+		const cJSON *at = cJSON_GetArrayItem(oracle, (int)ti), *bone;
+
+		clip_sample(c, times[ti], 0, p);
+		cJSON_ArrayForEach(bone, at) {
+			int b = clip_name_index(s->names.bones, s->names.n_bones, bone->string), j;
+			double mine[6];
+
+			assert_true(b >= 0);
+			mine[0] = p[b].ch.x;
+			mine[1] = p[b].ch.y;
+			mine[2] = p[b].ch.rotate_deg;
+			mine[3] = p[b].ch.shear_x_deg;
+			mine[4] = p[b].ch.scale_x;
+			mine[5] = p[b].ch.scale_y;
+			for (j = 0; j < 6; j++) {
+				double theirs = cJSON_GetArrayItem(bone, j)->valuedouble;
+				double d = fabs(mine[j] - theirs);
+
+				if (d > *worst)
+					*worst = d;
+				if (d > 1e-9)
+					fail_msg("%s at %g: bone %s channel %d: rigd %.17g, runtime %.17g",
+						 c->name, times[ti], bone->string, j, mine[j], theirs);
+			}
+		}
+	}
+	cJSON_Delete(oracle);
+	return true;
+}
+
+/* Every clip of mecha_1406 (played once, as the runtime's gotoAndStop
+ * does) and the synthetic swing (looping: its closing tweens, eased-in and
+ * sampled curves, clockwise turns) against the runtime. */
+static void test_against_runtime(void **state)
+{
+	static const double times[] = { 0.0, 0.05, 2.0 / 24.0, 0.1, 0.25, 0.3, 0.41, 0.5, 0.6,
+					0.7, 0.77, 0.9, 0.95, 1.1, 1.6, 2.4, 4.0 };
+	edit_error err = { 0 };
+	clip_set set;
+	double worst = 0.0;
+	bool ran = true;
+	int i;
+	skel s;
+
+	(void)state;
+	db_skel(&s, load(DATA "dragonbones_swing.json"));
+	assert_int_equal(read_db(&s, &set, &err), 0);
+	ran = against_runtime(&s, clip_set_find(&set, "swing"), DATA "dragonbones_swing.json", times,
+			      sizeof(times) / sizeof(times[0]), true, &worst);
+	clip_set_release(&set);
+	cJSON_Delete(s.doc);
+	if (!ran) {
+		print_message("the DragonBones runtime (node, @cocos/dragonbones-js) is not available\n");
+		skip();
+	}
+	db_skel(&s, load(MECHA));
+	assert_int_equal(read_db(&s, &set, &err), 0);
+	for (i = 0; i < set.n; i++)
+		assert_true(against_runtime(&s, &set.clips[i], MECHA, times,
+					    sizeof(times) / sizeof(times[0]), false, &worst));
+	print_message("swing and mecha_1406's %d clips against the DragonBones runtime: worst difference %.3g\n",
+		      set.n, worst);
 	clip_set_release(&set);
 	cJSON_Delete(s.doc);
 }
@@ -584,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_dragonbones_refusals),
 		cmocka_unit_test(test_mecha_clips),
 		cmocka_unit_test(test_mecha_walk),
+		cmocka_unit_test(test_against_runtime),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,13 +87,21 @@ static int nomem(reader *r)
 	return RIGD_E_NOMEM;
 }
 
-/* 'deg' wrapped as the runtime wraps radians: into [-180, 180) but 180
- * for an odd multiple of 180. */
-static double normalize_deg(double deg)
+#define DEG_RAD (M_PI / 180.0)
+
+/* An angle in radians wrapped as the runtime wraps it: into [-pi, pi) but
+ * pi for an odd multiple of pi. */
+static double normalize_rad(double rad)
 {
-	deg = fmod(deg + 180.0, 360.0);
-	deg += deg > 0.0 ? -180.0 : 180.0;
-	return deg;
+	rad = fmod(rad + M_PI, M_PI * 2.0);
+	rad += rad > 0.0 ? -M_PI : M_PI;
+	return rad;
+}
+
+/* A frame value as the runtime keeps it: in a 32-bit float. */
+static double stored(double v)
+{
+	return (double)(float)v;
 }
 
 /* JavaScript's Math.round: halves up. */
@@ -324,6 +332,8 @@ static int frame_values_read(reader *r, const cJSON *f, int kind, const char *pa
 		    (rc = get_number(r, f, "clockwise", 0.0, path, what, &cw)))
 			return rc;
 		fv->clockwise = (int)cw;
+		fv->v[0] *= DEG_RAD;
+		fv->v[1] *= DEG_RAD;
 		return 0;
 	default:
 		break;
@@ -355,15 +365,15 @@ static int frame_values_read(reader *r, const cJSON *f, int kind, const char *pa
 		if ((rc = get_number(r, tr, "rotate", 0.0, tpath, what, &a)) ||
 		    (rc = get_number(r, tr, "skew", 0.0, tpath, what, &b)))
 			return rc;
-		fv->v[0] = normalize_deg(a);
-		fv->v[1] = normalize_deg(b);
+		fv->v[0] = normalize_rad(a * DEG_RAD);
+		fv->v[1] = normalize_rad(b * DEG_RAD);
 	} else if (tr && (cJSON_GetObjectItemCaseSensitive(tr, "skX") ||
 			  cJSON_GetObjectItemCaseSensitive(tr, "skY"))) {
 		if ((rc = get_number(r, tr, "skX", 0.0, tpath, what, &a)) ||
 		    (rc = get_number(r, tr, "skY", 0.0, tpath, what, &b)))
 			return rc;
-		fv->v[0] = normalize_deg(b);
-		fv->v[1] = normalize_deg(a) - fv->v[0];
+		fv->v[0] = normalize_rad(b * DEG_RAD);
+		fv->v[1] = normalize_rad(a * DEG_RAD) - fv->v[0];
 	}
 	return 0;
 }
@@ -413,11 +423,11 @@ static int read_bone_frames(reader *r, const cJSON *frames, int bone, int kind, 
 
 			if (lay.start[k] != 0) {
 				if (prev_cw == 0) {
-					rot = prev_rot + normalize_deg(rot - prev_rot);
+					rot = prev_rot + normalize_rad(rot - prev_rot);
 				} else {
 					if (prev_cw > 0 ? rot >= prev_rot : rot <= prev_rot)
 						prev_cw = prev_cw > 0 ? prev_cw - 1 : prev_cw + 1;
-					rot = prev_rot + rot - prev_rot + 360.0 * prev_cw;
+					rot = prev_rot + rot - prev_rot + M_PI * 2.0 * prev_cw;
 				}
 			}
 			prev_cw = fv.clockwise;
@@ -425,8 +435,8 @@ static int read_bone_frames(reader *r, const cJSON *frames, int bone, int kind, 
 			fv.v[0] = rot;
 		}
 		ck->time = lay.start[k] * (1.0 / r->frame_rate);
-		ck->v[0] = fv.v[0];
-		ck->v[1] = fv.v[1];
+		ck->v[0] = stored(fv.v[0]);
+		ck->v[1] = stored(fv.v[1]);
 		if ((rc = read_tween(r, f, lay.used > 1 ? lay.count[k] : 0, ck, fpath, what)))
 			goto out;
 		if (k == lay.used - 1 && n_keys == lay.used)
@@ -440,8 +450,14 @@ static int read_bone_frames(reader *r, const cJSON *frames, int bone, int kind, 
 		end->v[0] = tl->keys[0].v[0];
 		end->v[1] = tl->keys[0].v[1];
 		if (rotate)
-			end->v[0] = last->v[0] + normalize_deg(tl->keys[0].v[0] - last->v[0]);
+			end->v[0] = last->v[0] + normalize_rad(tl->keys[0].v[0] - last->v[0]);
 	}
+	/* The runtime tweens rotations in radians; the clip keeps degrees. */
+	if (rotate)
+		for (k = 0; k < n_keys; k++) {
+			tl->keys[k].v[0] /= DEG_RAD;
+			tl->keys[k].v[1] /= DEG_RAD;
+		}
 out:
 	layout_release(&lay);
 	return rc;
