@@ -128,7 +128,9 @@ static void test_before_first_after_last(void **state)
  * At time 0.05 (before the first point): 0.05 / 0.082 * 2.8 = 1.707317073170...
  * At time 0.95 (after the last): 97.2 + 0.032 / 0.082 * 2.8 = 98.292682926829...
  * Exactly: x(u) = 0.25 at u = 0.27256..., y = 18.236... (Newton by hand),
- * 0.21 below the runtime's value.
+ * 0.21 below the runtime's value. The runtime writes the 1/6 of its forward
+ * differences as 0.16666667, which moves the points by about 1e-8: hence
+ * the 1e-7 tolerances.
  */
 static void test_spine_bezier(void **state)
 {
@@ -144,13 +146,13 @@ static void test_spine_bezier(void **state)
 	tl = timeline(c, 0, CLIP_CH_ROTATE, 2, rot, CLIP_CURVE_BEZIER);
 	memcpy(tl->keys[0].bezier[0], ctrl, sizeof(ctrl));
 	clip_sample(c, 0.25, 0, p);
-	assert_near(p[0].ch.rotate_deg, 10.4 + 0.074 / 0.103 * 11.2, 1e-9);
+	assert_near(p[0].ch.rotate_deg, 10.4 + 0.074 / 0.103 * 11.2, 1e-7);
 	clip_sample(c, 0.05, 0, p);
-	assert_near(p[0].ch.rotate_deg, 0.05 / 0.082 * 2.8, 1e-9);
+	assert_near(p[0].ch.rotate_deg, 0.05 / 0.082 * 2.8, 1e-7);
 	clip_sample(c, 0.95, 0, p);
-	assert_near(p[0].ch.rotate_deg, 97.2 + 0.032 / 0.082 * 2.8, 1e-9);
+	assert_near(p[0].ch.rotate_deg, 97.2 + 0.032 / 0.082 * 2.8, 1e-7);
 	clip_sample(c, 0.5, 0, p);
-	assert_near(p[0].ch.rotate_deg, 50.0, 1e-9);   /* a sample point */
+	assert_near(p[0].ch.rotate_deg, 50.0, 1e-7);   /* a sample point */
 	/* The exact curve, behind the flag: close, not equal. */
 	clip_sample(c, 0.25, CLIP_SAMPLE_EXACT_BEZIER, p);
 	exact = p[0].ch.rotate_deg;
@@ -195,8 +197,8 @@ static void test_two_value_bezier(void **state)
 	memcpy(tl->keys[0].bezier[0], bx, sizeof(bx));
 	memcpy(tl->keys[0].bezier[1], by, sizeof(by));
 	clip_sample(c, 0.25, 0, p);
-	assert_near(p[2].ch.x, 10.4 + 0.074 / 0.103 * 11.2, 1e-9);
-	assert_near(p[2].ch.y, 2.5, 1e-9);   /* a straight "curve" stays straight */
+	assert_near(p[2].ch.x, 10.4 + 0.074 / 0.103 * 11.2, 1e-7);
+	assert_near(p[2].ch.y, 2.5, 1e-7);   /* a straight "curve" stays straight */
 	assert_int_equal(p[2].mask, CLIP_M_X | CLIP_M_Y);
 	clip_set_release(&set);
 }
@@ -273,11 +275,11 @@ static void test_attachments_and_order(void **state)
 	tl->keys[0].time = 0.5;
 	assert_int_equal(clip_attachment_key_set(&tl->keys[0], "eyes_closed"), 0);
 	tl->keys[1].time = 1.0;                  /* no attachment */
-	assert_null(clip_slot_at(tl, 0.2));      /* the setup attachment */
-	k = clip_slot_at(tl, 0.7);
+	assert_null(clip_slot_at(c, tl, 0.2));      /* the setup attachment */
+	k = clip_slot_at(c, tl, 0.7);
 	assert_non_null(k);
 	assert_string_equal(k->name, "eyes_closed");
-	k = clip_slot_at(tl, 3.0);
+	k = clip_slot_at(c, tl, 3.0);
 	assert_non_null(k);
 	assert_null(k->name);
 

@@ -209,7 +209,11 @@ static void test_spine_read(void **state)
 	/* t = 0.25: the rotate curve of test_clip.c's hand computation; the
 	 * translate before its first key (setup); scale y 1 -> 0.5. */
 	clip_sample(walk, 0.25, 0, p);
-	assert_near(p[1].ch.rotate_deg, 10.4 + 0.074 / 0.103 * 11.2, 1e-9);
+	assert_near(p[1].ch.rotate_deg, 10.4 + 0.074 / 0.103 * 11.2, 2e-6);
+	/* Spine's runtime keeps the curve's points in 32-bit floats: the web
+	 * runtime (spine-core 4.2, Animation.apply with the setup blend) gives
+	 * 18.44660103868307 here, and so does rigd. */
+	assert_near(p[1].ch.rotate_deg, 18.44660103868307, 1e-13);
 	assert_near(p[1].ch.x, 0.0, 0);
 	assert_near(p[1].ch.scale_x, 2.0, 1e-12);
 	assert_near(p[1].ch.scale_y, 0.875, 1e-12);
@@ -229,10 +233,10 @@ static void test_spine_read(void **state)
 	assert_near(p[1].ch.y, 0.0, 0);             /* y absent: 0 */
 
 	/* Attachments: setup, "fist" from 0.5, none from 1. */
-	assert_null(clip_slot_at(&walk->slots[0], 0.25));
-	k = clip_slot_at(&walk->slots[0], 0.7);
+	assert_null(clip_slot_at(walk, &walk->slots[0], 0.25));
+	k = clip_slot_at(walk, &walk->slots[0], 0.7);
 	assert_string_equal(k->name, "fist");
-	assert_null(clip_slot_at(&walk->slots[0], 1.2)->name);
+	assert_null(clip_slot_at(walk, &walk->slots[0], 1.2)->name);
 	assert_int_equal(walk->slots[0].slot, 1);
 
 	/* Draw order: body (0) two places on: [hand, foot, body]. */
@@ -422,8 +426,8 @@ static void test_dragonbones_read(void **state)
 
 	/* Display index 1 for frames 0-3, then -1 (none). */
 	assert_int_equal(swing->slots[0].slot, 1);
-	assert_int_equal(clip_slot_at(&swing->slots[0], 0.2)->index, 1);
-	assert_int_equal(clip_slot_at(&swing->slots[0], 0.35)->index, -1);
+	assert_int_equal(clip_slot_at(swing, &swing->slots[0], 0.2)->index, 1);
+	assert_int_equal(clip_slot_at(swing, &swing->slots[0], 0.35)->index, -1);
 	/* zOrder: slot 2 two places back: [s2, s0, s1]; then setup. */
 	order = clip_order_at(swing, 0.1);
 	assert_non_null(order);

@@ -540,6 +540,9 @@ int spine_clips_read(const cJSON *animations, const clip_names *names, clip_set 
 			rc = nomem(&r);
 			goto out;
 		}
+		/* Spine's runtimes keep key times, values and curve points in
+		 * 32-bit floats; the clip samples them so. */
+		r.c->float32 = true;
 		if ((rc = read_animation(&r, anim)))
 			goto out;
 	}

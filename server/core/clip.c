@@ -283,81 +283,90 @@ static double cubic(double p0, double p1, double p2, double p3, double u)
 	return v * v * v * p0 + 3.0 * v * v * u * p1 + 3.0 * v * u * u * p2 + u * u * u * p3;
 }
 
+/* A key's number as the runtime keeps it: in a 32-bit float when 'f32'. */
+static double kept(double v, bool f32)
+{
+	return f32 ? (double)(float)v : v;
+}
+
+/* The runtime's scheme: the points of the curve at u = 0.1, ..., 0.9 by
+ * forward differences of step h = 0.1 (third difference 6 a h^3, second
+ * 6 a h^3 + 2 b h^2 at the start, first a h^3 + b h^2 + c h for
+ * B(u) = a u^3 + b u^2 + c u + d; the runtime writes the 1/6 in the first
+ * as 0.16666667), kept in 32-bit floats when 'f32' as the keys are, then
+ * straight lines between those points and the two keys, looked up by
+ * time: the first point at or past it closes the piece. */
+static double bezier_runtime(double t1, double v1, const double ctrl[4], double t2, double v2,
+			     double time, bool f32)
+{
+	double cx1 = ctrl[0], cy1 = ctrl[1], cx2 = ctrl[2], cy2 = ctrl[3];
+	double px[9], py[9];
+	double tmpx = (t1 - cx1 * 2.0 + cx2) * 0.03, tmpy = (v1 - cy1 * 2.0 + cy2) * 0.03;
+	double dddx = ((cx1 - cx2) * 3.0 - t1 + t2) * 0.006;
+	double dddy = ((cy1 - cy2) * 3.0 - v1 + v2) * 0.006;
+	double ddx = tmpx * 2.0 + dddx, ddy = tmpy * 2.0 + dddy;
+	double dx = (cx1 - t1) * 0.3 + tmpx + dddx * 0.16666667;
+	double dy = (cy1 - v1) * 0.3 + tmpy + dddy * 0.16666667;
+	double x = t1 + dx, y = v1 + dy;
+	double x0, y0, x1, y1;
+	int i;
+
+	for (i = 0; i < 9; i++) {
+		px[i] = kept(x, f32);
+		py[i] = kept(y, f32);
+		dx += ddx;
+		dy += ddy;
+		ddx += dddx;
+		ddy += dddy;
+		x += dx;
+		y += dy;
+	}
+	if (px[0] > time) {
+		x0 = kept(t1, f32), y0 = kept(v1, f32), x1 = px[0], y1 = py[0];
+	} else {
+		for (i = 1; i < 9 && px[i] < time; i++)
+			;
+		if (i < 9)
+			x0 = px[i - 1], y0 = py[i - 1], x1 = px[i], y1 = py[i];
+		else
+			x0 = px[8], y0 = py[8], x1 = kept(t2, f32), y1 = kept(v2, f32);
+	}
+	if (x1 == x0)
+		return y1;
+	return y0 + (time - x0) / (x1 - x0) * (y1 - y0);
+}
+
 double clip_bezier(double t1, double v1, const double ctrl[4], double t2, double v2, double time,
 		   bool exact)
 {
-	double cx1 = ctrl[0], cy1 = ctrl[1], cx2 = ctrl[2], cy2 = ctrl[3];
+	double lo = 0.0, hi = 1.0, u;
+	int i;
 
-	if (exact) {
-		/* x(u) rises from t1 to t2 when the control times lie between
-		 * them (Spine keeps them there): bisection finds u. */
-		double lo = 0.0, hi = 1.0, u;
-		int i;
-
-		for (i = 0; i < 60; i++) {
-			u = 0.5 * (lo + hi);
-			if (cubic(t1, cx1, cx2, t2, u) < time)
-				lo = u;
-			else
-				hi = u;
-		}
-		return cubic(v1, cy1, cy2, v2, 0.5 * (lo + hi));
+	if (!exact)
+		return bezier_runtime(t1, v1, ctrl, t2, v2, time, false);
+	/* x(u) rises from t1 to t2 when the control times lie between them
+	 * (Spine keeps them there): bisection finds u. */
+	for (i = 0; i < 60; i++) {
+		u = 0.5 * (lo + hi);
+		if (cubic(t1, ctrl[0], ctrl[2], t2, u) < time)
+			lo = u;
+		else
+			hi = u;
 	}
-
-	/* The runtime's scheme: the points of the curve at u = 0.1, ..., 0.9
-	 * by forward differences of step h = 0.1 (third difference 6 a h^3,
-	 * second 6 a h^3 + 2 b h^2 at the start, first a h^3 + b h^2 + c h for
-	 * B(u) = a u^3 + b u^2 + c u + d), then straight lines between those
-	 * points and the two keys, looked up by time. */
-	{
-		double px[9], py[9];
-		double tmpx = (t1 - cx1 * 2.0 + cx2) * 0.03, tmpy = (v1 - cy1 * 2.0 + cy2) * 0.03;
-		double dddx = ((cx1 - cx2) * 3.0 - t1 + t2) * 0.006;
-		double dddy = ((cy1 - cy2) * 3.0 - v1 + v2) * 0.006;
-		double ddx = tmpx * 2.0 + dddx, ddy = tmpy * 2.0 + dddy;
-		double dx = (cx1 - t1) * 0.3 + tmpx + dddx / 6.0;
-		double dy = (cy1 - v1) * 0.3 + tmpy + dddy / 6.0;
-		double x = t1 + dx, y = v1 + dy;
-		double x0, y0, x1, y1;
-		int i;
-
-		for (i = 0; i < 9; i++) {
-			px[i] = x;
-			py[i] = y;
-			dx += ddx;
-			dy += ddy;
-			ddx += dddx;
-			ddy += dddy;
-			x += dx;
-			y += dy;
-		}
-		if (px[0] > time) {
-			x0 = t1, y0 = v1, x1 = px[0], y1 = py[0];
-		} else {
-			for (i = 1; i < 9 && px[i] < time; i++)
-				;
-			if (i < 9)
-				x0 = px[i - 1], y0 = py[i - 1], x1 = px[i], y1 = py[i];
-			else
-				x0 = px[8], y0 = py[8], x1 = t2, y1 = v2;
-		}
-		if (x1 == x0)
-			return y1;
-		return y0 + (time - x0) / (x1 - x0) * (y1 - y0);
-	}
+	return cubic(v1, ctrl[1], ctrl[3], v2, 0.5 * (lo + hi));
 }
 
 /* --- sampling --- */
 
 /* The last key at or before 'time' (keys sorted by time), or -1. */
-static int key_before(const clip_key *keys, int n, double time)
+static int key_before(const clip_key *keys, int n, double time, bool f32)
 {
 	int lo = 0, hi = n - 1, found = -1;
 
 	while (lo <= hi) {
 		int mid = lo + (hi - lo) / 2;
 
-		if (keys[mid].time <= time) {
+		if (kept(keys[mid].time, f32) <= time) {
 			found = mid;
 			lo = mid + 1;
 		} else {
@@ -371,24 +380,31 @@ static int key_before(const clip_key *keys, int n, double time)
 static double timeline_value(const clip *c, const clip_timeline *tl, int j, double time,
 			     double before, unsigned flags)
 {
-	int i = key_before(tl->keys, tl->n_keys, time);
+	bool f32 = c->float32;
+	int i = key_before(tl->keys, tl->n_keys, time, f32);
 	const clip_key *k, *next;
-	double p;
+	double p, t0, t1, v0, v1;
 
 	if (i < 0)
 		return before;
 	k = &tl->keys[i];
 	if (i == tl->n_keys - 1 || k->curve == CLIP_CURVE_STEPPED)
-		return k->v[j];
+		return kept(k->v[j], f32);
 	next = k + 1;
-	if (k->curve == CLIP_CURVE_BEZIER)
-		return clip_bezier(k->time, k->v[j], k->bezier[j], next->time, next->v[j], time,
-				   (flags & CLIP_SAMPLE_EXACT_BEZIER) != 0);
-	/* next->time > time >= k->time, so the segment has a length. */
-	p = (time - k->time) / (next->time - k->time);
+	if (k->curve == CLIP_CURVE_BEZIER) {
+		if (flags & CLIP_SAMPLE_EXACT_BEZIER)
+			return clip_bezier(k->time, k->v[j], k->bezier[j], next->time, next->v[j],
+					   time, true);
+		return bezier_runtime(k->time, k->v[j], k->bezier[j], next->time, next->v[j], time,
+				      f32);
+	}
+	t0 = kept(k->time, f32), t1 = kept(next->time, f32);
+	v0 = kept(k->v[j], f32), v1 = kept(next->v[j], f32);
+	/* t1 > time >= t0, so the segment has a length. */
+	p = (time - t0) / (t1 - t0);
 	if (k->curve != CLIP_CURVE_LINEAR)
 		p = clip_ease(c, k, p);
-	return k->v[j] + (next->v[j] - k->v[j]) * p;
+	return v0 + (v1 - v0) * p;
 }
 
 clip_channels clip_channels_identity(void)
@@ -468,14 +484,14 @@ void clip_sample(const clip *c, double time, unsigned flags, clip_bone_pose *out
 	}
 }
 
-const clip_attachment_key *clip_slot_at(const clip_slot_timeline *tl, double time)
+const clip_attachment_key *clip_slot_at(const clip *c, const clip_slot_timeline *tl, double time)
 {
 	int lo = 0, hi = tl->n_keys - 1, found = -1;
 
 	while (lo <= hi) {
 		int mid = lo + (hi - lo) / 2;
 
-		if (tl->keys[mid].time <= time) {
+		if (kept(tl->keys[mid].time, c->float32) <= time) {
 			found = mid;
 			lo = mid + 1;
 		} else {
@@ -492,7 +508,7 @@ const int *clip_order_at(const clip *c, double time)
 	while (lo <= hi) {
 		int mid = lo + (hi - lo) / 2;
 
-		if (c->order[mid].time <= time) {
+		if (kept(c->order[mid].time, c->float32) <= time) {
 			found = mid;
 			lo = mid + 1;
 		} else {

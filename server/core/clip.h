@@ -111,6 +111,7 @@ typedef struct clip {
 	double duration;                 /* seconds */
 	double frame_rate;               /* frames per second (DragonBones); 0 for Spine (no frames) */
 	int n_bones, n_slots;            /* of the skeleton it was read against */
+	bool float32;                    /* sample key times, values and Bezier points as 32-bit floats */
 	clip_timeline *bones;            /* owned */
 	int n_bone_timelines;
 	clip_slot_timeline *slots;       /* owned */
@@ -238,9 +239,9 @@ double clip_bezier(double t1, double v1, const double ctrl[4], double t2, double
  */
 void clip_sample(const clip *c, double time, unsigned flags, clip_bone_pose *out);
 
-/* The key of slot timeline 'tl' in effect at 'time', or NULL before its
- * first key (the setup attachment shows). */
-const clip_attachment_key *clip_slot_at(const clip_slot_timeline *tl, double time);
+/* The key of slot timeline 'tl' of clip 'c' in effect at 'time', or NULL
+ * before its first key (the setup attachment shows). */
+const clip_attachment_key *clip_slot_at(const clip *c, const clip_slot_timeline *tl, double time);
 
 /* The draw order in effect at 'time' (n_slots entries, order[i] the slot
  * drawn i-th), or NULL for the setup order (no key yet, or a key that
