@@ -472,6 +472,11 @@ static void test_dragonbones_refusals(void **state)
 		  "skeleton.armature[0].animation[0].zOrder.frame[0]", { "swing", "pairs", NULL } },
 		{ { "armature", "0", "animation", "1", "duration", NULL }, "-3",
 		  "skeleton.armature[0].animation[1].duration", { "still", "duration", NULL } },
+		{ { "armature", "0", "animation", "1", "duration", NULL }, "1e7",
+		  "skeleton.armature[0].animation[1].duration", { "still", "up to", NULL } },
+		{ { "armature", "0", "animation", "0", "bone", "1", "rotateFrame", "0", "clockwise", NULL },
+		  "1e300", "skeleton.armature[0].animation[0].bone[1].rotateFrame[0].clockwise",
+		  { "swing", "bone 'root'", "turns" } },
 	};
 	size_t i;
 

@@ -27,6 +27,9 @@
 
 #define PATH_MAX_ 320                /* bytes of a JSON path built here */
 #define NO_TWEEN -2.0                /* the runtime's "no tweenEasing" */
+#define MAX_FRAMES 100000            /* an animation's duration, frames (over an hour at 24 fps) */
+#define MAX_SAMPLES (1 << 20)        /* curve samples of one clip */
+#define MAX_TURNS 1000               /* |clockwise| */
 
 typedef struct reader {
 	const clip_names *names;
@@ -138,9 +141,10 @@ static int get_whole(reader *r, const cJSON *obj, const char *name, double dflt,
 
 	if (rc)
 		return rc;
-	if (v != floor(v) || v < 0.0 || v > 1e6) {
+	if (v != floor(v) || v < 0.0 || v > MAX_FRAMES) {
 		put(field, sizeof(field), "%s.%s", path, name);
-		return refuse(r, field, "%s: %s %g is not a whole number of frames", what, name, v);
+		return refuse(r, field, "%s: %s %g is not a whole number of frames up to %d", what,
+			      name, v, MAX_FRAMES);
 	}
 	*out = (int)v;
 	return 0;
@@ -266,6 +270,9 @@ static int read_tween(reader *r, const cJSON *f, int count, clip_key *k, const c
 				return refuse(r, field, "%s: curve[%d] must be a finite number", what, m);
 			pts[m++] = num->valuedouble;
 		}
+		if (r->c->n_samples + count + 1 > MAX_SAMPLES)
+			return refuse(r, field, "%s: the clip's curves need more than %d samples", what,
+				      MAX_SAMPLES);
 		if ((at = clip_add_samples(r->c, count + 1)) < 0)
 			return nomem(r);
 		sample_curve(pts, n, count + 1, r->c->samples + at);
@@ -331,6 +338,11 @@ static int frame_values_read(reader *r, const cJSON *f, int kind, const char *pa
 		    (rc = get_number(r, f, "skew", 0.0, path, what, &fv->v[1])) ||
 		    (rc = get_number(r, f, "clockwise", 0.0, path, what, &cw)))
 			return rc;
+		if (cw != floor(cw) || fabs(cw) > MAX_TURNS) {
+			put(tpath, sizeof(tpath), "%s.clockwise", path);
+			return refuse(r, tpath, "%s: clockwise %g is not a whole number of turns up to %d",
+				      what, cw, MAX_TURNS);
+		}
 		fv->clockwise = (int)cw;
 		fv->v[0] *= DEG_RAD;
 		fv->v[1] *= DEG_RAD;
@@ -358,6 +370,11 @@ static int frame_values_read(reader *r, const cJSON *f, int kind, const char *pa
 	}
 	if ((rc = get_number(r, f, "tweenRotate", 0.0, path, what, &cw)))
 		return rc;
+	if (cw != floor(cw) || fabs(cw) > MAX_TURNS) {
+		put(tpath, sizeof(tpath), "%s.tweenRotate", path);
+		return refuse(r, tpath, "%s: tweenRotate %g is not a whole number of turns up to %d",
+			      what, cw, MAX_TURNS);
+	}
 	fv->clockwise = (int)cw;
 	fv->v[0] = fv->v[1] = 0.0;
 	if (tr && (cJSON_GetObjectItemCaseSensitive(tr, "rotate") ||
