@@ -727,6 +727,101 @@ static void test_against_runtime(void **state)
 	cJSON_Delete(s.doc);
 }
 
+/*
+ * Hostile input: every member and element under the animations of both
+ * synthetic files replaced in turn by each of a few values of other types
+ * or out of range. Each read either succeeds or refuses with bad_skeleton
+ * (or bad_field) and a field, never crashes, and leaves nothing behind on
+ * a refusal (the suite's sanitiser and valgrind runs check the memory).
+ */
+static int mutate_all(cJSON *node, cJSON *root, skel *s, bool spine, int *reads)
+{
+	static const char *const values[] = { "null", "\"x\"", "1e308", "-1", "2.5", "[]", "{}",
+					      "[1, 2, 3, 4]", "true" };
+	cJSON *child;
+	int k = 0;
+
+	for (child = node ? node->child : NULL; child; child = child->next, k++) {
+		size_t v;
+
+		mutate_all(child, root, s, spine, reads);
+		for (v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+			cJSON *replacement = cJSON_Parse(values[v]), *old;
+			edit_error err = { 0 };
+			clip_set set;
+			int rc;
+
+			assert_non_null(replacement);
+			/* Swap the child out for the replacement, keeping its name. */
+			old = child;
+			if (old->string) {
+				replacement->string = old->string;
+				old->string = NULL;
+			}
+			replacement->prev = old->prev;
+			replacement->next = old->next;
+			if (old->next)
+				old->next->prev = replacement;
+			if (node->child == old)
+				node->child = replacement;
+			else
+				old->prev->next = replacement;
+			if (node->child->prev == old)
+				node->child->prev = replacement;
+			rc = spine ? read_spine(s, &set, &err) : read_db(s, &set, &err);
+			(*reads)++;
+			if (rc) {
+				assert_true(rc == bad_skeleton() || rc == RIGD_E_BAD_FIELD);
+				assert_true(err.field[0] != '\0');
+				assert_null(set.clips);
+			} else {
+				clip_bone_pose p[MAX_NAMES];
+				int c;
+
+				for (c = 0; c < set.n; c++) {
+					clip_sample(&set.clips[c], 0.3, 0, p);
+					clip_order_at(&set.clips[c], 0.3);
+				}
+			}
+			clip_set_release(&set);
+			/* Put the original back. */
+			if (replacement->string) {
+				old->string = replacement->string;
+				replacement->string = NULL;
+			}
+			if (replacement->next)
+				replacement->next->prev = old;
+			if (node->child == replacement)
+				node->child = old;
+			else
+				replacement->prev->next = old;
+			if (node->child->prev == replacement)
+				node->child->prev = old;
+			replacement->next = replacement->prev = NULL;
+			cJSON_Delete(replacement);
+		}
+	}
+	(void)root;
+	return k;
+}
+
+static void test_hostile(void **state)
+{
+	int reads = 0;
+	skel s;
+
+	(void)state;
+	spine_skel(&s, load(DATA "spine_walk.json"));
+	mutate_all(cJSON_GetObjectItemCaseSensitive(s.doc, "animations"), s.doc, &s, true, &reads);
+	cJSON_Delete(s.doc);
+	db_skel(&s, load(DATA "dragonbones_swing.json"));
+	mutate_all(cJSON_GetObjectItemCaseSensitive(db_armature(s.doc), "animation"), s.doc, &s,
+		   false, &reads);
+	cJSON_Delete(s.doc);
+	print_message("%d mutated reads\n", reads);
+	assert_true(reads > 500);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -737,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_mecha_clips),
 		cmocka_unit_test(test_mecha_walk),
 		cmocka_unit_test(test_against_runtime),
+		cmocka_unit_test(test_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
