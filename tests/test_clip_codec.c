@@ -5,11 +5,14 @@
  * Synthetic files of tests/data/clips read and sampled against values
  * worked out by hand from the formats' rules (docs/clips.md); refusals
  * (code, field, and a message naming clip, bone and timeline) from
- * mutations of those files; the DragonBones sample mecha_1406, found
- * beside the glTF samples (RIGD_GLTF_SAMPLES "/../dragonbones"; its tests
- * are skipped when it is absent): its eight clips' names and durations
- * from the file's frame counts and frame rate, and "walk" sampled by hand
- * from the file's frames.
+ * mutations of those files, and hostile input (every member replaced by
+ * values of other types); the DragonBones sample mecha_1406, found beside
+ * the glTF samples (RIGD_GLTF_SAMPLES "/../dragonbones"; its tests are
+ * skipped when it is absent): its eight clips' names and durations from
+ * the file's frame counts and frame rate, "walk" sampled by hand from the
+ * file's frames, and every clip against DragonBones' own runtime
+ * (tests/oracle/dragonbones_clip.mjs; skipped without node and the
+ * @cocos/dragonbones-js package, see docs/clips.md).
  */
 #include <setjmp.h>
 #include <stdarg.h>
