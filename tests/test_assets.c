@@ -139,9 +139,9 @@ static void test_stored_with_batch(void **state)
 	assert_int_equal(engine_seq(e, "s"), 2);
 	assert_int_equal(n_assets(e, "s", -1), 1);
 	assert_int_equal(n_assets(e, "s", 1), 0);
-	assert_int_equal(engine_asset_get(e, "s", "a.svg", 1, &svg, &len, sha), RIGD_E_UNKNOWN_ASSET);
-	assert_int_equal(engine_asset_get(e, "s", "a.svg", 3, &svg, &len, sha), RIGD_E_BAD_SEQ);
-	assert_int_equal(engine_asset_get(e, "s", "a.svg", -1, &svg, &len, sha), 0);
+	assert_int_equal(engine_asset_get(e, "s", "a.svg", 1, &svg, &len, sha, NULL), RIGD_E_UNKNOWN_ASSET);
+	assert_int_equal(engine_asset_get(e, "s", "a.svg", 3, &svg, &len, sha, NULL), RIGD_E_BAD_SEQ);
+	assert_int_equal(engine_asset_get(e, "s", "a.svg", -1, &svg, &len, sha, NULL), 0);
 	assert_int_equal(len, strlen(svg));
 	assert_non_null(strstr(svg, "id=\"torso\""));
 	free(svg);

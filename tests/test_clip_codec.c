@@ -143,14 +143,6 @@ static int read_db(skel *s, clip_set *out, edit_error *err)
 				      dragonbones_frame_rate(s->doc, arm), &s->names, out, err);
 }
 
-/* The code a refused skeleton carries: bad_skeleton once err.h lists it. */
-static int bad_skeleton(void)
-{
-	int code = err_from_code("bad_skeleton");
-
-	return code ? code : RIGD_E_BAD_FIELD;
-}
-
 static bool has_line(const clip *c, const char *line)
 {
 	int i;
@@ -342,11 +334,11 @@ static void test_spine_refusals(void **state)
 		else
 			cJSON_AddItemToObject(parent, last, cJSON_Parse(b->json));
 		rc = read_spine(&s, &set, &err);
-		if (rc != bad_skeleton() || strcmp(err.field, b->field) != 0)
+		if (rc != RIGD_E_BAD_SKELETON || strcmp(err.field, b->field) != 0)
 			print_message("case %zu: rc %d field '%s' message '%s'\n", i, rc, err.field,
 				      err.message);
-		assert_int_equal(rc, bad_skeleton());
-		assert_int_equal(err.code, bad_skeleton());
+		assert_int_equal(rc, RIGD_E_BAD_SKELETON);
+		assert_int_equal(err.code, RIGD_E_BAD_SKELETON);
 		assert_string_equal(err.field, b->field);
 		for (j = 0; j < 3 && b->mentions[j]; j++)
 			if (!strstr(err.message, b->mentions[j]))
@@ -501,10 +493,10 @@ static void test_dragonbones_refusals(void **state)
 		parent = path_get(s.doc, up);
 		cJSON_ReplaceItemInObjectCaseSensitive(parent, b->path[depth - 1], cJSON_Parse(b->json));
 		rc = read_db(&s, &set, &err);
-		if (rc != bad_skeleton() || strcmp(err.field, b->field) != 0)
+		if (rc != RIGD_E_BAD_SKELETON || strcmp(err.field, b->field) != 0)
 			print_message("case %zu: rc %d field '%s' message '%s'\n", i, rc, err.field,
 				      err.message);
-		assert_int_equal(rc, bad_skeleton());
+		assert_int_equal(rc, RIGD_E_BAD_SKELETON);
 		assert_string_equal(err.field, b->field);
 		for (j = 0; j < 3 && b->mentions[j]; j++)
 			if (!strstr(err.message, b->mentions[j]))
@@ -734,8 +726,8 @@ static void test_against_runtime(void **state)
  * Hostile input: every member and element under the animations of both
  * synthetic files replaced in turn by each of a few values of other types
  * or out of range. Each read either succeeds or refuses with bad_skeleton
- * (or bad_field) and a field, never crashes, and leaves nothing behind on
- * a refusal (the suite's sanitiser and valgrind runs check the memory).
+ * and a field, never crashes, and leaves nothing behind on a refusal (the
+ * suite's sanitiser and valgrind runs check the memory).
  */
 static int mutate_all(cJSON *node, cJSON *root, skel *s, bool spine, int *reads)
 {
@@ -774,7 +766,7 @@ static int mutate_all(cJSON *node, cJSON *root, skel *s, bool spine, int *reads)
 			rc = spine ? read_spine(s, &set, &err) : read_db(s, &set, &err);
 			(*reads)++;
 			if (rc) {
-				assert_true(rc == bad_skeleton() || rc == RIGD_E_BAD_FIELD);
+				assert_int_equal(rc, RIGD_E_BAD_SKELETON);
 				assert_true(err.field[0] != '\0');
 				assert_null(set.clips);
 			} else {

@@ -15,9 +15,8 @@
 #include "serve/util.h"
 
 #include "cluster/cluster.h"
-#include "codec/svg.h"
+#include "codec/asset_check.h"
 #include "core/err.h"
-#include "core/sha256.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -131,34 +130,30 @@ static void behind(struct server *S, struct rep *r, const char *fmt, uint64_t se
 }
 
 /*
- * The artwork a log line of an SVG import carries (at most one asset): its
- * bytes must be what the sanitiser writes, unchanged by sanitising them
- * again, under the SHA-256 the line names, as for a log import. 0 with
- * *art filled (empty without an asset), or bad_svg / bad_field in 'err'.
+ * The assets a log line carries, checked as a log import checks them
+ * (asset_check: their kind's reader keeps the bytes unchanged, under the
+ * SHA-256 the line names), into out[0..n) and their ids into ids[0..n),
+ * which the caller releases. 0, or the reader's error / bad_field in
+ * 'err' (nothing to release then).
  */
-static int line_asset(const proto_log_asset *a, int n, svg_clean *art, edit_error *err)
+static int line_assets(const proto_log_asset *a, int n, engine_asset *out, asset_checked *ids,
+		       edit_error *err)
 {
-	unsigned char digest[SHA256_LEN];
-	char hex[2 * SHA256_LEN + 1];
-
-	if (n == 0)
-		return 0;
-	if (n > 1) {
-		edit_error_set(err, RIGD_E_BAD_FIELD, -1, "assets", "one asset a batch at most");
+	if (n > ENGINE_BATCH_ASSETS_MAX) {
+		edit_error_set(err, RIGD_E_BAD_FIELD, -1, "assets", "%d assets a batch at most",
+			       ENGINE_BATCH_ASSETS_MAX);
 		return RIGD_E_BAD_FIELD;
 	}
-	if (svg_sanitize(a->svg, a->len, NULL, art, err))
-		return err->code ? err->code : RIGD_E_BAD_SVG;
-	sha256_digest(a->svg, a->len, digest);
-	for (int i = 0; i < SHA256_LEN; i++)
-		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
-	if (art->n_removed_total || art->len != a->len || memcmp(art->svg, a->svg, a->len) ||
-	    strcmp(hex, a->sha256)) {
-		svg_clean_release(art);
-		edit_error_set(err, RIGD_E_BAD_SVG, -1, "assets",
-			       "asset '%s': the bytes are not the sanitised SVG its sha256 names",
-			       a->file);
-		return RIGD_E_BAD_SVG;
+	for (int i = 0; i < n; i++) {
+		int rc = asset_check(a[i].kind, a[i].file, a[i].bytes, a[i].len, a[i].sha256,
+				     "assets", &ids[i], err);
+		if (rc) {
+			while (i--)
+				asset_checked_release(&ids[i]);
+			return rc;
+		}
+		out[i] = (engine_asset){ a[i].file, a[i].kind, a[i].bytes, a[i].len, ids[i].ids,
+					 ids[i].n_ids };
 	}
 	return 0;
 }
@@ -174,8 +169,9 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 	struct rep *r;
 	proto_log_line ll;
 	proto_log_asset *assets = NULL;
+	engine_asset checked[ENGINE_BATCH_ASSETS_MAX];
+	asset_checked ids[ENGINE_BATCH_ASSETS_MAX];
 	int n_assets = 0;
-	svg_clean art;
 	edit_error err;
 	int64_t expect, have = engine_seq(S->e, name);
 	int rc;
@@ -218,9 +214,8 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 		return;
 	}
 	edit_error_clear(&err);
-	memset(&art, 0, sizeof(art));
 	if (proto_decode_log_line_assets(line, len, &S->lim, &ll, &assets, &n_assets, &err) != 0 ||
-	    ll.seq != seq || line_asset(assets, n_assets, &art, &err) != 0) {
+	    ll.seq != seq || line_assets(assets, n_assets, checked, ids, &err) != 0) {
 		if (!err.code)
 			edit_error_set(&err, RIGD_E_BAD_SEQ, -1, "seq", "the entry and its line disagree");
 		R->refused++;
@@ -231,9 +226,9 @@ void replica_line(void *ctx, const char *name, uint64_t seq, int64_t token, cons
 		return;
 	}
 	/* An undo or redo stays one here. */
-	rc = turn_submit_logged(S, name, &ll.batch, ll.kind, ll.target,
-				n_assets ? assets[0].file : NULL, n_assets ? &art : NULL, &err);
-	svg_clean_release(&art);
+	rc = turn_submit_logged(S, name, &ll.batch, ll.kind, ll.target, checked, n_assets, &err);
+	for (int i = 0; i < n_assets; i++)
+		asset_checked_release(&ids[i]);
 	proto_log_assets_free(assets, n_assets);
 	if (rc) {
 		R->refused++;

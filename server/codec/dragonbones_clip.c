@@ -61,13 +61,6 @@ static void put(char *out, size_t cap, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int bad_code(void)
-{
-	int code = err_from_code("bad_skeleton");
-
-	return code ? code : RIGD_E_BAD_FIELD;
-}
-
 static int refuse(reader *r, const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -75,7 +68,7 @@ static int refuse(reader *r, const char *field, const char *fmt, ...)
 {
 	char what[256];
 	va_list ap;
-	int code = bad_code();
+	int code = RIGD_E_BAD_SKELETON;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
@@ -796,10 +789,10 @@ int dragonbones_clips_read(const cJSON *animations, int armature, double frame_r
 		char field[PATH_MAX_];
 
 		put(field, sizeof(field), "skeleton.armature[%d].animation", armature);
-		edit_error_set(err, bad_code(), -1, field,
+		edit_error_set(err, RIGD_E_BAD_SKELETON, -1, field,
 			       "armature %d: animation must be an array (at a frame rate above 0)",
 			       armature);
-		return bad_code();
+		return RIGD_E_BAD_SKELETON;
 	}
 	cJSON_ArrayForEach(anim, animations) {
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(anim, "name");

@@ -247,24 +247,34 @@ int proto_decode_log_line(const char *json, size_t len, const proto_limits *lim,
 
 #define PROTO_ASSET_FILE_MAX 128   /* bytes of an asset's file name */
 
-/* An SVG asset riding on the log line of the batch that stored it. */
+/* An asset riding on the log line of the batch that stored it. */
 typedef struct proto_log_asset {
 	char file[PROTO_ASSET_FILE_MAX + 1];
 	char sha256[65];           /* 64 lowercase hex digits */
-	char *svg;                 /* owned by whoever holds the array */
-	size_t len;                /* bytes of svg */
+	int kind;                  /* enum asset_kind (core/asset.h) */
+	char *bytes;               /* owned by whoever holds the array; NUL after */
+	size_t len;                /* bytes of 'bytes' */
 } proto_log_asset;
 
-/* Frees the svg of each of a[0..n) and the array; accepts NULL. */
+/* Frees the bytes of each of a[0..n) and the array; accepts NULL. */
 void proto_log_assets_free(proto_log_asset *a, int n);
 
+/* The most bytes a log line's asset may decode to (a PNG page). */
+#define PROTO_LOG_ASSET_MAX_BYTES (64u << 20)
+
 /*
- * proto_decode_log_line that also reads an "assets" member,
- * [{"file","sha256","svg"}] (absent: none), into a malloc'd *assets of
- * *n_assets entries the caller frees with proto_log_assets_free. A file
- * name outside the asset rules (svg_file_name_valid), a sha256 that is not
- * 64 lowercase hex digits, a missing or unknown member is bad_field naming
- * "assets". On error *assets is NULL and *n_assets 0.
+ * proto_decode_log_line that also reads an "assets" member (absent: none)
+ * into a malloc'd *assets of *n_assets entries the caller frees with
+ * proto_log_assets_free. Each entry is one of
+ *   {"file","sha256","svg"}                an SVG (kind svg)
+ *   {"file","kind","sha256","text"}        a skeleton or an atlas (text)
+ *   {"file","kind":"png","sha256","base64"} a PNG page (strict base64)
+ * A file name outside the asset rules (svg_file_name_valid), an unknown
+ * kind, a kind with the wrong member for its bytes, a sha256 that is not
+ * 64 lowercase hex digits, bad base64, a missing or unknown member is
+ * bad_field naming "assets". On error *assets is NULL and *n_assets 0.
+ * The bytes are not judged here: whoever stores them checks them with
+ * their kind's reader.
  */
 int proto_decode_log_line_assets(const char *json, size_t len, const proto_limits *lim,
 				 proto_log_line *out, proto_log_asset **assets, int *n_assets,
@@ -286,12 +296,13 @@ int proto_encode_log_line_kind(proto_buf *b, uint64_t seq, int64_t time_us,
 /* One entry of GET /api/scenes/{name}/assets. */
 typedef struct proto_asset_info {
 	const char *file;
+	int kind;                  /* enum asset_kind */
 	const char *sha256;
 	int64_t bytes;
 	int64_t seq;               /* the batch that stored it */
 } proto_asset_info;
 
-/* [{"file","sha256","bytes","seq"},...]. 0 or RIGD_E_NOMEM (b unchanged). */
+/* [{"file","kind","sha256","bytes","seq"},...]. 0 or RIGD_E_NOMEM (b unchanged). */
 int proto_encode_asset_list(proto_buf *b, const proto_asset_info *a, int n);
 
 /* POST /api/scenes {"name":"..."}: the name (scene_id_valid) into name_out. */
@@ -301,6 +312,14 @@ int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_
  * and *dims (3 when absent); a dims other than 2 or 3 is bad_field. */
 int proto_decode_scene_create_dims(const char *json, size_t len,
 				   char name_out[SCENE_ID_MAX + 1], int *dims, edit_error *err);
+
+/* The wire name of Spine inherit mode 'mode' ("normal", "onlyTranslation",
+ * "noRotationOrReflection", "noScale", "noScaleOrReflection"), NULL for a
+ * mode of DragonBones' flags, written as an object instead; and the name
+ * of flag i (0 translation, 1 rotation, 2 scale, 3 reflection: the
+ * DB_NO_ bit 1 << i says it is false), "" beyond. */
+const char *proto_inherit_name(int mode);
+const char *proto_inherit_flag_name(int i);
 
 /* --- encoding --- */
 

@@ -1,15 +1,18 @@
 /*
- * proto_asset.c: SVG assets in the protocol's JSON: on the log line of the
+ * proto_asset.c: assets in the protocol's JSON: on the log line of the
  * batch that stored them (export and import of a scene's log) and in the
  * asset list of GET /api/scenes/{name}/assets.
  *
- * Reads untrusted text (an imported log); it never judges the SVG itself,
- * which log import passes through the sanitiser (svg.h).
+ * Reads untrusted text (an imported log); it never judges the bytes
+ * themselves, which log import passes through their kind's reader (the
+ * SVG sanitiser, the PNG check, the skeleton readers).
  */
+#include "base64.h"
 #include "proto.h"
 #include "proto_internal.h"
 #include "svg.h"
 
+#include "core/asset.h"
 #include "core/err.h"
 
 #include <cjson/cJSON.h>
@@ -21,7 +24,7 @@
 void proto_log_assets_free(proto_log_asset *a, int n)
 {
 	for (int i = 0; a && i < n; i++)
-		free(a[i].svg);
+		free(a[i].bytes);
 	free(a);
 }
 
@@ -37,36 +40,81 @@ static bool sha256_hex_valid(const char *s)
 	return true;
 }
 
-/* One {"file","sha256","svg"} of an "assets" array into *a. */
+/* The member that carries the bytes of an asset of 'kind' on a log line. */
+static const char *bytes_member(int kind)
+{
+	return kind == ASSET_SVG ? "svg" : kind == ASSET_PNG ? "base64" : "text";
+}
+
+/* One asset of an "assets" array into *a: {"file","sha256","svg"}, or
+ * {"file","kind","sha256","text"|"base64"}. */
 static int decode_asset(const cJSON *item, int k, proto_log_asset *a, const proto_where *w)
 {
-	static const char *const names[] = { "file", "sha256", "svg" };
-	const cJSON *f[3] = { 0 };
-	char field[48];
+	static const char *const names[] = { "file", "sha256", "kind", "svg", "text", "base64" };
+	const cJSON *f[6] = { 0 };
+	char field[48], what[PROTO_ASSET_FILE_MAX + 160];
 	int rc;
 
 	snprintf(field, sizeof(field), "assets[%d]", k);
-	if ((rc = proto_members(item, field, names, 3, f, w)) != 0)
+	if ((rc = proto_members(item, field, names, 6, f, w)) != 0)
 		return rc;
-	if (!f[0] || !f[1] || !f[2])
-		return proto_bad_field(w, "assets", "an asset needs file, sha256 and svg");
+	if (!f[0] || !f[1])
+		return proto_bad_field(w, "assets", "an asset needs file and sha256");
 	if (!cJSON_IsString(f[0]) || strlen(f[0]->valuestring) > PROTO_ASSET_FILE_MAX ||
 	    !svg_file_name_valid(f[0]->valuestring))
 		return proto_bad_field(w, "assets",
 				       "file: 1 to 128 characters of [A-Za-z0-9_.-], not starting with a dot");
 	if (!cJSON_IsString(f[1]) || !sha256_hex_valid(f[1]->valuestring))
 		return proto_bad_field(w, "assets", "sha256: 64 lowercase hex digits");
-	if (!cJSON_IsString(f[2]))
-		return proto_bad_field(w, "assets", "svg: a string");
+	a->kind = ASSET_SVG;
+	if (f[2] && (!cJSON_IsString(f[2]) || (a->kind = asset_kind_parse(f[2]->valuestring)) < 0)) {
+		snprintf(what, sizeof(what), "asset '%s': kind: one of svg, png, spine, spine-atlas, "
+			 "dragonbones, dragonbones-atlas", f[0]->valuestring);
+		return proto_bad_field(w, "assets", what);
+	}
+	const char *want = bytes_member(a->kind);
+	const cJSON *v = NULL;
+	int given = 0;
+	for (int i = 3; i < 6; i++)
+		if (f[i]) {
+			given++;
+			if (!strcmp(names[i], want))
+				v = f[i];
+		}
+	if (given != 1 || !v) {
+		snprintf(what, sizeof(what), "asset '%s': a %s asset carries its bytes in \"%s\", "
+			 "and only there", f[0]->valuestring, asset_kind_name(a->kind), want);
+		return proto_bad_field(w, "assets", what);
+	}
+	if (!cJSON_IsString(v)) {
+		snprintf(what, sizeof(what), "asset '%s': %s: a string", f[0]->valuestring, want);
+		return proto_bad_field(w, "assets", what);
+	}
 	snprintf(a->file, sizeof(a->file), "%s", f[0]->valuestring);
 	snprintf(a->sha256, sizeof(a->sha256), "%s", f[1]->valuestring);
-	a->len = strlen(f[2]->valuestring);
-	a->svg = malloc(a->len + 1);
-	if (!a->svg) {
+	if (a->kind == ASSET_PNG) {
+		unsigned char *out = NULL;
+		snprintf(field, sizeof(field), "assets[%d].base64", k);
+		rc = base64_decode(v->valuestring, strlen(v->valuestring),
+				   PROTO_LOG_ASSET_MAX_BYTES, field, &out, &a->len, w->err);
+		if (rc) {
+			if (rc != RIGD_E_NOMEM) {
+				snprintf(what, sizeof(what), "asset '%s': %.150s", a->file,
+					 w->err->message);
+				return proto_bad_field(w, "assets", what);
+			}
+			return rc;
+		}
+		a->bytes = (char *)out;
+		return 0;
+	}
+	a->len = strlen(v->valuestring);
+	a->bytes = malloc(a->len + 1);
+	if (!a->bytes) {
 		edit_error_set(w->err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
-	memcpy(a->svg, f[2]->valuestring, a->len + 1);
+	memcpy(a->bytes, v->valuestring, a->len + 1);
 	return 0;
 }
 
@@ -200,12 +248,23 @@ int proto_encode_log_line_kind(proto_buf *b, uint64_t seq, int64_t time_us,
 	json_buf_truncate(b, b->len - 2);
 	if (JSON_BUF_LIT(b, ",\"assets\":["))
 		goto fail;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		/* An SVG's entry is the one schema 5 wrote: no kind. */
 		if ((i && JSON_BUF_LIT(b, ",")) || JSON_BUF_LIT(b, "{\"file\":") ||
-		    json_buf_string(b, a[i].file, 0) || JSON_BUF_LIT(b, ",\"sha256\":") ||
-		    json_buf_string(b, a[i].sha256, 0) || JSON_BUF_LIT(b, ",\"svg\":") ||
-		    json_buf_string(b, a[i].svg, JSON_STR_SHORT_ESCAPES) || JSON_BUF_LIT(b, "}"))
+		    json_buf_string(b, a[i].file, 0) ||
+		    (a[i].kind != ASSET_SVG &&
+		     (JSON_BUF_LIT(b, ",\"kind\":") ||
+		      json_buf_string(b, asset_kind_name(a[i].kind), 0))) ||
+		    JSON_BUF_LIT(b, ",\"sha256\":") || json_buf_string(b, a[i].sha256, 0) ||
+		    JSON_BUF_LIT(b, ",\"") || json_buf_puts(b, bytes_member(a[i].kind)) ||
+		    JSON_BUF_LIT(b, "\":"))
 			goto fail;
+		if (a[i].kind == ASSET_PNG ? base64_encode_json(b, a[i].bytes, a[i].len)
+					   : json_buf_string(b, a[i].bytes, JSON_STR_SHORT_ESCAPES))
+			goto fail;
+		if (JSON_BUF_LIT(b, "}"))
+			goto fail;
+	}
 	if (JSON_BUF_LIT(b, "]}\n"))
 		goto fail;
 	return 0;
@@ -222,7 +281,9 @@ int proto_encode_asset_list(proto_buf *b, const proto_asset_info *a, int n)
 		goto fail;
 	for (int i = 0; i < n; i++)
 		if ((i && JSON_BUF_LIT(b, ",")) || JSON_BUF_LIT(b, "{\"file\":") ||
-		    json_buf_string(b, a[i].file, 0) || JSON_BUF_LIT(b, ",\"sha256\":") ||
+		    json_buf_string(b, a[i].file, 0) || JSON_BUF_LIT(b, ",\"kind\":") ||
+		    json_buf_string(b, asset_kind_name(a[i].kind), 0) ||
+		    JSON_BUF_LIT(b, ",\"sha256\":") ||
 		    json_buf_string(b, a[i].sha256, 0) || JSON_BUF_LIT(b, ",\"bytes\":") ||
 		    json_buf_int(b, a[i].bytes) || JSON_BUF_LIT(b, ",\"seq\":") ||
 		    json_buf_int(b, a[i].seq) || JSON_BUF_LIT(b, "}"))

@@ -38,15 +38,6 @@ static void put(char *out, size_t cap, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The code of a refused skeleton: bad_skeleton where err.h has it (the
- * skeleton imports add it), bad_field before. */
-static int bad_code(void)
-{
-	int code = err_from_code("bad_skeleton");
-
-	return code ? code : RIGD_E_BAD_FIELD;
-}
-
 static int refuse(reader *r, const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -54,7 +45,7 @@ static int refuse(reader *r, const char *field, const char *fmt, ...)
 {
 	char what[256];
 	va_list ap;
-	int code = bad_code();
+	int code = RIGD_E_BAD_SKELETON;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
@@ -529,9 +520,9 @@ int spine_clips_read(const cJSON *animations, const clip_names *names, clip_set 
 	if (!animations || cJSON_IsNull(animations))
 		return 0;
 	if (!cJSON_IsObject(animations)) {
-		edit_error_set(err, bad_code(), -1, "skeleton.animations",
+		edit_error_set(err, RIGD_E_BAD_SKELETON, -1, "skeleton.animations",
 			       "animations must be an object of named animations");
-		return bad_code();
+		return RIGD_E_BAD_SKELETON;
 	}
 	cJSON_ArrayForEach(anim, animations) {
 		proto_safe_key(anim->string, r.clip_name, sizeof(r.clip_name));

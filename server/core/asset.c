@@ -1,6 +1,7 @@
 /*
- * asset.c: a scene's SVG assets as the edit layer sees them (asset.h): per
- * file, the ids of the document's elements, sorted for binary search.
+ * asset.c: a scene's assets as the edit layer sees them (asset.h): per
+ * file, the ids a layer may name in it, sorted for binary search; and the
+ * table of asset kinds.
  *
  * Never touches the scene's nodes or the bytes of an asset.
  */
@@ -24,6 +25,36 @@ struct asset_set {
 	asset_entry *v;
 	int n, cap;
 };
+
+static const struct {
+	const char *name;
+	const char *media_type;
+} kinds[ASSET_KIND_COUNT_] = {
+	[ASSET_SVG] = { "svg", "image/svg+xml" },
+	[ASSET_PNG] = { "png", "image/png" },
+	[ASSET_SPINE] = { "spine", "application/json" },
+	[ASSET_SPINE_ATLAS] = { "spine-atlas", "text/plain; charset=utf-8" },
+	[ASSET_DRAGONBONES] = { "dragonbones", "application/json" },
+	[ASSET_DRAGONBONES_ATLAS] = { "dragonbones-atlas", "application/json" },
+};
+
+const char *asset_kind_name(int kind)
+{
+	return kind >= 0 && kind < ASSET_KIND_COUNT_ ? kinds[kind].name : NULL;
+}
+
+int asset_kind_parse(const char *name)
+{
+	for (int i = 0; name && i < ASSET_KIND_COUNT_; i++)
+		if (!strcmp(kinds[i].name, name))
+			return i;
+	return -1;
+}
+
+const char *asset_kind_media_type(int kind)
+{
+	return kind >= 0 && kind < ASSET_KIND_COUNT_ ? kinds[kind].media_type : NULL;
+}
 
 asset_set *asset_set_new(void)
 {

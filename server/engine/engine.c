@@ -573,18 +573,19 @@ int eng_apply_and_queue(engine *e, scene_rt *rt, const edit_batch *b, const edit
 static int check_line(engine *e, const pending *p, const struct eng_asset *asset,
 		      edit_error *err, bool *said)
 {
-	proto_log_asset a;
+	proto_log_asset a[ENGINE_BATCH_ASSETS_MAX];
 	size_t line_len = 0;
-	int rc;
+	int n = 0, rc;
 
-	if (asset) {
-		snprintf(a.file, sizeof(a.file), "%s", asset->file);
-		snprintf(a.sha256, sizeof(a.sha256), "%s", asset->sha256);
-		a.svg = asset->svg;
-		a.len = asset->len;
+	for (const eng_asset *x = asset; x && n < ENGINE_BATCH_ASSETS_MAX; x = x->next, n++) {
+		snprintf(a[n].file, sizeof(a[n].file), "%s", x->file);
+		snprintf(a[n].sha256, sizeof(a[n].sha256), "%s", x->sha256);
+		a[n].kind = x->kind;
+		a[n].bytes = x->bytes;
+		a[n].len = x->len;
 	}
 	rc = eng_line_len(p->seq, p->time_us, p->client, p->has_client_seq, p->client_seq, p->kind,
-			  p->target, p->ops_len, asset ? &a : NULL, asset ? 1 : 0, &line_len);
+			  p->target, p->ops_len, n ? a : NULL, n, &line_len);
 	if (!rc && (rc = eng_line_fits(e, "the batch", line_len, err)) != 0)
 		*said = true;
 	return rc;
@@ -697,8 +698,9 @@ static void rollback_memory(engine *e)
 			continue;
 		if (edit_revert(p->rt->sc, &p->inv) != 0)
 			p->rt->broken = true;
-		else if (p->asset)
-			asset_set_remove(scene_assets(p->rt->sc), p->asset->file);
+		else
+			for (const eng_asset *a = p->asset; a; a = a->next)
+				asset_set_remove(scene_assets(p->rt->sc), a->file);
 	}
 	for (int i = 0; i < e->n_scenes; i++) {
 		scene_rt *rt = e->scenes[i];

@@ -314,7 +314,38 @@ int engine_log(engine *e, const char *name, int64_t from, int64_t to, engine_lin
 int engine_import(engine *e, const char *name, const char *ndjson, size_t len,
 		  int64_t *n_batches, int *bad_line, edit_error *err);
 
-/* --- SVG assets (engine_asset.c; schema/005_assets.sql) --- */
+/* --- assets (engine_asset.c; schema/005_assets.sql, 007_asset_kinds.sql) --- */
+
+/* Assets one batch may store (a skeleton, its atlas and its pages). */
+#define ENGINE_BATCH_ASSETS_MAX 34
+
+/* One asset of any kind (core/asset.h) stored with a batch: its bytes as
+ * its kind's reader checked them, and the ids a layer may name in it
+ * (sorted, unique; none for an atlas or a page). Borrowed by
+ * engine_assets_submit. */
+typedef struct engine_asset {
+	const char *file;
+	int kind;                  /* enum asset_kind */
+	const void *bytes;
+	size_t len;
+	char *const *ids;
+	int n_ids;
+} engine_asset;
+
+/*
+ * Applies batch 'b' to scene 'name' and queues it, as engine_submit_limits,
+ * together with the assets a[0..n) (1 <= n <= ENGINE_BATCH_ASSETS_MAX,
+ * each checked by its kind's reader before it comes here): all are stored
+ * by the next engine_commit in the same transaction, under the batch's
+ * seq, or none. Borrowed (copied). Errors, nothing changed or queued:
+ * those of engine_submit_limits; RIGD_E_BAD_FIELD (field "file") for a
+ * file name outside the asset rules, a kind that is none, two assets of
+ * one name, or n out of range; RIGD_E_ASSET_EXISTS when the scene has one
+ * of the files (stored, or queued in this turn); RIGD_E_NOMEM;
+ * RIGD_E_STORAGE.
+ */
+int engine_assets_submit(engine *e, const char *name, const edit_batch *b, const engine_asset *a,
+			 int n, const edit_limits *lim, engine_ack *ack, edit_error *err);
 
 /* An SVG asset as the sanitiser (codec/svg.h, svg_sanitize) leaves it:
  * its bytes and the ids of its elements. Borrowed by engine_asset_submit. */
@@ -325,16 +356,8 @@ typedef struct engine_svg {
 	int n_ids;
 } engine_svg;
 
-/*
- * Applies batch 'b' to scene 'name' and queues it, as engine_submit_limits,
- * together with the SVG asset 'svg' (sanitised: svg.h) under 'file': both
- * are stored by the next engine_commit in the same transaction, under the
- * batch's seq, or neither. 'b' and 'svg' are borrowed (the bytes and ids
- * are copied). Errors, nothing changed or queued: those of
- * engine_submit_limits; RIGD_E_BAD_FIELD (field "file") for a file name
- * outside the asset rules; RIGD_E_ASSET_EXISTS when the scene has that file
- * (stored, or queued in this turn); RIGD_E_NOMEM; RIGD_E_STORAGE.
- */
+/* engine_assets_submit of the one SVG asset 'svg' (sanitised: svg.h)
+ * under 'file'. */
 int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const char *file,
 			const engine_svg *svg, const edit_limits *lim, engine_ack *ack,
 			edit_error *err);
@@ -342,6 +365,7 @@ int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const 
 /* One asset of a scene, for engine_assets (strings valid during the call). */
 typedef struct engine_asset_info {
 	const char *file;
+	int kind;                  /* enum asset_kind */
 	const char *sha256;        /* 64 lowercase hex digits */
 	int64_t bytes;
 	int64_t seq;               /* the batch that stored it */
@@ -360,12 +384,12 @@ int engine_assets(engine *e, const char *name, int64_t at, engine_asset_fn fn, v
 /*
  * The bytes of asset 'file' of scene 'name' as of seq 'at' (< 0: the last
  * committed): *svg a malloc'd copy of *len bytes (NUL-terminated) the caller
- * frees, sha256 its digest. Errors: RIGD_E_UNKNOWN_SCENE, RIGD_E_BAD_SEQ,
+ * frees, sha256 its digest, *kind (may be NULL) its enum asset_kind. Errors: RIGD_E_UNKNOWN_SCENE, RIGD_E_BAD_SEQ,
  * RIGD_E_UNKNOWN_ASSET (no such file then), RIGD_E_STORAGE, RIGD_E_NOMEM;
  * *svg is then NULL.
  */
 int engine_asset_get(engine *e, const char *name, const char *file, int64_t at, char **svg,
-		     size_t *len, char sha256[65]);
+		     size_t *len, char sha256[65], int *kind);
 
 /*
  * Whether scene 'name' has, as of its last committed seq or queued in this
@@ -408,11 +432,16 @@ int engine_check(engine *e, engine_report_fn fn, void *ctx);
  * node (layer, z, facing); written only for a batch that sets one of them,
  * so every other image stays byte for byte as before. Both decode. */
 #define ENGINE_OPS_BIN_FORMAT_DRAW 2
+/* Format 3: format 2 whose fields may also hold a 2D node's shear and
+ * inherit mode (EDIT_F_SHEAR, EDIT_F_INHERIT); written only for a batch
+ * that sets one of them. All three decode. */
+#define ENGINE_OPS_BIN_FORMAT_SHAPE2D 3
 
 /* Encodes the ops of 'b' (not its client or client_seq); *out gets a
  * malloc'd image of *len bytes, which the caller frees. Returns 0,
  * RIGD_E_TOO_LARGE (a name, mesh or layer of 65535 bytes or more, a field
- * bit of EDIT_F_ANGLE or above other than the draw fields (EDIT_F_DRAW), an
+ * bit of EDIT_F_ANGLE or above other than the draw fields (EDIT_F_DRAW),
+ * shear and inherit, an
  * op other than create, set, reparent or delete:
  * relative ops are resolved before they are logged) or RIGD_E_NOMEM; *out
  * is then unchanged. */

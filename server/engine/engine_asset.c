@@ -1,16 +1,19 @@
 /*
- * engine_asset.c: SVG assets of a scene (engine.h, "SVG assets"): queued
- * with the batch that binds nodes to them and committed in its
- * transaction, listed and read as of any seq.
+ * engine_asset.c: the assets of a scene (engine.h, "assets"): SVG
+ * artwork, skeleton files, atlases and PNG pages, queued with the batch
+ * that binds nodes to them and committed in its transaction, listed and
+ * read as of any seq.
  *
  * Assets are append-only: a file name is taken once per scene and its
  * bytes never change, so the assets as of seq N are those stored by
  * batches 1..N. Undoing the batch that stored one takes its nodes away and
- * leaves the artwork. Never sanitises: the caller passes sanitised bytes
- * (svg_sanitize), and log import checks them before they come here.
+ * leaves the asset. Never reads the bytes: the caller passes bytes its
+ * kind's reader checked (svg_sanitize, png_check, the skeleton readers),
+ * and log import checks them before they come here.
  */
 #include "engine_internal.h"
 
+#include "codec/asset_check.h"
 #include "codec/svg.h"
 #include "core/asset.h"
 #include "core/err.h"
@@ -35,30 +38,36 @@ void eng_sha256_hex(const void *data, size_t len, char out[65])
 
 void eng_asset_free(eng_asset *a)
 {
-	if (!a)
-		return;
-	free(a->svg);
-	free(a->ids);
-	free(a);
+	while (a) {
+		eng_asset *next = a->next;
+		free(a->bytes);
+		free(a->ids);
+		free(a);
+		a = next;
+	}
 }
 
 int eng_asset_store(engine *e, const pending *p)
 {
-	const eng_asset *a = p->asset;
-	store_asset row = {
-		.file = a->file,
-		.seq = p->seq,
-		.sha256 = a->sha256,
-		.bytes = (int64_t)a->len,
-		.svg = a->svg,
-		.ids = a->ids,
-		.ids_len = a->ids_len,
-	};
-	int rc = store_asset_put(e->st, p->rt->id, &row);
+	for (const eng_asset *a = p->asset; a; a = a->next) {
+		store_asset row = {
+			.file = a->file,
+			.kind = asset_kind_name(a->kind),
+			.seq = p->seq,
+			.sha256 = a->sha256,
+			.bytes = (int64_t)a->len,
+			.svg = a->bytes,
+			.ids = a->ids,
+			.ids_len = a->ids_len,
+		};
+		int rc = store_asset_put(e->st, p->rt->id, &row);
 
-	/* The file was checked free when the batch was queued, and the queue
-	 * holds it once: a clash here is the store's fault. */
-	return rc == RIGD_E_INTERNAL ? RIGD_E_STORAGE : rc;
+		/* The file was checked free when the batch was queued, and the
+		 * queue holds it once: a clash here is the store's fault. */
+		if (rc)
+			return rc == RIGD_E_INTERNAL ? RIGD_E_STORAGE : rc;
+	}
+	return 0;
 }
 
 static int register_cb(void *ctx, const store_asset *a)
@@ -75,29 +84,32 @@ int eng_assets_register(engine *e, int64_t scene_id, scene *s, int64_t upto)
 	return rc;
 }
 
-/* A copy of 'svg' as a queued asset, or NULL when out of memory. */
-static eng_asset *asset_copy(const char *file, const engine_svg *svg)
+/* A copy of 'in' as a queued asset, or NULL when out of memory. */
+static eng_asset *asset_copy(const engine_asset *in)
 {
 	eng_asset *a = calloc(1, sizeof(*a));
 	size_t ids_len = 0;
 
 	if (!a)
 		return NULL;
-	snprintf(a->file, sizeof(a->file), "%s", file);
-	eng_sha256_hex(svg->svg, svg->len, a->sha256);
-	for (int i = 0; i < svg->n_ids; i++)
-		ids_len += strlen(svg->ids[i]) + 1;
-	a->svg = malloc(svg->len + 1);
+	snprintf(a->file, sizeof(a->file), "%s", in->file);
+	a->kind = in->kind;
+	eng_sha256_hex(in->bytes, in->len, a->sha256);
+	for (int i = 0; i < in->n_ids; i++)
+		ids_len += strlen(in->ids[i]) + 1;
+	a->bytes = malloc(in->len + 1);
 	a->ids = malloc(ids_len + 1);
-	if (!a->svg || !a->ids) {
+	if (!a->bytes || !a->ids) {
 		eng_asset_free(a);
 		return NULL;
 	}
-	memcpy(a->svg, svg->svg, svg->len + 1);
-	a->len = svg->len;
-	for (int i = 0; i < svg->n_ids; i++) {
-		size_t n = strlen(svg->ids[i]);
-		memcpy(a->ids + a->ids_len, svg->ids[i], n);
+	if (in->len)
+		memcpy(a->bytes, in->bytes, in->len);
+	a->bytes[in->len] = '\0';
+	a->len = in->len;
+	for (int i = 0; i < in->n_ids; i++) {
+		size_t n = strlen(in->ids[i]);
+		memcpy(a->ids + a->ids_len, in->ids[i], n);
 		a->ids_len += n;
 		a->ids[a->ids_len++] = '\n';
 	}
@@ -109,8 +121,10 @@ static eng_asset *asset_copy(const char *file, const engine_svg *svg)
 static const eng_asset *queued_asset(const engine *e, const scene_rt *rt, const char *file)
 {
 	for (int i = 0; i < e->n_q; i++)
-		if (e->q[i].rt == rt && e->q[i].asset && !strcmp(e->q[i].asset->file, file))
-			return e->q[i].asset;
+		if (e->q[i].rt == rt)
+			for (const eng_asset *a = e->q[i].asset; a; a = a->next)
+				if (!strcmp(a->file, file))
+					return a;
 	return NULL;
 }
 
@@ -134,6 +148,7 @@ typedef struct found_ctx {
 	const char *id;           /* an element id to look for, or NULL */
 	bool file, has_id;
 	char sha256[65];
+	int kind;
 	char *svg;                /* with want_svg: a copy, owned */
 	size_t len;
 	bool want_svg;
@@ -144,6 +159,7 @@ static int found_cb(void *vctx, const store_asset *a)
 	found_ctx *c = vctx;
 
 	c->file = true;
+	c->kind = asset_kind_parse(a->kind);
 	snprintf(c->sha256, sizeof(c->sha256), "%s", a->sha256);
 	if (c->id)
 		c->has_id = a->ids && ids_hold(a->ids, a->ids_len, c->id);
@@ -191,51 +207,95 @@ int engine_asset_has(engine *e, const char *name, const char *file, const char *
 	return 0;
 }
 
+/* Checks a[0..n) against the asset rules and the scene's files. 0 or the
+ * error, said in 'err'. */
+static int check_new_assets(engine *e, const scene_rt *rt, const engine_asset *a, int n,
+			    edit_error *err)
+{
+	if (n < 1 || n > ENGINE_BATCH_ASSETS_MAX) {
+		edit_error_set(err, RIGD_E_BAD_FIELD, -1, "file", "a batch stores 1 to %d assets",
+			       ENGINE_BATCH_ASSETS_MAX);
+		return RIGD_E_BAD_FIELD;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *file = a[i].file;
+		bool taken = false;
+		int rc;
+
+		if (!file || strlen(file) > PROTO_ASSET_FILE_MAX || !svg_file_name_valid(file)) {
+			edit_error_set(err, RIGD_E_BAD_FIELD, -1, "file",
+				       "file: 1 to 128 characters of [A-Za-z0-9_.-], not starting with a dot");
+			return RIGD_E_BAD_FIELD;
+		}
+		if (!asset_kind_name(a[i].kind)) {
+			edit_error_set(err, RIGD_E_BAD_FIELD, -1, "file", "asset '%s': no such kind",
+				       file);
+			return RIGD_E_BAD_FIELD;
+		}
+		for (int j = 0; j < i; j++)
+			if (!strcmp(a[j].file, file)) {
+				edit_error_set(err, RIGD_E_BAD_FIELD, -1, "file",
+					       "asset '%s' twice in one batch", file);
+				return RIGD_E_BAD_FIELD;
+			}
+		if ((rc = engine_asset_has(e, rt->name, file, NULL, &taken, NULL)) != 0) {
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+			return rc;
+		}
+		if (taken) {
+			edit_error_set(err, RIGD_E_ASSET_EXISTS, -1, "file",
+				       "scene '%s' already has asset '%s' (assets are immutable)",
+				       rt->name, file);
+			return RIGD_E_ASSET_EXISTS;
+		}
+	}
+	return 0;
+}
+
+int engine_assets_submit(engine *e, const char *name, const edit_batch *b, const engine_asset *in,
+			 int n, const edit_limits *lim, engine_ack *ack, edit_error *err)
+{
+	scene_rt *rt;
+	eng_asset *chain = NULL, **tail = &chain;
+	int rc = eng_write_start(e, name, ack, err, &rt);
+
+	if (rc || (rc = check_new_assets(e, rt, in, n, err)) != 0)
+		return rc;
+	for (int i = 0; i < n; i++) {
+		if (!(*tail = asset_copy(&in[i]))) {
+			eng_asset_free(chain);
+			edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+			return RIGD_E_NOMEM;
+		}
+		tail = &(*tail)->next;
+	}
+	/* Known to the scene first, so that the batch's layers may name them;
+	 * taken back with the batch (here, or by a failed commit). */
+	for (const eng_asset *a = chain; a; a = a->next)
+		if (asset_set_add(scene_assets(rt->sc), a->file, a->ids, a->ids_len)) {
+			rc = RIGD_E_NOMEM;
+			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+			break;
+		}
+	if (!rc)
+		rc = eng_apply_and_queue_asset(e, rt, b, lim, STORE_EDIT, 0, chain, ack, err);
+	if (rc) {
+		for (const eng_asset *a = chain; a; a = a->next)
+			asset_set_remove(scene_assets(rt->sc), a->file);
+		eng_asset_free(chain);
+		return rc;
+	}
+	e->q[e->n_q - 1].asset = chain;
+	return 0;
+}
+
 int engine_asset_submit(engine *e, const char *name, const edit_batch *b, const char *file,
 			const engine_svg *svg, const edit_limits *lim, engine_ack *ack,
 			edit_error *err)
 {
-	scene_rt *rt;
-	bool taken = false;
-	int rc = eng_write_start(e, name, ack, err, &rt);
+	engine_asset a = { file, ASSET_SVG, svg->svg, svg->len, svg->ids, svg->n_ids };
 
-	if (rc)
-		return rc;
-	if (!file || strlen(file) > PROTO_ASSET_FILE_MAX || !svg_file_name_valid(file)) {
-		edit_error_set(err, RIGD_E_BAD_FIELD, -1, "file",
-			       "file: 1 to 128 characters of [A-Za-z0-9_.-], not starting with a dot");
-		return RIGD_E_BAD_FIELD;
-	}
-	if ((rc = engine_asset_has(e, name, file, NULL, &taken, NULL)) != 0) {
-		edit_error_set(err, rc, -1, "", "%s", err_str(rc));
-		return rc;
-	}
-	if (taken) {
-		edit_error_set(err, RIGD_E_ASSET_EXISTS, -1, "file",
-			       "scene '%s' already has asset '%s' (assets are immutable)", rt->name,
-			       file);
-		return RIGD_E_ASSET_EXISTS;
-	}
-	eng_asset *a = asset_copy(file, svg);
-	if (!a) {
-		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
-		return RIGD_E_NOMEM;
-	}
-	/* Known to the scene first, so that the batch's layers may name it;
-	 * taken back with the batch (here, or by a failed commit). */
-	if (asset_set_add(scene_assets(rt->sc), a->file, a->ids, a->ids_len)) {
-		eng_asset_free(a);
-		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
-		return RIGD_E_NOMEM;
-	}
-	rc = eng_apply_and_queue_asset(e, rt, b, lim, STORE_EDIT, 0, a, ack, err);
-	if (rc) {
-		asset_set_remove(scene_assets(rt->sc), a->file);
-		eng_asset_free(a);
-		return rc;
-	}
-	e->q[e->n_q - 1].asset = a;
-	return 0;
+	return engine_assets_submit(e, name, b, &a, 1, lim, ack, err);
 }
 
 /* The seq an ?at= names: 'at', or the last committed when negative. */
@@ -257,6 +317,7 @@ static int list_cb(void *vctx, const store_asset *a)
 	list_ctx *c = vctx;
 	engine_asset_info info = {
 		.file = a->file,
+		.kind = asset_kind_parse(a->kind),
 		.sha256 = a->sha256,
 		.bytes = a->bytes,
 		.seq = a->seq,
@@ -281,7 +342,7 @@ int engine_assets(engine *e, const char *name, int64_t at, engine_asset_fn fn, v
 }
 
 int engine_asset_get(engine *e, const char *name, const char *file, int64_t at, char **svg,
-		     size_t *len, char sha256[65])
+		     size_t *len, char sha256[65], int *kind)
 {
 	scene_rt *rt = eng_find_scene(e, name);
 	found_ctx c = { .want_svg = true };
@@ -306,6 +367,8 @@ int engine_asset_get(engine *e, const char *name, const char *file, int64_t at, 
 	*svg = c.svg;
 	*len = c.len;
 	memcpy(sha256, c.sha256, 65);
+	if (kind)
+		*kind = c.kind;
 	return 0;
 }
 
@@ -327,8 +390,8 @@ static void verify_report(verify_ctx *v, const char *file, const char *what)
 	v->problems++;
 }
 
-/* The sanitiser's ids of 'c' as the store lists them, compared with 'ids'. */
-static bool ids_match(const svg_clean *c, const char *ids, size_t len)
+/* The ids of 'c' as the store lists them, compared with 'ids'. */
+static bool ids_match(const asset_checked *c, const char *ids, size_t len)
 {
 	size_t off = 0;
 
@@ -344,28 +407,29 @@ static bool ids_match(const svg_clean *c, const char *ids, size_t len)
 static int verify_cb(void *vctx, const store_asset *a)
 {
 	verify_ctx *v = vctx;
-	svg_clean again;
+	asset_checked again;
 	edit_error err;
-	char hex[65];
+	char hex[65], why[EDIT_MESSAGE_MAX];
+	int kind = asset_kind_parse(a->kind);
 
 	eng_sha256_hex(a->svg, (size_t)a->bytes, hex);
 	if (strcmp(hex, a->sha256))
 		verify_report(v, a->file, "its bytes do not have its sha256");
 	if (a->seq < 1 || a->seq > v->rt->seq)
 		verify_report(v, a->file, "stored by a seq the log does not have");
-	int rc = svg_sanitize(a->svg, (size_t)a->bytes, NULL, &again, &err);
+	int rc = asset_check(kind, a->file, a->svg, (size_t)a->bytes, NULL, "", &again, &err);
 	if (rc == RIGD_E_NOMEM)
 		return rc;
 	if (rc) {
-		verify_report(v, a->file, "the sanitiser refuses its bytes");
+		/* The reader's message, without its "asset 'FILE': " (said again). */
+		const char *m = strstr(err.message, "': ");
+		snprintf(why, sizeof(why), "%s", m ? m + 3 : err.message);
+		verify_report(v, a->file, why);
 		return 0;
 	}
-	if (again.n_removed_total || again.len != (size_t)a->bytes ||
-	    memcmp(again.svg, a->svg, again.len))
-		verify_report(v, a->file, "its bytes are not what the sanitiser writes");
 	if (!ids_match(&again, a->ids ? a->ids : "", a->ids_len))
-		verify_report(v, a->file, "its element ids are not the document's");
-	svg_clean_release(&again);
+		verify_report(v, a->file, "the ids it lists are not the ones its reader finds");
+	asset_checked_release(&again);
 	return 0;
 }
 

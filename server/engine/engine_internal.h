@@ -29,6 +29,9 @@
  * drawing of a 2D node (layer, z, facing); written only for a scene with
  * a node that has one of them, so every other snapshot stays as before. */
 #define SNAP_FORMAT_DRAW 3
+/* Format 4: format 3 whose nodes may also carry a 2D node's shear and
+ * inherit mode; written only for a scene with a node that has either. */
+#define SNAP_FORMAT_SHAPE2D 4
 #define SNAP_MAGIC "RIGS"
 
 /* The format a snapshot encoded by eng_snap_encode carries (its bytes 4..7). */
@@ -84,8 +87,8 @@ typedef struct pending {
 	unsigned char *ops_bin;   /* binary image of the ops, owned */
 	size_t ops_bin_len;
 	edit_batch inv;           /* the inverse as structs, for a rollback */
-	struct eng_asset *asset;  /* an SVG asset stored with the batch, owned;
-	                             NULL for most */
+	struct eng_asset *asset;  /* the assets stored with the batch (a chain
+	                             by 'next'), owned; NULL for most */
 } pending;
 
 /* The engine: the store, every scene by name, and this turn's queue. */
@@ -205,19 +208,22 @@ int eng_check_target(engine *e, scene_rt *rt, const char *client, int64_t seq, i
 
 /* --- engine_asset.c --- */
 
-/* An SVG asset queued with its batch (engine_asset_submit). */
+/* An asset queued with its batch (engine_assets_submit): one link of the
+ * batch's chain. */
 typedef struct eng_asset {
 	char file[PROTO_ASSET_FILE_MAX + 1];
 	char sha256[65];
-	char *svg;                /* the sanitised bytes, owned */
+	int kind;                 /* enum asset_kind */
+	char *bytes;              /* owned, NUL after the last byte */
 	size_t len;
-	char *ids;                /* element ids, one per line, owned */
+	char *ids;                /* what a layer may name, one per line, owned */
 	size_t ids_len;
+	struct eng_asset *next;
 } eng_asset;
 
-/* Frees an asset and what it owns; accepts NULL. */
+/* Frees a chain of assets and what they own; accepts NULL. */
 void eng_asset_free(eng_asset *a);
-/* Stores the asset of queued batch 'p' (its row already appended), inside
+/* Stores the assets of queued batch 'p' (its row already appended), inside
  * the commit's transaction. 0, RIGD_E_NOMEM, RIGD_E_STORAGE. */
 int eng_asset_store(engine *e, const pending *p);
 /* Registers in 's' (scene_assets) every asset of store scene 'scene_id'
@@ -226,9 +232,10 @@ int eng_asset_store(engine *e, const pending *p);
  * RIGD_E_STORAGE. */
 int eng_assets_register(engine *e, int64_t scene_id, scene *s, int64_t upto);
 /* rigd check of rt's assets: each one's bytes have its SHA-256, are what
- * the sanitiser writes for them (sanitised again: the same bytes, nothing
- * removed), list the ids the sanitiser finds, and belong to a seq of the
- * log (1..rt->seq). Calls fn (may be NULL) with one line per problem and
+ * its kind's reader accepts and writes for them (an SVG sanitised again:
+ * the same bytes, nothing removed; a PNG decoded and re-encoded: the same
+ * bytes), list the ids that reader finds, and belong to a seq of the log
+ * (1..rt->seq). Calls fn (may be NULL) with one line per problem and
  * returns how many, or a negative RIGD_E_NOMEM / RIGD_E_STORAGE. */
 int eng_assets_verify(engine *e, const scene_rt *rt, engine_report_fn fn, void *ctx);
 /* The lowercase hex SHA-256 of 'len' bytes into out (65 bytes). */

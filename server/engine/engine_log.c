@@ -7,7 +7,7 @@
  */
 #include "engine_internal.h"
 
-#include "codec/svg.h"
+#include "codec/asset_check.h"
 #include "core/asset.h"
 #include "core/err.h"
 
@@ -58,11 +58,12 @@ static int asset_bytes_cb(void *vctx, const store_asset *a)
 	proto_log_asset *out = vctx;
 
 	snprintf(out->sha256, sizeof(out->sha256), "%s", a->sha256);
-	out->svg = malloc((size_t)a->bytes + 1);
-	if (!out->svg)
+	out->kind = asset_kind_parse(a->kind);
+	out->bytes = malloc((size_t)a->bytes + 1);
+	if (!out->bytes)
 		return RIGD_E_NOMEM;
-	memcpy(out->svg, a->svg, (size_t)a->bytes);
-	out->svg[a->bytes] = '\0';
+	memcpy(out->bytes, a->svg, (size_t)a->bytes);
+	out->bytes[a->bytes] = '\0';
 	out->len = (size_t)a->bytes;
 	return 0;
 }
@@ -87,7 +88,7 @@ static int row_assets(log_ctx *c, int64_t scene_id, int64_t seq, proto_log_asset
 	for (int i = first; i < c->next_asset && !rc; i++, k++) {
 		snprintf(a[k].file, sizeof(a[k].file), "%s", c->assets[i].file);
 		rc = store_assets(c->e->st, scene_id, a[k].file, seq, seq, true, asset_bytes_cb, &a[k]);
-		if (!rc && !a[k].svg)
+		if (!rc && !a[k].bytes)
 			rc = RIGD_E_STORAGE;
 	}
 	if (rc) {
@@ -219,60 +220,32 @@ static int import_store_row(import_ctx *c, const proto_log_line *ll, const edit_
 	return rc;
 }
 
-/* Checks asset 'a' of a log line: the bytes are what the sanitiser writes
- * (sanitising them again changes nothing) and their SHA-256 is the one
- * the line names. 0 or bad_svg (the sanitiser's refusals too) in 'err'. */
-static int import_check_asset(const proto_log_asset *a, svg_clean *ids, edit_error *err)
-{
-	char hex[65];
-	int rc = svg_sanitize(a->svg, a->len, NULL, ids, err);
-
-	if (rc) {
-		char why[EDIT_MESSAGE_MAX];
-		snprintf(why, sizeof(why), "%s", err->message);
-		edit_error_set(err, rc, -1, "assets", "asset '%s': %.300s", a->file, why);
-		return rc;
-	}
-	eng_sha256_hex(a->svg, a->len, hex);
-	if (ids->n_removed_total || ids->len != a->len || memcmp(ids->svg, a->svg, a->len) ||
-	    strcmp(hex, a->sha256)) {
-		edit_error_set(err, RIGD_E_BAD_SVG, -1, "assets",
-			       "asset '%s': the bytes are not the sanitised SVG its sha256 names",
-			       a->file);
-		svg_clean_release(ids);
-		return RIGD_E_BAD_SVG;
-	}
-	return 0;
-}
-
-/* Stores the assets of line 'seq', in the import's transaction. 0 or an
- * error set in 'err'. */
+/* Stores the assets of line 'seq', in the import's transaction, each
+ * checked first: its bytes are what its kind's reader keeps, under the
+ * SHA-256 the line names (asset_check). 0 or an error set in 'err'. */
 static int import_store_assets(import_ctx *c, int64_t seq, const proto_log_asset *a, int n,
 			       edit_error *err)
 {
 	for (int i = 0; i < n; i++) {
-		svg_clean ids;
-		int rc = import_check_asset(&a[i], &ids, err);
+		asset_checked ids;
+		size_t ids_len = 0;
+		int rc = asset_check(a[i].kind, a[i].file, a[i].bytes, a[i].len, a[i].sha256,
+				     "assets", &ids, err);
 		if (rc)
 			return rc;
-		size_t ids_len = 0;
-		for (int k = 0; k < ids.n_ids; k++)
-			ids_len += strlen(ids.ids[k]) + 1;
-		char *list = malloc(ids_len + 1), *p = list;
+		char *list = asset_checked_lines(&ids, &ids_len);
+		asset_checked_release(&ids);
 		if (!list) {
-			svg_clean_release(&ids);
 			edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 			return RIGD_E_NOMEM;
 		}
-		for (int k = 0; k < ids.n_ids; k++)
-			p += sprintf(p, "%s\n", ids.ids[k]);
-		*p = '\0';
 		store_asset row = {
 			.file = a[i].file,
+			.kind = asset_kind_name(a[i].kind),
 			.seq = seq,
 			.sha256 = a[i].sha256,
 			.bytes = (int64_t)a[i].len,
-			.svg = a[i].svg,
+			.svg = a[i].bytes,
 			.ids = list,
 			.ids_len = ids_len,
 		};
@@ -280,7 +253,6 @@ static int import_store_assets(import_ctx *c, int64_t seq, const proto_log_asset
 		if (!rc)
 			rc = asset_set_add(scene_assets(c->rt->sc), a[i].file, list, ids_len);
 		free(list);
-		svg_clean_release(&ids);
 		if (rc == RIGD_E_INTERNAL) {
 			edit_error_set(err, RIGD_E_ASSET_EXISTS, -1, "assets",
 				       "asset '%s' appears twice", a[i].file);

@@ -256,12 +256,14 @@ void store_fault_clear(store *st);
 /* How many calls the fault VFS has failed since open. */
 long store_fault_hits(const store *st);
 
-/* --- assets (schema/005_assets.sql) --- */
+/* --- assets (schema/005_assets.sql, 007_asset_kinds.sql) --- */
 
-/* One asset row: SVG artwork stored with a scene by batch 'seq'. Strings
- * and bytes are borrowed (in a callback: valid during the call). */
+/* One asset row: artwork (or a skeleton file, an atlas, a PNG page)
+ * stored with a scene by batch 'seq'. Strings and bytes are borrowed (in a
+ * callback: valid during the call). */
 typedef struct store_asset {
 	const char *file;
+	const char *kind;          /* asset_kind_name (core/asset.h); "svg" before schema 7 */
 	int64_t seq;
 	const char *sha256;        /* 64 lowercase hex digits */
 	int64_t bytes;             /* length of svg */
@@ -279,7 +281,8 @@ int store_rewind(store *st, int64_t scene_id, int64_t seq);
 /* Inserts asset 'a' of scene 'scene_id' (inside the caller's transaction
  * or on its own). 0; RIGD_E_INTERNAL when the scene already has that file
  * (the primary key); RIGD_E_NOMEM, RIGD_E_STORAGE (also on a schema without
- * assets, opened with migrate_to). */
+ * assets, opened with migrate_to, and for a kind other than "svg" on a
+ * schema without kinds). */
 int store_asset_put(store *st, int64_t scene_id, const store_asset *a);
 
 /*

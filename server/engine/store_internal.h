@@ -49,6 +49,8 @@ enum stmt_id {
 #define SCHEMA_ASSETS 5
 /* The first schema version with the scene_gens table. */
 #define SCHEMA_GENS 6
+/* The first schema version whose assets table has kind. */
+#define SCHEMA_ASSET_KINDS 7
 
 /* The store: one connection, its process lock and its statements. */
 struct store {
@@ -62,6 +64,7 @@ struct store {
 	bool has_ops_bin;           /* the schema has edits.ops_bin */
 	bool has_dims;              /* the schema has scenes.dims */
 	bool has_assets;            /* the schema has the assets table */
+	bool has_asset_kinds;       /* and its kind column */
 	bool has_gens;              /* the schema has the scene_gens table */
 	char errmsg[256];
 };

@@ -247,6 +247,7 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 	st->has_dims = version >= SCHEMA_DIMS;
 	st->has_assets = version >= SCHEMA_ASSETS;
 	st->has_gens = version >= SCHEMA_GENS;
+	st->has_asset_kinds = version >= SCHEMA_ASSET_KINDS;
 	if (err)
 		*err = 0;
 	return st;

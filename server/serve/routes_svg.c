@@ -16,6 +16,7 @@
 
 #include "codec/svg.h"
 #include "codec/svg_import.h"
+#include "core/asset.h"
 #include "core/err.h"
 #include "core/num.h"
 #include "core/sha256.h"
@@ -59,6 +60,7 @@ static void respond_asset_error(struct server *S, const struct http_call *call, 
 /* The assets of a listing, copied out of the engine's callback. */
 typedef struct asset_row {
 	char file[PROTO_ASSET_FILE_MAX + 1];
+	int kind;
 	char sha256[65];
 	int64_t bytes, seq;
 } asset_row;
@@ -82,6 +84,7 @@ static int list_cb(void *ctx, const engine_asset_info *a)
 	}
 	asset_row *r = &acc->v[acc->n++];
 	snprintf(r->file, sizeof(r->file), "%s", a->file);
+	r->kind = a->kind;
 	snprintf(r->sha256, sizeof(r->sha256), "%s", a->sha256);
 	r->bytes = a->bytes;
 	r->seq = a->seq;
@@ -108,8 +111,8 @@ void routes_asset_list(struct server *S, const struct http_call *call)
 	if (acc.n && !(info = calloc((size_t)acc.n, sizeof(*info))))
 		rc = RIGD_E_NOMEM;
 	for (int i = 0; !rc && i < acc.n; i++)
-		info[i] = (proto_asset_info){ acc.v[i].file, acc.v[i].sha256, acc.v[i].bytes,
-					      acc.v[i].seq };
+		info[i] = (proto_asset_info){ acc.v[i].file, acc.v[i].kind, acc.v[i].sha256,
+					      acc.v[i].bytes, acc.v[i].seq };
 	proto_buf_init(&b, 0);
 	if (!rc)
 		rc = proto_encode_asset_list(&b, info, acc.n) || PROTO_BUF_LIT(&b, "\n");
@@ -118,7 +121,9 @@ void routes_asset_list(struct server *S, const struct http_call *call)
 	http_respond_built(S, call->conn, 200, &b, rc ? RIGD_E_NOMEM : 0);
 }
 
-/* GET /api/scenes/{name}/assets/{file}[?at=SEQ]: the sanitised SVG. */
+/* GET /api/scenes/{name}/assets/{file}[?at=SEQ]: the asset's bytes with
+ * its kind's media type (a sanitised SVG, a re-encoded PNG page, a
+ * skeleton file or an atlas), each under the policy that runs nothing. */
 void routes_asset_get(struct server *S, const struct http_call *call)
 {
 	const char *file = strrchr(call->path, '/') + 1;
@@ -126,7 +131,7 @@ void routes_asset_get(struct server *S, const struct http_call *call)
 	char *svg = NULL;
 	size_t len = 0;
 	int64_t at;
-	int rc;
+	int kind = ASSET_SVG, rc;
 
 	if (!svg_file_name_valid(file)) {
 		http_respond_code(S, call->conn, RIGD_E_BAD_FIELD, "file",
@@ -135,13 +140,14 @@ void routes_asset_get(struct server *S, const struct http_call *call)
 	}
 	if (!asset_at(S, call, &at))
 		return;
-	rc = engine_asset_get(S->e, call->name, file, at, &svg, &len, sha);
+	rc = engine_asset_get(S->e, call->name, file, at, &svg, &len, sha, &kind);
 	if (rc) {
 		respond_asset_error(S, call, rc, file, at);
 		return;
 	}
 	snprintf(etag, sizeof(etag), "\"%s\"", sha);
-	net_http_respond_doc(S->n, call->conn, "image/svg+xml", svg, len, ASSET_CSP, etag);
+	net_http_respond_doc(S->n, call->conn, asset_kind_media_type(kind), svg, len, ASSET_CSP,
+			     etag);
 }
 
 /* The import's report: the asset, the nodes made, what the sanitiser
@@ -168,11 +174,8 @@ static char *import_report(const char *file, const svg_clean *art, int nodes)
 	return proto_buf_take(&b);
 }
 
-/* The scene an import goes to: the existing one (2D), or a new 2D scene
- * (*created). Answers and returns false when it cannot be; returns false
- * without answering in a cluster, where the scene is being made through
- * the catalog (the request runs again then). */
-static bool import_scene(struct server *S, const struct http_call *call, bool *created)
+bool routes_import_scene(struct server *S, const struct http_call *call, const char *what,
+			 bool *created)
 {
 	const char *name = call->name;
 	int rc;
@@ -182,7 +185,7 @@ static bool import_scene(struct server *S, const struct http_call *call, bool *c
 		if (engine_scene_dims(S->e, name) == 2)
 			return true;
 		http_respond_code(S, call->conn, RIGD_E_BAD_FIELD, "scene",
-				  "scene '%s' is 3D; an SVG rig needs a 2D scene", name);
+				  "scene '%s' is 3D; %s needs a 2D scene", name, what);
 		return false;
 	}
 	if (engine_scenes(S->e, NULL, 0) >= S->o.max_scenes) {
@@ -238,12 +241,13 @@ void routes_svg_import(struct server *S, const struct http_call *call)
 		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
 		goto out;
 	}
-	if (!import_scene(S, call, &created))
+	if (!routes_import_scene(S, call, "an SVG rig", &created))
 		goto out;
 	if (lim.max_ops < batch.n_ops)
 		lim.max_ops = batch.n_ops;
 	edit_error_clear(&err);
-	rc = turn_submit_asset(S, PROTO_EDIT, call->name, &batch, &lim, in.file, &art, batch.client,
+	engine_asset asset = { in.file, ASSET_SVG, art.svg, art.len, art.ids, art.n_ids };
+	rc = turn_submit_asset(S, PROTO_EDIT, call->name, &batch, &lim, &asset, 1, batch.client,
 			       NULL, call->conn, NULL, &err);
 	if (rc) {
 		http_respond_error(S, call->conn, &err);

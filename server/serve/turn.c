@@ -61,7 +61,7 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 			 const edit_batch *batch, const edit_limits *lim, const char *client,
 			 struct client *c, uint64_t http_conn, const proto_req *req, edit_error *err)
 {
-	return turn_submit_asset(S, type, scene_name, batch, lim, NULL, NULL, client, c, http_conn,
+	return turn_submit_asset(S, type, scene_name, batch, lim, NULL, 0, client, c, http_conn,
 				 req, err);
 }
 
@@ -71,8 +71,8 @@ struct submission {
 	const char *scene;
 	const edit_batch *batch;
 	const edit_limits *lim;
-	const char *asset_file;      /* with 'asset': an SVG stored with the batch */
-	const svg_clean *asset;
+	const engine_asset *assets;  /* stored with the batch: n_assets of them */
+	int n_assets;
 	bool logged;                 /* a log stream's line: 'log_kind', 'log_target' */
 	int log_kind;
 	int64_t log_target;
@@ -90,12 +90,9 @@ static int apply(struct server *S, const struct submission *u, engine_ack *ack, 
 	if (u->type == PROTO_EDIT && u->logged && u->log_kind != ENGINE_LOG_EDIT)
 		return engine_submit_logged(S->e, u->scene, batch, u->log_kind, u->log_target, u->lim,
 					    ack, err);
-	if (u->type == PROTO_EDIT && u->asset) {
-		engine_svg svg = {u->asset->svg, u->asset->len, u->asset->ids, u->asset->n_ids};
-
-		return engine_asset_submit(S->e, u->scene, batch, u->asset_file, &svg, u->lim, ack,
-					   err);
-	}
+	if (u->type == PROTO_EDIT && u->n_assets)
+		return engine_assets_submit(S->e, u->scene, batch, u->assets, u->n_assets, u->lim,
+					    ack, err);
 	if (u->type == PROTO_EDIT)
 		return engine_submit_limits(S->e, u->scene, batch, u->lim, ack, err);
 	if (u->type == PROTO_UNDO)
@@ -167,23 +164,23 @@ static int submit(struct server *S, const struct submission *u, edit_error *err)
 }
 
 int turn_submit_asset(struct server *S, int type, const char *scene_name,
-		      const edit_batch *batch, const edit_limits *lim, const char *asset_file,
-		      const svg_clean *asset, const char *client, struct client *c,
-		      uint64_t http_conn, const proto_req *req, edit_error *err)
+		      const edit_batch *batch, const edit_limits *lim, const engine_asset *a,
+		      int n_assets, const char *client, struct client *c, uint64_t http_conn,
+		      const proto_req *req, edit_error *err)
 {
 	struct submission u = {.type = type, .scene = scene_name, .batch = batch, .lim = lim,
-		.asset_file = asset_file, .asset = asset, .client = client, .c = c,
+		.assets = a, .n_assets = n_assets, .client = client, .c = c,
 		.http_conn = http_conn, .req = req};
 
 	return submit(S, &u, err);
 }
 
 int turn_submit_logged(struct server *S, const char *scene_name, const edit_batch *batch,
-		       int kind, int64_t target, const char *asset_file, const svg_clean *asset,
+		       int kind, int64_t target, const engine_asset *a, int n_assets,
 		       edit_error *err)
 {
 	struct submission u = {.type = PROTO_EDIT, .scene = scene_name, .batch = batch,
-		.lim = NULL, .asset_file = asset_file, .asset = asset, .logged = true,
+		.lim = NULL, .assets = a, .n_assets = n_assets, .logged = true,
 		.log_kind = kind, .log_target = target, .client = batch->client};
 
 	return submit(S, &u, err);

@@ -10,11 +10,11 @@
 #define RIGD_SERVE_TURN_H
 
 #include "codec/proto.h"
-#include "codec/svg.h"
 #include "core/edit.h"
 #include "core/scene.h"
 #include "core/sha256.h"
 #include "core/view.h"
+#include "engine/engine.h"
 #include "net/net.h"
 
 #include <stdbool.h>
@@ -89,8 +89,6 @@ struct deferred {
 	unsigned char tok[SHA256_LEN];
 };
 
-#include "codec/svg.h"
-
 /*
  * Submits an edit, undo or redo (PROTO_EDIT, PROTO_UNDO, PROTO_REDO) on
  * 'scene_name' for websocket client 'c' or, with 'c' NULL, for HTTP
@@ -109,23 +107,24 @@ int turn_submit_limits(struct server *S, int type, const char *scene_name,
 		       const edit_batch *batch, const edit_limits *lim, const char *client,
 		       struct client *c, uint64_t http_conn, const proto_req *req, edit_error *err);
 
-/* turn_submit_limits() of an edit that stores SVG asset 'asset' (sanitised,
- * borrowed) under 'asset_file' with the batch (engine_asset_submit), or, with
- * 'asset' NULL, just the batch. */
+/* turn_submit_limits() of an edit that stores assets a[0..n_assets) (each
+ * checked by its kind's reader, borrowed) with the batch
+ * (engine_assets_submit), or, with n_assets 0, just the batch. */
 int turn_submit_asset(struct server *S, int type, const char *scene_name,
-		      const edit_batch *batch, const edit_limits *lim, const char *asset_file,
-		      const svg_clean *asset, const char *client, struct client *c,
-		      uint64_t http_conn, const proto_req *req, edit_error *err);
+		      const edit_batch *batch, const edit_limits *lim, const engine_asset *a,
+		      int n_assets, const char *client, struct client *c, uint64_t http_conn,
+		      const proto_req *req, edit_error *err);
 
 /*
  * Submits batch 'batch' of scene 'scene_name''s log stream (the cluster's
  * copy, clustered/replica.c): applied as its line says ('kind' an enum
  * proto_log_kind; an undo or redo of seq 'target' stays one here), with
- * the SVG asset it stores, never relayed, and answered to nobody (the
- * pending entry's 'replica'). Returns as turn_submit.
+ * the assets a[0..n_assets) it stores (checked: asset_check), never
+ * relayed, and answered to nobody (the pending entry's 'replica'). Returns
+ * as turn_submit.
  */
 int turn_submit_logged(struct server *S, const char *scene_name, const edit_batch *batch,
-		       int kind, int64_t target, const char *asset_file, const svg_clean *asset,
+		       int kind, int64_t target, const engine_asset *a, int n_assets,
 		       edit_error *err);
 
 /*
