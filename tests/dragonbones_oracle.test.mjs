@@ -32,22 +32,6 @@ const TOL = 1e-6;
 // are printed as KNOWN and do not fail the test; one that comes to match
 // does, so that it is taken off this list when the core is fixed.
 const KNOWN = {
-	'mirrored_no_rotation_ske.json': {
-		bones: ['leaf', 'tip'],
-		why: 'inheritRotation false under a parent whose world x axis has a < 0 and whose own scX < 0: ' +
-			'the runtime turns the local back by atan(b/a) = the x axis direction + 180 deg',
-	},
-	'mirrored_parents_no_rotation_ske.json': {
-		bones: ['c2'],
-		why: 'inheritRotation false under a no-scale parent with scX < 0 (c1, under a decomposed parent ' +
-			'with scX < 0 whose world a > 0, matches): the runtime turns the local back by the ' +
-			'parent\'s own rotation, the x axis direction + 180 deg',
-	},
-	'mirrored_root_no_rotation_ske.json': {
-		bones: ['child'],
-		why: 'inheritRotation false under a root (or no-scale) parent with scX < 0: the runtime turns ' +
-			'the local back by that parent\'s own rotation, the x axis direction + 180 deg',
-	},
 };
 
 const probe = await dragonbonesWorlds({ version: '5.5', armature: [{ name: 'a', bone: [{ name: 'b' }] }] });

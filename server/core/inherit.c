@@ -143,11 +143,11 @@ static void db_world(int mode, const double *p, const inherit_channels *c, doubl
 
 	if (!(mode & DB_NO_SCALE)) {
 		if (mode & DB_NO_ROTATION) {
-			double l[4];
+			/* The local turned back by the parent's rotation as the
+			 * runtime keeps it, then W = W_parent * L. */
+			double back = pr + (c->parent_turned ? M_PI : 0), l[4];
 
-			/* The local turned back by the parent's rotation, then
-			 * W = W_parent * L. */
-			db_block(xr - pr, yr - pr, c->s[0], c->s[1], l);
+			db_block(xr - back, yr - back, c->s[0], c->s[1], l);
 			a[0] = p[0] * l[0] + p[1] * l[2];
 			a[1] = p[0] * l[1] + p[1] * l[3];
 			a[2] = p[4] * l[0] + p[5] * l[2];

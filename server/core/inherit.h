@@ -21,6 +21,15 @@ typedef struct inherit_channels {
 	double s[2];          /* scale x, y */
 	double t[2];          /* translation x, y */
 	double pivot[2];      /* pivot x, y */
+	/* DragonBones only: the parent's rotation as the runtime keeps it is
+	 * the direction of its world x axis turned by 180 degrees. The runtime
+	 * keeps a bone's global rotation either as it built it (a root, or a
+	 * bone with inheritScale false) or as it read it back from the bone's
+	 * world matrix with atan(b / a), whose angle lies in (-90, 90) degrees;
+	 * with the bone's own scale x negative that rotation is the x axis's
+	 * direction plus 180 degrees when built, and also when read back from
+	 * a matrix whose a < 0. node_world says which. */
+	bool parent_turned;
 } inherit_channels;
 
 /* True when 'mode' is a value a node may store: INHERIT_NORMAL, one of

@@ -193,8 +193,18 @@ static inline void node_world(const scene *s, int node, const double *parent_wor
 	if (s->n_inherit > 0 && d->inherit != INHERIT_NORMAL) {
 		inherit_channels c = {
 			quat_to_angle2d_deg(d->r), { d->shear[0], d->shear[1] }, { d->s.x, d->s.y },
-			{ d->t.x, d->t.y }, { d->pivot.x, d->pivot.y },
+			{ d->t.x, d->t.y }, { d->pivot.x, d->pivot.y }, false,
 		};
+		int p = s->parent[node];
+
+		if (p >= 0 && (d->inherit & INHERIT_DB) && s->nd[p].s.x < 0) {
+			/* How DragonBones' runtime keeps the parent's rotation
+			 * (inherit.h): built for a root or a no-scale parent, read
+			 * back from the matrix otherwise. */
+			int pm = s->nd[p].inherit;
+			bool built = s->parent[p] < 0 || ((pm & INHERIT_DB) && (pm & DB_NO_SCALE));
+			c.parent_turned = built || parent_world[0] < 0;
+		}
 
 		inherit_world(parent_world, local_of(s, node), &c, d->inherit, out);
 	} else if (parent_world) {
