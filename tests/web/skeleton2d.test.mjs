@@ -393,6 +393,73 @@ describe('skeleton_layers.js: regions drawn where the formats say', () => {
 		assert.ok(Math.abs(colours.pma[0] - 255) <= 3 && Math.abs(colours.pma[3] - 128) <= 1, `un-premultiplied: ${colours.pma}`);
 	});
 
+	it('measures: 100 regions cropped by nested <svg> and by clipPath', async (t) => {
+		const png = makePage(SPINE_REGIONS).toString('base64');
+		const ms = await page.evaluate(async (b64) => {
+			const m = await import('/app/skeleton_layers.js');
+			const NS = 'http://www.w3.org/2000/svg';
+			const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+			const pg = await m.pageImage(new Blob([bin], { type: 'image/png' }), false, []);
+			const atlas = m.parseSpineAtlas('p.png\nsize: 128, 64\nA\nbounds: 0, 0, 32, 32\n');
+			const r = atlas.regions.get('A');
+			const frame = () => new Promise((res) => requestAnimationFrame(() => res()));
+			const run = async (make) => {
+				document.getElementById('skel-stage')?.remove();
+				const svg = document.createElementNS(NS, 'svg');
+				svg.id = 'skel-stage';
+				svg.setAttribute('width', '800');
+				svg.setAttribute('height', '480');
+				Object.assign(svg.style, { position: 'fixed', left: '0', top: '0', zIndex: '100000', background: 'white' });
+				document.body.append(svg);
+				const groups = [];
+				for (let i = 0; i < 100; i++) {
+					const g = document.createElementNS(NS, 'g');
+					g.append(make(svg, i));
+					svg.append(g);
+					groups.push(g);
+				}
+				await frame();
+				await frame();
+				const t0 = performance.now();
+				const FRAMES = 30;
+				for (let f = 0; f < FRAMES; f++) {
+					groups.forEach((g, i) => g.setAttribute('transform', `translate(${(i % 10) * 80 + 40} ${Math.floor(i / 10) * 45 + 30}) rotate(${f * 3 + i})`));
+					await frame();
+				}
+				return (performance.now() - t0) / FRAMES;
+			};
+			const makeNested = () => m.regionElement(r, pg, -16, -16, 32, 32);
+			const makeClipped = (svg, i) => {
+				const clip = document.createElementNS(NS, 'clipPath');
+				clip.id = `bench-clip-${i}`;
+				const rect = document.createElementNS(NS, 'rect');
+				for (const [k, v] of Object.entries({ x: 0, y: 0, width: 32, height: 32 })) rect.setAttribute(k, String(v));
+				clip.append(rect);
+				svg.append(clip);
+				const g = document.createElementNS(NS, 'g');
+				g.setAttribute('transform', 'translate(-16 -16)');
+				const img = document.createElementNS(NS, 'image');
+				for (const [k, v] of Object.entries({ width: 128, height: 64, 'clip-path': `url(#bench-clip-${i})`, href: pg.url })) img.setAttribute(k, String(v));
+				g.append(img);
+				return g;
+			};
+			// Alternating rounds, medians: the machine is shared.
+			const a = [];
+			const b = [];
+			for (let round = 0; round < 5; round++) {
+				a.push(await run(makeNested));
+				b.push(await run(makeClipped));
+			}
+			const median = (v) => [...v].sort((x, y) => x - y)[Math.floor(v.length / 2)];
+			const nested = median(a);
+			const clipped = median(b);
+			document.getElementById('skel-stage')?.remove();
+			return { nested, clipped };
+		}, png);
+		t.diagnostic(`100 regions, ms per frame while all move: nested <svg> ${ms.nested.toFixed(2)}, clipPath ${ms.clipped.toFixed(2)}`);
+		assert.ok(ms.nested > 0 && ms.clipped > 0);
+	});
+
 	it('names decode as the import encodes them', async () => {
 		const got = await page.evaluate(async () => {
 			const m = await import('/app/skeleton_layers.js');
