@@ -73,6 +73,10 @@ static void assert_same_ops(const edit_batch *a, const edit_batch *b)
 		}
 		if (f & EDIT_F_FACING)
 			assert_int_equal(x->facing, y->facing);
+		if (f & EDIT_F_SHEAR)
+			assert_memory_equal(x->shear_deg, y->shear_deg, sizeof(x->shear_deg));
+		if (f & EDIT_F_INHERIT)
+			assert_int_equal(x->inherit, y->inherit);
 		if (f & EDIT_F_ROOT)
 			assert_string_equal(x->root, y->root);
 		if (f & EDIT_F_POSE_A)

@@ -33,7 +33,7 @@ static inline uint64_t digest_mix_str(uint64_t h, const char *s)
 }
 
 /* Every stored property of a node: channels, bounds, mesh, name, kind,
- * camera, visibility, layer, z, facing. */
+ * camera, visibility, layer, z, facing, shear, inherit. */
 static inline uint64_t digest_mix_props(uint64_t h, const node_props *p)
 {
 	h = digest_mix(h, &p->t, sizeof(p->t));
@@ -53,7 +53,9 @@ static inline uint64_t digest_mix_props(uint64_t h, const node_props *p)
 	h = digest_mix_str(h, p->layer);
 	h = digest_mix(h, &p->z_right, sizeof(p->z_right));
 	h = digest_mix(h, &p->z_left, sizeof(p->z_left));
-	return digest_mix(h, &p->facing, sizeof(p->facing));
+	h = digest_mix(h, &p->facing, sizeof(p->facing));
+	h = digest_mix(h, p->shear, sizeof(p->shear));
+	return digest_mix(h, &p->inherit, sizeof(p->inherit));
 }
 
 /* The handles of those of the 'n' ids that still exist, into 'out';

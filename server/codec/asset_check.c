@@ -5,6 +5,11 @@
  */
 #include "asset_check.h"
 
+#include "atlas.h"
+#include "dragonbones.h"
+#include "json.h"
+#include "png.h"
+#include "spine.h"
 #include "svg.h"
 
 #include "core/asset.h"
@@ -93,6 +98,112 @@ static int check_svg(const char *file, const void *bytes, size_t len, const char
 	return 0;
 }
 
+/* Moves the '\n'-ended lines of 'lines' into out->ids. 0 or nomem. */
+static int ids_from_lines(const char *lines, size_t len, asset_checked *out)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += lines[i] == '\n';
+	if (!n)
+		return 0;
+	if (!(out->ids = calloc((size_t)n, sizeof(char *))))
+		return RIGD_E_NOMEM;
+	for (size_t off = 0; off < len && out->n_ids < n;) {
+		const char *nl = memchr(lines + off, '\n', len - off);
+		size_t k = (size_t)(nl - (lines + off));
+		if (!(out->ids[out->n_ids] = malloc(k + 1))) {
+			asset_checked_release(out);
+			return RIGD_E_NOMEM;
+		}
+		memcpy(out->ids[out->n_ids], lines + off, k);
+		out->ids[out->n_ids++][k] = '\0';
+		off += k + 1;
+	}
+	return 0;
+}
+
+static int check_png(const char *file, const void *bytes, size_t len, const char *field,
+		     edit_error *err)
+{
+	png_limits lim = png_limits_default();
+	unsigned char *canon = NULL;
+	size_t canon_len = 0;
+	int rc = png_check(bytes, len, &lim, file, NULL, &canon, &canon_len, NULL, err);
+
+	if (rc)
+		return said(err, rc, field, file);
+	bool same = canon_len == len && !memcmp(canon, bytes, len);
+	free(canon);
+	if (!same) {
+		edit_error_set(err, RIGD_E_BAD_IMAGE, -1, field,
+			       "asset '%s': its bytes are not the PNG rigd writes for its pixels", file);
+		return RIGD_E_BAD_IMAGE;
+	}
+	return 0;
+}
+
+static int check_atlas(int kind, const char *file, const void *bytes, size_t len,
+		       const char *field, edit_error *err)
+{
+	atlas a;
+	int rc = kind == ASSET_SPINE_ATLAS
+			 ? atlas_read_spine(bytes, len, NULL, NULL, 0, &a, err)
+			 : atlas_read_dragonbones(bytes, len, NULL, NULL, 0, &a, err);
+
+	if (rc)
+		return said(err, rc, field, file);
+	atlas_release(&a);
+	return 0;
+}
+
+/* A skeleton file: its format's reader accepts it as the "skeleton" of an
+ * import body, prints it back as the same bytes, and finds its ids. */
+static int check_skeleton(int kind, const char *file, const void *bytes, size_t len,
+			  const char *field, asset_checked *out, edit_error *err)
+{
+	json_buf body;
+	int rc;
+
+	json_buf_init(&body, 0);
+	if (JSON_BUF_LIT(&body, "{\"skeleton\":") || json_buf_append(&body, bytes, len) ||
+	    JSON_BUF_LIT(&body, "}")) {
+		json_buf_release(&body);
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		return RIGD_E_NOMEM;
+	}
+	if (kind == ASSET_SPINE) {
+		spine_import in;
+		if ((rc = spine_import_decode(body.data + body.head, body.len, SIZE_MAX, &in, err)) == 0) {
+			if (in.skeleton_len != len || memcmp(in.skeleton, bytes, len))
+				rc = RIGD_E_BAD_SKELETON;
+			else
+				rc = ids_from_lines(in.groups, in.groups_len, out);
+			spine_import_release(&in);
+		}
+	} else {
+		dragonbones_import in;
+		if ((rc = dragonbones_import_decode(body.data + body.head, body.len, SIZE_MAX, &in, err)) == 0) {
+			if (in.skeleton_len != len || memcmp(in.skeleton, bytes, len))
+				rc = RIGD_E_BAD_SKELETON;
+			else
+				rc = ids_from_lines(in.ids, in.ids_len, out);
+			dragonbones_import_release(&in);
+		}
+	}
+	json_buf_release(&body);
+	if (rc == RIGD_E_BAD_SKELETON && !err->code) {
+		edit_error_set(err, rc, -1, field,
+			       "asset '%s': its bytes are not the skeleton file rigd stores for them", file);
+		return rc;
+	}
+	if (rc == RIGD_E_NOMEM)
+		edit_error_set(err, rc, -1, "", "%s", err_str(rc));
+	else if (rc)
+		return said(err, rc, field, file);
+	return rc;
+}
+
 int asset_check(int kind, const char *file, const void *bytes, size_t len, const char *sha256,
 		const char *field, asset_checked *out, edit_error *err)
 {
@@ -104,6 +215,17 @@ int asset_check(int kind, const char *file, const void *bytes, size_t len, const
 	case ASSET_SVG:
 		rc = check_svg(file, bytes, len, field, out, err);
 		break;
+	case ASSET_PNG:
+		rc = check_png(file, bytes, len, field, err);
+		break;
+	case ASSET_SPINE_ATLAS:
+	case ASSET_DRAGONBONES_ATLAS:
+		rc = check_atlas(kind, file, bytes, len, field, err);
+		break;
+	case ASSET_SPINE:
+	case ASSET_DRAGONBONES:
+		rc = check_skeleton(kind, file, bytes, len, field, out, err);
+		break;
 	default:
 		edit_error_set(err, RIGD_E_BAD_FIELD, -1, field, "asset '%s': no such kind", file);
 		return RIGD_E_BAD_FIELD;
@@ -111,10 +233,15 @@ int asset_check(int kind, const char *file, const void *bytes, size_t len, const
 	if (rc)
 		return rc;
 	if (sha256 && !digest_is(bytes, len, sha256)) {
+		static const int codes[ASSET_KIND_COUNT_] = {
+			[ASSET_SVG] = RIGD_E_BAD_SVG, [ASSET_PNG] = RIGD_E_BAD_IMAGE,
+			[ASSET_SPINE] = RIGD_E_BAD_SKELETON, [ASSET_DRAGONBONES] = RIGD_E_BAD_SKELETON,
+			[ASSET_SPINE_ATLAS] = RIGD_E_BAD_ATLAS, [ASSET_DRAGONBONES_ATLAS] = RIGD_E_BAD_ATLAS,
+		};
 		asset_checked_release(out);
-		edit_error_set(err, kind == ASSET_SVG ? RIGD_E_BAD_SVG : RIGD_E_BAD_FIELD, -1, field,
+		edit_error_set(err, codes[kind], -1, field,
 			       "asset '%s': its bytes do not have the sha256 named with them", file);
-		return kind == ASSET_SVG ? RIGD_E_BAD_SVG : RIGD_E_BAD_FIELD;
+		return codes[kind];
 	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 /*
- * base64.c: strict RFC 4648 base64 (base64.h), decoding and encoding. It reads untrusted
- * text and must never read past 'len' or allocate before the size check.
+ * base64.c: strict RFC 4648 base64 (base64.h), decoding and encoding. The
+ * decoder reads untrusted text and must never read past 'len' or allocate
+ * before the size check.
  */
 #include "base64.h"
 

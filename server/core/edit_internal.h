@@ -16,7 +16,8 @@
 #define CREATE_FIELDS                                                                      \
 	(EDIT_F_PARENT | EDIT_F_INDEX | EDIT_F_NAME | EDIT_F_T | EDIT_F_R | EDIT_F_S |     \
 	 EDIT_F_PIVOT | EDIT_F_EULER | EDIT_F_BOUNDS | EDIT_F_MESH | EDIT_F_KIND | EDIT_F_FOV | \
-	 EDIT_F_NEAR | EDIT_F_FAR | EDIT_F_VISIBLE | EDIT_F_ANGLE | EDIT_F_DRAW)
+	 EDIT_F_NEAR | EDIT_F_FAR | EDIT_F_VISIBLE | EDIT_F_ANGLE | EDIT_F_DRAW |         \
+	 EDIT_F_SHEAR | EDIT_F_INHERIT)
 #define SET_FIELDS (CREATE_FIELDS & ~(EDIT_F_PARENT | EDIT_F_INDEX))
 #define ROTATE_FIELDS (EDIT_F_ANGLE | EDIT_F_AXIS)
 #define MOVE_FIELDS EDIT_F_BY
@@ -26,11 +27,18 @@
 /* Everything a create restoring a deleted node carries. */
 #define RESTORE_FIELDS (CREATE_FIELDS & ~(EDIT_F_EULER | EDIT_F_ANGLE))
 #define CAMERA_FIELDS (EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR)
-#define TRANSFORM_FIELDS \
-	(EDIT_F_T | EDIT_F_R | EDIT_F_S | EDIT_F_PIVOT | EDIT_F_EULER | EDIT_F_ANGLE)
 /* The fields of a set op that change a node's transform channels only (its
- * record's t, r, s, pivot and what derives from them: euler, angle). */
-#define LOCALS_FIELDS TRANSFORM_FIELDS
+ * record's t, r, s, pivot and what derives from them: euler, angle). A
+ * shear or an inherit mode changes the world matrices too, but is not one
+ * of the channels an update's locals entry carries: it counts as another
+ * field. */
+#define LOCALS_FIELDS \
+	(EDIT_F_T | EDIT_F_R | EDIT_F_S | EDIT_F_PIVOT | EDIT_F_EULER | EDIT_F_ANGLE)
+#define TRANSFORM_FIELDS (LOCALS_FIELDS | EDIT_F_SHEAR | EDIT_F_INHERIT)
+/* The fields of a 2D node's shape beyond TRS: a create that restores a
+ * node carries them only when they differ from the defaults, so that a 3D
+ * scene's restores keep to the fields every log format holds. */
+#define SHAPE2D_FIELDS (EDIT_F_SHEAR | EDIT_F_INHERIT)
 
 /* Bytes of the buffer ed_quoted writes. */
 #define QUOTED_MAX (SCENE_ID_MAX + 4)

@@ -41,6 +41,20 @@ static void op_from_props(edit_op *op, const node_props *p)
 	op->z_right = p->z_right;
 	op->z_left = p->z_left;
 	op->facing = p->facing;
+	op->shear_deg[0] = p->shear[0];
+	op->shear_deg[1] = p->shear[1];
+	op->inherit = p->inherit;
+}
+
+/* The shear and inherit fields of 'p' that differ from a create's
+ * defaults (a shear of +0 +0, the normal mode): none in a 3D scene. */
+static unsigned shape2d_fields_set(const node_props *p)
+{
+	static const double zero = 0;
+
+	return (memcmp(&p->shear[0], &zero, sizeof(zero)) || memcmp(&p->shear[1], &zero, sizeof(zero))
+			? EDIT_F_SHEAR : 0u) |
+	       (p->inherit != INHERIT_NORMAL ? EDIT_F_INHERIT : 0u);
 }
 
 /* The draw fields (layer, z, facing) of 'p' that differ from a create's
@@ -71,8 +85,9 @@ int ed_record_restore(const scene *s, int node, int index, edit_batch *undo)
 	if (!op)
 		return RIGD_E_NOMEM;
 	scene_props(s, node, &p);
-	op->fields = (RESTORE_FIELDS & ~(index < 0 ? EDIT_F_INDEX : 0u) & ~EDIT_F_DRAW) |
-		     draw_fields_set(&p);
+	op->fields = (RESTORE_FIELDS & ~(index < 0 ? EDIT_F_INDEX : 0u) & ~EDIT_F_DRAW &
+		      ~SHAPE2D_FIELDS) |
+		     draw_fields_set(&p) | shape2d_fields_set(&p);
 	snprintf(op->parent, sizeof(op->parent), "%s", parent >= 0 ? scene_id(s, parent) : "");
 	op->index = index;
 	op_from_props(op, &p);

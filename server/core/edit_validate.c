@@ -52,6 +52,10 @@ unsigned ed_prop_mask(unsigned fields)
 		m |= PROP_Z;
 	if (fields & EDIT_F_FACING)
 		m |= PROP_FACING;
+	if (fields & EDIT_F_SHEAR)
+		m |= PROP_SHEAR;
+	if (fields & EDIT_F_INHERIT)
+		m |= PROP_INHERIT;
 	return m;
 }
 
@@ -98,6 +102,14 @@ void ed_props_from_op(const edit_op *op, node_props *p)
 	}
 	if (f & EDIT_F_FACING)
 		p->facing = op->facing;
+	if (f & EDIT_F_SHEAR) {
+		p->shear[0] = op->shear_deg[0];
+		p->shear[1] = op->shear_deg[1];
+	}
+	/* DragonBones' flags all true (INHERIT_DB with no bit) are the normal
+	 * mode, and stored as it. */
+	if (f & EDIT_F_INHERIT)
+		p->inherit = op->inherit == INHERIT_DB ? INHERIT_NORMAL : op->inherit;
 }
 
 /* Checks 'p' for the fields the op carries, naming the offending field. */
@@ -136,6 +148,8 @@ int ed_check_props(const edit_op *op, int k, const node_props *p, edit_error *er
 	case PROP_LAYER: field = "layer"; break;
 	case PROP_Z: field = "z"; break;
 	case PROP_FACING: field = "facing"; break;
+	case PROP_SHEAR: field = "shear"; break;
+	case PROP_INHERIT: field = "inherit"; break;
 	case PROP_CAMERA:
 		if (!isfinite(p->fov_deg) || !(p->fov_deg > 0 && p->fov_deg < 180))
 			field = "fov";
@@ -161,6 +175,15 @@ int ed_check_props(const edit_op *op, int k, const node_props *p, edit_error *er
 			       scene_layer_syntax_error(p->layer));
 	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_FACING)
 		edit_error_set(err, rc, k, field, "facing: must be right, left or null");
+	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_SHEAR)
+		edit_error_set(err, rc, k, field,
+			       "shear: [%g, %g] makes the x and y axes collinear (shy - shx is 90 "
+			       "modulo 180)", p->shear[0], p->shear[1]);
+	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_INHERIT)
+		edit_error_set(err, rc, k, field,
+			       "inherit: %d is not a mode (normal, onlyTranslation, "
+			       "noRotationOrReflection, noScale, noScaleOrReflection, or DragonBones' "
+			       "flags)", p->inherit);
 	else if (rc == RIGD_E_BAD_FIELD && bad == PROP_CAMERA)
 		edit_error_set(err, rc, k, field, "%s: a camera needs 0 < fov < 180 and 0 < near < far",
 			       field);
@@ -357,6 +380,17 @@ int ed_check_plane(const scene *s, const edit_op *op, int k, const node_props *p
 		if (f & EDIT_F_ANGLE) {
 			edit_error_set(err, RIGD_E_BAD_FIELD, k, "angle",
 				       "angle: only nodes of a 2D scene have an angle (use r or euler)");
+			return RIGD_E_BAD_FIELD;
+		}
+		/* A zero shear and the normal mode are every 3D node's, and a
+		 * restore may carry them. */
+		if ((f & EDIT_F_SHEAR) && (p->shear[0] != 0 || p->shear[1] != 0)) {
+			edit_error_set(err, RIGD_E_BAD_FIELD, k, "shear", "shear: only in a 2D scene");
+			return RIGD_E_BAD_FIELD;
+		}
+		if ((f & EDIT_F_INHERIT) && p->inherit != INHERIT_NORMAL) {
+			edit_error_set(err, RIGD_E_BAD_FIELD, k, "inherit",
+				       "inherit: only in a 2D scene");
 			return RIGD_E_BAD_FIELD;
 		}
 		return 0;

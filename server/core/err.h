@@ -51,7 +51,10 @@
 	X(BAD_SVG,          400, "bad_svg",         "the SVG document is refused") \
 	X(UNKNOWN_ASSET,    404, "unknown_asset",   "no asset with that file name") \
 	X(ASSET_EXISTS,     409, "asset_exists",    "the scene already has an asset with that file name") \
-	X(UNAVAILABLE,      503, "unavailable",     "the scene takes no edits here now (cluster)")
+	X(UNAVAILABLE,      503, "unavailable",     "the scene takes no edits here now (cluster)") \
+	X(BAD_IMAGE,        400, "bad_image",       "the image is refused") \
+	X(BAD_ATLAS,        400, "bad_atlas",       "the texture atlas is refused") \
+	X(BAD_SKELETON,     400, "bad_skeleton",    "the skeleton file is refused")
 
 enum rigd_err {
 	RIGD_OK = 0,

@@ -270,6 +270,38 @@ mat4 mat4_compose_pivot(vec3 t, quat r, vec3 s, vec3 pivot)
 	return m;
 }
 
+mat4 mat4_compose_pivot2d(vec3 t, quat r, vec3 s, vec3 pivot, const double shear_deg[2])
+{
+	mat4 m;
+	vec3 kx, ky, rsp;
+
+	if (shear_deg[0] == 0 && shear_deg[1] == 0)
+		return mat4_compose_pivot(t, r, s, pivot);
+	/* R K S: K's columns are the unit axes turned by -shx and -shy about
+	 * z, carried by R and scaled. */
+	m = mat4_from_quat(r);
+	kx = vec3_make(cos(shear_deg[0] * DEG), -sin(shear_deg[0] * DEG), 0);
+	ky = vec3_make(sin(shear_deg[1] * DEG), cos(shear_deg[1] * DEG), 0);
+	{
+		vec3 ax = mat4_direction(m, kx), ay = mat4_direction(m, ky);
+
+		m.m[0] = ax.x * s.x;
+		m.m[1] = ax.y * s.x;
+		m.m[2] = ax.z * s.x;
+		m.m[4] = ay.x * s.y;
+		m.m[5] = ay.y * s.y;
+		m.m[6] = ay.z * s.y;
+		m.m[8] *= s.z;
+		m.m[9] *= s.z;
+		m.m[10] *= s.z;
+	}
+	rsp = mat4_direction(m, pivot);
+	m.m[12] = t.x + pivot.x - rsp.x;
+	m.m[13] = t.y + pivot.y - rsp.y;
+	m.m[14] = t.z + pivot.z - rsp.z;
+	return m;
+}
+
 vec3 mat4_point(mat4 m, vec3 p)
 {
 	return (vec3){

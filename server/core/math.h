@@ -115,6 +115,16 @@ mat4 mat4_compose(vec3 t, quat r, vec3 s);
 /* T(t) * T(pivot) * R(r) * S(s) * T(-pivot): rotation and scale act about
  * the pivot. */
 mat4 mat4_compose_pivot(vec3 t, quat r, vec3 s, vec3 pivot);
+/*
+ * The local matrix of a 2D node with a shear (docs/transforms.md, "Shear
+ * and inherit modes"): T(t) T(pivot) R K S T(-pivot), where K turns the x
+ * axis by -shear_deg[0] and the y axis by -shear_deg[1] about z (the screen
+ * convention of an angle), so that for the screen angle a the x axis is
+ * s.x (cos(a + shx), -sin(a + shx)) and the y axis s.y (sin(a + shy),
+ * cos(a + shy)). With shear_deg 0 0 it is mat4_compose_pivot, bit for bit
+ * (the same code runs). The z axis is R's, scaled by s.z.
+ */
+mat4 mat4_compose_pivot2d(vec3 t, quat r, vec3 s, vec3 pivot, const double shear_deg[2]);
 vec3 mat4_point(mat4 m, vec3 p);     /* m * (p, 1) */
 vec3 mat4_direction(mat4 m, vec3 d); /* m * (d, 0) */
 vec3 mat4_column(mat4 m, int col);   /* col 0..3, xyz part */

@@ -332,7 +332,33 @@ static void recompute_one(scene *s, int n, uint64_t stamp)
 {
 	const pass ps = pass_of(s, stamp);
 
+	if (s->n_inherit > 0) {
+		int p = s->parent[n];
+
+		node_world(s, n, p >= 0 ? world_of(s, p) : NULL, world_of(s, n));
+		node_state(s, n, false, stamp);
+		return;
+	}
 	recompute_node(&ps, n, false, true);
+}
+
+/*
+ * The pass over [a, b) of a scene where some node has an inherit mode
+ * other than normal: one stream in preorder, each node asked for its mode
+ * (node_world). Kept apart from recompute_range so that the fast pass
+ * carries no per-node test in the scenes (all 3D ones, most 2D ones) where
+ * every node is normal; its normal nodes get the same bits the fast pass
+ * would give (mat34_mul and mat34_mul_wide agree).
+ */
+static void recompute_range_mixed(scene *s, int a, int b, uint64_t stamp, bool record)
+{
+	for (int i = a; i < b; i++) {
+		int n = s->order[i], p = s->parent[n];
+
+		node_world(s, n, p >= 0 ? world_of(s, p) : NULL, world_of(s, n));
+		if (record)
+			node_state(s, n, false, stamp);
+	}
 }
 
 /*
@@ -368,8 +394,11 @@ long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx)
 	long total = s->dirty_all ? s->count : prune_roots(s);
 	bool full = total == s->count;
 
+	void (*range)(scene *, int, int, uint64_t, bool) =
+		s->n_inherit > 0 ? recompute_range_mixed : recompute_range;
+
 	if (s->dirty_all) {
-		recompute_range(s, 0, s->count, stamp, false);
+		range(s, 0, s->count, stamp, false);
 		if (fn && s->count)
 			fn(ctx, 0, s->count);
 	} else {
@@ -377,7 +406,7 @@ long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx)
 			int r = s->dirty_roots[i], a = s->hot[r].pos, b = a + s->hot[r].size;
 
 			recompute_one(s, r, stamp);
-			recompute_range(s, a + 1, b, stamp, !full);
+			range(s, a + 1, b, stamp, !full);
 			if (fn)
 				fn(ctx, a, b);
 		}
@@ -436,9 +465,9 @@ mat4 scene_world(const scene *s, int node)
 			for (int j = 0; j < level; j++)
 				n = s->parent[n];
 			if (level == depth - 1 && parent_clean < 0)
-				memcpy(cur, local_of(s, n), sizeof(cur));
+				node_world(s, n, NULL, cur);
 			else {
-				mat34_mul(cur, local_of(s, n), tmp);
+				node_world(s, n, cur, tmp);
 				memcpy(cur, tmp, sizeof(cur));
 			}
 		}
@@ -452,13 +481,9 @@ mat4 scene_world(const scene *s, int node)
 			path[--i] = n;
 			n = s->parent[n];
 		}
-		if (top >= 0)
-			mat34_mul(world_of(s, top),
-				  local_of(s, path[0]), cur);
-		else
-			memcpy(cur, local_of(s, path[0]), sizeof(cur));
+		node_world(s, path[0], top >= 0 ? world_of(s, top) : NULL, cur);
 		for (i = 1; i < depth; i++) {
-			mat34_mul(cur, local_of(s, path[i]), tmp);
+			node_world(s, path[i], cur, tmp);
 			memcpy(cur, tmp, sizeof(cur));
 		}
 		memcpy(w.m, cur, sizeof(w.m));

@@ -256,7 +256,9 @@ int scene_delete(scene *s, int node);
  * itself). With keep_world the node's t, r and s are rewritten so that its
  * world matrix stays the same (the pivot is kept); RIGD_E_NOT_TRS if that
  * needs a shear, RIGD_E_SINGULAR if the new parent's world matrix is
- * singular. RIGD_E_CYCLE if new_parent is the node or inside its subtree.
+ * singular; RIGD_E_NOT_TRS too for a node with a shear or an inherit mode
+ * other than normal (keep_world rewrites t, r and s only).
+ * RIGD_E_CYCLE if new_parent is the node or inside its subtree.
  */
 int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_world);
 /* Sets the fields of 'p' named by 'mask'. Transform fields mark the node's
@@ -291,7 +293,10 @@ bool scene_is_dirty(const scene *s, int node);
 /* The stamp of the scene_update that last recomputed 'node' (0: never). */
 uint64_t scene_world_stamp(const scene *s, int node);
 
-/* The cached local matrix T(t) T(pivot) R S T(-pivot). */
+/* The cached local matrix T(t) T(pivot) R K S T(-pivot), K the shear
+ * (mat4_compose_pivot2d; K = I without one). A node of an inherit mode
+ * other than normal has W != W_parent * L: its world comes from its
+ * parent's world and its channels by the mode (inherit.h). */
 mat4 scene_local(const scene *s, int node);
 /* The node's world matrix, never stale: a dirty node's is computed from the
  * locals along its path (without touching the cache). */

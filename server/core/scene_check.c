@@ -8,6 +8,7 @@
  * call it before its first change.
  */
 #include "scene_check.h"
+#include "inherit.h"
 
 #include "err.h"
 #include "scene.h"
@@ -92,6 +93,16 @@ const char *scene_layer_syntax_error(const char *layer)
 	return NULL;
 }
 
+bool sc_shear_collinear(const double shear_deg[2])
+{
+	/* The axes are at screen angles a + shx and a + shy + 90 (the y axis
+	 * of angle 0 points 90 degrees clockwise of x): collinear when
+	 * shy - shx is 90 modulo 180. */
+	double d = fmod(shear_deg[1] - shear_deg[0], 180);
+
+	return fabs(fabs(d) - 90) <= 1e-9;
+}
+
 int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop)
 {
 	unsigned bad = 0;
@@ -125,6 +136,12 @@ int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop)
 		bad = PROP_Z, err = RIGD_E_NOT_FINITE;
 	else if ((mask & PROP_FACING) && (p->facing < FACING_NONE || p->facing > FACING_LEFT))
 		bad = PROP_FACING, err = RIGD_E_BAD_FIELD;
+	else if ((mask & PROP_SHEAR) && !(isfinite(p->shear[0]) && isfinite(p->shear[1])))
+		bad = PROP_SHEAR, err = RIGD_E_NOT_FINITE;
+	else if ((mask & PROP_SHEAR) && sc_shear_collinear(p->shear))
+		bad = PROP_SHEAR, err = RIGD_E_BAD_FIELD;
+	else if ((mask & PROP_INHERIT) && !inherit_mode_valid(p->inherit))
+		bad = PROP_INHERIT, err = RIGD_E_BAD_FIELD;
 	else if ((mask & PROP_CAMERA) &&
 		 (!isfinite(p->fov_deg) || !isfinite(p->znear) || !isfinite(p->zfar)))
 		bad = PROP_CAMERA, err = RIGD_E_NOT_FINITE;
@@ -139,11 +156,12 @@ int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop)
 /* Finite channels can still give a non-finite local matrix (a pivot near
  * DBL_MAX times a scale of 2): such a node is refused, never stored, so no
  * world matrix below it can turn into inf or NaN. */
-int sc_check_local(vec3 t, quat r, vec3 sc, vec3 pivot)
+int sc_check_local(vec3 t, quat r, vec3 sc, vec3 pivot, const double shear_deg[2])
 {
 	quat q;
 
 	if (quat_normalize(r, &q) != 0)
 		return RIGD_E_NOT_FINITE;
-	return mat4_is_finite(mat4_compose_pivot(t, q, sc, pivot)) ? 0 : RIGD_E_NOT_FINITE;
+	return mat4_is_finite(mat4_compose_pivot2d(t, q, sc, pivot, shear_deg)) ? 0
+										: RIGD_E_NOT_FINITE;
 }

@@ -101,7 +101,7 @@ static void mark_dirty(scene *s, int node, bool moved)
 static void set_local(scene *s, int node)
 {
 	const node_data *d = &s->nd[node];
-	mat34 l = mat34_from_mat4(mat4_compose_pivot(d->t, d->r, d->s, d->pivot));
+	mat34 l = mat34_from_mat4(mat4_compose_pivot2d(d->t, d->r, d->s, d->pivot, d->shear));
 
 	memcpy(local_of(s, node), l.m, sizeof(l.m));
 }
@@ -313,6 +313,15 @@ static void store_props(scene *s, int node, unsigned mask, const node_props *p,
 	}
 	if (mask & PROP_VISIBLE)
 		d->visible = p->visible;
+	if (mask & PROP_SHEAR) {
+		d->shear[0] = p->shear[0];
+		d->shear[1] = p->shear[1];
+	}
+	if (mask & PROP_INHERIT) {
+		/* The count that picks the recompute pass (scene.c). */
+		s->n_inherit += (p->inherit != INHERIT_NORMAL) - (d->inherit != INHERIT_NORMAL);
+		d->inherit = (signed char)p->inherit; /* checked: inherit_mode_valid */
+	}
 }
 
 int scene_create(scene *s, const char *id, int parent, int index, const node_props *p,
@@ -334,7 +343,7 @@ int scene_create(scene *s, const char *id, int parent, int index, const node_pro
 	if (index < -1 || (index >= 0 && index > scene_child_count(s, parent)))
 		return RIGD_E_BAD_INDEX;
 	if ((err = node_props_check(p, PROP_ALL, NULL)) != 0 ||
-	    (err = sc_check_local(p->t, p->r, p->s, p->pivot)) != 0)
+	    (err = sc_check_local(p->t, p->r, p->s, p->pivot, p->shear)) != 0)
 		return err;
 	if (s->count >= s->max_nodes)
 		return RIGD_E_LIMIT;
@@ -384,6 +393,7 @@ static void unload(scene *s, int loaded)
 	}
 	sc_ids_clear(s);
 	s->count = s->nslots = s->n_free = s->n_roots = 0;
+	s->n_inherit = 0;
 	s->dirty_all = false;
 	s->order_is_handles = true;
 	s->order_version++;
@@ -426,7 +436,7 @@ int scene_load(scene *s, int n, const char *const *ids, const int *parents,
 			break;
 		}
 		if ((err = node_props_check(p, PROP_ALL, NULL)) != 0 ||
-		    (err = sc_check_local(p->t, p->r, p->s, p->pivot)) != 0)
+		    (err = sc_check_local(p->t, p->r, p->s, p->pivot, p->shear)) != 0)
 			break;
 		if ((err = dup_strings(p, PROP_ALL, &str)) != 0)
 			break;
@@ -493,6 +503,7 @@ int scene_delete(scene *s, int node)
 		int n = s->order[i];
 
 		sc_ids_remove(s, n);
+		s->n_inherit -= s->nd[n].inherit != INHERIT_NORMAL;
 		free(s->nd[n].name);
 		free(s->nd[n].mesh);
 		free(s->nd[n].layer);
@@ -549,8 +560,15 @@ int scene_reparent(scene *s, int node, int new_parent, int index, bool keep_worl
 	siblings = index <= 0 ? 0 : scene_child_count(s, new_parent) - (old_parent == new_parent ? 1 : 0);
 	if (index < -1 || index > siblings)
 		return RIGD_E_BAD_INDEX;
+	/* keep_world rewrites t, r and s alone: a node with a shear or an
+	 * inherit mode other than normal would need its shear or mode
+	 * rewritten too, which is refused as a local that is not TRS. */
+	if (keep_world && (s->nd[node].shear[0] != 0 || s->nd[node].shear[1] != 0 ||
+			   s->nd[node].inherit != INHERIT_NORMAL))
+		return RIGD_E_NOT_TRS;
 	if (keep_world && ((rc = keep_world_channels(s, node, new_parent, &kw)) != 0 ||
-			   (rc = sc_check_local(kw.t, kw.r, kw.s, s->nd[node].pivot)) != 0))
+			   (rc = sc_check_local(kw.t, kw.r, kw.s, s->nd[node].pivot,
+						s->nd[node].shear)) != 0))
 		return rc;
 	a = s->hot[node].pos;
 	k = s->hot[node].size;
@@ -605,7 +623,8 @@ static int check_set(const scene *s, int node, unsigned mask, const node_props *
 		const node_data *d = &s->nd[node];
 
 		err = sc_check_local(mask & PROP_T ? p->t : d->t, mask & PROP_R ? p->r : d->r,
-				  mask & PROP_S ? p->s : d->s, mask & PROP_PIVOT ? p->pivot : d->pivot);
+				  mask & PROP_S ? p->s : d->s, mask & PROP_PIVOT ? p->pivot : d->pivot,
+				  mask & PROP_SHEAR ? p->shear : d->shear);
 		if (err)
 			return err;
 	}
@@ -626,7 +645,8 @@ static inline bool mirrored2d(const double *m)
 static void set_checked(scene *s, int node, unsigned mask, const node_props *p,
 			node_strings copies)
 {
-	bool flip_check = s->dims == 2 && s->parent[node] < 0 && (mask & (PROP_R | PROP_S));
+	bool flip_check = s->dims == 2 && s->parent[node] < 0 &&
+			  (mask & (PROP_R | PROP_S | PROP_SHEAR));
 	bool was_mirrored = flip_check && mirrored2d(local_of(s, node));
 
 	store_props(s, node, mask, p, copies);

@@ -4,8 +4,8 @@
  * scene_query.c, scene_cache.c), and the one-line helpers they all read it
  * with. Private to server/core/: nothing outside the scene_*.c files
  * includes it, draw.c included (it reads the scene through scene.h).
- * Declares no function: what one of those files offers the others is in
- * that file's own header.
+ * Declares no function (node_world is an inline helper): what one of
+ * those files offers the others is in that file's own header.
  *
  * Storage. Per-node data lives in arrays indexed by handle: the local and
  * world matrices side by side as two mat34 (12 doubles each: the last row of
@@ -22,6 +22,7 @@
 #ifndef RIGD_SCENE_INTERNAL_H
 #define RIGD_SCENE_INTERNAL_H
 
+#include "inherit.h"
 #include "scene.h"
 
 #include <stdbool.h>
@@ -41,12 +42,14 @@ typedef struct node_data {
 	bool has_bounds;
 	bool visible;
 	signed char facing; /* enum node_facing; in the padding before 'kind' */
+	signed char inherit; /* enum node_inherit (0..0x1f); likewise */
 	int kind;
 	double fov_deg, znear, zfar;
 	char *name; /* owned, NULL for none */
 	char *mesh; /* owned, NULL for none */
 	char *layer; /* owned, NULL for none */
 	double z_right, z_left;
+	double shear[2]; /* degrees, [shx, shy]; 0 0 in a 3D scene */
 } node_data;
 
 /* What a leaf edit reads and writes of a node besides its matrices, in one
@@ -71,6 +74,10 @@ struct scene {
 	int cap;       /* capacity of every per-handle array */
 	int max_nodes;
 	int dims;        /* 3, or 2 for a scene in the xy plane */
+	/* Live nodes whose inherit mode is not INHERIT_NORMAL. While it is 0
+	 * the recompute pass is the plain product everywhere; otherwise it
+	 * takes a path that asks each node (see scene.c). */
+	int n_inherit;
 	pose_set *poses; /* named sets of node channels (pose.h) */
 	asset_set *assets; /* the SVG assets layers may name (asset.h) */
 	draw_cache *draw; /* the draw order of a 2D scene (draw.c) */
@@ -170,6 +177,31 @@ static inline mat4 stored_mat4(const double *stored)
 
 	memcpy(m.m, stored, sizeof(m.m));
 	return mat4_from_mat34(m);
+}
+
+/*
+ * The world matrix of 'node' from its parent's 'parent_world' (NULL for a
+ * root) into 'out', as the recompute pass computes it: the product
+ * parent_world * local, or inherit_world for a node of a mode other than
+ * normal. The pass in scene.c keeps its own copy of the product for
+ * speed; both give the same bits.
+ */
+static inline void node_world(const scene *s, int node, const double *parent_world, double *out)
+{
+	const node_data *d = &s->nd[node];
+
+	if (s->n_inherit > 0 && d->inherit != INHERIT_NORMAL) {
+		inherit_channels c = {
+			quat_to_angle2d_deg(d->r), { d->shear[0], d->shear[1] }, { d->s.x, d->s.y },
+			{ d->t.x, d->t.y }, { d->pivot.x, d->pivot.y },
+		};
+
+		inherit_world(parent_world, local_of(s, node), &c, d->inherit, out);
+	} else if (parent_world) {
+		mat34_mul(parent_world, local_of(s, node), out);
+	} else {
+		memcpy(out, local_of(s, node), MAT_DOUBLES * sizeof(double));
+	}
 }
 
 /* Position of the first child of 'node' (or first root) and the end of the

@@ -169,6 +169,9 @@ void scene_props(const scene *s, int node, node_props *out)
 	out->z_right = d->z_right;
 	out->z_left = d->z_left;
 	out->facing = d->facing;
+	out->shear[0] = d->shear[0];
+	out->shear[1] = d->shear[1];
+	out->inherit = d->inherit;
 }
 
 /* ---------- geometry ---------- */
@@ -390,11 +393,8 @@ int scene_traverse(const scene *s, scene_visit_fn fn, void *ctx)
 			who = nw;
 			cap = nc;
 		}
-		if (height == 0)
-			memcpy(w34.m, local_of(s, node), sizeof(w34.m));
-		else
-			mat34_mul(stack + MAT_DOUBLES * (size_t)(height - 1),
-				  local_of(s, node), w34.m);
+		node_world(s, node, height == 0 ? NULL : stack + MAT_DOUBLES * (size_t)(height - 1),
+			   w34.m);
 		memcpy(stack + MAT_DOUBLES * (size_t)height, w34.m, sizeof(w34.m));
 		w = mat4_from_mat34(w34);
 		who[height++] = node;

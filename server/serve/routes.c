@@ -618,6 +618,8 @@ const struct route routes[] = {
 	{NET_GET,    "/api/scenes/{name}/debug/{node}", ROLE_VIEWER, AFTER, ROUTE_BODY_API, route_debug},
 	{NET_GET,    "/api/scenes/{name}/poses", ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_poses},
 	{NET_POST,   "/api/scenes/{name}/svg",   ROLE_EDITOR, AFTER, ROUTE_BODY_API,  routes_svg_import},
+	{NET_POST,   "/api/scenes/{name}/spine", ROLE_EDITOR, AFTER, ROUTE_BODY_API,  routes_spine_import},
+	{NET_POST,   "/api/scenes/{name}/dragonbones", ROLE_EDITOR, AFTER, ROUTE_BODY_API, routes_dragonbones_import},
 	{NET_GET,    "/api/scenes/{name}/assets", ROLE_VIEWER, AFTER, ROUTE_BODY_API, routes_asset_list},
 	{NET_GET,    "/api/scenes/{name}/assets/{node}", ROLE_VIEWER, AFTER, ROUTE_BODY_API, routes_asset_get},
 };

@@ -92,6 +92,18 @@ const char *routes_arg(char *const *args, int n_args, const char *name);
 /* The SVG routes (routes_svg.c): POST /api/scenes/{name}/svg, GET
  * /api/scenes/{name}/assets and GET /api/scenes/{name}/assets/{file}. */
 void routes_svg_import(struct server *S, const struct http_call *call);
+/* The scene a 2D import goes to: the existing one (2D), or a new 2D scene
+ * (*created). Answers and returns false when it cannot be ("scene 'x' is
+ * 3D; WHAT needs a 2D scene"); returns false without answering in a
+ * cluster, where the scene is being made through the catalog (the request
+ * runs again then). */
+bool routes_import_scene(struct server *S, const struct http_call *call, const char *what,
+			 bool *created);
+
+/* The skeleton routes (routes_skeleton.c): POST /api/scenes/{name}/spine
+ * and POST /api/scenes/{name}/dragonbones. */
+void routes_spine_import(struct server *S, const struct http_call *call);
+void routes_dragonbones_import(struct server *S, const struct http_call *call);
 void routes_asset_list(struct server *S, const struct http_call *call);
 void routes_asset_get(struct server *S, const struct http_call *call);
 

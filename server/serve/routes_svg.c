@@ -174,11 +174,8 @@ static char *import_report(const char *file, const svg_clean *art, int nodes)
 	return proto_buf_take(&b);
 }
 
-/* The scene an import goes to: the existing one (2D), or a new 2D scene
- * (*created). Answers and returns false when it cannot be; returns false
- * without answering in a cluster, where the scene is being made through
- * the catalog (the request runs again then). */
-static bool import_scene(struct server *S, const struct http_call *call, bool *created)
+bool routes_import_scene(struct server *S, const struct http_call *call, const char *what,
+			 bool *created)
 {
 	const char *name = call->name;
 	int rc;
@@ -188,7 +185,7 @@ static bool import_scene(struct server *S, const struct http_call *call, bool *c
 		if (engine_scene_dims(S->e, name) == 2)
 			return true;
 		http_respond_code(S, call->conn, RIGD_E_BAD_FIELD, "scene",
-				  "scene '%s' is 3D; an SVG rig needs a 2D scene", name);
+				  "scene '%s' is 3D; %s needs a 2D scene", name, what);
 		return false;
 	}
 	if (engine_scenes(S->e, NULL, 0) >= S->o.max_scenes) {
@@ -244,7 +241,7 @@ void routes_svg_import(struct server *S, const struct http_call *call)
 		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
 		goto out;
 	}
-	if (!import_scene(S, call, &created))
+	if (!routes_import_scene(S, call, "an SVG rig", &created))
 		goto out;
 	if (lim.max_ops < batch.n_ops)
 		lim.max_ops = batch.n_ops;

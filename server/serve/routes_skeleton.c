@@ -1,0 +1,281 @@
+/*
+ * routes_skeleton.c: the HTTP routes of skeleton imports (routes.h's
+ * table names them): POST /api/scenes/{name}/spine and POST
+ * /api/scenes/{name}/dragonbones, each one batch with its assets (the
+ * skeleton file, its atlas and the atlas's PNG pages), answered after the
+ * commit, like the glTF and SVG imports.
+ *
+ * The readers live in codec/ (spine.c, dragonbones.c, skel_upload.c with
+ * png.c and atlas.c); this file only puts their results through the turn.
+ */
+#include "http_respond.h"
+#include "log.h"
+#include "routes.h"
+#include "serve_hooks.h"
+#include "server.h"
+#include "turn.h"
+
+#include "codec/dragonbones.h"
+#include "codec/json.h"
+#include "codec/skel_upload.h"
+#include "codec/spine.h"
+#include "core/asset.h"
+#include "core/err.h"
+#include "core/sha256.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One import, whatever its format: what the reader made of the body. */
+struct skel_call {
+	const char *format;          /* "Spine", "DragonBones": for messages */
+	int kind;                    /* ASSET_SPINE, ASSET_DRAGONBONES */
+	const char *atlas;           /* as posted; NULL: none */
+	size_t atlas_len;
+	const skel_image_in *images;
+	int n_images;
+	edit_batch *batch;
+	skel_import_report *rep;
+};
+
+/* The ids of 'rep' (one per line) as an array of pointers into a copy:
+ * *block and *ids to free, or -1 when out of memory. */
+static int split_ids(const skel_import_report *rep, char **block, char ***ids)
+{
+	int n = 0;
+
+	*block = NULL;
+	*ids = NULL;
+	if (!rep->ids_len)
+		return 0;
+	if (!(*block = malloc(rep->ids_len + 1)) ||
+	    !(*ids = calloc((size_t)rep->n_ids + 1, sizeof(char *)))) {
+		free(*block);
+		*block = NULL;
+		return -1;
+	}
+	memcpy(*block, rep->ids, rep->ids_len);
+	(*block)[rep->ids_len] = '\0';
+	for (char *p = *block, *nl; n < rep->n_ids && (nl = strchr(p, '\n')); p = nl + 1) {
+		*nl = '\0';
+		(*ids)[n++] = p;
+	}
+	return n;
+}
+
+/* The lines of a '\n'-separated list as a JSON array of strings. */
+static int lines_json(proto_buf *b, const char *lines, size_t len)
+{
+	char line[EDIT_MESSAGE_MAX];
+	int rc = PROTO_BUF_LIT(b, "[");
+
+	for (size_t off = 0, first = 1; !rc && off < len; first = 0) {
+		const char *nl = memchr(lines + off, '\n', len - off);
+		size_t k = nl ? (size_t)(nl - (lines + off)) : len - off;
+		snprintf(line, sizeof(line), "%.*s", (int)k, lines + off);
+		rc = (!first && PROTO_BUF_LIT(b, ",")) || proto_buf_json_string(b, line);
+		off += k + 1;
+	}
+	return rc || PROTO_BUF_LIT(b, "]");
+}
+
+/* The import's report (a malloc'd JSON object, or NULL when out of
+ * memory): the counts, every asset stored and what was kept unapplied. */
+static char *import_report(const struct skel_call *k, const skel_upload *up,
+			   const engine_asset *a, int n)
+{
+	const skel_import_report *rep = k->rep;
+	proto_buf b;
+	unsigned char d[SHA256_LEN];
+	char hex[2 * SHA256_LEN + 1];
+	int rc;
+
+	proto_buf_init(&b, 0);
+	rc = PROTO_BUF_LIT(&b, "{\"format\":") || proto_buf_json_string(&b, k->format) ||
+	     PROTO_BUF_LIT(&b, ",\"file\":") || proto_buf_json_string(&b, rep->file) ||
+	     PROTO_BUF_LIT(&b, ",\"bones\":") || json_buf_int(&b, rep->bones) ||
+	     PROTO_BUF_LIT(&b, ",\"slots\":") || json_buf_int(&b, rep->slots) ||
+	     PROTO_BUF_LIT(&b, ",\"skins\":") || json_buf_int(&b, rep->skins) ||
+	     PROTO_BUF_LIT(&b, ",\"clips\":") || json_buf_int(&b, rep->clips) ||
+	     PROTO_BUF_LIT(&b, ",\"nodes\":") || json_buf_int(&b, k->batch->n_ops) ||
+	     PROTO_BUF_LIT(&b, ",\"regions\":") || json_buf_int(&b, up->n_regions) ||
+	     PROTO_BUF_LIT(&b, ",\"pages_missing\":") || json_buf_int(&b, up->n_missing) ||
+	     PROTO_BUF_LIT(&b, ",\"assets\":[");
+	for (int i = 0; !rc && i < n; i++) {
+		sha256_digest(a[i].bytes, a[i].len, d);
+		for (int j = 0; j < SHA256_LEN; j++)
+			snprintf(hex + 2 * j, 3, "%02x", d[j]);
+		rc = (i && PROTO_BUF_LIT(&b, ",")) || PROTO_BUF_LIT(&b, "{\"file\":") ||
+		     proto_buf_json_string(&b, a[i].file) || PROTO_BUF_LIT(&b, ",\"kind\":") ||
+		     proto_buf_json_string(&b, asset_kind_name(a[i].kind)) ||
+		     PROTO_BUF_LIT(&b, ",\"sha256\":") || proto_buf_json_string(&b, hex) ||
+		     PROTO_BUF_LIT(&b, ",\"bytes\":") || json_buf_int(&b, (int64_t)a[i].len) ||
+		     PROTO_BUF_LIT(&b, "}");
+	}
+	rc = rc || PROTO_BUF_LIT(&b, "],\"kept\":") || lines_json(&b, rep->kept, rep->kept_len) ||
+	     PROTO_BUF_LIT(&b, ",\"not_applied\":") ||
+	     lines_json(&b, rep->not_applied, rep->not_applied_len) || PROTO_BUF_LIT(&b, "}");
+	if (rc) {
+		proto_buf_release(&b);
+		return NULL;
+	}
+	return proto_buf_take(&b);
+}
+
+/*
+ * The part both formats share: the atlas and pages checked, the assets
+ * listed (the skeleton, the atlas, the pages), the scene found or made
+ * 2D, and the batch submitted with them; answered now on error, after the
+ * commit otherwise.
+ */
+static void skeleton_import(struct server *S, const struct http_call *call, struct skel_call *k)
+{
+	const char *client = routes_arg(call->args, call->n_args, "client");
+	engine_asset a[2 + SKEL_UPLOAD_MAX_PAGES];
+	edit_limits lim = S->lim.edit;
+	skel_upload up;
+	edit_error err;
+	char *block = NULL, **ids = NULL, *report = NULL;
+	bool created = false;
+	int n = 0, n_ids, rc;
+
+	edit_error_clear(&err);
+	if ((rc = skel_upload_check(k->kind, k->rep->file, k->atlas, k->atlas_len, k->images,
+				    k->n_images, &up, &err)) != 0) {
+		http_respond_error(S, call->conn, &err);
+		return;
+	}
+	if (client && !scene_id_valid(client)) {
+		http_respond_code(S, call->conn, RIGD_E_BAD_ID, "client", "bad client id");
+		goto out;
+	}
+	if (client)
+		snprintf(k->batch->client, sizeof(k->batch->client), "%s", client);
+	if ((n_ids = split_ids(k->rep, &block, &ids)) < 0) {
+		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
+		goto out;
+	}
+	a[n++] = (engine_asset){ k->rep->file, k->kind, k->rep->asset, k->rep->asset_len, ids,
+				 n_ids };
+	if (up.has_atlas)
+		a[n++] = (engine_asset){ up.atlas_file, up.atlas_kind, up.atlas, up.atlas_len, NULL,
+					 0 };
+	for (int i = 0; i < up.n_pages; i++)
+		a[n++] = (engine_asset){ up.pages[i].file, ASSET_PNG, up.pages[i].png, up.pages[i].len,
+					 NULL, 0 };
+	if (!(report = import_report(k, &up, a, n))) {
+		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
+		goto out;
+	}
+	if (!routes_import_scene(S, call, k->kind == ASSET_SPINE ? "a Spine skeleton" :
+				 "a DragonBones skeleton", &created))
+		goto out;
+	if (lim.max_ops < k->batch->n_ops)
+		lim.max_ops = k->batch->n_ops;
+	rc = turn_submit_asset(S, PROTO_EDIT, call->name, k->batch, &lim, a, n, k->batch->client,
+			       NULL, call->conn, NULL, &err);
+	if (rc) {
+		http_respond_error(S, call->conn, &err);
+		if (created && engine_scene_delete(S->e, call->name) != 0)
+			serve_log(LOG_WARN, "cannot delete scene %s after a failed import: %s", call->name,
+				  engine_errmsg(S->e));
+		goto out;
+	}
+	S->pend[S->n_pend - 1].report = report;
+	report = NULL;
+	if (created)
+		memcpy(S->pend[S->n_pend - 1].created, call->name, strlen(call->name) + 1);
+	serve_log(LOG_INFO, "%s import into %s: %s, %d bones, %d slots, %d pages", k->format,
+		  call->name, k->rep->file, k->rep->bones, k->rep->slots, up.n_pages);
+out:
+	free(report);
+	free(ids);
+	free(block);
+	skel_upload_release(&up);
+}
+
+/*
+ * POST /api/scenes/{name}/spine: a Spine 4.2 skeleton, {"skeleton",
+ * "atlas"?, "images"?, "file"?} (spine.h), into the 2D scene 'name' (made
+ * when missing). Runs between turns; a body that does not import creates
+ * nothing, not even the scene.
+ */
+void routes_spine_import(struct server *S, const struct http_call *call)
+{
+	spine_import in;
+	skel_import_report rep;
+	edit_batch batch;
+	edit_error err;
+	skel_image_in *images = NULL;
+
+	if (S->hooks && S->hooks->relay_write(S, call))
+		return;  /* relayed to the owner, or waiting for one */
+	edit_batch_init(&batch);
+	memset(&rep, 0, sizeof(rep));
+	if (spine_import_decode(call->body, call->body_len, SIZE_MAX, &in, &err) != 0) {
+		http_respond_error(S, call->conn, &err);
+		return;
+	}
+	if (spine_import_batch(&in, engine_scene(S->e, call->name), &batch, &rep, &err) != 0) {
+		http_respond_error(S, call->conn, &err);
+		goto out;
+	}
+	if (in.n_images && !(images = calloc((size_t)in.n_images, sizeof(*images)))) {
+		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < in.n_images; i++)
+		images[i] = (skel_image_in){ in.images[i].file, in.images[i].base64,
+					     in.images[i].base64_len };
+	struct skel_call k = { "Spine", ASSET_SPINE, in.atlas, in.atlas_len, images, in.n_images,
+			       &batch, &rep };
+	skeleton_import(S, call, &k);
+out:
+	free(images);
+	skel_import_report_release(&rep);
+	edit_batch_release(&batch);
+	spine_import_release(&in);
+}
+
+/*
+ * POST /api/scenes/{name}/dragonbones: a DragonBones 5.x skeleton,
+ * {"skeleton", "armature"?, "atlas"?, "images"?, "file"?}
+ * (dragonbones.h), as routes_spine_import does a Spine one.
+ */
+void routes_dragonbones_import(struct server *S, const struct http_call *call)
+{
+	dragonbones_import in;
+	skel_import_report rep;
+	edit_batch batch;
+	edit_error err;
+	skel_image_in *images = NULL;
+
+	if (S->hooks && S->hooks->relay_write(S, call))
+		return;  /* relayed to the owner, or waiting for one */
+	edit_batch_init(&batch);
+	memset(&rep, 0, sizeof(rep));
+	if (dragonbones_import_decode(call->body, call->body_len, SIZE_MAX, &in, &err) != 0) {
+		http_respond_error(S, call->conn, &err);
+		return;
+	}
+	if (dragonbones_import_batch(&in, engine_scene(S->e, call->name), &batch, &rep, &err) != 0) {
+		http_respond_error(S, call->conn, &err);
+		goto out;
+	}
+	if (in.n_images && !(images = calloc((size_t)in.n_images, sizeof(*images)))) {
+		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < in.n_images; i++)
+		images[i] = (skel_image_in){ in.images[i].file, in.images[i].base64,
+					     strlen(in.images[i].base64) };
+	struct skel_call k = { "DragonBones", ASSET_DRAGONBONES, in.atlas, in.atlas_len, images,
+			       in.n_images, &batch, &rep };
+	skeleton_import(S, call, &k);
+out:
+	free(images);
+	skel_import_report_release(&rep);
+	edit_batch_release(&batch);
+	dragonbones_import_release(&in);
+}

@@ -1,0 +1,118 @@
+/*
+ * skel_worlds.c: imports a DragonBones body file as the route would (the
+ * asset's element ids stored first, then the batch applied to an empty 2D
+ * scene), brings the world matrices up to date and prints, as JSON on
+ * stdout, {"BONE NAME": [w0, ..., w11], ...}: each bone node's world
+ * matrix as the 12 doubles of a mat34 by rows (so the DragonBones matrix
+ * is a = w0, b = w4, c = w1, d = w5, tx = w3, ty = w7), for
+ * dragonbones_oracle.test.mjs to compare with the runtime's.
+ *
+ *   skel_worlds dragonbones BODY.json
+ *
+ * Exit status 0, or 1 with the refusal (code, field, message) on stderr.
+ */
+#include "codec/dragonbones.h"
+#include "core/asset.h"
+#include "core/edit.h"
+#include "core/err.h"
+#include "core/scene.h"
+
+#include <cjson/cJSON.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) != NULL) {
+		*len = fread(buf, 1, (size_t)n, f);
+		buf[*len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The bones' worlds as a JSON object (names as the file has them). */
+static int print_worlds(const dragonbones_import *in, const scene *s)
+{
+	cJSON *root = cJSON_CreateObject();
+	char *text;
+
+	for (int i = 0; root && i < in->n_bones; i++) {
+		const double *w = scene_world_rows(s, scene_find(s, in->bones[i].id));
+		cJSON *arr = w ? cJSON_CreateDoubleArray(w, 12) : NULL;
+		if (!arr || !cJSON_AddItemToObject(root, in->bones[i].name, arr)) {
+			cJSON_Delete(arr);
+			cJSON_Delete(root);
+			return 1;
+		}
+	}
+	if (!root || !(text = cJSON_PrintUnformatted(root))) {
+		cJSON_Delete(root);
+		return 1;
+	}
+	puts(text);
+	free(text);
+	cJSON_Delete(root);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	dragonbones_import in;
+	skel_import_report rep;
+	edit_batch batch;
+	edit_error err;
+	scene *s = NULL;
+	size_t len = 0;
+	char *body;
+	int rc;
+
+	if (argc != 3 || strcmp(argv[1], "dragonbones")) {
+		fprintf(stderr, "usage: skel_worlds dragonbones BODY.json\n");
+		return 2;
+	}
+	if (!(body = read_file(argv[2], &len))) {
+		fprintf(stderr, "skel_worlds: cannot read %s\n", argv[2]);
+		return 1;
+	}
+	edit_batch_init(&batch);
+	memset(&rep, 0, sizeof(rep));
+	rc = dragonbones_import_decode(body, len, len + 1, &in, &err);
+	free(body);
+	if (rc)
+		goto out;
+	if (!(s = scene_new()) || scene_set_dims(s, 2)) {
+		rc = RIGD_E_NOMEM;
+		edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		goto out;
+	}
+	if ((rc = dragonbones_import_batch(&in, s, &batch, &rep, &err)) != 0)
+		goto out;
+	if (rep.ids && (rc = asset_set_add(scene_assets(s), rep.file, rep.ids, rep.ids_len)) != 0) {
+		edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+		goto out;
+	}
+	if ((rc = edit_apply(s, &batch, NULL, NULL, &err)) != 0)
+		goto out;
+	scene_update(s, 1, NULL, NULL);
+	rc = print_worlds(&in, s);
+	if (rc)
+		edit_error_set(&err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+out:
+	if (rc)
+		fprintf(stderr, "skel_worlds: %s (field '%s'): %s\n", err_code(rc), err.field, err.message);
+	edit_batch_release(&batch);
+	skel_import_report_release(&rep);
+	dragonbones_import_release(&in);
+	scene_free(s);
+	return rc ? 1 : 0;
+}
