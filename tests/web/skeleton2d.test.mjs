@@ -469,3 +469,194 @@ describe('skeleton_layers.js: regions drawn where the formats say', () => {
 		assert.deepEqual(handle.problems, []);
 	});
 });
+
+/* ---- through the real import routes, in the viewer ---- */
+
+const DB_SAMPLE = process.env.RIGD_GLTF_SAMPLES ? path.join(path.dirname(process.env.RIGD_GLTF_SAMPLES), 'dragonbones', 'mecha_1406') : null;
+
+/* The import's enc() of a name, written here from its definition. */
+const enc = (name) => [...Buffer.from(name, 'utf8')].map((b) => (/[A-Za-z0-9-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `_${b.toString(16).padStart(2, '0')}`)).join('');
+
+/* A column-major 2D world matrix applied to a point. */
+const apply = (m, [x, y]) => [m[0] * x + m[4] * y + m[12], m[1] * x + m[5] * y + m[13]];
+
+/* Page pixels of scene points, through the viewer's camera. */
+function pagePoints(page, points) {
+	return page.evaluate((pts) => {
+		const cam = document.querySelector('svg.view2d g.camera');
+		const m = cam.getScreenCTM();
+		return pts.map(([x, y]) => {
+			const p = new DOMPoint(x, y).matrixTransform(m);
+			return [p.x, p.y];
+		});
+	}, points);
+}
+
+/* A screenshot of the viewer without its bone overlay (lines and joint
+ * handles would cover the artwork's pixels). */
+async function artworkShot(page, file) {
+	await page.evaluate(() => {
+		for (const g of document.querySelectorAll('svg.view2d g.bones, svg.view2d g.joints')) g.style.visibility = 'hidden';
+	});
+	await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+	const buf = await page.screenshot(file ? { path: file } : {});
+	await page.evaluate(() => {
+		for (const g of document.querySelectorAll('svg.view2d g.bones, svg.view2d g.joints')) g.style.visibility = '';
+	});
+	return decodePng(buf);
+}
+
+/* Waits until the page draws 'count' layer groups, each holding an image. */
+async function waitDrawn(page, count) {
+	await page.waitForFunction((n) => {
+		const groups = document.querySelectorAll('svg.view2d g.layer');
+		return groups.length === n && [...groups].every((g) => g.querySelector('image'));
+	}, count, { timeout: 20000 });
+}
+
+describe('skeleton rigs imported through the routes, in the viewer', () => {
+	let server;
+	const pages = [];
+	before(async () => {
+		server = await rigd.startRigd({ args: ['--sync', 'normal'] });
+	});
+	after(async () => {
+		for (const p of pages) await p.context.close();
+		if (server) await server.stop();
+	});
+
+	/* A Spine rig: a root bone and an arm turned 30 degrees, the three
+	 * regions of the generated page on their slots. */
+	const SPINE_RIG = {
+		skeleton: { spine: '4.2.0' },
+		bones: [{ name: 'root' }, { name: 'arm', parent: 'root', x: 200, y: -40, rotation: 30 }],
+		slots: [
+			{ name: 'a', bone: 'root', attachment: 'A' },
+			{ name: 'b', bone: 'arm', attachment: 'B' },
+			{ name: 'c', bone: 'arm', attachment: 'C' },
+		],
+		skins: [
+			{
+				name: 'default',
+				attachments: {
+					a: { A: SPINE_SLOTS.a.spec },
+					b: { B: SPINE_SLOTS.b.spec },
+					c: { C: { ...SPINE_SLOTS.c.spec, x: 120 } },
+				},
+			},
+		],
+	};
+	const SPINE_RIG_REGIONS = { a: SPINE_SLOTS.a.region, b: SPINE_SLOTS.b.region, c: SPINE_SLOTS.c.region };
+	const specOf = (slot) => SPINE_RIG.skins[0].attachments[slot][SPINE_RIG.slots.find((s) => s.name === slot).attachment];
+
+	/* Each quadrant's expected page point and colour, from the world
+	 * matrices the page holds (the server's) and Spine's formulas. */
+	async function spineExpectations(page) {
+		const want = [];
+		for (const slot of Object.keys(SPINE_RIG_REGIONS)) {
+			const r = SPINE_RIG_REGIONS[slot];
+			const world = await page.evaluate((id) => window.rigd.worldOf(id), `slot:${enc(slot)}`);
+			assert.ok(world, `slot ${slot} has a world matrix`);
+			const top = r.origH - r.bottomCut - r.h;
+			for (const [u, v, colour] of quadrantCentres(r.w, r.h, r.left, top)) want.push({ slot, colour, scene: apply(world, spinePoint(specOf(slot), r, u, v)) });
+		}
+		const onPage = await pagePoints(page, want.map((w) => w.scene));
+		return want.map((w, i) => ({ ...w, at: onPage[i] }));
+	}
+
+	function misses(png, want) {
+		return want.filter((w) => !near(at(png, w.at), w.colour)).map((w) => `${w.slot} at ${w.at.map((c) => c.toFixed(1))}: ${at(png, w.at)} not ${w.colour}`);
+	}
+
+	it('a Spine rig with its atlas: each region where the bones put it, and it follows a bone moved in another page', async () => {
+		const r = await rigd.post(server, '/api/scenes/sprig/spine', { skeleton: SPINE_RIG, file: 'skel.json', atlas: SPINE_ATLAS, images: { 'skel.png': makePage(SPINE_REGIONS).toString('base64') } });
+		assert.equal(r.status, 200, r.text);
+		const list = JSON.parse((await rigd.get(server, '/api/scenes/sprig/assets')).text);
+		assert.deepEqual(list.map((a) => [a.file, a.kind]).sort(), [
+			['skel.json', 'spine'],
+			['skel.json.atlas', 'spine-atlas'],
+			['skel.png', 'png'],
+		]);
+		const A = await openPage(browser, `${server.url}/#/scene/sprig`, { name: 'alice' });
+		const B = await openPage(browser, `${server.url}/#/scene/sprig`, { name: 'bob' });
+		pages.push(A, B);
+		await waitDrawn(A.page, 3);
+		const before = await spineExpectations(A.page);
+		assert.deepEqual(misses(await artworkShot(A.page, path.join(artifacts(), 'skeleton2d-spine-viewer.png')), before), []);
+
+		// Bob's page sends an edit (as the page's own client would: POST
+		// .../edits with its credentials, none here) that moves the arm.
+		const armBefore = await A.page.evaluate(() => window.rigd.worldOf('arm'));
+		await waitDrawn(B.page, 3);
+		const status = await B.page.evaluate(async () => {
+			const res = await fetch('/api/scenes/sprig/edits', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ops: [{ op: 'set', id: 'arm', t: [260, 60, 0] }] }) });
+			return res.status;
+		});
+		assert.equal(status, 200);
+		await A.page.waitForFunction((old) => {
+			const w = window.rigd.worldOf('arm');
+			return w && Math.hypot(w[12] - old[12], w[13] - old[13]) > 1;
+		}, armBefore, { timeout: 10000 });
+		await A.page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+		const moved = await spineExpectations(A.page);
+		const bi = moved.findIndex((w) => w.slot === 'b');
+		const shift = Math.hypot(moved[bi].at[0] - before[bi].at[0], moved[bi].at[1] - before[bi].at[1]);
+		assert.ok(shift > 10, `the artwork moved on the page (${shift.toFixed(1)} px)`);
+		assert.deepEqual(misses(await artworkShot(A.page), moved), []);
+		// ...and where the arm's regions were, they are no longer drawn.
+		const stale = misses(await artworkShot(A.page), before.filter((w) => w.slot !== 'a'));
+		assert.ok(stale.length > 0, 'the arm\'s old places changed');
+		assert.deepEqual(A.problems, []);
+		assert.deepEqual(B.problems, []);
+	});
+
+	it('DragonBones mecha_1406 with its atlas: every slot draws pixels inside its expected box', { skip: !DB_SAMPLE || !fs.existsSync(DB_SAMPLE) ? `no DragonBones sample at ${DB_SAMPLE}` : false }, async () => {
+		const ske = JSON.parse(fs.readFileSync(path.join(DB_SAMPLE, 'mecha_1406_ske.json'), 'utf8'));
+		const tex = JSON.parse(fs.readFileSync(path.join(DB_SAMPLE, 'mecha_1406_tex.json'), 'utf8'));
+		const png = fs.readFileSync(path.join(DB_SAMPLE, 'mecha_1406_tex.png')).toString('base64');
+		const r = await rigd.post(server, '/api/scenes/mecha/dragonbones', { skeleton: ske, atlas: tex, images: { 'mecha_1406_tex.png': png } });
+		assert.equal(r.status, 200, r.text);
+		const tree = await rigd.tree(server, 'mecha');
+		const slots = tree.nodes.filter((n) => n.layer);
+		assert.ok(slots.length > 5, `${slots.length} slot nodes with layers`);
+		const A = await openPage(browser, `${server.url}/#/scene/mecha`, { width: 900, height: 800 });
+		pages.push(A);
+		await waitDrawn(A.page, slots.length);
+		const shot = await artworkShot(A.page, path.join(artifacts(), 'skeleton2d-mecha.png'));
+		const bg = at(shot, [A.page.viewportSize().width - 4, A.page.viewportSize().height - 4]);
+		const subs = new Map(tex.SubTexture.map((s) => [s.name, s]));
+		const arm = ske.armature[0];
+		const empty = [];
+		for (const node of slots) {
+			const [, group] = node.layer.split('#');
+			const [slotEnc, dispEnc] = group.split('.');
+			const skinSlot = arm.skin[0].slot.find((s) => enc(s.name) === slotEnc);
+			const display = skinSlot.display.find((d) => enc(d.name) === dispEnc);
+			const sub = subs.get(display.path || display.name);
+			const fw = sub.frameWidth || sub.width;
+			const fh = sub.frameHeight || sub.height;
+			const d = { ...display, transform: { x: 0, y: 0, skX: 0, skY: 0, scX: 1, scY: 1, ...display.transform } };
+			const corners = [
+				[0, 0],
+				[fw, 0],
+				[0, fh],
+				[fw, fh],
+			].map(([u, v]) => apply(node.world, dbPoint(d, { fw, fh }, u, v)));
+			const onPage = await pagePoints(A.page, corners);
+			const xs = onPage.map((p) => p[0]);
+			const ys = onPage.map((p) => p[1]);
+			let drawn = 0;
+			let total = 0;
+			for (let y = Math.ceil(Math.min(...ys)); y < Math.max(...ys); y++) {
+				for (let x = Math.ceil(Math.min(...xs)); x < Math.max(...xs); x++) {
+					if (x < 0 || y < 0 || x >= shot.width || y >= shot.height) continue;
+					total++;
+					if (!near(shot.at(x, y).slice(0, 3), bg, 12)) drawn++;
+				}
+			}
+			if (!total || drawn < total * 0.1) empty.push(`${node.id}: ${drawn} of ${total} pixels drawn`);
+		}
+		assert.deepEqual(empty, []);
+		assert.deepEqual(A.problems, []);
+	});
+});
