@@ -316,6 +316,9 @@ describe('skeleton_layers.js: regions drawn where the formats say', () => {
 					if (!near(at(png, p), WHITE, 8)) misses.push(`${slot}: the trimmed margin at ${p} is ${at(png, p)}`);
 				}
 			}
+			// The extent the asset reports for A (no turn, 96 x 96 at 0, 0).
+			const box = await page.evaluate(() => window.skelAsset.cut('a.A', new Set()).box);
+			assert.ok(box && [-48, -48, 48, 48].every((v, i) => Math.abs(box[i] - v) < 1e-9), `box ${box}`);
 			// D is not in the atlas: an outline of its rect, hollow.
 			const d = SPINE_SLOTS.d;
 			const edge = add(d.origin, [0, -d.spec.height / 2]);
@@ -627,6 +630,7 @@ describe('skeleton rigs imported through the routes, in the viewer', () => {
 		const subs = new Map(tex.SubTexture.map((s) => [s.name, s]));
 		const arm = ske.armature[0];
 		const empty = [];
+		const all = [Infinity, Infinity, -Infinity, -Infinity]; // the drawn extent on the page
 		for (const node of slots) {
 			const [, group] = node.layer.split('#');
 			const [slotEnc, dispEnc] = group.split('.');
@@ -645,6 +649,7 @@ describe('skeleton rigs imported through the routes, in the viewer', () => {
 			const onPage = await pagePoints(A.page, corners);
 			const xs = onPage.map((p) => p[0]);
 			const ys = onPage.map((p) => p[1]);
+			all.splice(0, 4, Math.min(all[0], ...xs), Math.min(all[1], ...ys), Math.max(all[2], ...xs), Math.max(all[3], ...ys));
 			let drawn = 0;
 			let total = 0;
 			for (let y = Math.ceil(Math.min(...ys)); y < Math.max(...ys); y++) {
@@ -657,6 +662,13 @@ describe('skeleton rigs imported through the routes, in the viewer', () => {
 			if (!total || drawn < total * 0.1) empty.push(`${node.id}: ${drawn} of ${total} pixels drawn`);
 		}
 		assert.deepEqual(empty, []);
+		// Framed on what is drawn (not on the atlas pages' extents).
+		const v = await A.page.evaluate(() => {
+			const r = document.querySelector('svg.view2d').getBoundingClientRect();
+			return [r.width, r.height];
+		});
+		const frame = [(all[2] - all[0]) / v[0], (all[3] - all[1]) / v[1]];
+		assert.ok(Math.max(...frame) > 0.5, `the rig fills the view (${frame})`);
 		assert.deepEqual(A.problems, []);
 	});
 });

@@ -285,6 +285,37 @@ function vertexBox(vertices, count, flip) {
 	return box;
 }
 
+/* What a group built here draws, in its own frame: [x0, y0, x1, y1] over
+ * its region viewports and outlines (each mapped by the transforms between
+ * it and 'g'), or null. Read from the attributes this module wrote. */
+function extent(g) {
+	let box = null;
+	for (const e of g.querySelectorAll('svg, rect.skel-outline, circle.skel-outline')) {
+		let x0, y0, x1, y1;
+		if (e.localName === 'circle') {
+			const cx = Number(e.getAttribute('cx'));
+			const cy = Number(e.getAttribute('cy'));
+			[x0, y0, x1, y1] = [cx - 2, cy - 2, cx + 2, cy + 2];
+		} else {
+			x0 = Number(e.getAttribute('x'));
+			y0 = Number(e.getAttribute('y'));
+			x1 = x0 + Number(e.getAttribute('width'));
+			y1 = y0 + Number(e.getAttribute('height'));
+		}
+		let m = new DOMMatrix();
+		for (let p = e.parentElement; p && p !== g.parentElement; p = p.parentElement) {
+			const list = p.transform && p.transform.baseVal;
+			const t = list && list.numberOfItems ? list.consolidate() : null;
+			if (t) m = new DOMMatrix([t.matrix.a, t.matrix.b, t.matrix.c, t.matrix.d, t.matrix.e, t.matrix.f]).multiply(m);
+		}
+		for (const [x, y] of [[x0, y0], [x1, y0], [x0, y1], [x1, y1]]) {
+			const q = m.transformPoint(new DOMPoint(x, y));
+			box = box ? [Math.min(box[0], q.x), Math.min(box[1], q.y), Math.max(box[2], q.x), Math.max(box[3], q.y)] : [q.x, q.y, q.x, q.y];
+		}
+	}
+	return box;
+}
+
 /* ---- the asset ---- */
 
 /* The attachments of a Spine slot in its skins: the default skin first. */
@@ -349,15 +380,17 @@ export class SkeletonAsset {
 
 	/*
 	 * The group for layer GROUP 'group' (enc(slot).enc(attachment)):
-	 * {element, inner: null}, or null when the skeleton has no such
-	 * attachment. 'boundIds' is unused (a slot's group holds no other's).
+	 * {element, inner: null, box}, or null when the skeleton has no such
+	 * attachment. 'box' is [x0, y0, x1, y1], what the group draws in the
+	 * slot's frame (getBBox() would count a region's whole page), or null
+	 * when it draws nothing. 'boundIds' is unused (a slot's group holds no other's).
 	 */
 	cut(group) {
 		const names = splitGroup(group);
 		if (!names) return null;
 		const g = el('g', { class: 'skel-attachment' });
 		const ok = this.format === 'spine' ? this._spine(g, names) : this._dragonBones(g, names);
-		return ok ? { element: g, inner: null } : null;
+		return ok ? { element: g, inner: null, box: extent(g) } : null;
 	}
 
 	_spine(g, { slot, attachment }) {
