@@ -16,7 +16,13 @@
  * shows as drawn while the world matrix is the identity. Path data and the
  * element's own attributes are never rewritten.
  *
- * Never: inserts unsanitised markup, composes a node's world matrix.
+ * The AssetStore dispatches by the response's media type: SVG as above;
+ * application/json is a Spine or DragonBones skeleton, handed whole to
+ * skeleton_layers.js (which fetches its atlas and pages); nothing else is
+ * a layer.
+ *
+ * Never: inserts unsanitised markup, feeds JSON or PNG to the SVG
+ * sanitiser, composes a node's world matrix.
  */
 import DOMPurify from 'dompurify';
 import { auth } from './auth.js';
