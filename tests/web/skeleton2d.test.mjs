@@ -463,6 +463,38 @@ describe('skeleton_layers.js: regions drawn where the formats say', () => {
 		assert.ok(ms.nested > 0 && ms.clipped > 0);
 	});
 
+	it('hostile names and values stay text and numbers', async () => {
+		const evil = '<img src=x onerror="window.pwned=1">';
+		const got = await page.evaluate(async (name) => {
+			const m = await import('/app/skeleton_layers.js');
+			const skeleton = {
+				skeleton: { spine: '4.2.0' },
+				bones: [{ name: 'root' }],
+				slots: [{ name, bone: 'root', attachment: name }],
+				skins: [{ name: 'default', attachments: { [name]: { [name]: { x: '1) scale(900', y: '2', rotation: 'rotate(1)', width: 40, height: 30, path: `${name}</svg>` } } } }],
+			};
+			const atlas = `p.png\nsize: 8, 8\n${name}</svg>\nbounds: 0, 0, 4, 4\n`;
+			const files = new Map([[`evil.json.atlas`, new Response(atlas)]]);
+			const asset = await m.loadSkeleton('evil.json', skeleton, async (f) => files.get(f) || null);
+			const cut = asset.cut(`${m.encodePart(name)}.${m.encodePart(name)}`, new Set());
+			document.body.append(cut.element);
+			const out = {
+				imgs: cut.element.querySelectorAll('img, image, foreignObject').length,
+				title: cut.element.querySelector('title').textContent,
+				transforms: [...cut.element.querySelectorAll('[transform]')].map((e) => e.getAttribute('transform')),
+				attrs: [...cut.element.querySelectorAll('*')].flatMap((e) => [...e.attributes].map((a) => a.name)).sort(),
+				pwned: window.pwned === 1,
+			};
+			cut.element.remove();
+			return out;
+		}, evil);
+		assert.equal(got.imgs, 0);
+		assert.equal(got.pwned, false);
+		assert.match(got.title, /^page 'p.png' of region '<img src=x onerror="window.pwned=1"><\/svg>' did not load/);
+		assert.deepEqual(got.transforms, ['translate(0 -2) rotate(0) scale(1 1)']);
+		assert.ok(got.attrs.every((a) => !/^on/i.test(a)), got.attrs.join(' '));
+	});
+
 	it('names decode as the import encodes them', async () => {
 		const got = await page.evaluate(async () => {
 			const m = await import('/app/skeleton_layers.js');

@@ -378,6 +378,14 @@ export class SkeletonAsset {
 		return { r, page: size };
 	}
 
+	/* Why region 'name' is drawn as 'what' (text for a <title>). */
+	_why(name, what) {
+		if (!this.atlas) return `no atlas: ${what}`;
+		const r = this.atlas.regions.get(name);
+		if (!r) return `region '${name}' is not in the atlas: ${what}`;
+		return `page '${r.page.name}' of region '${name}' did not load: ${what}`;
+	}
+
 	/*
 	 * The group for layer GROUP 'group' (enc(slot).enc(attachment)):
 	 * {element, inner: null, box}, or null when the skeleton has no such
@@ -409,7 +417,7 @@ export class SkeletonAsset {
 			if (found) t.append(regionElement(found.r, found.page, -w / 2, -h / 2, w, h));
 			else {
 				t.append(outlineRect(-w / 2, -h / 2, w, h));
-				titled(g, this.atlas ? `region '${regionName}' is not in the atlas` : 'no atlas: outline');
+				titled(g, this._why(regionName, 'outline'));
 			}
 			g.append(t);
 			return true;
@@ -462,7 +470,7 @@ export class SkeletonAsset {
 			} else {
 				// A DragonBones image display carries no size of its own.
 				m.append(outlineRect(-MARK * px, -MARK * py, MARK, MARK));
-				titled(g, this.atlas ? `texture '${regionName}' is not in the atlas` : 'no atlas: marker at the pivot');
+				titled(g, this._why(regionName, 'marker at the pivot'));
 			}
 			return true;
 		}
