@@ -50,6 +50,8 @@ export const OWNERS = [
   { header: /^hiredis\//, layers: ['cluster'], what: 'hiredis' },
   { header: /^uv\.h$|^uv\/|^hiredis\/adapters\/libuv\.h$/, layers: ['net', 'cluster'], what: 'libuv' },
   { header: /^libxml\//, layers: ['codec'], what: 'libxml2' },
+  { header: /^png\.h$/, layers: ['codec'], what: 'libpng' },
+  { header: /^zlib\.h$/, layers: ['codec'], what: 'zlib' },
 ];
 
 /*

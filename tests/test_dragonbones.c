@@ -390,6 +390,21 @@ static void test_refusals(void **state)
 		snprintf(arm, sizeof(arm), "{\"name\":\"a\",\"bone\":[{\"name\":\"%s\"}]}", longname);
 		refuse(NULL, arm, NULL, BAD, "skeleton.armature[0].bone[0].name", "256");
 	}
+	/* One bone more than DRAGONBONES_MAX_BONES is a limit, named. */
+	{
+		size_t cap = 64 + 16 * (DRAGONBONES_MAX_BONES + 1);
+		char *body = malloc(cap);
+		dragonbones_import in;
+		edit_error err;
+		assert_non_null(body);
+		size_t n = (size_t)sprintf(body, "{\"skeleton\":{\"version\":\"5.5\",\"armature\":[{\"name\":\"a\",\"bone\":[");
+		for (int i = 0; i <= DRAGONBONES_MAX_BONES; i++)
+			n += (size_t)sprintf(body + n, "%s{\"name\":\"b%d\"}", i ? "," : "", i);
+		n += (size_t)sprintf(body + n, "]}]}}");
+		assert_int_equal(dragonbones_import_decode(body, n, cap, &in, &err), RIGD_E_LIMIT);
+		assert_string_equal(err.field, "skeleton.armature[0].bone");
+		free(body);
+	}
 	/* The body's own members are bad_field. */
 	refuse(NULL, "{\"name\":\"a\",\"bone\":[{\"name\":\"b\"}]}", ",\"extra\":1", RIGD_E_BAD_FIELD, "extra",
 	       NULL);

@@ -624,6 +624,42 @@ static void test_base64(void **state)
 	free(out);
 }
 
+/* The committed files of tests/data/png (written by --write from the
+ * builders above): the valid ones kept, the hostile ones refused. */
+static void test_data_files(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file, *why;   /* why: NULL when accepted */
+		uint32_t w, h;
+	} cases[] = {
+		{"rgba8.png", NULL, 2, 2}, {"grey16.png", NULL, 2, 1}, {"palette2.png", NULL, 3, 1},
+		{"bad-crc.png", "CRC error in chunk IDAT", 0, 0},
+		{"truncated.png", "truncated", 0, 0},
+		{"trailing.png", "4 bytes after IEND", 0, 0},
+		{"huge-ihdr.png", "100000 x 100000 pixels: a side over 4096", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/tests/data/png/%s", RIGD_SOURCE_DIR, cases[i].file);
+		FILE *fp = fopen(path, "rb");
+		assert_non_null(fp);
+		buf f = {0};
+		unsigned char chunk_buf[4096];
+		size_t n;
+		while ((n = fread(chunk_buf, 1, sizeof(chunk_buf), fp)) > 0)
+			put(&f, chunk_buf, n);
+		fclose(fp);
+		if (cases[i].why) {
+			refuse(&f, cases[i].why);
+		} else {
+			unsigned char *p = accept(&f, cases[i].w, cases[i].h);
+			free(p);
+		}
+		free(f.b);
+	}
+}
+
 static void write_file(const char *dir, const char *name, const buf *f)
 {
 	char path[1024];
@@ -687,6 +723,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_zlib_bomb),
 		cmocka_unit_test(test_trailing_and_structure),
 		cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_data_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,8 @@
  * world carried there by F = diag(1, -1); DragonBones' flags match the
  * rules as docs/transforms.md states them, computed here on DragonBones'
  * own (rotation, skew, scale) values; edits, undo, refusals; the
- * recompute stays incremental and gives normal nodes the bits they had.
+ * recompute stays incremental and gives normal nodes the bits they had;
+ * the worked example of docs/transforms.md 11.8.
  * Expected values are computed in this file from the documented formulas,
  * never taken from the code under test.
  */
@@ -376,6 +377,76 @@ static void test_mode_properties(void **state)
 		assert_near(wc.m[5], sa * lc.m[4] + ca * lc.m[5], 1e-12, "noScale d");
 	}
 	scene_free(s);
+}
+
+/* The worked example of docs/transforms.md 11.8, its figures computed by
+ * hand there: a parent at (100, 50) turned 90 and scaled (2, 1), a child
+ * at (10, 0) with shear [0, 30], in each mode; then the mirror that tells
+ * the two noScale modes apart. */
+static void test_worked_example(void **state)
+{
+	static const struct {
+		int mode;
+		double x[2], y[2], t[2];
+	} rows[] = {
+		{ INHERIT_NORMAL, { 0, -2 }, { 0.8660254037844386, -1 }, { 100, 30 } },
+		{ INHERIT_ONLY_TRANSLATION, { 1, 0 }, { 0.5, 0.8660254037844386 }, { 100, 30 } },
+		{ INHERIT_NO_ROTATION_OR_REFLECTION, { 1, 0 }, { 0.5, 1.7320508075688772 }, { 100, 30 } },
+		{ INHERIT_NO_SCALE, { 0, -1 }, { 0.8660254037844386, -0.5 }, { 100, 30 } },
+		{ INHERIT_NO_SCALE_OR_REFLECTION, { 0, -1 }, { 0.8660254037844386, -0.5 }, { 100, 30 } },
+		{ INHERIT_DB | DB_NO_SCALE, { 0, -1 }, { 0.8660254037844386, -0.5 }, { 100, 30 } },
+		{ INHERIT_DB | DB_NO_ROTATION, { 1, 0 }, { 0.5, 1.7320508075688772 }, { 100, 30 } },
+		{ INHERIT_DB | DB_NO_TRANSLATION, { 0, -2 }, { 0.8660254037844386, -1 }, { 10, 0 } },
+	};
+	static const struct {
+		int mode;
+		double x[2], y[2];
+	} mirror[] = {
+		{ INHERIT_NO_SCALE, { 0.8660254037844386, 0.5 }, { 0.5, -0.8660254037844386 } },
+		{ INHERIT_NO_SCALE_OR_REFLECTION, { 0.8660254037844386, 0.5 }, { -0.5, 0.8660254037844386 } },
+		{ INHERIT_NORMAL, { 0.8660254037844386, 0.5 }, { 0.5, -0.8660254037844386 } },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		node_props pp = node_props_default(), cp = node_props_default();
+		scene *s = new2d();
+		mat4 w;
+
+		pp.t = vec3_make(100, 50, 0);
+		pp.r = quat_from_angle2d_deg(90);
+		pp.s = vec3_make(2, 1, 1);
+		cp.t = vec3_make(10, 0, 0);
+		cp.shear[1] = 30;
+		cp.inherit = rows[i].mode;
+		create(s, "c", create(s, "p", -1, &pp), &cp);
+		scene_update(s, 1, NULL, NULL);
+		w = scene_world(s, scene_find(s, "c"));
+		assert_near(w.m[0], rows[i].x[0], 1e-12, "x.x");
+		assert_near(w.m[1], rows[i].x[1], 1e-12, "x.y");
+		assert_near(w.m[4], rows[i].y[0], 1e-12, "y.x");
+		assert_near(w.m[5], rows[i].y[1], 1e-12, "y.y");
+		assert_near(w.m[12], rows[i].t[0], 1e-12, "t.x");
+		assert_near(w.m[13], rows[i].t[1], 1e-12, "t.y");
+		scene_free(s);
+	}
+	for (size_t i = 0; i < sizeof(mirror) / sizeof(mirror[0]); i++) {
+		node_props pp = node_props_default(), cp = node_props_default();
+		scene *s = new2d();
+		mat4 w;
+
+		pp.s = vec3_make(1, -1, 1);
+		cp.r = quat_from_angle2d_deg(30);
+		cp.inherit = mirror[i].mode;
+		create(s, "c", create(s, "p", -1, &pp), &cp);
+		scene_update(s, 1, NULL, NULL);
+		w = scene_world(s, scene_find(s, "c"));
+		assert_near(w.m[0], mirror[i].x[0], 1e-12, "mirror x.x");
+		assert_near(w.m[1], mirror[i].x[1], 1e-12, "mirror x.y");
+		assert_near(w.m[4], mirror[i].y[0], 1e-12, "mirror y.x");
+		assert_near(w.m[5], mirror[i].y[1], 1e-12, "mirror y.y");
+		scene_free(s);
+	}
 }
 
 /* ---------- DragonBones' flags ---------- */
@@ -801,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_spine_no_scale),
 		cmocka_unit_test(test_spine_no_scale_or_reflection),
 		cmocka_unit_test(test_mode_properties),
+		cmocka_unit_test(test_worked_example),
 		cmocka_unit_test(test_dragonbones_flags),
 		cmocka_unit_test(test_dragonbones_reflection_only),
 		cmocka_unit_test(test_incremental),

@@ -1,7 +1,7 @@
 /*
  * relay_http.c: the HTTP writes that are not edit batches (POST
- * /api/scenes/{name}/log, .../gltf, .../svg) relayed to the owner of their
- * scene, and the imports that create a scene made through the cluster's
+ * /api/scenes/{name}/log, .../gltf, .../svg, .../spine, .../dragonbones)
+ * relayed to the owner of their scene, and the imports that create a scene made through the cluster's
  * catalog (see relay.h).
  *
  * A process that does not own the scene keeps a copy of the request (a
@@ -421,7 +421,8 @@ void relay_http_reply(void *ctx, uint64_t rid, int status, const char *body, siz
 /* The kinds a call may name: the route's last path segment. */
 static bool kind_known(const char *kind)
 {
-	return strcmp(kind, "log") == 0 || strcmp(kind, "gltf") == 0 || strcmp(kind, "svg") == 0;
+	return strcmp(kind, "log") == 0 || strcmp(kind, "gltf") == 0 || strcmp(kind, "svg") == 0 ||
+	       strcmp(kind, "spine") == 0 || strcmp(kind, "dragonbones") == 0;
 }
 
 /* Splits the arguments of 'k' into d->args. False when there are too many. */

@@ -55,6 +55,7 @@
 #define DRAGONBONES_MAX_SLOTS 1000     /* slots of one armature */
 #define DRAGONBONES_MAX_DISPLAYS 10000 /* displays over every skin */
 #define DRAGONBONES_MAX_IMAGES 64      /* entries of "images" */
+#define DRAGONBONES_MAX_CONSTRAINTS 1000 /* entries of "ik", and of "path" */
 #define DRAGONBONES_SLOT_PREFIX "slot:"
 
 /* One bone, as the file has it (angles in degrees, the file's y-down
@@ -139,7 +140,8 @@ typedef struct dragonbones_import {
  *     displays of that slot, a skin slot the armature lacks, a display
  *     without a name or whose GROUP is longer than SCENE_LAYER_GROUP_MAX,
  *     a bone of a type other than "bone" (surfaces);
- *   limit (more than DRAGONBONES_MAX_BONES, _SLOTS, _DISPLAYS or _IMAGES),
+ *   limit (more than DRAGONBONES_MAX_BONES or _SLOTS, skins, _DISPLAYS
+ *     displays or skin slot entries, _CONSTRAINTS of a kind, _IMAGES),
  *   nomem.
  * *out is empty on error.
  */

@@ -382,6 +382,10 @@ static int decode_skin(db_ctx *c, const cJSON *skin, int k, bool is_default)
 		int slot, i = 0;
 
 		db_path(f2, "%s.slot[%d]", field, j++);
+		/* Each entry costs a search of the slots: bounded in all. */
+		if (++c->n_entries > DRAGONBONES_MAX_DISPLAYS)
+			return db_fail(c->err, RIGD_E_LIMIT, f2, "%s: more than %d skin entries", c->arm,
+				       DRAGONBONES_MAX_DISPLAYS);
 		if (!cJSON_IsObject(entry) || !cJSON_IsString(n)) {
 			snprintf(msg, sizeof(msg), "skin '%s': an entry must be an object with a slot's name",
 				 sname);
@@ -449,20 +453,25 @@ static int resolve_displays(db_ctx *c)
 }
 
 /* The bones an IK constraint moves: its bone, 'chain' ancestors, and the
- * descendants of the topmost, as a list of names. */
+ * descendants of the topmost, as a list of names. One pass, since every
+ * parent comes before its children. */
 static int moved_bones(db_ctx *c, int top, db_text *t)
 {
 	const dragonbones_import *in = c->out;
+	bool *moved = calloc((size_t)in->n_bones, sizeof(*moved));
 	char b[80];
 	int n = 0;
 
-	for (int i = 0; i < in->n_bones; i++) {
-		int a = i;
-		while (a >= 0 && a != top)
-			a = in->bones[a].parent;
-		if (a == top && db_text_add(t, "%s%s", n++ ? ", " : "", q(in->bones[i].name, b, sizeof(b))))
+	if (!moved)
+		return db_nomem(c->err);
+	for (int i = top; i < in->n_bones; i++) {
+		moved[i] = i == top || (in->bones[i].parent >= 0 && moved[in->bones[i].parent]);
+		if (moved[i] && db_text_add(t, "%s%s", n++ ? ", " : "", q(in->bones[i].name, b, sizeof(b)))) {
+			free(moved);
 			return db_nomem(c->err);
+		}
 	}
+	free(moved);
 	return 0;
 }
 
@@ -481,6 +490,12 @@ static int decode_constraints(db_ctx *c, const cJSON *arm)
 		if (!cJSON_IsArray(arr)) {
 			snprintf(msg, sizeof(msg), "%s must be an array", kinds[kind]);
 			return BAD(c, msg, "%s.%s", c->arm, kinds[kind]);
+		}
+		if (cJSON_GetArraySize(arr) > DRAGONBONES_MAX_CONSTRAINTS) {
+			char field[EDIT_FIELD_MAX];
+			db_path(field, "%s.%s", c->arm, kinds[kind]);
+			return db_fail(c->err, RIGD_E_LIMIT, field, "%s: more than %d", field,
+				       DRAGONBONES_MAX_CONSTRAINTS);
 		}
 		cJSON_ArrayForEach(item, arr) {
 			const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
@@ -577,8 +592,11 @@ static int armature_array(db_ctx *c, const cJSON *arm, const char *key, int max,
 		snprintf(msg, sizeof(msg), "%s must be an array", key);
 		return BAD(c, msg, "%s.%s", c->arm, key);
 	}
-	if ((*n = cJSON_GetArraySize(*arr)) > max)
-		return db_fail(c->err, RIGD_E_LIMIT, key, "%s.%s: more than %d", c->arm, key, max);
+	if ((*n = cJSON_GetArraySize(*arr)) > max) {
+		char field[EDIT_FIELD_MAX];
+		db_path(field, "%s.%s", c->arm, key);
+		return db_fail(c->err, RIGD_E_LIMIT, field, "%s: more than %d", field, max);
+	}
 	return 0;
 }
 

@@ -34,6 +34,7 @@ typedef struct db_ctx {
 	db_text kept, not_applied;
 	int n_kept, n_not_applied;
 	int n_displays;
+	int n_entries;                   /* skin slot entries over every skin */
 } db_ctx;
 
 /* Appends printf-style text: 0 or RIGD_E_NOMEM (text unchanged). */

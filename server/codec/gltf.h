@@ -211,7 +211,10 @@ typedef struct gltf_export_opts {
  * Returns 0 and a malloc'd NUL-terminated string in *out_json (its length
  * in *out_len, may be NULL) that the caller frees; RIGD_E_NOMEM (or
  * RIGD_E_LIMIT for a scene whose glTF would exceed INT_MAX nodes) with
- * *out_json untouched.
+ * *out_json untouched; RIGD_E_NOT_TRS for a 2D scene with a node that has
+ * a shear or an inherit mode other than normal (glTF's nodes are TRS, or a
+ * matrix that decomposes into TRS, under the parent's world: neither
+ * holds those).
  */
 int gltf_export(const scene *s, const gltf_export_opts *opts, char **out_json, size_t *out_len);
 

@@ -480,7 +480,7 @@ static int plan_mesh(export_ctx *x, int pos, const char *mesh)
 }
 
 /* The glTF indices of every node, mesh and camera, in the scene's
- * preorder: 0, RIGD_E_NOMEM or RIGD_E_LIMIT. */
+ * preorder: 0, RIGD_E_NOMEM, RIGD_E_LIMIT or RIGD_E_NOT_TRS. */
 static int plan(export_ctx *x)
 {
 	const scene *s = x->s;
@@ -500,6 +500,11 @@ static int plan(export_ctx *x)
 		/* Preorder: a parent's glTF index is given before its children's. */
 		assert(scene_parent(s, node) < 0 || scene_pos(s, scene_parent(s, node)) < pos);
 		scene_props(s, node, &p);
+		/* glTF's nodes are TRS, or a matrix that must decompose into
+		 * TRS, always composed with the parent's: a shear, or a world
+		 * taken from the parent's by another rule, has no glTF form. */
+		if (p.shear[0] != 0 || p.shear[1] != 0 || p.inherit != INHERIT_NORMAL)
+			return RIGD_E_NOT_TRS;
 		if (x->n_gltf > INT_MAX - 2)
 			return RIGD_E_LIMIT;
 		x->gidx[pos] = x->n_gltf;

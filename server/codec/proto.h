@@ -313,6 +313,14 @@ int proto_decode_scene_create(const char *json, size_t len, char name_out[SCENE_
 int proto_decode_scene_create_dims(const char *json, size_t len,
 				   char name_out[SCENE_ID_MAX + 1], int *dims, edit_error *err);
 
+/* The wire name of Spine inherit mode 'mode' ("normal", "onlyTranslation",
+ * "noRotationOrReflection", "noScale", "noScaleOrReflection"), NULL for a
+ * mode of DragonBones' flags, written as an object instead; and the name
+ * of flag i (0 translation, 1 rotation, 2 scale, 3 reflection: the
+ * DB_NO_ bit 1 << i says it is false), "" beyond. */
+const char *proto_inherit_name(int mode);
+const char *proto_inherit_flag_name(int i);
+
 /* --- encoding --- */
 
 /*

@@ -405,13 +405,13 @@ int proto_get_text(const cJSON *item, const char *field, size_t max_bytes, bool 
 enum {
 	K_OP, K_ID, K_PARENT, K_INDEX, K_NAME, K_T, K_R, K_S, K_PIVOT, K_EULER, K_BOUNDS,
 	K_MESH, K_KIND, K_CAMERA, K_VISIBLE, K_KEEP_WORLD, K_ANGLE, K_AXIS, K_BY, K_CHAIN,
-	K_TARGET, K_POLE, K_LAYER, K_Z, K_FACING, K_COUNT
+	K_TARGET, K_POLE, K_LAYER, K_Z, K_FACING, K_SHEAR, K_INHERIT, K_COUNT
 };
 
 static const char *const op_keys[K_COUNT] = {
 	"op", "id", "parent", "index", "name", "t", "r", "s", "pivot", "euler", "bounds",
 	"mesh", "kind", "camera", "visible", "keep_world", "angle", "axis", "by", "chain",
-	"target", "pole", "layer", "z", "facing",
+	"target", "pole", "layer", "z", "facing", "shear", "inherit",
 };
 
 /* The EDIT_F_ bits a member stands for (camera: any of fov, near, far). */
@@ -420,7 +420,7 @@ static const unsigned key_fields[K_COUNT] = {
 	EDIT_F_PIVOT, EDIT_F_EULER, EDIT_F_BOUNDS, EDIT_F_MESH, EDIT_F_KIND,
 	EDIT_F_FOV | EDIT_F_NEAR | EDIT_F_FAR, EDIT_F_VISIBLE, EDIT_F_KEEP_WORLD, EDIT_F_ANGLE,
 	EDIT_F_AXIS, EDIT_F_BY, EDIT_F_CHAIN, EDIT_F_TARGET, EDIT_F_POLE, EDIT_F_LAYER, EDIT_F_Z,
-	EDIT_F_FACING,
+	EDIT_F_FACING, EDIT_F_SHEAR, EDIT_F_INHERIT,
 };
 
 /* The members of three numbers, in the order they are checked, and where
@@ -604,6 +604,8 @@ static int decode_op_fields(const cJSON *const *f, const proto_limits *lim, edit
 		op->fields |= EDIT_F_KEEP_WORLD;
 	}
 	if ((rc = proto_decode_draw(f[K_LAYER], f[K_Z], f[K_FACING], op, w)) != 0)
+		return rc;
+	if ((rc = proto_decode_shape2d(f[K_SHEAR], f[K_INHERIT], op, w)) != 0)
 		return rc;
 	return decode_relative_fields(f, lim, op, w);
 }

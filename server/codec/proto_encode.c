@@ -120,6 +120,35 @@ static int put_draw(proto_buf *b, const node_props *p)
 	       put_facing(b, p->facing);
 }
 
+/* An inherit mode: Spine's name, or DragonBones' four flags. */
+static int put_inherit(proto_buf *b, int mode)
+{
+	const char *name = proto_inherit_name(mode);
+
+	if (name)
+		return put(b, "\"") || put(b, name) || put(b, "\"");
+	if (JSON_BUF_LIT(b, "{"))
+		return RIGD_E_NOMEM;
+	for (int i = 0; i < 4; i++)
+		if (key(b, proto_inherit_flag_name(i), i == 0) ||
+		    put(b, (mode & (1 << i)) ? "false" : "true"))
+			return RIGD_E_NOMEM;
+	return JSON_BUF_LIT(b, "}");
+}
+
+/* ',"shear":[..]' and ',"inherit":..' of a node of a 2D scene, each when
+ * not the default (a shear of +0 +0, the normal mode), so that a scene
+ * without them reads as it did before they existed. */
+static int put_shape2d(proto_buf *b, const node_props *p)
+{
+	static const double zero = 0;
+	bool sheared = memcmp(&p->shear[0], &zero, sizeof(zero)) ||
+		       memcmp(&p->shear[1], &zero, sizeof(zero));
+
+	return (sheared && (key(b, "shear", false) || put_numbers(b, p->shear, 2))) ||
+	       (p->inherit != INHERIT_NORMAL && (key(b, "inherit", false) || put_inherit(b, p->inherit)));
+}
+
 static int put_world(proto_buf *b, const scene *s, int node)
 {
 	mat4 w = scene_world(s, node);
@@ -155,7 +184,7 @@ static int node_fields(proto_buf *b, const scene *s, int node, bool world)
 	       put(b, ",\"near\":") || put_num(b, p.znear) || put(b, ",\"far\":") ||
 	       put_num(b, p.zfar) || JSON_BUF_LIT(b, "}") ||
 	       key(b, "visible", false) || put(b, p.visible ? "true" : "false") ||
-	       (scene_dims(s) == 2 && put_draw(b, &p)) ||
+	       (scene_dims(s) == 2 && (put_draw(b, &p) || put_shape2d(b, &p))) ||
 	       (world && (key(b, "world", false) || put_world(b, s, node))) || put(b, "}");
 }
 
@@ -475,7 +504,9 @@ static int op_body(proto_buf *b, const edit_op *op)
 		return RIGD_E_NOMEM;
 	if (((f & EDIT_F_LAYER) && (key(b, "layer", false) || put_str_or_null(b, op->layer))) ||
 	    ((f & EDIT_F_Z) && (key(b, "z", false) || put_z(b, op->z_right, op->z_left))) ||
-	    ((f & EDIT_F_FACING) && (key(b, "facing", false) || put_facing(b, op->facing))))
+	    ((f & EDIT_F_FACING) && (key(b, "facing", false) || put_facing(b, op->facing))) ||
+	    ((f & EDIT_F_SHEAR) && (key(b, "shear", false) || put_numbers(b, op->shear_deg, 2))) ||
+	    ((f & EDIT_F_INHERIT) && (key(b, "inherit", false) || put_inherit(b, op->inherit))))
 		return RIGD_E_NOMEM;
 	if (((f & EDIT_F_ANGLE) && (key(b, "angle", false) || put_num(b, op->angle_deg))) ||
 	    ((f & EDIT_F_AXIS) && (key(b, "axis", false) || put_vec3(b, op->axis))) ||

@@ -60,6 +60,17 @@ int proto_get_number(const cJSON *item, const char *field, double *out, const pr
 int proto_decode_draw(const cJSON *layer, const cJSON *z, const cJSON *facing, edit_op *op,
 		      const proto_where *w);
 
+/* The members shear and inherit of an op (each NULL when absent) into
+ * 'op', with their EDIT_F_ bits (proto_shape2d.c): shear an array of 2
+ * finite numbers, inherit one of Spine's names ("normal",
+ * "onlyTranslation", "noRotationOrReflection", "noScale",
+ * "noScaleOrReflection") or an object of DragonBones' flags
+ * (translation, rotation, scale, reflection: true or false, each
+ * optional, true when absent; all true is "normal"). bad_field,
+ * not_finite or 0. */
+int proto_decode_shape2d(const cJSON *shear, const cJSON *inherit, edit_op *op,
+			 const proto_where *w);
+
 /* An exact integer in [min, max] into *out: bad_field, not_finite or 0. */
 int proto_get_int(const cJSON *item, const char *field, double min, double max, int64_t *out,
 		  const proto_where *w);

@@ -19,6 +19,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +121,7 @@ static int read_number(spine_reader *r, const cJSON *obj, const char *key, doubl
 
 /* The "name" of element 'path' (what: "bone", "slot", "skin"): a string of
  * 1..max_bytes bytes, into *name (a pointer into the tree). */
-static int read_name(spine_reader *r, const cJSON *obj, const char *path, const char *what,
+int spine_read_name(spine_reader *r, const cJSON *obj, const char *path, const char *what,
 		     size_t max_bytes, const char **name)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "name");
@@ -298,7 +299,7 @@ static int read_bone(spine_reader *r, const cJSON *bones, const cJSON *b, int k)
 	int rc, twin;
 
 	snprintf(path, sizeof(path), "skeleton.bones[%d]", k);
-	if ((rc = read_name(r, b, path, "bone", SCENE_NAME_MAX, &name)) != 0)
+	if ((rc = spine_read_name(r, b, path, "bone", SCENE_NAME_MAX, &name)) != 0)
 		return rc;
 	snprintf(what, sizeof(what), "bone '%s'", spine_quote(name, q));
 	snprintf(field, sizeof(field), "%s.name", path);
@@ -355,7 +356,7 @@ static int read_bones(spine_reader *r, const cJSON *sk)
 
 /* ---------- slots ---------- */
 
-static int slot_find(const spine_import *in, int n, const char *name)
+int spine_slot_find(const spine_import *in, int n, const char *name)
 {
 	for (int i = 0; i < n; i++)
 		if (!strcmp(in->slots[i].name, name))
@@ -375,11 +376,11 @@ static int read_slot(spine_reader *r, const cJSON *s, int k, const char **attach
 
 	*attachment = NULL;
 	snprintf(path, sizeof(path), "skeleton.slots[%d]", k);
-	if ((rc = read_name(r, s, path, "slot", SCENE_NAME_MAX - 5, &name)) != 0)
+	if ((rc = spine_read_name(r, s, path, "slot", SCENE_NAME_MAX - 5, &name)) != 0)
 		return rc;
 	snprintf(what, sizeof(what), "slot '%s'", spine_quote(name, q));
 	snprintf(field, sizeof(field), "%s.name", path);
-	if ((twin = slot_find(r->out, k, name)) >= 0)
+	if ((twin = spine_slot_find(r->out, k, name)) >= 0)
 		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
 				  "%s: the name is also slots[%d]'s", what, twin);
 	snprintf(slot->name, sizeof(slot->name), "%s", name);
@@ -405,197 +406,7 @@ static int read_slot(spine_reader *r, const cJSON *s, int k, const char **attach
 	return 0;
 }
 
-/* ---------- skins ---------- */
-
-/* The GROUP of (slot, attachment) into group[SCENE_LAYER_GROUP_MAX + 1],
- * or bad_skeleton when it would be too long. */
-static int make_group(spine_reader *r, const char *slot, const char *att, char *group,
-		      const char *field)
-{
-	size_t ns = skel_id_length(slot, strlen(slot)), na = skel_id_length(att, strlen(att));
-	char q1[SPINE_QUOTE_MAX], q2[SPINE_QUOTE_MAX];
-
-	if (!att[0])
-		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
-				  "slot '%s': an attachment's name is empty", spine_quote(slot, q1));
-	if (ns + 1 + na > SCENE_LAYER_GROUP_MAX)
-		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
-				  "slot '%s', attachment '%s': its layer group would be %zu "
-				  "characters; the limit is %d",
-				  spine_quote(slot, q1), spine_quote(att, q2), ns + 1 + na,
-				  SCENE_LAYER_GROUP_MAX);
-	skel_id_encode(slot, strlen(slot), group, SCENE_LAYER_GROUP_MAX + 1);
-	group[ns] = '.';
-	skel_id_encode(att, strlen(att), group + ns + 1, SCENE_LAYER_GROUP_MAX + 1 - ns - 1);
-	return 0;
-}
-
-/* The groups found so far. */
-typedef struct group_list {
-	char (*g)[SCENE_LAYER_GROUP_MAX + 1];
-	int n, cap;
-} group_list;
-
-static int group_add(spine_reader *r, group_list *l, const char *group)
-{
-	if (l->n == l->cap) {
-		int cap = l->cap ? l->cap * 2 : 64;
-		void *g;
-
-		if (l->n >= SPINE_IMPORT_MAX_GROUPS)
-			return spine_fail(r, RIGD_E_LIMIT, "skeleton.skins",
-					  "skeleton.skins: more than %d attachments",
-					  SPINE_IMPORT_MAX_GROUPS);
-		if (cap > SPINE_IMPORT_MAX_GROUPS)
-			cap = SPINE_IMPORT_MAX_GROUPS;
-		if (!(g = realloc(l->g, sizeof(*l->g) * (size_t)cap)))
-			return spine_nomem(r);
-		l->g = g;
-		l->cap = cap;
-	}
-	snprintf(l->g[l->n++], sizeof(l->g[0]), "%s", group);
-	return 0;
-}
-
-static int cmp_group(const void *a, const void *b)
-{
-	return strcmp((const char *)a, (const char *)b);
-}
-
-/* The sorted, unique groups as '\n'-ended lines into r->out->groups. */
-static int join_groups(spine_reader *r, group_list *l)
-{
-	size_t len = 0;
-	int n = 0;
-
-	if (!l->n)
-		return 0;
-	qsort(l->g, (size_t)l->n, sizeof(l->g[0]), cmp_group);
-	for (int i = 0; i < l->n; i++)
-		len += strlen(l->g[i]) + 1;
-	if (!(r->out->groups = malloc(len + 1)))
-		return spine_nomem(r);
-	len = 0;
-	for (int i = 0; i < l->n; i++) {
-		size_t m = strlen(l->g[i]);
-
-		if (i && !strcmp(l->g[i], l->g[i - 1]))
-			continue;
-		memcpy(r->out->groups + len, l->g[i], m);
-		len += m;
-		r->out->groups[len++] = '\n';
-		n++;
-	}
-	r->out->groups[len] = '\0';
-	r->out->groups_len = len;
-	r->out->n_groups = n;
-	return 0;
-}
-
-/* The attachments of skin 'k' ({slot: {attachment: {...}}}): each slot a
- * slot, each attachment an object; its group added to 'l'; a type other
- * than region reported. */
-static int read_skin_attachments(spine_reader *r, const cJSON *atts, int k, const char *skin,
-				 group_list *l)
-{
-	char field[FIELD_MAX], q[SPINE_QUOTE_MAX], q2[SPINE_QUOTE_MAX], q3[SPINE_QUOTE_MAX];
-	char q4[SPINE_QUOTE_MAX], group[SCENE_LAYER_GROUP_MAX + 1];
-	const cJSON *slot, *att;
-	int rc;
-
-	snprintf(field, sizeof(field), "skeleton.skins[%d].attachments", k);
-	if (!atts)
-		return 0;
-	if (!cJSON_IsObject(atts))
-		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
-				  "skin '%s': attachments must be an object {slot: {attachment: "
-				  "{...}}}", spine_quote(skin, q));
-	cJSON_ArrayForEach(slot, atts) {
-		if (slot_find(r->out, r->out->n_slots, slot->string) < 0)
-			return spine_fail(r, RIGD_E_BAD_SKELETON, field,
-					  "skin '%s': slot '%s' is not a slot", spine_quote(skin, q),
-					  spine_quote(slot->string, q2));
-		if (!cJSON_IsObject(slot))
-			return spine_fail(r, RIGD_E_BAD_SKELETON, field,
-					  "skin '%s', slot '%s': must be an object {attachment: "
-					  "{...}}", spine_quote(skin, q), spine_quote(slot->string, q2));
-		cJSON_ArrayForEach(att, slot) {
-			const cJSON *type = cJSON_GetObjectItemCaseSensitive(att, "type");
-
-			if (!cJSON_IsObject(att))
-				return spine_fail(r, RIGD_E_BAD_SKELETON, field,
-						  "skin '%s', slot '%s': attachment '%s' must be an "
-						  "object", spine_quote(skin, q),
-						  spine_quote(slot->string, q2),
-						  spine_quote(att->string, q3));
-			if (type && !cJSON_IsString(type))
-				return spine_fail(r, RIGD_E_BAD_SKELETON, field,
-						  "skin '%s', slot '%s': attachment '%s': type must "
-						  "be a string", spine_quote(skin, q),
-						  spine_quote(slot->string, q2),
-						  spine_quote(att->string, q3));
-			if ((rc = make_group(r, slot->string, att->string, group, field)) != 0 ||
-			    (rc = group_add(r, l, group)) != 0)
-				return rc;
-			if (type && strcmp(type->valuestring, "region") != 0 &&
-			    (rc = spine_lines_add(r, &r->kept,
-						  "%s '%s' (skin '%s', slot '%s'): kept in the "
-						  "file, not drawn as such live",
-						  spine_quote(type->valuestring, q3),
-						  spine_quote(att->string, q4), spine_quote(skin, q),
-						  spine_quote(slot->string, q2))) != 0)
-				return rc;
-		}
-	}
-	return 0;
-}
-
-/* "skins": an array of {name, attachments, ...}; the default skin's
- * attachments into *def (NULL when there is no skin "default"). */
-static int read_skins(spine_reader *r, const cJSON *sk, group_list *l, const cJSON **def)
-{
-	const cJSON *skins = cJSON_GetObjectItemCaseSensitive(sk, "skins"), *s;
-	char path[PATH_LEN], field[FIELD_MAX], q[SPINE_QUOTE_MAX];
-	int k = 0, rc;
-
-	*def = NULL;
-	if (!skins)
-		return 0;
-	if (!cJSON_IsArray(skins))
-		return spine_fail(r, RIGD_E_BAD_SKELETON, "skeleton.skins",
-				  "skeleton.skins must be an array of skins (an object is the "
-				  "Spine 3.x form)");
-	cJSON_ArrayForEach(s, skins) {
-		const cJSON *t;
-		const char *name;
-		int j = 0;
-
-		snprintf(path, sizeof(path), "skeleton.skins[%d]", k);
-		if ((rc = read_name(r, s, path, "skin", SCENE_NAME_MAX, &name)) != 0)
-			return rc;
-		cJSON_ArrayForEach(t, skins) {
-			const cJSON *tn = cJSON_GetObjectItemCaseSensitive(t, "name");
-
-			if (j++ >= k)
-				break;
-			if (cJSON_IsString(tn) && !strcmp(tn->valuestring, name)) {
-				snprintf(field, sizeof(field), "%s.name", path);
-				return spine_fail(r, RIGD_E_BAD_SKELETON, field,
-						  "skin '%s': the name is also skins[%d]'s",
-						  spine_quote(name, q), j - 1);
-			}
-		}
-		const cJSON *atts = cJSON_GetObjectItemCaseSensitive(s, "attachments");
-		if ((rc = read_skin_attachments(r, atts, k, name, l)) != 0)
-			return rc;
-		if (!strcmp(name, "default"))
-			*def = atts;
-		r->out->n_skins = ++k;
-	}
-	return 0;
-}
-
-static int read_slots(spine_reader *r, const cJSON *sk, group_list *l)
+static int read_slots(spine_reader *r, const cJSON *sk, spine_groups *l)
 {
 	const cJSON *slots = cJSON_GetObjectItemCaseSensitive(sk, "slots"), *s, *def;
 	int n = cJSON_GetArraySize(slots), k = 0, rc = 0;
@@ -617,7 +428,7 @@ static int read_slots(spine_reader *r, const cJSON *sk, group_list *l)
 			goto out;
 		r->out->n_slots = ++k;
 	}
-	if ((rc = read_skins(r, sk, l, &def)) != 0)
+	if ((rc = spine_read_skins(r, sk, l, &def)) != 0)
 		goto out;
 	/* The attachment each slot shows in the setup pose, from the default skin. */
 	for (k = 0; k < n && !rc; k++) {
@@ -633,11 +444,95 @@ static int read_slots(spine_reader *r, const cJSON *sk, group_list *l)
 					"slot '%s': setup attachment '%s' is not in the default skin",
 					spine_quote(slot->name, q), spine_quote(setup[k], q2));
 		else
-			rc = make_group(r, slot->name, setup[k], slot->group, field);
+			rc = spine_make_group(r, slot->name, setup[k], slot->group, field);
 	}
 out:
 	free(setup);
 	return rc;
+}
+
+/* ---------- the posted bytes of the skeleton ---------- */
+
+static size_t skip_space(const char *j, size_t len, size_t i)
+{
+	while (i < len && (j[i] == ' ' || j[i] == '\t' || j[i] == '\n' || j[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* The index just past the string that starts at j[i] ('"'). */
+static size_t string_end(const char *j, size_t len, size_t i)
+{
+	for (i++; i < len && j[i] != '"'; i++)
+		if (j[i] == '\\')
+			i++;
+	return i + 1;
+}
+
+/* The index just past the value that starts at j[i]. */
+static size_t value_end(const char *j, size_t len, size_t i)
+{
+	int depth = 0;
+
+	if (j[i] == '"')
+		return string_end(j, len, i);
+	if (j[i] != '{' && j[i] != '[') {
+		while (i < len && !strchr(",}] \t\n\r", j[i]))
+			i++;
+		return i;
+	}
+	while (i < len) {
+		if (j[i] == '"') {
+			i = string_end(j, len, i);
+			continue;
+		}
+		if (j[i] == '{' || j[i] == '[')
+			depth++;
+		else if ((j[i] == '}' || j[i] == ']') && --depth == 0)
+			return i + 1;
+		i++;
+	}
+	return i;
+}
+
+/*
+ * Where the value of the top-level member 'key' sits in the body 'j' (the
+ * text cJSON has just parsed whole, so it is well formed and every member
+ * name appears once): true with *at and *n, or false when the member's
+ * name is written with escapes (then the caller prints the tree instead).
+ */
+static bool member_span(const char *j, size_t len, const char *key, size_t *at, size_t *n)
+{
+	size_t i = skip_space(j, len, 0), klen = strlen(key);
+
+	if (i >= len || j[i] != '{')
+		return false;
+	for (i++;;) {
+		size_t k0, k1, v0;
+
+		i = skip_space(j, len, i);
+		if (i >= len || j[i] != '"')
+			return false;
+		k0 = i + 1;
+		i = string_end(j, len, i);
+		k1 = i - 1;
+		i = skip_space(j, len, i);
+		if (i >= len || j[i] != ':')
+			return false;
+		v0 = i = skip_space(j, len, i + 1);
+		if (i >= len)
+			return false;
+		i = value_end(j, len, i);
+		if (k1 - k0 == klen && !memcmp(j + k0, key, klen)) {
+			*at = v0;
+			*n = i - v0;
+			return true;
+		}
+		i = skip_space(j, len, i);
+		if (i >= len || j[i] != ',')
+			return false;
+		i++;
+	}
 }
 
 /* ---------- decode ---------- */
@@ -648,14 +543,14 @@ static int read_skeleton(spine_reader *r, const cJSON *sk)
 		"skeleton", "bones", "slots", "skins", "ik", "transform", "path", "physics",
 		"events", "animations",
 	};
-	group_list l = { 0 };
+	spine_groups l = { 0 };
 	const cJSON *item;
 	char q[SPINE_QUOTE_MAX];
 	int rc;
 
 	if ((rc = read_version(r, sk)) != 0 || (rc = read_bones(r, sk)) != 0)
 		return rc;
-	if ((rc = read_slots(r, sk, &l)) == 0 && (rc = join_groups(r, &l)) == 0)
+	if ((rc = read_slots(r, sk, &l)) == 0 && (rc = spine_join_groups(r, &l)) == 0)
 		rc = spine_read_kept(r, sk);
 	free(l.g);
 	cJSON_ArrayForEach(item, sk) {
@@ -732,7 +627,16 @@ int spine_import_decode(const char *json, size_t len, size_t max_bytes, spine_im
 		goto out;
 	if ((rc = read_skeleton(&r, f[0])) != 0)
 		goto out;
-	if (!(printed = cJSON_PrintUnformatted(f[0]))) {
+	/* The file to store: the posted bytes, else the tree printed back. */
+	size_t at, n;
+	if (member_span(json, len, "skeleton", &at, &n)) {
+		if (!(printed = malloc(n + 1))) {
+			rc = spine_nomem(&r);
+			goto out;
+		}
+		memcpy(printed, json + at, n);
+		printed[n] = '\0';
+	} else if (!(printed = cJSON_PrintUnformatted(f[0]))) {
 		rc = spine_nomem(&r);
 		goto out;
 	}

@@ -49,6 +49,8 @@
 #define SPINE_IMPORT_MAX_SLOTS 1000     /* slots of one skeleton */
 #define SPINE_IMPORT_MAX_GROUPS 10000   /* (slot, attachment) pairs over all skins */
 #define SPINE_IMPORT_MAX_IMAGES 64      /* members of "images" */
+#define SPINE_IMPORT_MAX_SKINS 1000     /* skins of one skeleton */
+#define SPINE_IMPORT_MAX_CONSTRAINTS 1000 /* elements of each of ik, transform, path, physics */
 #define SPINE_DEFAULT_FILE "spine.json"
 
 /* One bone of the setup pose, in the file's order (parents first). */
@@ -84,9 +86,10 @@ typedef struct spine_image {
 typedef struct spine_import {
 	char file[SKEL_FILE_MAX + 1];    /* the asset's file name: "file" or SPINE_DEFAULT_FILE */
 	char version[32];                /* skeleton.skeleton.spine, e.g. "4.2.43" */
-	/* The "skeleton" member printed back unformatted by cJSON (the same
-	 * members, values and order; numbers printed so that they read back
-	 * to the same doubles): the file the route stores. Owned. */
+	/* The file the route stores: the "skeleton" member's bytes exactly as
+	 * posted (from its '{' to its '}'); only when the body spells the
+	 * member's name with escapes, the member printed back unformatted by
+	 * cJSON (the same members, values and order). Owned, NUL-terminated. */
 	char *skeleton;
 	size_t skeleton_len;
 	char *atlas;                     /* the "atlas" text as posted, owned; NULL = none */
@@ -123,7 +126,9 @@ typedef struct spine_import {
  *     dot, an "atlas" that is not a string, "images" not an object of
  *     strings;
  *   - limit: more than SPINE_IMPORT_MAX_BONES bones, _SLOTS slots,
- *     _GROUPS attachments or _IMAGES images;
+ *     _SKINS skins, _GROUPS attachments (or slot entries of skins),
+ *     _CONSTRAINTS constraints of one kind (or _BONES bones in one) or
+ *     _IMAGES images;
  *   - bad_skeleton, with the field as a JSON path from the body
  *     ("skeleton.bones[3].inherit") and a message naming the element
  *     ("bone 'arm_l': inherit 'foo' is not one of normal, ..."): a

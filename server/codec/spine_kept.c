@@ -23,21 +23,13 @@
 #define FIELD_MAX EDIT_FIELD_MAX
 #define PATH_LEN 40   /* bytes of an element's path, "skeleton.transform[999]" */
 
-/* One constraint section: its key, the element's name in messages, and
- * whether its elements carry "bones" (else a single "bone"). */
+/* One constraint section: its key, the element's name in messages and
+ * what the live scene does not do with it. */
 typedef struct section {
 	const char *key;     /* "ik" */
 	const char *what;    /* "ik" */
 	const char *verb;    /* "not solved live" */
 } section;
-
-static int slot_known(const spine_import *in, const char *name)
-{
-	for (int i = 0; i < in->n_slots; i++)
-		if (!strcmp(in->slots[i].name, name))
-			return 1;
-	return 0;
-}
 
 /* A mix member (default 'def'), finite. */
 static int read_mix(spine_reader *r, const cJSON *c, const char *key, double def, double *out,
@@ -149,6 +141,9 @@ static int read_refs(spine_reader *r, const section *sec, const cJSON *c, const 
 	if (!cJSON_IsArray(v))
 		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
 				  "%s: bones must be an array of bone names", what);
+	if (cJSON_GetArraySize(v) > SPINE_IMPORT_MAX_BONES)
+		return spine_fail(r, RIGD_E_LIMIT, field, "%s: more than %d bones", what,
+				  SPINE_IMPORT_MAX_BONES);
 	cJSON_ArrayForEach(b, v) {
 		snprintf(field, sizeof(field), "%s.bones[%d]", path, k++);
 		if ((rc = read_bone_ref(r, b, field, what, mark)) != 0)
@@ -158,7 +153,7 @@ static int read_refs(spine_reader *r, const section *sec, const cJSON *c, const 
 	snprintf(field, sizeof(field), "%s.target", path);
 	if (strcmp(sec->key, "path") != 0)
 		return read_bone_ref(r, v, field, what, NULL);
-	if (!cJSON_IsString(v) || !slot_known(r->out, v->valuestring))
+	if (!cJSON_IsString(v) || spine_slot_find(r->out, r->out->n_slots, v->valuestring) < 0)
 		return spine_fail(r, RIGD_E_BAD_SKELETON, field, "%s: target '%s' is not a slot",
 				  what, cJSON_IsString(v) ? spine_quote(v->valuestring, q) : "");
 	return 0;
@@ -270,6 +265,11 @@ int spine_read_kept(spine_reader *r, const cJSON *sk)
 		snprintf(field, sizeof(field), "skeleton.%s", sections[i].key);
 		if (!cJSON_IsArray(arr)) {
 			rc = spine_fail(r, RIGD_E_BAD_SKELETON, field, "%s must be an array", field);
+			break;
+		}
+		if (cJSON_GetArraySize(arr) > SPINE_IMPORT_MAX_CONSTRAINTS) {
+			rc = spine_fail(r, RIGD_E_LIMIT, field, "%s: %d constraints; the limit is %d",
+					field, cJSON_GetArraySize(arr), SPINE_IMPORT_MAX_CONSTRAINTS);
 			break;
 		}
 		cJSON_ArrayForEach(c, arr) {

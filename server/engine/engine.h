@@ -432,11 +432,16 @@ int engine_check(engine *e, engine_report_fn fn, void *ctx);
  * node (layer, z, facing); written only for a batch that sets one of them,
  * so every other image stays byte for byte as before. Both decode. */
 #define ENGINE_OPS_BIN_FORMAT_DRAW 2
+/* Format 3: format 2 whose fields may also hold a 2D node's shear and
+ * inherit mode (EDIT_F_SHEAR, EDIT_F_INHERIT); written only for a batch
+ * that sets one of them. All three decode. */
+#define ENGINE_OPS_BIN_FORMAT_SHAPE2D 3
 
 /* Encodes the ops of 'b' (not its client or client_seq); *out gets a
  * malloc'd image of *len bytes, which the caller frees. Returns 0,
  * RIGD_E_TOO_LARGE (a name, mesh or layer of 65535 bytes or more, a field
- * bit of EDIT_F_ANGLE or above other than the draw fields (EDIT_F_DRAW), an
+ * bit of EDIT_F_ANGLE or above other than the draw fields (EDIT_F_DRAW),
+ * shear and inherit, an
  * op other than create, set, reparent or delete:
  * relative ops are resolved before they are logged) or RIGD_E_NOMEM; *out
  * is then unchanged. */

@@ -29,6 +29,9 @@
  * drawing of a 2D node (layer, z, facing); written only for a scene with
  * a node that has one of them, so every other snapshot stays as before. */
 #define SNAP_FORMAT_DRAW 3
+/* Format 4: format 3 whose nodes may also carry a 2D node's shear and
+ * inherit mode; written only for a scene with a node that has either. */
+#define SNAP_FORMAT_SHAPE2D 4
 #define SNAP_MAGIC "RIGS"
 
 /* The format a snapshot encoded by eng_snap_encode carries (its bytes 4..7). */

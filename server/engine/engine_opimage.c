@@ -39,6 +39,12 @@
  *   facing     u8 (enum node_facing)
  * It is written only for a batch that has an op with a draw field, so
  * that every other image is byte for byte what format 1 made.
+ * Format 3 is format 2 whose fields may also hold EDIT_F_SHEAR and
+ * EDIT_F_INHERIT (a 2D node's shear and inherit mode), after facing:
+ *   shear      f64 shx, f64 shy (degrees)
+ *   inherit    u8 (enum node_inherit)
+ * written only for a batch that has an op with one of them, so that every
+ * other image is what format 1 or 2 made, byte for byte.
  * The pose ops a log stores (pose_delete and pose_set; pose_save and blend
  * are resolved before) carry fields 0 in the image: pose_delete is its
  * kind and id (the pose's name) alone; pose_set is followed by u32
@@ -53,8 +59,9 @@
  * angles (EDIT_F_ANGLE and up) are resolved into absolute ones before they
  * are logged (edit_apply_resolve), so format 1 never needs more. */
 #define OPS_BIN_FIELD_BITS EDIT_F_COUNT_
-/* The field bits format 2 holds. */
+/* The field bits format 2 holds, and format 3. */
 #define OPS_BIN_FIELDS_DRAW (((1u << EDIT_F_COUNT_) - 1) | EDIT_F_DRAW)
+#define OPS_BIN_FIELDS_SHAPE2D (OPS_BIN_FIELDS_DRAW | EDIT_F_SHEAR | EDIT_F_INHERIT)
 #define OPS_BIN_MIN_OP 4        /* kind, fields, id length */
 #define OPS_BIN_NULL_STR 0xffffu
 
@@ -65,8 +72,8 @@ static bool bin_kind(int kind)
 	       kind == EDIT_POSE_DELETE;
 }
 
-/* Bytes of one op's image in format 1, or 2 when 'wide', or 0 when a
- * string is too long for it. */
+/* Bytes of one op's image in format 1, or 2 and 3 when 'wide' (u32
+ * fields), or 0 when a string is too long for it. */
 static size_t op_bin_size(const edit_op *op, bool wide)
 {
 	unsigned f = op->fields;
@@ -104,6 +111,7 @@ static size_t op_bin_size(const edit_op *op, bool wide)
 	if (f & EDIT_F_LAYER)
 		n += 2 + layer_len;
 	n += 16 * !!(f & EDIT_F_Z) + !!(f & EDIT_F_FACING);
+	n += 16 * !!(f & EDIT_F_SHEAR) + !!(f & EDIT_F_INHERIT);
 	return n;
 }
 
@@ -116,7 +124,7 @@ static void put_bin_str(bytes *b, const char *str)
 }
 
 /* Appends the image of op 'op' to 'b', which has room for it, in format
- * 1, or 2 when 'wide'. */
+ * 1, or 2 and 3 when 'wide'. */
 static void op_bin_put(bytes *b, const edit_op *op, bool wide)
 {
 	unsigned f = op->kind >= EDIT_POSE_SAVE ? 0 : op->fields;
@@ -181,22 +189,33 @@ static void op_bin_put(bytes *b, const edit_op *op, bool wide)
 	}
 	if (f & EDIT_F_FACING)
 		bytes_put_u8(b, (unsigned)op->facing);
+	if (f & EDIT_F_SHEAR) {
+		bytes_put_f64(b, op->shear_deg[0]);
+		bytes_put_f64(b, op->shear_deg[1]);
+	}
+	if (f & EDIT_F_INHERIT)
+		bytes_put_u8(b, (unsigned)op->inherit);
 }
 
 int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
 {
 	size_t total = OPS_BIN_HEADER;
-	bool wide = false;
+	bool wide = false, shape2d = false;
 	if (b->n_ops < 0 || (uint64_t)b->n_ops > UINT32_MAX)
 		return RIGD_E_TOO_LARGE;
-	for (int i = 0; i < b->n_ops; i++)
-		wide = wide || (b->ops[i].kind <= EDIT_DELETE && (b->ops[i].fields & EDIT_F_DRAW));
+	for (int i = 0; i < b->n_ops; i++) {
+		bool absolute = b->ops[i].kind <= EDIT_DELETE;
+
+		shape2d = shape2d || (absolute && (b->ops[i].fields & (EDIT_F_SHEAR | EDIT_F_INHERIT)));
+		wide = wide || shape2d || (absolute && (b->ops[i].fields & EDIT_F_DRAW));
+	}
 	for (int i = 0; i < b->n_ops; i++) {
 		size_t n = op_bin_size(&b->ops[i], wide);
 		if (n == 0 || !bin_kind(b->ops[i].kind) ||
 		    (b->ops[i].kind <= EDIT_DELETE &&
-		     (b->ops[i].fields & ~(unsigned)OPS_BIN_FIELDS_DRAW) != 0) ||
-		    ((b->ops[i].fields & EDIT_F_FACING) && (unsigned)b->ops[i].facing > 255u))
+		     (b->ops[i].fields & ~(unsigned)OPS_BIN_FIELDS_SHAPE2D) != 0) ||
+		    ((b->ops[i].fields & EDIT_F_FACING) && (unsigned)b->ops[i].facing > 255u) ||
+		    ((b->ops[i].fields & EDIT_F_INHERIT) && (unsigned)b->ops[i].inherit > 255u))
 			return RIGD_E_TOO_LARGE;
 		total += n;
 	}
@@ -205,7 +224,9 @@ int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
 	if (!buf.p)
 		return RIGD_E_NOMEM;
 	buf.cap = total;
-	bytes_put_u8(&buf, wide ? ENGINE_OPS_BIN_FORMAT_DRAW : ENGINE_OPS_BIN_FORMAT);
+	bytes_put_u8(&buf, shape2d ? ENGINE_OPS_BIN_FORMAT_SHAPE2D
+			   : wide  ? ENGINE_OPS_BIN_FORMAT_DRAW
+				   : ENGINE_OPS_BIN_FORMAT);
 	bytes_put_u32(&buf, (uint32_t)b->n_ops);
 	for (int i = 0; i < b->n_ops; i++)
 		op_bin_put(&buf, &b->ops[i], wide);
@@ -339,6 +360,12 @@ static void get_bin_fields(reader *r, edit_op *op, unsigned f, bool *nomem)
 	}
 	if (f & EDIT_F_FACING)
 		op->facing = (int)reader_get_u8(r);
+	if (f & EDIT_F_SHEAR) {
+		op->shear_deg[0] = reader_get_f64(r);
+		op->shear_deg[1] = reader_get_f64(r);
+	}
+	if (f & EDIT_F_INHERIT)
+		op->inherit = (int)reader_get_u8(r);
 }
 
 /* Empties 'b' of its ops but keeps their array, for the next image. */
@@ -362,8 +389,11 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 	batch_clear_ops(b);
 	unsigned format = reader_get_u8(&r);
 	uint32_t n = reader_get_u32(&r);
-	bool wide = format == ENGINE_OPS_BIN_FORMAT_DRAW;
-	unsigned allowed = wide ? OPS_BIN_FIELDS_DRAW : (1u << OPS_BIN_FIELD_BITS) - 1;
+	bool shape2d = format == ENGINE_OPS_BIN_FORMAT_SHAPE2D;
+	bool wide = shape2d || format == ENGINE_OPS_BIN_FORMAT_DRAW;
+	unsigned allowed = shape2d ? OPS_BIN_FIELDS_SHAPE2D
+			   : wide  ? OPS_BIN_FIELDS_DRAW
+				   : (1u << OPS_BIN_FIELD_BITS) - 1;
 	if (r.bad || (format != ENGINE_OPS_BIN_FORMAT && !wide))
 		return RIGD_E_IO;
 	/* A count the bytes cannot hold is corrupt and must not size an

@@ -41,6 +41,11 @@
  * hold 16 (layer), 32 (z) and 64 (facing), each adding after the mesh, in
  * that order: [u16 len, layer], [f64 z_right z_left], [u8 facing]. All
  * three formats load.
+ *
+ * Format 4, written only when a node has a shear other than +0 +0 or an
+ * inherit mode other than normal, is format 3 whose node flags may also
+ * hold 128, adding after the facing: [f64 shear[2], u8 inherit]. All four
+ * formats load.
  */
 
 /* The draw flags of a node's props in format 3 (0: all defaults). */
@@ -54,19 +59,33 @@ static unsigned draw_flags(const node_props *p)
 	       (p->facing != FACING_NONE ? 64u : 0);
 }
 
-/* True when some node of 's' needs format 3. Only a 2D scene's nodes can. */
-static bool scene_drawn(const scene *s)
+/* The shape flag of a node's props in format 4 (0: shear +0 +0, normal). */
+static unsigned shape2d_flag(const node_props *p)
+{
+	static const double zero = 0;
+
+	return memcmp(&p->shear[0], &zero, sizeof(zero)) || memcmp(&p->shear[1], &zero, sizeof(zero)) ||
+			       p->inherit != INHERIT_NORMAL
+		       ? 128u
+		       : 0;
+}
+
+/* True when some node of 's' needs format 3 (*shaped: format 4). Only a
+ * 2D scene's nodes can. */
+static bool scene_drawn(const scene *s, bool *shaped)
 {
 	node_props p;
+	bool drawn = false;
 
+	*shaped = false;
 	if (scene_dims(s) != 2)
 		return false;
-	for (int pos = 0; pos < scene_count(s); pos++) {
+	for (int pos = 0; pos < scene_count(s) && !*shaped; pos++) {
 		scene_props(s, scene_at(s, pos), &p);
-		if (draw_flags(&p))
-			return true;
+		drawn = drawn || draw_flags(&p);
+		*shaped = shape2d_flag(&p) != 0;
 	}
-	return false;
+	return drawn || *shaped;
 }
 
 uint32_t eng_snap_format(const bytes *snap)
@@ -157,12 +176,16 @@ static int snap_decode_poses(reader *r, scene *s)
 int eng_snap_encode(const scene *s, bytes *out)
 {
 	int n = scene_count(s);
-	bool drawn = scene_drawn(s);
+	bool shaped;
+	bool drawn = scene_drawn(s, &shaped);
 	bool posed = drawn || pose_count(scene_poses_c(s)) > 0;
 	if (bytes_reserve(out, 12))
 		return RIGD_E_NOMEM;
 	bytes_put_raw(out, SNAP_MAGIC, 4);
-	bytes_put_u32(out, drawn ? SNAP_FORMAT_DRAW : posed ? SNAP_FORMAT_POSES : SNAP_FORMAT);
+	bytes_put_u32(out, shaped ? SNAP_FORMAT_SHAPE2D
+			   : drawn ? SNAP_FORMAT_DRAW
+			   : posed ? SNAP_FORMAT_POSES
+				   : SNAP_FORMAT);
 	bytes_put_u32(out, (uint32_t)n);
 	for (int pos = 0; pos < n; pos++) {
 		int node = scene_at(s, pos);
@@ -174,12 +197,13 @@ int eng_snap_encode(const scene *s, bytes *out)
 		size_t name_len = p.name ? strlen(p.name) : 0;
 		size_t mesh_len = p.mesh ? strlen(p.mesh) : 0;
 		size_t layer_len = p.layer ? strlen(p.layer) : 0;
-		unsigned dflags = drawn ? draw_flags(&p) : 0;
+		unsigned dflags = drawn ? draw_flags(&p) | (shaped ? shape2d_flag(&p) : 0) : 0;
 		assert(id_len <= SCENE_ID_MAX && name_len <= SCENE_NAME_MAX &&
 		       mesh_len <= SCENE_MESH_MAX && layer_len <= SCENE_LAYER_MAX);
 		assert(drawn || draw_flags(&p) == 0);
+		assert(shaped || shape2d_flag(&p) == 0);
 		if (bytes_reserve(out, 1 + id_len + 4 + 2 + 22 * 8 + 4 + name_len + mesh_len +
-					       2 + layer_len + 16 + 1))
+					       2 + layer_len + 16 + 1 + 16 + 1))
 			return RIGD_E_NOMEM;
 		bytes_put_u8(out, (unsigned)id_len);
 		bytes_put_raw(out, id, id_len);
@@ -220,6 +244,11 @@ int eng_snap_encode(const scene *s, bytes *out)
 		}
 		if (dflags & 64)
 			bytes_put_u8(out, (unsigned)p.facing);
+		if (dflags & 128) {
+			bytes_put_f64(out, p.shear[0]);
+			bytes_put_f64(out, p.shear[1]);
+			bytes_put_u8(out, (unsigned)p.inherit);
+		}
 	}
 	return posed ? snap_encode_poses(scene_poses_c(s), out) : 0;
 }
@@ -234,6 +263,11 @@ static void get_draw(reader *r, unsigned flags, char *pool, size_t *used, node_p
 	}
 	if (flags & 64)
 		p->facing = (int)reader_get_u8(r);
+	if (flags & 128) {
+		p->shear[0] = reader_get_f64(r);
+		p->shear[1] = reader_get_f64(r);
+		p->inherit = (int)reader_get_u8(r);
+	}
 }
 
 static int snap_decode(const void *data, size_t len, scene **out)
@@ -243,7 +277,8 @@ static int snap_decode(const void *data, size_t len, scene **out)
 	uint32_t format = reader_get_u32(&r);
 	uint32_t n = reader_get_u32(&r);
 	if (r.bad || memcmp(magic, SNAP_MAGIC, 4) != 0 ||
-	    (format != SNAP_FORMAT && format != SNAP_FORMAT_POSES && format != SNAP_FORMAT_DRAW))
+	    (format != SNAP_FORMAT && format != SNAP_FORMAT_POSES && format != SNAP_FORMAT_DRAW &&
+	     format != SNAP_FORMAT_SHAPE2D))
 		return RIGD_E_STORAGE;
 	/* Every node takes at least 1 + 1 + 4 + 2 + 16 * 8 bytes: a count the
 	 * bytes cannot hold is corrupt (and must not size an allocation). */
@@ -284,7 +319,7 @@ static int snap_decode(const void *data, size_t len, scene **out)
 		}
 		p->name = (flags & 4) ? reader_get_str(&r, reader_get_u16(&r), pool, &used) : NULL;
 		p->mesh = (flags & 8) ? reader_get_str(&r, reader_get_u16(&r), pool, &used) : NULL;
-		if (flags & ~(format == SNAP_FORMAT_DRAW ? 127u : 15u))
+		if (flags & ~(format == SNAP_FORMAT_SHAPE2D ? 255u : format == SNAP_FORMAT_DRAW ? 127u : 15u))
 			r.bad = true;
 		get_draw(&r, flags, pool, &used, p);
 	}
@@ -318,7 +353,7 @@ static int snap_load_cb(void *vctx, const store_snapshot *sn)
 	replay_ctx *c = vctx;
 	scene *s = NULL;
 	if ((sn->format != SNAP_FORMAT && sn->format != SNAP_FORMAT_POSES &&
-	     sn->format != SNAP_FORMAT_DRAW) ||
+	     sn->format != SNAP_FORMAT_DRAW && sn->format != SNAP_FORMAT_SHAPE2D) ||
 	    fnv1a(sn->data, sn->len, FNV_OFFSET) != sn->hash) {
 		eng_set_errmsg(c->e, "scene '%s': snapshot at seq %lld is corrupt", c->name,
 			       (long long)sn->seq);

@@ -136,9 +136,9 @@ static inline void fuzz_walk_visit(void *ctx, int node, int depth, const mat4 *w
  * handles agree; each subtree is the contiguous range after its root; every
  * id is valid and found; every stored property passes node_props_check (so
  * every local matrix is built from finite numbers and is finite itself);
- * every world matrix equals the product of the locals along its path
- * (scene_traverse), so it is either finite or the honest overflow of finite
- * locals; nothing is left dirty.
+ * every world matrix equals what scene_traverse computes along its path
+ * (the product of the locals, or a node's inherit mode), so it is either
+ * finite or the honest overflow of finite locals; nothing is left dirty.
  */
 static inline void fuzz_check_scene(scene *s)
 {

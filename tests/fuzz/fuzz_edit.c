@@ -8,14 +8,17 @@
  * limit low enough for create ops to reach it. Inputs that do not decode
  * are the message fuzzer's business and stop there. The batch is applied
  * twice, each time to a fresh scene: that one, and a small 2D scene (a
- * character with artwork layers, z per facing, an own facing and a
- * mirrored root), where the drawing fields and the draw order are in play.
+ * character with artwork layers, z per facing, an own facing, a mirrored
+ * root, sheared nodes and every kind of inherit mode: Spine's and
+ * DragonBones' flags), where the drawing fields, the draw order, shear
+ * and inherit are in play.
  * After each apply:
  *   - refused: a real code, named in the error; no result, no inverse; the
  *     scene's hash over everything it stores is what it was;
  *   - accepted: the scene keeps its invariants (fuzz_check_scene: preorder
  *     ranges, valid stored values, finite locals, every world matrix equal
- *     to the product of the locals along its path); the result lists valid
+ *     to what the traversal computes along its path: the product of the
+ *     locals, or a node's inherit mode); the result lists valid
  *     ids; the ack and update encode to JSON; the inverse, sent through its
  *     JSON as the log stores it, applies and gives back the exact scene;
  *     applying the batch once more gives the exact same scene as the first
@@ -67,22 +70,29 @@ static scene *build_scene(void)
 	return s;
 }
 
-/* A character in a 2D scene: layers, z per facing, an own facing, and a
- * second root mirrored (it faces left). */
+/* A character in a 2D scene: layers, z per facing, an own facing, a
+ * second root mirrored (it faces left), shears and inherit modes (a
+ * Spine mode under a mirrored root, DragonBones' flags, a normal child
+ * of a node of another mode). */
 static scene *build_scene_2d(void)
 {
 	static const struct {
 		const char *id, *parent, *layer;
 		double x, sx, z_right, z_left;
 		int facing;
+		double shx, shy;
+		int inherit;
 	} nodes[] = {
-		{ "hero", NULL, NULL, 300, 1, 0, 0, FACING_NONE },
-		{ "torso", "hero", "h.svg#torso", 0, 1, 0, 0, FACING_NONE },
-		{ "arm", "torso", "h.svg#arm", 20, 1, -1, 2, FACING_NONE },
-		{ "fore", "arm", "h.svg#fore", 60, 1, -1, 2, FACING_LEFT },
-		{ "leg", "hero", "h.svg#leg", 0, 1, 1, 1, FACING_NONE },
-		{ "flip", NULL, NULL, 100, -1, 0, 0, FACING_NONE },
-		{ "fl", "flip", "f.svg#a:b", 5, 1, 3, -3, FACING_NONE },
+		{ "hero", NULL, NULL, 300, 1, 0, 0, FACING_NONE, 0, 0, INHERIT_NORMAL },
+		{ "torso", "hero", "h.svg#torso", 0, 1, 0, 0, FACING_NONE, 0, 15, INHERIT_NORMAL },
+		{ "arm", "torso", "h.svg#arm", 20, 1, -1, 2, FACING_NONE, -5, 5,
+		  INHERIT_NO_SCALE },
+		{ "fore", "arm", "h.svg#fore", 60, 1, -1, 2, FACING_LEFT, 0, 0, INHERIT_NORMAL },
+		{ "leg", "hero", "h.svg#leg", 0, 1, 1, 1, FACING_NONE, 0, -30,
+		  INHERIT_DB | DB_NO_ROTATION | DB_NO_SCALE },
+		{ "flip", NULL, NULL, 100, -1, 0, 0, FACING_NONE, 0, 0, INHERIT_NORMAL },
+		{ "fl", "flip", "f.svg#a:b", 5, 1, 3, -3, FACING_NONE, 10, 0,
+		  INHERIT_NO_ROTATION_OR_REFLECTION },
 	};
 	/* The artwork its layers name: a layer must name an asset the scene
 	 * knows and one of its elements (edit_layer_check), also when an
@@ -103,6 +113,9 @@ static scene *build_scene_2d(void)
 		p.z_right = nodes[i].z_right;
 		p.z_left = nodes[i].z_left;
 		p.facing = nodes[i].facing;
+		p.shear[0] = nodes[i].shx;
+		p.shear[1] = nodes[i].shy;
+		p.inherit = nodes[i].inherit;
 		FUZZ_CHECK(scene_create(s, nodes[i].id,
 					nodes[i].parent ? scene_find(s, nodes[i].parent) : -1, -1, &p,
 					NULL) == 0,

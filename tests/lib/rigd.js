@@ -192,7 +192,8 @@ function clockTicks() {
 
 /*
  * One HTTP request. 'target' is a path sent as is (no normalisation), so
- * tests can send "/../x". Resolves to {status, headers, text, json}.
+ * tests can send "/../x". Resolves to {status, headers, text, json, body}
+ * (body: the bytes, for a binary answer).
  */
 function request(server, method, target, body, headers = {}) {
   return new Promise((resolve, reject) => {
@@ -207,10 +208,11 @@ function request(server, method, target, body, headers = {}) {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        const body = Buffer.concat(chunks);
+        const text = body.toString('utf8');
         let json;
         try { json = JSON.parse(text); } catch { json = undefined; }
-        resolve({ status: res.statusCode, headers: res.headers, text, json });
+        resolve({ status: res.statusCode, headers: res.headers, text, json, body });
       });
     });
     req.on('error', reject);

@@ -8,6 +8,9 @@
  * dragonbones_oracle.test.mjs to compare with the runtime's.
  *
  *   skel_worlds dragonbones BODY.json
+ *   skel_worlds dragonbones BODY.json report
+ *       the import's report instead: {"file", "ids": [...], "kept": [...],
+ *       "not_applied": [...], "bones", "slots", "skins", "clips"}
  *
  * Exit status 0, or 1 with the refusal (code, field, message) on stderr.
  */
@@ -19,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +69,45 @@ static int print_worlds(const dragonbones_import *in, const scene *s)
 	return 0;
 }
 
+/* Adds the '\n'-ended lines of 'text' to 'obj' as the array 'key'. */
+static bool add_lines(cJSON *obj, const char *key, const char *text)
+{
+	cJSON *arr = cJSON_AddArrayToObject(obj, key);
+
+	for (const char *p = text, *nl; arr && p && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		cJSON *line = cJSON_CreateString("");
+		char *copy = line ? strndup(p, (size_t)(nl - p)) : NULL;
+		if (!copy || !cJSON_AddItemToArray(arr, line)) {
+			cJSON_Delete(line);
+			free(copy);
+			return false;
+		}
+		cJSON_SetValuestring(line, copy);
+		free(copy);
+	}
+	return arr != NULL;
+}
+
+static int print_report(const skel_import_report *rep)
+{
+	cJSON *root = cJSON_CreateObject();
+	char *text = NULL;
+	bool ok = root && cJSON_AddStringToObject(root, "file", rep->file) &&
+		  add_lines(root, "ids", rep->ids) && add_lines(root, "kept", rep->kept) &&
+		  add_lines(root, "not_applied", rep->not_applied) &&
+		  cJSON_AddNumberToObject(root, "bones", rep->bones) &&
+		  cJSON_AddNumberToObject(root, "slots", rep->slots) &&
+		  cJSON_AddNumberToObject(root, "skins", rep->skins) &&
+		  cJSON_AddNumberToObject(root, "clips", rep->clips) &&
+		  (text = cJSON_PrintUnformatted(root)) != NULL;
+
+	if (ok)
+		puts(text);
+	free(text);
+	cJSON_Delete(root);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	dragonbones_import in;
@@ -76,8 +119,10 @@ int main(int argc, char **argv)
 	char *body;
 	int rc;
 
-	if (argc != 3 || strcmp(argv[1], "dragonbones")) {
-		fprintf(stderr, "usage: skel_worlds dragonbones BODY.json\n");
+	bool report = argc == 4 && !strcmp(argv[3], "report");
+
+	if ((argc != 3 && !report) || strcmp(argv[1], "dragonbones")) {
+		fprintf(stderr, "usage: skel_worlds dragonbones BODY.json [report]\n");
 		return 2;
 	}
 	if (!(body = read_file(argv[2], &len))) {
@@ -104,7 +149,7 @@ int main(int argc, char **argv)
 	if ((rc = edit_apply(s, &batch, NULL, NULL, &err)) != 0)
 		goto out;
 	scene_update(s, 1, NULL, NULL);
-	rc = print_worlds(&in, s);
+	rc = report ? print_report(&rep) : print_worlds(&in, s);
 	if (rc)
 		edit_error_set(&err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 out:
