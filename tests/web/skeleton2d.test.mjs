@@ -371,6 +371,51 @@ describe('skeleton_layers.js: regions drawn where the formats say', () => {
 		assert.ok(titles.length >= 4 && titles.every((t) => /no atlas/.test(t)), titles.join('; '));
 	});
 
+	it('meshes: an unweighted one is its region over its vertices\' box, a weighted one is named and not drawn', async () => {
+		// Vertices (Spine, y up) spanning x -40..60 and y -30..50: in rigd's
+		// frame the box is x -40..60, y -50..30.
+		const mesh = { type: 'mesh', path: 'A', uvs: [0, 0, 1, 0, 1, 1, 0, 1], triangles: [0, 1, 2, 2, 3, 0], vertices: [-40, 50, 60, 50, 60, -30, -40, -30], width: 32, height: 32 };
+		const weighted = { type: 'mesh', path: 'A', uvs: [0, 0, 1, 0, 1, 1], triangles: [0, 1, 2], vertices: [1, 0, 5, 5, 1, 1, 0, 9, 9, 1, 1, 0, 2, 2, 1], width: 32, height: 32 };
+		const skeleton = {
+			skeleton: { spine: '4.2.0' },
+			bones: [{ name: 'root' }],
+			slots: [
+				{ name: 'm', bone: 'root', attachment: 'M' },
+				{ name: 'w', bone: 'root', attachment: 'W' },
+			],
+			skins: [{ name: 'default', attachments: { m: { M: mesh }, w: { W: weighted } } }],
+		};
+		const png = await drawStage(page, {
+			file: 'mesh.json',
+			skeleton,
+			atlas: SPINE_ATLAS,
+			atlasName: 'mesh.json.atlas',
+			pageName: 'skel.png',
+			pagePng: makePage(SPINE_REGIONS).toString('base64'),
+			slots: [
+				['m.M', [200, 200]],
+				['w.W', [500, 200]],
+			],
+		});
+		// Region A's quadrants over the box: red at a quarter from the top left.
+		const box = [-40, -50, 60, 30];
+		const misses = [];
+		for (const [fu, fv, colour] of [
+			[0.25, 0.25, COLOURS[0]],
+			[0.75, 0.25, COLOURS[1]],
+			[0.25, 0.75, COLOURS[2]],
+			[0.75, 0.75, COLOURS[3]],
+		]) {
+			const p = [200 + box[0] + fu * (box[2] - box[0]), 200 + box[1] + fv * (box[3] - box[1])];
+			if (!near(at(png, p), colour)) misses.push(`${p}: ${at(png, p)} not ${colour}`);
+		}
+		assert.deepEqual(misses, []);
+		const info = await page.evaluate(() => [...document.querySelectorAll('#skel-stage title')].map((t) => t.textContent));
+		assert.deepEqual(info, ['mesh drawn as its region\u2019s bounding quad', 'mesh attachment with weighted vertices: not drawn']);
+		// Nothing drawn for the weighted one.
+		for (const dx of [-20, 0, 20]) assert.ok(near(at(png, [500 + dx, 200]), WHITE, 8), `weighted mesh area at ${dx}`);
+	});
+
 	it('premultiplied pages are un-premultiplied once: a half-transparent edge keeps its colour', async () => {
 		// One 8x8 page, every pixel red at alpha 128 stored premultiplied
 		// (r = 255 * 128 / 255 = 128).
