@@ -332,9 +332,13 @@ function spineAttachment(skeleton, slot, name) {
 	return null;
 }
 
-/* The display of a DragonBones slot named 'name', in the armature that has the slot. */
-function dragonBonesDisplay(data, slot, name) {
-	for (const arm of Array.isArray(data.armature) ? data.armature : []) {
+/* The display of a DragonBones slot named 'name', in the armature that has
+ * the slot: first the one the asset's default file name (encoded armature
+ * name + "_ske.json") names, then the others in the file's order. */
+function dragonBonesDisplay(data, slot, name, file) {
+	const arms = Array.isArray(data.armature) ? data.armature.filter((a) => a && typeof a === 'object') : [];
+	const named = arms.filter((a) => typeof a.name === 'string' && `${encodePart(a.name)}_ske.json` === file);
+	for (const arm of [...named, ...arms.filter((a) => !named.includes(a))]) {
 		for (const skin of Array.isArray(arm && arm.skin) ? arm.skin : []) {
 			for (const s of Array.isArray(skin && skin.slot) ? skin.slot : []) {
 				if (!s || s.name !== slot || !Array.isArray(s.display)) continue;
@@ -448,7 +452,7 @@ export class SkeletonAsset {
 	}
 
 	_dragonBones(g, { slot, attachment }) {
-		const d = dragonBonesDisplay(this.data, slot, attachment);
+		const d = dragonBonesDisplay(this.data, slot, attachment, this.file);
 		if (!d) return false;
 		const type = d.type || 'image';
 		const t = d.transform || {};
