@@ -52,7 +52,7 @@ static int decode_asset(const cJSON *item, int k, proto_log_asset *a, const prot
 {
 	static const char *const names[] = { "file", "sha256", "kind", "svg", "text", "base64" };
 	const cJSON *f[6] = { 0 };
-	char field[48], what[PROTO_ASSET_FILE_MAX + 160];
+	char field[48], what[PROTO_ASSET_FILE_MAX + 200];
 	int rc;
 
 	snprintf(field, sizeof(field), "assets[%d]", k);
