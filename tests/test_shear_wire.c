@@ -322,6 +322,7 @@ static void test_op_image(void **state)
 	assert_int_equal(img[0], ENGINE_OPS_BIN_FORMAT_SHAPE2D);
 	assert_int_equal(engine_ops_decode_bin(img, len, &back), 0);
 	assert_same_ops(&b, &back);
+	edit_batch_release(&back);
 	for (size_t cut = 0; cut < len; cut++) {
 		edit_batch part;
 

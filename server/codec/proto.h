@@ -338,7 +338,9 @@ const char *proto_inherit_flag_name(int i);
  * "angle" follows "r": the screen angle in degrees (quat_to_angle2d_deg),
  * and "layer" (string or null), "z" (a number when both facings hold the
  * same bits, else {"right","left"}) and "facing" ("right", "left" or null)
- * follow "visible".
+ * follow "visible", then "shear" ([shx, shy]) when not +0 +0 and "inherit"
+ * (a Spine mode's name, or DragonBones' four flags as an object) when not
+ * normal.
  */
 int proto_encode_node(proto_buf *b, const scene *s, int node);
 /* The same record without its "world" member (binary frames carry the

@@ -7,8 +7,10 @@
  * handle == pos, so the recompute pass reads memory sequentially. The tree order lives
  * in one array of handles in depth-first preorder ("pos"), so every subtree
  * is the contiguous range [pos, pos + subtree_size) and a recompute is one
- * linear pass world[n] = world[parent[n]] * local[n]. Several roots are
- * allowed; they follow one another in that array.
+ * linear pass world[n] = world[parent[n]] * local[n] (a 2D node of an
+ * inherit mode other than normal takes its world from its parent's by its
+ * mode instead: inherit.h). Several roots are allowed; they follow one
+ * another in that array.
  *
  * Every mutating call validates everything first and returns 0 or a negative
  * RIGD_E_* code; on error nothing has changed. No JSON, SQL or sockets here,
