@@ -6,3 +6,4 @@ get_filename_component(RIGD_SKEL_EXPORT_SAMPLES "${RIGD_GLTF_SAMPLES}/../dragonb
 rigd_unit_test(skel_export rigd_codec)
 target_compile_definitions(test_skel_export PRIVATE
   RIGD_DRAGONBONES_SAMPLES="${RIGD_SKEL_EXPORT_SAMPLES}")
+rigd_node_test(e2e_skeleton_export e2e/skeleton_export.js)
