@@ -467,6 +467,9 @@ static void spine_edits(void **state)
 	set_inherit(im.s, "hip", INHERIT_NORMAL);
 	set_layer(im.s, "slot:body", "chain.json#head.face");
 	export_refused(SPINE, &im, RIGD_E_BAD_SKELETON, "slots[0].attachment", "slot 'body'");
+	set_layer(im.s, "slot:body", "chain.json#body.torso_5farmor");  /* the "armored" skin's */
+	export_refused(SPINE, &im, RIGD_E_BAD_SKELETON, "slots[0].attachment",
+		       "attachment 'torso_armor' is not in the default skin");
 	imported_release(&im);
 	free(text);
 }

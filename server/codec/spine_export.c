@@ -182,9 +182,26 @@ static int by_z(const void *a, const void *b)
 	return x->index - y->index;
 }
 
+/* Whether the skin named "default" of 'root' has attachment 'att' for
+ * slot 'slot': the only skin Spine's setup pose (and the import) reads. */
+static bool in_default_skin(const cJSON *root, const char *slot, const char *att)
+{
+	const cJSON *skins = cJSON_GetObjectItemCaseSensitive(root, "skins"), *k;
+
+	cJSON_ArrayForEach(k, skins) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(k, "name");
+		if (!cJSON_IsString(n) || strcmp(n->valuestring, "default"))
+			continue;
+		const cJSON *atts = cJSON_GetObjectItemCaseSensitive(k, "attachments");
+		return cJSON_GetObjectItemCaseSensitive(
+			       cJSON_GetObjectItemCaseSensitive(atts, slot), att) != NULL;
+	}
+	return false;
+}
+
 /* One slot's setup attachment from its node's layer. */
-static int export_slot(cJSON *slot, int i, const char *file, const char *enc,
-		       const node_props *p, edit_error *err)
+static int export_slot(const cJSON *root, cJSON *slot, int i, const char *file,
+		       const char *enc, const node_props *p, edit_error *err)
 {
 	const char *name = cJSON_GetObjectItemCaseSensitive(slot, "name")->valuestring;
 	char att[SCENE_LAYER_GROUP_MAX + 1], field[48];
@@ -196,6 +213,12 @@ static int export_slot(cJSON *slot, int i, const char *file, const char *enc,
 		edit_error_set(err, RIGD_E_BAD_SKELETON, -1, field,
 			       "slot '%s': layer '%s' is not an attachment of this slot in '%s'",
 			       name, p->layer, file);
+		return RIGD_E_BAD_SKELETON;
+	}
+	if (n && !in_default_skin(root, name, att)) {
+		edit_error_set(err, RIGD_E_BAD_SKELETON, -1, field,
+			       "slot '%s': attachment '%s' is not in the default skin, the only "
+			       "one a setup pose shows", name, att);
 		return RIGD_E_BAD_SKELETON;
 	}
 	if ((rc = put_string(slot, "attachment", n ? att : NULL, NULL)) != 0)
@@ -296,7 +319,7 @@ int spine_export(const char *json, size_t len, const char *file, const scene *s,
 		}
 		scene_props(s, node, &p);
 		keys[i].z = p.z_right;
-		if ((rc = export_slot(c, i, file, enc, &p, err)) != 0)
+		if ((rc = export_slot(root, c, i, file, enc, &p, err)) != 0)
 			goto out;
 		inf.slots++;
 	}

@@ -52,7 +52,9 @@ typedef struct skel_export_info {
  *     a bone's node whose inherit is a DragonBones one (field
  *     "bones[I].inherit", naming the bone); a slot's layer that is not
  *     one of this file's attachments of that slot (field
- *     "slots[I].attachment", naming the slot and the layer);
+ *     "slots[I].attachment", naming the slot and the layer), or whose
+ *     attachment the skin "default" lacks (another skin's: the import
+ *     would refuse the file);
  *   not_finite (a node value that is not finite), nomem.
  */
 int spine_export(const char *json, size_t len, const char *file, const scene *s,
