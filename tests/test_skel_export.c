@@ -522,6 +522,22 @@ static void dragonbones_edits(void **state)
 	set_layer(im.s, "slot:body", "two_bone_ske.json#hidden.ghost");
 	export_refused(DB, &im, RIGD_E_BAD_SKELETON, "armature[0].slot[0].displayIndex",
 		       "slot 'body'");
+
+	/* An armature by name: the file's one, or a refusal. */
+	json_buf out2;
+	edit_error err;
+	set_layer(im.s, "slot:body", NULL);
+	json_buf_init(&out2, 0);
+	assert_int_equal(dragonbones_export(im.asset, im.asset_len, im.file, "two_bone", im.s,
+					    &out2, NULL, &err), 0);
+	assert_true(out2.len > 0);
+	json_buf_reset(&out2);
+	assert_int_equal(dragonbones_export(im.asset, im.asset_len, im.file, "nosuch", im.s,
+					    &out2, NULL, &err), RIGD_E_BAD_SKELETON);
+	assert_string_equal(err.field, "armature");
+	assert_non_null(strstr(err.message, "'nosuch'"));
+	assert_int_equal(out2.len, 0);
+	json_buf_release(&out2);
 	imported_release(&im);
 	free(text);
 }

@@ -218,8 +218,8 @@ static int by_z(const void *a, const void *b)
 }
 
 /* The armature to rewrite, or NULL with the refusal in 'err'. */
-static cJSON *pick_armature(cJSON *root, const char *want, const scene *s, int *index,
-			    edit_error *err)
+static cJSON *pick_armature(cJSON *root, const char *file, const char *want, const scene *s,
+			    int *index, edit_error *err)
 {
 	cJSON *arms = cJSON_GetObjectItemCaseSensitive(root, "armature");
 	char enc[SCENE_ID_MAX + 1];
@@ -248,7 +248,7 @@ static cJSON *pick_armature(cJSON *root, const char *want, const scene *s, int *
 	}
 	if (want)
 		edit_error_set(err, RIGD_E_BAD_SKELETON, -1, "armature",
-			       "'%s' has no armature named '%s'", "the file", want);
+			       "'%s' has no armature named '%s'", file, want);
 	else
 		edit_error_set(err, RIGD_E_BAD_SKELETON, -1, "armature",
 			       "the stored file has no armature");
@@ -273,7 +273,7 @@ int dragonbones_export(const char *json, size_t len, const char *file, const cha
 		rc = RIGD_E_BAD_SKELETON;
 		goto out;
 	}
-	if (!(arm = pick_armature(root, armature, s, &a, err))) {
+	if (!(arm = pick_armature(root, file, armature, s, &a, err))) {
 		rc = RIGD_E_BAD_SKELETON;
 		goto out;
 	}
