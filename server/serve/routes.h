@@ -101,9 +101,12 @@ bool routes_import_scene(struct server *S, const struct http_call *call, const c
 			 bool *created);
 
 /* The skeleton routes (routes_skeleton.c): POST /api/scenes/{name}/spine
- * and POST /api/scenes/{name}/dragonbones. */
+ * and POST /api/scenes/{name}/dragonbones, and the exports, GET on the
+ * same paths. */
 void routes_spine_import(struct server *S, const struct http_call *call);
 void routes_dragonbones_import(struct server *S, const struct http_call *call);
+void routes_spine_export(struct server *S, const struct http_call *call);
+void routes_dragonbones_export(struct server *S, const struct http_call *call);
 void routes_asset_list(struct server *S, const struct http_call *call);
 void routes_asset_get(struct server *S, const struct http_call *call);
 

@@ -3,7 +3,8 @@
  * table names them): POST /api/scenes/{name}/spine and POST
  * /api/scenes/{name}/dragonbones, each one batch with its assets (the
  * skeleton file, its atlas and the atlas's PNG pages), answered after the
- * commit, like the glTF and SVG imports.
+ * commit, like the glTF and SVG imports; and their exports, GET on the same
+ * paths: the stored file rewritten from the scene's nodes.
  *
  * The readers live in codec/ (spine.c, dragonbones.c, skel_upload.c with
  * png.c and atlas.c); this file only puts their results through the turn.
@@ -16,11 +17,14 @@
 #include "turn.h"
 
 #include "codec/dragonbones.h"
+#include "codec/dragonbones_export.h"
 #include "codec/json.h"
 #include "codec/skel_upload.h"
 #include "codec/spine.h"
+#include "codec/spine_export.h"
 #include "core/asset.h"
 #include "core/err.h"
+#include "core/num.h"
 #include "core/sha256.h"
 
 #include <stdio.h>
@@ -278,4 +282,129 @@ out:
 	skel_import_report_release(&rep);
 	edit_batch_release(&batch);
 	dragonbones_import_release(&in);
+}
+
+/* ---------- export ---------- */
+
+/* What the export looks for among the scene's assets. */
+struct skel_pick {
+	int kind;                        /* ASSET_SPINE, ASSET_DRAGONBONES */
+	const char *want;                /* ?file=, or NULL */
+	char file[SKEL_FILE_MAX + 1];    /* the one found, "" for none */
+	int n;                           /* assets of that kind */
+};
+
+static int pick_asset(void *ctx, const engine_asset_info *a)
+{
+	struct skel_pick *p = ctx;
+
+	if (a->kind != p->kind)
+		return 0;
+	p->n++;
+	if (!p->file[0] && (!p->want || !strcmp(p->want, a->file)))
+		snprintf(p->file, sizeof(p->file), "%s", a->file);
+	return 0;
+}
+
+/*
+ * The part both exports share: the scene read now or at ?at=SEQ, its one
+ * skeleton asset of 'kind' (or ?file=), the file rewritten by the codec
+ * and answered as application/json.
+ */
+static void skeleton_export(struct server *S, const struct http_call *call, int kind)
+{
+	const char *name = call->name, *at = routes_arg(call->args, call->n_args, "at");
+	const char *format = kind == ASSET_SPINE ? "Spine" : "DragonBones";
+	struct skel_pick pick = { kind, routes_arg(call->args, call->n_args, "file"), "", 0 };
+	const scene *s = engine_scene(S->e, name);
+	scene *past = NULL;
+	char *bytes = NULL, sha[65];
+	size_t len = 0;
+	int64_t seq = -1;
+	json_buf out;
+	edit_error err;
+	skel_export_info info;
+	int rc;
+
+	json_buf_init(&out, 0);
+	if (!s) {
+		http_respond_code(S, call->conn, RIGD_E_UNKNOWN_SCENE, "", "no scene '%s'", name);
+		return;
+	}
+	if (at && !num_parse_i64(at, 0, NUM_SEQ_MAX, &seq)) {
+		http_respond_code(S, call->conn, RIGD_E_BAD_SEQ, "at", "at must be a seq 0..2^53");
+		return;
+	}
+	if ((rc = engine_assets(S->e, name, seq, pick_asset, &pick)) != 0) {
+		if (rc == RIGD_E_BAD_SEQ)
+			http_respond_code(S, call->conn, rc, "at", "scene '%s' has no seq %s", name, at);
+		else
+			http_respond_engine(S, call->conn, rc, name);
+		return;
+	}
+	if (!pick.file[0]) {
+		if (pick.want)
+			http_respond_code(S, call->conn, RIGD_E_UNKNOWN_ASSET, "file",
+					  "scene '%s' has no %s skeleton '%s'", name, format, pick.want);
+		else
+			http_respond_code(S, call->conn, RIGD_E_UNKNOWN_ASSET, "",
+					  "scene '%s' has no %s skeleton to export (import one first)",
+					  name, format);
+		return;
+	}
+	if (pick.n > 1 && !pick.want) {
+		http_respond_code(S, call->conn, RIGD_E_BAD_FIELD, "file",
+				  "scene '%s' has %d %s skeletons: name one with ?file=", name, pick.n,
+				  format);
+		return;
+	}
+	if (seq > 0 && (rc = engine_at(S->e, name, seq, &past)) != 0) {
+		http_respond_engine(S, call->conn, rc, name);
+		return;
+	}
+	if (past)
+		s = past;
+	if ((rc = engine_asset_get(S->e, name, pick.file, seq, &bytes, &len, sha, NULL)) != 0) {
+		http_respond_engine(S, call->conn, rc, name);
+		goto out;
+	}
+	if (kind == ASSET_SPINE)
+		rc = spine_export(bytes, len, pick.file, s, &out, &info, &err);
+	else
+		rc = dragonbones_export(bytes, len, pick.file,
+					routes_arg(call->args, call->n_args, "armature"), s, &out,
+					&info, &err);
+	if (rc) {
+		http_respond_error(S, call->conn, &err);
+		goto out;
+	}
+	if (info.kept)
+		serve_log(LOG_INFO, "%s export of %s: %d bones and slots without a node kept as "
+			  "stored", format, pick.file, info.kept);
+	len = out.len;
+	char *text = json_buf_take(&out);
+	if (!text) {
+		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
+		goto out;
+	}
+	net_http_respond(S->n, call->conn, 200, "application/json", text, len);
+out:
+	json_buf_release(&out);
+	free(bytes);
+	scene_free(past);
+}
+
+/* GET /api/scenes/{name}/spine[?at=SEQ][&file=F]: the scene's Spine file
+ * rewritten from its nodes (spine_export.h). */
+void routes_spine_export(struct server *S, const struct http_call *call)
+{
+	skeleton_export(S, call, ASSET_SPINE);
+}
+
+/* GET /api/scenes/{name}/dragonbones[?at=SEQ][&file=F][&armature=A]: the
+ * scene's DragonBones file rewritten from its nodes
+ * (dragonbones_export.h). */
+void routes_dragonbones_export(struct server *S, const struct http_call *call)
+{
+	skeleton_export(S, call, ASSET_DRAGONBONES);
 }
