@@ -30,6 +30,7 @@ edit) max_len=2048 ;;
 gltf) max_len=16384 ;;
 bin)  max_len=4096 ;;
 svg)  max_len=8192 ;;
+skeleton) max_len=16384 ;;
 *) echo "run.sh: unknown target $name" >&2; exit 2 ;;
 esac
 dict=
