@@ -20,13 +20,22 @@
 
 int skel_body_format(const char *json, size_t len, char *why, size_t why_len)
 {
-	cJSON *root = cJSON_ParseWithLength(json, len);
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, false);
 	const cJSON *skel, *spine, *armature, *version;
 	int format = SKEL_BODY_UNKNOWN;
 
+	/* One value and white space only: the bytes go into the body as they
+	 * are, where anything after the value would break it. */
+	while (root && end < json + len && strchr(" \t\r\n", *end) && *end)
+		end++;
+	if (root && end != json + len) {
+		cJSON_Delete(root);
+		root = NULL;
+	}
 	if (!root) {
 		if (why_len)
-			snprintf(why, why_len, "not JSON");
+			snprintf(why, why_len, "not JSON (or more than one value)");
 		return SKEL_BODY_UNKNOWN;
 	}
 	skel = cJSON_GetObjectItemCaseSensitive(root, "skeleton");

@@ -198,6 +198,13 @@ test('a missing page, an unknown format, a missing file: clear errors, status 1'
   assert.equal(out.code, 1);
   assert.match(out.stderr, /broken\.json is not a skeleton file: not JSON/);
 
+  // A value followed by more bytes would break the body the file goes into.
+  const trailing = path.join(dir, 'trailing.json');
+  fs.writeFileSync(trailing, `${fs.readFileSync(CHAIN, 'utf8')}\n{}`);
+  out = await rigctl('import', 'trailing', trailing);
+  assert.equal(out.code, 1);
+  assert.match(out.stderr, /trailing\.json is not a skeleton file: not JSON/);
+
   out = await rigctl('import', 'gone', path.join(dir, 'gone.json'));
   assert.equal(out.code, 1);
   assert.match(out.stderr, /cannot open .*gone\.json/);
@@ -214,7 +221,7 @@ test('a missing page, an unknown format, a missing file: clear errors, status 1'
 
   // None of these made a scene.
   const scenes = (await get(server, '/api/scenes')).json.scenes.map((s) => s.name);
-  for (const s of ['nopage', 'other', 'broken', 'gone', 'badatlas']) assert.ok(!scenes.includes(s), s);
+  for (const s of ['nopage', 'other', 'broken', 'trailing', 'gone', 'badatlas']) assert.ok(!scenes.includes(s), s);
 });
 
 test('bad arguments exit 2', async () => {
