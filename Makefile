@@ -13,7 +13,7 @@ FUZZ_BUILD ?= build-fuzz
 LONE_BUILD ?= build-lone
 DEB_BUILD  ?= build-deb
 RIGD_FUZZ_SECONDS ?= 30
-FUZZ_TARGETS = msg edit gltf bin svg skeleton_assets
+FUZZ_TARGETS = msg edit gltf bin svg skeleton_assets skeleton
 
 .PHONY: all deps web-deps build build-asan test test-release test-asan run bench clean
 .PHONY: build-fuzz test-fuzz fuzz-merge test-image build-lone test-lone deb

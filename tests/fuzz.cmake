@@ -1,6 +1,7 @@
 # Fuzz targets: the message decoder, the edit validator, the glTF importer,
-# the decoder of binary frames, the SVG sanitiser and the skeleton assets (PNG
-# pages and texture atlases), one libFuzzer target each in tests/fuzz/fuzz_NAME.c, with
+# the decoder of binary frames, the SVG sanitiser, the skeleton assets (PNG
+# pages and texture atlases) and the skeleton importers (Spine and
+# DragonBones), one libFuzzer target each in tests/fuzz/fuzz_NAME.c, with
 # a committed corpus (tests/fuzz/corpus/NAME) and regression inputs of past
 # findings (tests/fuzz/regress/NAME). See tests/fuzz/README.md.
 #
@@ -13,7 +14,7 @@
 # In every other build the same target sources get a plain main()
 # (tests/fuzz/replay_main.c) and a test that replays the committed inputs,
 # so the release and ASan builds check every past finding too.
-set(rigd_fuzz_targets msg edit gltf bin svg skeleton_assets)
+set(rigd_fuzz_targets msg edit gltf bin svg skeleton_assets skeleton)
 set(rigd_fuzz_dir ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 
 if(RIGD_FUZZ)

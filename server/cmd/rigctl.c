@@ -11,6 +11,9 @@
  *   rigctl [--url URL] scenes | create SCENE | delete SCENE
  *   rigctl [--url URL] import SCENE FILE [--nearest] [--scene-index N]
  *                                      [--scene-name NAME] [--parent ID]
+ *   rigctl [--url URL] import SCENE FILE.json [--atlas FILE] [--file NAME]
+ *                                      [--armature NAME]   a Spine or
+ *                                      DragonBones skeleton, atlas, pages
  *   rigctl [--url URL] export SCENE [--at SEQ] [-o FILE]
  *
  * Output is JSON lines on stdout, diagnostics on stderr. Exit status 0 when

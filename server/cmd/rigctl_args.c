@@ -7,6 +7,8 @@
 #include "rigctl.h"
 
 #include "codec/json.h"
+#include "codec/skel_body.h"
+#include "core/err.h"
 #include "core/num.h"
 #include "core/scene.h"
 #include "core/version.h"
@@ -49,6 +51,14 @@ static const char usage_text[] =
 	"                               new (or empty) scene, or under node ID; --nearest\n"
 	"                               keeps the nearest TRS of a sheared matrix instead\n"
 	"                               of refusing; prints the answer with its report\n"
+	"  import SCENE FILE.json [--atlas FILE] [--file NAME] [--armature NAME]\n"
+	"                               import a Spine 4.2 or DragonBones 5.x skeleton (told\n"
+	"                               apart by its content) with its atlas (default: the\n"
+	"                               .atlas beside a Spine file, NAME_tex.json beside a\n"
+	"                               NAME_ske.json) and the atlas's PNG pages (beside the\n"
+	"                               atlas) into the 2D scene SCENE (made when missing);\n"
+	"                               --file names the stored file, --armature picks a\n"
+	"                               DragonBones armature; prints the answer with its report\n"
 	"  import FILE.svg --manifest FILE.json [--scene SCENE]\n"
 	"                               import an SVG rig: the artwork (sanitised, stored as\n"
 	"                               an asset under the SVG's file name) and one node per\n"
@@ -456,7 +466,7 @@ static int args_import(struct rigctl *r, struct argv_cursor *a)
 	r->mode = RIGCTL_HTTP;
 	r->method = "POST";
 	if (a->i >= a->argc)
-		return usage_error("import needs a .gltf or .glb file");
+		return usage_error("import needs a .gltf, .glb or skeleton .json file");
 	file = a->argv[a->i++];
 	snprintf(r->path, sizeof(r->path), "/api/scenes/%s/gltf", r->scene);
 	if ((status = import_options(r, a)) != 0)
@@ -578,6 +588,177 @@ static int args_import_svg(struct rigctl *r, struct argv_cursor *a, const char *
 	return svg_body(r, svg_path, manifest);
 }
 
+/* Whether 'arg' names a JSON file (ends in .json, any case): a skeleton. */
+static bool is_json_path(const char *arg)
+{
+	size_t n = strlen(arg);
+
+	return n > 5 && strcasecmp(arg + n - 5, ".json") == 0;
+}
+
+/* Whether a file can be read at 'path'. */
+static bool readable(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+/*
+ * The atlas beside the skeleton 'skel_path' of 'format', written into
+ * 'out': a Spine file's path with ".json" replaced by ".atlas", a
+ * DragonBones NAME_ske.json's NAME_tex.json. false when there is none.
+ */
+static bool atlas_beside(const char *skel_path, int format, char *out, size_t out_len)
+{
+	size_t n = strlen(skel_path);
+	int w;
+
+	if (format == SKEL_BODY_SPINE)
+		w = snprintf(out, out_len, "%.*s.atlas", (int)(n - 5), skel_path);
+	else if (n > 9 && strcasecmp(skel_path + n - 9, "_ske.json") == 0)
+		w = snprintf(out, out_len, "%.*s_tex.json", (int)(n - 9), skel_path);
+	else
+		return false;
+	return w > 0 && (size_t)w < out_len && readable(out);
+}
+
+/* The skeleton import's files, read: freed by skel_files_release. */
+struct skel_files {
+	char *skel, *atlas;
+	size_t skel_len, atlas_len;
+	char **page_names;
+	int n_pages;
+	unsigned char **page_bytes;
+	size_t *page_lens;
+};
+
+static void skel_files_release(struct skel_files *f)
+{
+	free(f->skel);
+	free(f->atlas);
+	for (int i = 0; f->page_bytes && i < f->n_pages; i++)
+		free(f->page_bytes[i]);
+	free(f->page_bytes);
+	free(f->page_lens);
+	skel_body_names_free(f->page_names, f->n_pages);
+}
+
+/* Reads the pages the atlas at 'atlas_path' names, from its folder. 0, or
+ * 1 after saying which page is missing. */
+static int read_pages(struct skel_files *f, const char *atlas_path)
+{
+	const char *slash = strrchr(atlas_path, '/');
+	int dir_len = slash ? (int)(slash - atlas_path) + 1 : 0;
+
+	f->page_bytes = calloc((size_t)f->n_pages + 1, sizeof(*f->page_bytes));
+	f->page_lens = calloc((size_t)f->n_pages + 1, sizeof(*f->page_lens));
+	if (!f->page_bytes || !f->page_lens) {
+		fprintf(stderr, "rigctl: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < f->n_pages; i++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%.*s%s", dir_len, atlas_path, f->page_names[i]);
+		if (!readable(path)) {
+			fprintf(stderr, "rigctl: %s: page '%s' is missing: cannot read %s: %s\n",
+				atlas_path, f->page_names[i], path, strerror(errno));
+			return 1;
+		}
+		if (!(f->page_bytes[i] = (unsigned char *)read_whole_file(path, &f->page_lens[i])))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * import SCENE FILE.json [--atlas FILE] [--file NAME] [--armature NAME]:
+ * the body of POST .../spine or .../dragonbones (skel_body.h) from the
+ * skeleton, its atlas and the atlas's pages. 0, 1 when a file is missing
+ * or not what it should be, or RIGCTL_EXIT_USAGE.
+ */
+static int args_import_skeleton(struct rigctl *r, struct argv_cursor *a, const char *skel_path)
+{
+	const char *atlas_path = NULL, *file = NULL, *armature = NULL;
+	char found[4096], why[256];
+	struct skel_files f = {0};
+	skel_body_page *pages = NULL;
+	edit_error err;
+	json_buf b;
+	int format, rc = 1;
+
+	while (a->i < a->argc) {
+		const char *flag = a->argv[a->i], *v = next_value(a);
+
+		if (strcmp(flag, "--atlas") != 0 && strcmp(flag, "--file") != 0 &&
+		    strcmp(flag, "--armature") != 0)
+			return usage_error("unknown import argument '%s'", flag);
+		if (!v)
+			return usage_error("%s needs a value", flag);
+		if (strcmp(flag, "--atlas") == 0)
+			atlas_path = v;
+		else if (strcmp(flag, "--file") == 0)
+			file = v;
+		else
+			armature = v;
+		a->i += 2;
+	}
+	r->mode = RIGCTL_HTTP;
+	r->method = "POST";
+	if (!(f.skel = read_whole_file(skel_path, &f.skel_len)))
+		return 1;
+	format = skel_body_format(f.skel, f.skel_len, why, sizeof(why));
+	if (format == SKEL_BODY_UNKNOWN) {
+		fprintf(stderr, "rigctl: %s is not a skeleton file: %s\n", skel_path, why);
+		goto out;
+	}
+	if (armature && format != SKEL_BODY_DRAGONBONES) {
+		rc = usage_error("--armature: %s is a Spine skeleton, which has no armatures",
+				 skel_path);
+		goto out;
+	}
+	if (!atlas_path && atlas_beside(skel_path, format, found, sizeof(found)))
+		atlas_path = found;
+	if (atlas_path) {
+		if (!(f.atlas = read_whole_file(atlas_path, &f.atlas_len)))
+			goto out;
+		edit_error_clear(&err);
+		if (skel_body_pages(format, f.atlas, f.atlas_len, &f.page_names, &f.n_pages, &err)) {
+			fprintf(stderr, "rigctl: %s: %s\n", atlas_path, err.message);
+			goto out;
+		}
+		if (read_pages(&f, atlas_path) != 0)
+			goto out;
+	}
+	if (f.n_pages && !(pages = calloc((size_t)f.n_pages, sizeof(*pages)))) {
+		fprintf(stderr, "rigctl: out of memory\n");
+		goto out;
+	}
+	for (int i = 0; i < f.n_pages; i++)
+		pages[i] = (skel_body_page){ f.page_names[i], f.page_bytes[i], f.page_lens[i] };
+	json_buf_init(&b, 0);
+	switch (skel_body_build(&b, format, f.skel, f.skel_len, f.atlas, f.atlas_len, pages,
+				f.n_pages, file, armature)) {
+	case 0:
+		r->body_len = b.len;
+		r->owned_body = json_buf_take(&b);
+		rc = r->owned_body ? 0 : 1;
+		break;
+	case RIGD_E_BAD_FIELD:
+		fprintf(stderr, "rigctl: %s holds a NUL byte\n", atlas_path);
+		break;
+	default:
+		fprintf(stderr, "rigctl: out of memory\n");
+		break;
+	}
+	json_buf_release(&b);
+	r->body = r->owned_body;
+	snprintf(r->path, sizeof(r->path), "/api/scenes/%s/%s", r->scene, skel_body_route(format));
+out:
+	free(pages);
+	skel_files_release(&f);
+	return rc;
+}
+
 /* The command and what follows it. */
 static int args_command(struct rigctl *r, const char *cmd, struct argv_cursor *a)
 {
@@ -596,6 +777,10 @@ static int args_command(struct rigctl *r, const char *cmd, struct argv_cursor *a
 	if (strcmp(cmd, "import") == 0 && a->i < a->argc && is_svg_path(a->argv[a->i])) {
 		const char *svg_path = a->argv[a->i++];
 		return args_import_svg(r, a, svg_path, r->scene);
+	}
+	if (strcmp(cmd, "import") == 0 && a->i < a->argc && is_json_path(a->argv[a->i])) {
+		const char *skel_path = a->argv[a->i++];
+		return args_import_skeleton(r, a, skel_path);
 	}
 	if (strcmp(cmd, "import") == 0)
 		return args_import(r, a);

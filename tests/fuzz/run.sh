@@ -31,6 +31,7 @@ gltf) max_len=16384 ;;
 bin)  max_len=4096 ;;
 svg)  max_len=8192 ;;
 skeleton_assets) max_len=8192 ;;
+skeleton) max_len=16384 ;;
 *) echo "run.sh: unknown target $name" >&2; exit 2 ;;
 esac
 dict=
