@@ -330,6 +330,8 @@ static void test_refusals(void **state)
 	       NULL, BAD, "skeleton.armature[0].animation[0].bone[0].frame[1]", NULL);
 	refuse(NULL, "{\"name\":\"a\",\"bone\":[{\"name\":\"b\",\"transform\":{\"scY\":\"2\"}}]}", NULL, BAD,
 	       "skeleton.armature[0].bone[0].transform.scY", "'b'");
+	refuse(NULL, "{\"name\":\"a\",\"bone\":[{\"name\":\"b\",\"transform\":{\"skX\":90}}]}", NULL, BAD,
+	       "skeleton.armature[0].bone[0].transform.skX", "axes collinear");
 	refuse(NULL, "{\"name\":\"a\",\"bone\":[{\"name\":\"b\",\"inheritScale\":0}]}", NULL, BAD,
 	       "skeleton.armature[0].bone[0].inheritScale", "'b'");
 	refuse(NULL, "{\"name\":\"a\",\"bone\":[{\"name\":\"b\"}],\"slot\":[{\"name\":\"s\",\"parent\":\"nope\"}]}",

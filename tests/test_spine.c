@@ -714,6 +714,10 @@ static void refuse_bones(void **state)
 	       "skeleton.bones[1].rotation", "bone 'arm': rotation must be a number");
 	refuse(ROOT ",{\"name\":\"arm\",\"parent\":\"root\",\"shearY\":null}", "", "", BS,
 	       "skeleton.bones[1].shearY", "bone 'arm': shearY must be a number");
+	refuse(ROOT ",{\"name\":\"arm\",\"parent\":\"root\",\"shearX\":10,\"shearY\":-80}", "", "",
+	       BS, "skeleton.bones[1].shearY",
+	       "bone 'arm': shearX 10 and shearY -80 make its x and y axes collinear (shearY - "
+	       "shearX is 90 modulo 180)");
 	refuse(ROOT ",{\"parent\":\"root\"}", "", "", BS, "skeleton.bones[1].name",
 	       "skeleton.bones[1]: the bone has no name");
 	refuse(ROOT ",{\"name\":\"\"}", "", "", BS, "skeleton.bones[1].name",

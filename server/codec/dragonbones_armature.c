@@ -150,6 +150,12 @@ static int decode_transform(db_ctx *c, const cJSON *t, const char *field, const 
 		b->sky_deg = rot;
 		b->skx_deg = rot + skew;
 	}
+	/* rigd's shear is [0, skY - skX]. */
+	if (scene_shear_collinear((double[2]){ 0, b->sky_deg - b->skx_deg })) {
+		snprintf(msg, sizeof(msg), "%s: skX %g and skY %g make its x and y axes collinear "
+			 "(skX - skY is 90 modulo 180)", who, b->skx_deg, b->sky_deg);
+		return BAD(c, msg, "%s.skX", f);
+	}
 	return 0;
 }
 

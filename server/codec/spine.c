@@ -319,6 +319,13 @@ static int read_bone(spine_reader *r, const cJSON *bones, const cJSON *b, int k)
 	    (rc = read_number(r, b, "shearX", 0, &bone->shear_deg[0], path, what)) != 0 ||
 	    (rc = read_number(r, b, "shearY", 0, &bone->shear_deg[1], path, what)) != 0)
 		return rc;
+	if (scene_shear_collinear(bone->shear_deg)) {
+		snprintf(field, sizeof(field), "%s.shearY", path);
+		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
+				  "%s: shearX %g and shearY %g make its x and y axes collinear "
+				  "(shearY - shearX is 90 modulo 180)", what, bone->shear_deg[0],
+				  bone->shear_deg[1]);
+	}
 	skin = cJSON_GetObjectItemCaseSensitive(b, "skin");
 	if (skin && !cJSON_IsBool(skin)) {
 		snprintf(field, sizeof(field), "%s.skin", path);

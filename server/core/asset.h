@@ -53,7 +53,7 @@ int asset_set_count(const asset_set *as);
 
 /*
  * Adds asset 'file' with the element ids listed in 'ids' ('len' bytes, one
- * id per line, each line ended by '\n'; any order). A file the set holds
+ * id per line, each line ended by '\n'; any order; NULL for none). A file the set holds
  * already is left as it is (assets never change). 0 or RIGD_E_NOMEM (set
  * unchanged).
  */

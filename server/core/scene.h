@@ -151,6 +151,11 @@ int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop);
 /* True when 'id' is 1..SCENE_ID_MAX characters of [A-Za-z0-9_.:-]. */
 bool scene_id_valid(const char *id);
 
+/* True when a 2D shear [shx, shy] (degrees) makes a node's x and y axes
+ * collinear, which node_props_check refuses: shy - shx is 90 modulo 180,
+ * to within 1e-9 degrees. For importers, to name the element at fault. */
+bool scene_shear_collinear(const double shear_deg[2]);
+
 /*
  * The syntax of a layer, "FILE#GROUP": FILE 1..SCENE_LAYER_FILE_MAX
  * characters of [A-Za-z0-9_.-] not starting with a dot, GROUP

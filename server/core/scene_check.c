@@ -103,6 +103,11 @@ bool sc_shear_collinear(const double shear_deg[2])
 	return fabs(fabs(d) - 90) <= 1e-9;
 }
 
+bool scene_shear_collinear(const double shear_deg[2])
+{
+	return sc_shear_collinear(shear_deg);
+}
+
 int node_props_check(const node_props *p, unsigned mask, unsigned *bad_prop)
 {
 	unsigned bad = 0;
