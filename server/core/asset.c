@@ -103,8 +103,10 @@ int asset_set_add(asset_set *as, const char *file, const char *ids, size_t len)
 
 	if (find(as, file) >= 0)
 		return 0;
-	if (!ids)
-		ids = "", len = 0;
+	if (!ids) {
+		ids = "";
+		len = 0;
+	}
 	for (size_t i = 0; i < len; i++)
 		n += ids[i] == '\n';
 	if (as->n == as->cap) {
