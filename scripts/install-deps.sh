@@ -14,8 +14,9 @@ set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev \
 libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcjson-dev libsqlite3-dev sqlite3 \
-libcmocka-dev libxml2-dev libhiredis-dev curl ca-certificates nodejs npm"
-# The browser is for the viewer's tests, redis-server for the cluster's (a
+libcmocka-dev libxml2-dev libhiredis-dev curl ca-certificates nodejs npm file"
+# file is what CPack's dpkg-shlibdeps step runs on the programs (make deb,
+# and the image's build stage). The browser is for the viewer's tests, redis-server for the cluster's (a
 # cluster's Redis is a server of its own, never part of rigd's image),
 # python3 for the test of the protocol's Python decoder and lintian for the
 # check of `make deb`; a container image skips them.
