@@ -7,7 +7,8 @@
 # RIGD_NO_BROWSER=1 leaves out the browser (the image's build stage).
 # RIGD_IMAGE_TOOLS=1 adds what scripts/test-image.sh needs to build and run
 # the container image without a registry: podman with runc (crun refuses
-# hybrid cgroups), netavark and iptables for published ports, debootstrap
+# hybrid cgroups), netavark and iptables for published ports, aardvark-dns
+# for the names of a compose file's services on its network, debootstrap
 # with Debian's keyring to make the base image locally, and podman-compose
 # for scripts/test-compose.sh.
 set -eu
@@ -24,7 +25,7 @@ if [ "${RIGD_NO_BROWSER:-0}" != 1 ]; then
 	PKGS="$PKGS chromium redis-server python3 lintian"
 fi
 if [ "${RIGD_IMAGE_TOOLS:-0}" = 1 ]; then
-	PKGS="$PKGS podman runc netavark iptables debootstrap debian-archive-keyring podman-compose"
+	PKGS="$PKGS podman runc netavark aardvark-dns iptables debootstrap debian-archive-keyring podman-compose"
 fi
 
 missing=""

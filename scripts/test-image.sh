@@ -306,9 +306,5 @@ grep -q "chown -R $RIGD_UID:$RIGD_UID" "$workdir/bad.log" ||
 	fail "no clear message for an unwritable /data: $(cat "$workdir/bad.log")"
 say "ok: an unwritable host folder is refused with: $(grep -m1 'not a writable' "$workdir/bad.log")"
 
-# Several rigd behind a compose file are not brought up here yet: say so
-# rather than pass over it.
-if [ -e docker/compose.yaml ]; then
-	say "note: docker/compose.yaml is not brought up by this script; only the single container was checked"
-fi
+# Several rigd behind docker/compose.yaml: scripts/test-compose.sh.
 say "PASSED in $(($(date +%s) - started)) s"
