@@ -88,7 +88,7 @@ else
 	command -v podman-compose >/dev/null 2>&1 || skip "podman-compose is not installed (scripts/install-deps.sh with RIGD_IMAGE_TOOLS=1 installs it)."
 	compose=(podman-compose -p "$PROJECT" -f "$COMPOSE_FILE")
 fi
-say "engine: $E, compose: ${compose[0]} $("${compose[@]}" version 2>/dev/null | grep -o -m1 "[0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*" | head -n 1)"
+say "engine: $E, compose: ${compose[0]} $("${compose[@]}" version 2>/dev/null | grep -i -m1 'compose.*version' | grep -o -m1 '[0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*')"
 engine_ready
 [ -d "$ROOT/web/node_modules/ws" ] || fail "web/node_modules/ws is missing: run make web-deps"
 
