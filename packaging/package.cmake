@@ -28,8 +28,11 @@ install(FILES packaging/rigd.service DESTINATION lib/systemd/system)
 install(FILES packaging/rigd.default RENAME rigd DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default)
 
 # make deb: CPack's DEB generator on a Release tree configured with the
-# prefix /usr (Makefile). Depends comes from dpkg-shlibdeps, from the
-# libraries the programs link.
+# prefix /usr (scripts/build-deb.sh). Depends comes from dpkg-shlibdeps,
+# from the libraries the programs link, and names by hand what they load
+# at run time, which dpkg-shlibdeps cannot see: libwebsockets opens its
+# libuv event loop, libwebsockets-evlib_uv.so, with dlopen (net.c asks for
+# LWS_SERVER_OPTION_LIBUV), and without it rigd does not start.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME rigd)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -46,7 +49,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/rigd/rigd")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libwebsockets-evlib-uv")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${CMAKE_SOURCE_DIR}/packaging/postinst ${CMAKE_SOURCE_DIR}/packaging/prerm
   ${CMAKE_SOURCE_DIR}/packaging/postrm ${CMAKE_SOURCE_DIR}/packaging/conffiles)

@@ -7,22 +7,26 @@
 # RIGD_NO_BROWSER=1 leaves out the browser (the image's build stage).
 # RIGD_IMAGE_TOOLS=1 adds what scripts/test-image.sh needs to build and run
 # the container image without a registry: podman with runc (crun refuses
-# hybrid cgroups), netavark and iptables for published ports, and
-# debootstrap with Debian's keyring to make the base image locally.
+# hybrid cgroups), netavark and iptables for published ports, aardvark-dns
+# for the names of a compose file's services on its network, debootstrap
+# with Debian's keyring to make the base image locally, and podman-compose
+# for scripts/test-compose.sh.
 set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev \
 libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcjson-dev libsqlite3-dev sqlite3 \
-libcmocka-dev libxml2-dev libpng-dev libhiredis-dev curl ca-certificates nodejs npm"
-# The browser is for the viewer's tests, redis-server for the cluster's (a
-# cluster's Redis is a server of its own, never part of rigd's image) and
-# python3 for the test of the protocol's Python decoder; a container image
-# skips them.
+libcmocka-dev libxml2-dev libpng-dev libhiredis-dev curl ca-certificates nodejs npm file"
+# file is what CPack's dpkg-shlibdeps step runs on the programs (make deb,
+# and the image's build stage). The browser is for the viewer's tests,
+# redis-server for the cluster's (a cluster's Redis is a server of its own,
+# never part of rigd's image), python3 for the test of the protocol's
+# Python decoder and lintian for the check of `make deb`; a container
+# image skips them.
 if [ "${RIGD_NO_BROWSER:-0}" != 1 ]; then
-	PKGS="$PKGS chromium redis-server python3"
+	PKGS="$PKGS chromium redis-server python3 lintian"
 fi
 if [ "${RIGD_IMAGE_TOOLS:-0}" = 1 ]; then
-	PKGS="$PKGS podman runc netavark iptables debootstrap debian-archive-keyring"
+	PKGS="$PKGS podman runc netavark aardvark-dns iptables debootstrap debian-archive-keyring podman-compose"
 fi
 
 missing=""
