@@ -1,0 +1,392 @@
+/*
+ * The clips panel of the 2D viewer (web/app/clips.js) against a real rigd
+ * in Chromium, with two pages on one scene: the panel is hidden in a
+ * scene without clips and lists a skeleton's clips once one is imported;
+ * picking a clip and scrubbing in page A poses the bones on page B at the
+ * matrices the server computed, and at the worked time the locals are the
+ * ones the Spine file gives by hand; the arrow keys step a frame, Space
+ * plays and pauses; play streams updates to page B with at most one batch
+ * in flight; DragonBones clips (a synthetic file, and the shared
+ * mecha_1406 character when present) step in their own frame rate; a
+ * 100-bone clip plays while page A's frame times are measured and printed.
+ * Every control is found by its accessible name.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { SOURCE_DIR, dragSlider, launch, maxDiff, openPage, poll, rigd } from './lib/browser.mjs';
+
+let browser;
+before(async () => {
+	browser = await launch();
+});
+after(async () => {
+	if (browser) await browser.close();
+});
+
+const SERVER_ARGS = { args: ['--sync', 'normal'] };
+const DATA = path.join(SOURCE_DIR, 'tests', 'data', 'clips');
+const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
+const MECHA = process.env.RIGD_GLTF_SAMPLES ? path.join(process.env.RIGD_GLTF_SAMPLES, '..', 'dragonbones', 'mecha_1406') : null;
+
+/* Imports a skeleton file into scene 'name' ('kind' spine or dragonbones). */
+async function importSkeleton(server, name, kind, body) {
+	const r = await rigd.post(server, `/api/scenes/${name}/${kind}`, body);
+	assert.equal(r.status, 200, r.text);
+	return r.json;
+}
+
+/* The panel's controls, by accessible name. */
+const controls = (page) => ({
+	panel: page.getByRole('region', { name: 'Clips' }),
+	time: page.getByRole('slider', { name: 'Clip time' }),
+	weight: page.getByRole('slider', { name: 'Clip weight' }),
+	play: page.getByRole('button', { name: 'Play clip' }),
+	pause: page.getByRole('button', { name: 'Pause clip' }),
+	loop: page.getByRole('checkbox', { name: 'Loop' }),
+	clip: (name) => page.getByRole('button', { name: new RegExp(`^${name}(?: \\(.*\\))?, [0-9.]+ seconds$`) }),
+});
+
+const state = (page) => page.evaluate(() => window.rigd.clips());
+
+/* Waits until the page has no clip batch out and holds the server's latest
+ * seq; returns the server's tree. */
+async function settled(server, page, scene) {
+	const { value } = await poll(
+		async () => {
+			const s = await state(page);
+			if (s && s.outstanding) return null;
+			const tree = await rigd.tree(server, scene);
+			const seq = await page.evaluate(() => window.rigd.seq());
+			return seq === tree.seq && tree;
+		},
+		{ timeout: 10000, what: 'the page to show the server\'s seq' },
+	);
+	return value;
+}
+
+/* Largest difference between the worlds page 'page' draws and the
+ * server's tree, over every node of the tree. */
+async function worldGap(page, tree) {
+	const drawn = await page.evaluate((ids) => ids.map((id) => window.rigd.worldOf(id)), tree.nodes.map((n) => n.id));
+	return Math.max(...tree.nodes.map((n, i) => maxDiff(n.world, drawn[i])));
+}
+
+const nodeOf = (tree, id) => tree.nodes.find((n) => n.id === id);
+
+/* Presses arrow keys on the focused element until the panel shows frame
+ * 'frame' of a clip of 'fps' frames a second. */
+async function stepTo(page, frame, fps) {
+	for (let k = 0; k < 400; k++) {
+		const at = Math.round((await state(page)).time * fps);
+		if (at === frame) return;
+		await page.keyboard.press(at < frame ? 'ArrowRight' : 'ArrowLeft');
+	}
+	throw new Error(`could not step to frame ${frame}`);
+}
+
+/* Starts recording, in the page, every distinct seq it shows and the
+ * world of node 'id' at each. */
+function recordSeqs(page, id) {
+	return page.evaluate((nodeId) => {
+		window.__seen = [];
+		let last = null;
+		const look = () => {
+			const seq = window.rigd.seq();
+			if (seq !== last) window.__seen.push({ seq, world: window.rigd.worldOf(nodeId) });
+			last = seq;
+			window.__look = requestAnimationFrame(look);
+		};
+		look();
+	}, id);
+}
+
+function stopRecording(page) {
+	return page.evaluate(() => {
+		cancelAnimationFrame(window.__look);
+		return window.__seen;
+	});
+}
+
+describe('clips2d: a Spine clip picked, scrubbed, stepped and played on two pages', () => {
+	let server;
+	let A;
+	let B;
+
+	before(async () => {
+		server = await rigd.startRigd(SERVER_ARGS);
+		const r = await rigd.post(server, '/api/scenes', { name: 'plain', dims: 2 });
+		assert.equal(r.status, 201, r.text);
+		await importSkeleton(server, 'walk', 'spine', { skeleton: readJson(path.join(DATA, 'spine_walk.json')), file: 'walk.json' });
+		A = await openPage(browser, `${server.url}/#/scene/plain`, { name: 'alice' });
+		B = await openPage(browser, `${server.url}/#/scene/walk`, { name: 'bob' });
+	});
+
+	after(async () => {
+		for (const p of [A, B]) if (p) await p.context.close();
+		if (server) await server.stop();
+	});
+
+	it('is hidden in a 2D scene without clips and lists the clips of an imported skeleton', async () => {
+		await poll(() => A.page.evaluate(() => window.rigd.clips() && window.rigd.clips().clips), { what: 'the clip list of plain' });
+		assert.equal(await controls(A.page).panel.isVisible(), false);
+		await A.page.evaluate(() => (location.hash = '#/scene/walk'));
+		await A.page.waitForFunction(() => window.rigd.phase() === 'live' && window.rigd.clips() && window.rigd.clips().clips.length > 0, null, { timeout: 10000 });
+		const c = controls(A.page);
+		await c.panel.waitFor({ state: 'visible' });
+		const listed = (await state(A.page)).clips;
+		assert.deepEqual(listed.map((x) => x.name).sort(), ['idle', 'walk']);
+		// walk's last key is its event at 2 s; idle's a translatey key at 2.5 s.
+		assert.equal(listed.find((x) => x.name === 'walk').duration, 2);
+		assert.equal(listed.find((x) => x.name === 'idle').duration, 2.5);
+		assert.equal(await c.clip('walk').count(), 1);
+		assert.equal(await c.time.isDisabled(), true, 'nothing to scrub before a clip is picked');
+		assert.deepEqual(A.problems, []);
+	});
+
+	it('scrubbing in page A poses page B at the server\'s matrices; the arrow keys step a frame', async () => {
+		const c = controls(A.page);
+		await c.clip('walk').click();
+		assert.equal(await c.clip('walk').getAttribute('aria-pressed'), 'true');
+		assert.equal(await c.time.getAttribute('max'), '120', '2 s at 60 frames a second');
+		await dragSlider(A.page, 'role=slider[name="Clip time"]', 0.3);
+		const s = await state(A.page);
+		assert.ok(s.time > 0.3 && s.time < 0.9, `the drag reached ${s.time} s`);
+		let tree = await settled(server, A.page, 'walk');
+		await settled(server, B.page, 'walk');
+		assert.ok((await worldGap(B.page, tree)) < 1e-9, 'page B draws the server\'s worlds');
+
+		// The arrow keys, with the focus on the play button, step a frame
+		// each; walk at 1 s is checked by hand from the file.
+		await c.play.focus();
+		const before = Math.round((await state(A.page)).time * 60);
+		await A.page.keyboard.press('ArrowRight');
+		assert.equal(Math.round((await state(A.page)).time * 60), before + 1);
+		await A.page.keyboard.press('ArrowLeft');
+		assert.equal(Math.round((await state(A.page)).time * 60), before);
+		await stepTo(A.page, 60, 60);
+		assert.equal((await state(A.page)).time, 1);
+		tree = await settled(server, A.page, 'walk');
+		await settled(server, B.page, 'walk');
+		assert.ok((await worldGap(B.page, tree)) < 1e-9, 'page B draws the server\'s worlds at 1 s');
+		// At 1 s (spine_walk.json): arm's rotate Bezier reaches its last key,
+		// 100, over the setup 10; its translate holds the stepped key at
+		// 0.5 s, (4, 2) in y-up, (4, -2) on screen; its scale is the key at
+		// 1 s, (2, 0.5) times the setup 1; leg's shearx is past its last
+		// key, 15. The draw order is the 0.5 s key: body moved 2 places
+		// back to front, hand and foot fill the places before it.
+		const arm = nodeOf(tree, 'arm');
+		assert.ok(Math.abs(arm.angle - 110) < 1e-4, `arm angle ${arm.angle}`);
+		assert.ok(maxDiff(arm.t.slice(0, 2), [4, -2]) < 1e-4, `arm t ${arm.t}`);
+		assert.ok(maxDiff(arm.s.slice(0, 2), [2, 0.5]) < 1e-6, `arm s ${arm.s}`);
+		assert.ok(maxDiff(nodeOf(tree, 'leg').shear, [15, 0]) < 1e-4, `leg shear ${nodeOf(tree, 'leg').shear}`);
+		assert.deepEqual(['slot:hand', 'slot:foot', 'slot:body'].map((id) => nodeOf(tree, id).z), [0, 1, 2]);
+		assert.deepEqual(A.problems, []);
+		assert.deepEqual(B.problems, []);
+	});
+
+	it('Space plays and pauses; play streams updates to page B, one batch in flight at most', async () => {
+		const c = controls(A.page);
+		const start = await A.page.evaluate(() => window.rigd.worldOf('arm'));
+		await recordSeqs(B.page, 'arm');
+		// Sample, every animation frame of page A, the batches out.
+		await A.page.evaluate(() => {
+			window.__most = 0;
+			const look = () => {
+				window.__most = Math.max(window.__most, window.rigd.clips().outstanding);
+				window.__lookA = requestAnimationFrame(look);
+			};
+			look();
+		});
+		const seq0 = await B.page.evaluate(() => window.rigd.seq());
+		await c.play.focus();
+		await A.page.keyboard.press('Space');
+		await c.pause.waitFor();
+		assert.equal((await state(A.page)).playing, true);
+		await new Promise((r) => setTimeout(r, 1000));
+		assert.equal((await state(A.page)).playing, true, 'still playing (Space did not also click)');
+		await A.page.keyboard.press('Space');
+		await c.play.waitFor();
+		const s = await state(A.page);
+		assert.equal(s.playing, false);
+		const tree = await settled(server, A.page, 'walk');
+		await settled(server, B.page, 'walk');
+		const seen = await stopRecording(B.page);
+		const most = await A.page.evaluate(() => (cancelAnimationFrame(window.__lookA), window.__most));
+		const updates = seen.filter((x) => x.seq > seq0);
+		console.log(`# play for 1 s: page A drew ${s.frames} frames, sent ${s.sent} batches (${s.acked} acknowledged, ${s.skipped} frames skipped); page B saw ${updates.length} new seqs`);
+		assert.ok(updates.length >= 10, `page B saw ${updates.length} updates`);
+		assert.ok(most <= 1, `at most one batch in flight (saw ${most})`);
+		assert.ok(maxDiff(updates.at(-1).world, start) > 1e-3, 'the pose moved');
+		assert.ok((await worldGap(B.page, tree)) < 1e-9, 'page B ends on the server\'s worlds');
+		// The clip loops by default: a second of a 2 s clip from 1 s
+		// wraps to about 0 (the time shown is what was sent last).
+		assert.ok(s.time < 1, `the time wrapped: ${s.time}`);
+		assert.deepEqual(A.problems, []);
+		assert.deepEqual(B.problems, []);
+	});
+
+	it('without loop, play stops at the end and sends the end', async () => {
+		const c = controls(A.page);
+		await c.loop.uncheck();
+		await c.clip('idle').click();
+		await c.play.click();
+		await c.play.waitFor({ timeout: 10000 });
+		const s = await state(A.page);
+		assert.equal(s.playing, false);
+		assert.equal(s.time, 2.5);
+		const tree = await settled(server, A.page, 'walk');
+		// idle at its end: root's translatey key, 3 up in y-up, -3 on screen.
+		assert.ok(Math.abs(nodeOf(tree, 'root').t[1] + 3) < 1e-4, `root t ${nodeOf(tree, 'root').t}`);
+		assert.equal(await c.weight.getAttribute('aria-label'), 'Clip weight');
+		await c.loop.check();
+		assert.deepEqual(A.problems, []);
+	});
+});
+
+describe('clips2d: DragonBones clips in their own frame rate', () => {
+	let server;
+	let A;
+	let B;
+
+	before(async () => {
+		server = await rigd.startRigd(SERVER_ARGS);
+		await importSkeleton(server, 'swing', 'dragonbones', { skeleton: readJson(path.join(DATA, 'dragonbones_swing.json')) });
+		A = await openPage(browser, `${server.url}/#/scene/swing`, { name: 'alice' });
+		B = await openPage(browser, `${server.url}/#/scene/swing`, { name: 'bob' });
+		await A.page.waitForFunction(() => window.rigd.clips() && window.rigd.clips().clips.length > 0, null, { timeout: 10000 });
+	});
+
+	after(async () => {
+		for (const p of [A, B]) if (p) await p.context.close();
+		if (server) await server.stop();
+	});
+
+	it('steps the synthetic swing at 10 frames a second and page B follows', async () => {
+		const c = controls(A.page);
+		const swing = (await state(A.page)).clips.find((x) => x.name === 'swing');
+		assert.equal(swing.frame_rate, 10, 'the armature\'s frameRate');
+		assert.equal(swing.duration, 1, '10 frames at 10 a second');
+		await c.clip('swing').click();
+		assert.equal(await c.time.getAttribute('max'), '10');
+		await c.play.focus();
+		await stepTo(A.page, 5, 10);
+		assert.equal((await state(A.page)).time, 0.5);
+		const tree = await settled(server, A.page, 'swing');
+		await settled(server, B.page, 'swing');
+		assert.ok((await worldGap(B.page, tree)) < 1e-9);
+		// At frame 5 arm's rotate key is -170 over the setup skY 30: -140
+		// clockwise on screen in DragonBones' y-down, angle = -skY = 140.
+		const arm = nodeOf(tree, 'arm');
+		assert.ok(Math.abs(arm.angle - 140) < 1e-4, `arm angle ${arm.angle}`);
+		assert.deepEqual(A.problems, []);
+		assert.deepEqual(B.problems, []);
+	});
+
+	it('plays a clip of mecha_1406, seen on page B', { skip: !MECHA || !fs.existsSync(MECHA) ? 'the shared mecha_1406 files are absent' : false }, async () => {
+		const png = fs.readFileSync(path.join(MECHA, 'mecha_1406_tex.png')).toString('base64');
+		await importSkeleton(server, 'mecha', 'dragonbones', {
+			skeleton: readJson(path.join(MECHA, 'mecha_1406_ske.json')),
+			atlas: readJson(path.join(MECHA, 'mecha_1406_tex.json')),
+			images: { 'mecha_1406_tex.png': png },
+		});
+		for (const p of [A, B]) await p.page.evaluate(() => (location.hash = '#/scene/mecha'));
+		for (const p of [A, B]) await p.page.waitForFunction(() => window.rigd.phase() === 'live' && window.rigd.clips() && window.rigd.clips().clips.length > 0, null, { timeout: 10000 });
+		const c = controls(A.page);
+		const walk = (await state(A.page)).clips.find((x) => x.name === 'walk');
+		assert.equal(walk.frame_rate, 24);
+		assert.ok(Math.abs(walk.duration - 30 / 24) < 1e-9, `walk lasts ${walk.duration} s`);
+		await c.clip('walk').click();
+		const bone = (await rigd.tree(server, 'mecha')).nodes.find((n) => !n.id.startsWith('slot:') && n.parent).id;
+		await recordSeqs(B.page, bone);
+		const seq0 = await B.page.evaluate(() => window.rigd.seq());
+		await c.play.click();
+		await new Promise((r) => setTimeout(r, 1000));
+		await c.pause.click();
+		const s = await state(A.page);
+		const tree = await settled(server, A.page, 'mecha');
+		await settled(server, B.page, 'mecha');
+		const seen = (await stopRecording(B.page)).filter((x) => x.seq > seq0);
+		console.log(`# mecha_1406 walk for 1 s: sent ${s.sent} batches, ${s.skipped} frames skipped; page B saw ${seen.length} new seqs`);
+		// 24 clip frames a second: a batch per clip frame, not per display frame.
+		assert.ok(s.sent <= 30, `${s.sent} batches for 1 s at 24 frames a second`);
+		assert.ok(seen.length >= 5, `page B saw ${seen.length} updates`);
+		assert.ok((await worldGap(B.page, tree)) < 1e-9);
+		assert.deepEqual(A.problems, []);
+		assert.deepEqual(B.problems, []);
+	});
+});
+
+/* A Spine skeleton of 'n' bones in a chain with one clip, 'wave', 2 s
+ * long: every bone turns by 10 degrees and back, with a Bezier key. */
+function hundredBones(n) {
+	const bones = [{ name: 'root' }];
+	for (let i = 1; i < n; i++) bones.push({ name: `b${i}`, parent: i === 1 ? 'root' : `b${i - 1}`, x: 8, rotation: 1 });
+	const timelines = {};
+	for (const b of bones) {
+		timelines[b.name] = {
+			rotate: [{ value: 0, curve: [0.5, 0, 0.5, 10] }, { time: 1, value: 10, curve: [1.5, 10, 1.5, 0] }, { time: 2, value: 0 }],
+			translate: [{ x: 0, y: 0 }, { time: 2, x: 1, y: 1 }],
+		};
+	}
+	return { skeleton: { spine: '4.2.00' }, bones, slots: [], skins: [], animations: { wave: { bones: timelines } } };
+}
+
+describe('clips2d: frame times while a 100-bone clip plays', () => {
+	let server;
+	let A;
+	let B;
+
+	before(async () => {
+		server = await rigd.startRigd(SERVER_ARGS);
+		await importSkeleton(server, 'hundred', 'spine', { skeleton: hundredBones(100), file: 'hundred.json' });
+		A = await openPage(browser, `${server.url}/#/scene/hundred`, { name: 'alice' });
+		B = await openPage(browser, `${server.url}/#/scene/hundred`, { name: 'bob' });
+		await A.page.waitForFunction(() => window.rigd.clips() && window.rigd.clips().clips.length > 0, null, { timeout: 10000 });
+	});
+
+	after(async () => {
+		for (const p of [A, B]) if (p) await p.context.close();
+		if (server) await server.stop();
+	});
+
+	it('prints page A\'s frame times over 3 s of play', async () => {
+		const c = controls(A.page);
+		await c.clip('wave').click();
+		await settled(server, A.page, 'hundred');
+		await recordSeqs(B.page, 'b99');
+		const seq0 = await B.page.evaluate(() => window.rigd.seq());
+		await c.play.click();
+		const intervals = await A.page.evaluate(
+			() =>
+				new Promise((resolve) => {
+					const out = [];
+					let last = null;
+					const t0 = performance.now();
+					const frame = (now) => {
+						if (last !== null) out.push(now - last);
+						last = now;
+						if (now - t0 < 3000) requestAnimationFrame(frame);
+						else resolve(out);
+					};
+					requestAnimationFrame(frame);
+				}),
+		);
+		await c.pause.click();
+		const s = await state(A.page);
+		const tree = await settled(server, A.page, 'hundred');
+		await settled(server, B.page, 'hundred');
+		const seen = (await stopRecording(B.page)).filter((x) => x.seq > seq0);
+		const mean = intervals.reduce((a, b) => a + b, 0) / intervals.length;
+		const p95 = rigd.percentile(intervals, 95);
+		console.log(
+			`# 100-bone clip, 3 s of play in headless Chromium: ${intervals.length} frames, mean ${mean.toFixed(2)} ms (${(1000 / mean).toFixed(1)} frames/s), ` +
+				`p95 ${p95.toFixed(2)} ms, worst ${Math.max(...intervals).toFixed(2)} ms; ${s.sent} batches sent, ${s.acked} acknowledged, ${s.skipped} frames skipped; page B saw ${seen.length} new seqs (target 60 frames/s)`,
+		);
+		assert.ok(seen.length >= 10, `page B saw ${seen.length} updates`);
+		assert.ok((await worldGap(B.page, tree)) < 1e-9);
+		assert.deepEqual(A.problems, []);
+		assert.deepEqual(B.problems, []);
+	});
+});
