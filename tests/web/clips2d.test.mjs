@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { advance, frameOfTime, framesPerSecond, lastFrame, sentTime, timeOfFrame } from '../../web/app/clips.js';
 import { SOURCE_DIR, dragSlider, launch, maxDiff, openPage, poll, rigd } from './lib/browser.mjs';
 
 let browser;
@@ -108,6 +109,40 @@ function stopRecording(page) {
 		return window.__seen;
 	});
 }
+
+describe('clips2d: the panel\'s time arithmetic, by hand', () => {
+	const spine = { duration: 2, frame_rate: 0 };
+	const bones24 = { duration: 1.25, frame_rate: 24 }; // 30 frames
+	const ragged = { duration: 0.51, frame_rate: 10 }; // 5.1 frames
+
+	it('counts frames in the clip\'s rate, 60 a second without one', () => {
+		assert.equal(framesPerSecond(spine), 60);
+		assert.equal(framesPerSecond(bones24), 24);
+		assert.equal(lastFrame(spine), 120);
+		assert.equal(lastFrame(bones24), 30);
+		assert.equal(lastFrame(ragged), 6, 'rounded up so the end can be reached');
+		assert.equal(timeOfFrame(ragged, 3), 0.3);
+		assert.equal(timeOfFrame(ragged, 6), 0.51, 'the last frame is the end, not 0.6');
+		assert.equal(frameOfTime(bones24, 0.5), 12);
+		assert.equal(frameOfTime(bones24, 0.52), 12);
+		assert.equal(frameOfTime(bones24, 1.25), 30);
+	});
+
+	it('advances by the elapsed time, wrapping when looping, stopping at the end otherwise', () => {
+		assert.deepEqual(advance(0.5, 0.25, 2, true), { time: 0.75, ended: false });
+		const wrapped = advance(1.9, 0.2, 2, true);
+		assert.ok(Math.abs(wrapped.time - 0.1) < 1e-12 && !wrapped.ended);
+		assert.deepEqual(advance(0, 5, 2, true), { time: 1, ended: false });
+		assert.deepEqual(advance(1.9, 0.2, 2, false), { time: 2, ended: true });
+		assert.deepEqual(advance(0, 0.1, 0, false), { time: 0, ended: true });
+	});
+
+	it('sends a clip with a frame rate at its frames, one without at the time itself', () => {
+		assert.equal(sentTime(spine, 0.4567), 0.4567);
+		assert.equal(sentTime(bones24, 0.52), 0.5);
+		assert.equal(sentTime(bones24, 1.25), 1.25);
+	});
+});
 
 describe('clips2d: a Spine clip picked, scrubbed, stepped and played on two pages', () => {
 	let server;
