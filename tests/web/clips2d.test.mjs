@@ -153,7 +153,11 @@ describe('clips2d: a Spine clip picked, scrubbed, stepped and played on two page
 		server = await rigd.startRigd(SERVER_ARGS);
 		const r = await rigd.post(server, '/api/scenes', { name: 'plain', dims: 2 });
 		assert.equal(r.status, 201, r.text);
-		await importSkeleton(server, 'walk', 'spine', { skeleton: readJson(path.join(DATA, 'spine_walk.json')), file: 'walk.json' });
+		// spine_walk.json has no skins (the clip readers need none); the
+		// import wants the setup attachment in the default skin.
+		const walk = readJson(path.join(DATA, 'spine_walk.json'));
+		walk.skins = [{ name: 'default', attachments: { hand: { hand: { width: 10, height: 10 }, fist: { width: 8, height: 8 } } } }];
+		await importSkeleton(server, 'walk', 'spine', { skeleton: walk, file: 'walk.json' });
 		A = await openPage(browser, `${server.url}/#/scene/plain`, { name: 'alice' });
 		B = await openPage(browser, `${server.url}/#/scene/walk`, { name: 'bob' });
 	});

@@ -124,8 +124,12 @@ export class ClipPanel {
 			this._showWeight();
 			if (!this.playing) this._send();
 		});
-		L.listen(this.weightSlider, 'pointerdown', () => this._gesture(true));
-		L.listen(this.weightSlider, 'change', () => this._gesture(false));
+		// A weight drag while a clip plays belongs to play's undo step.
+		L.listen(this.weightSlider, 'pointerdown', () => (this._weightGesture = !this.playing) && this._gesture(true));
+		L.listen(this.weightSlider, 'change', () => {
+			if (this._weightGesture) this._gesture(false);
+			this._weightGesture = false;
+		});
 		L.listen(this.element, 'keydown', (e) => this._onKey(e));
 	}
 
