@@ -43,6 +43,7 @@ static const struct {
 	{NET_GET, "/api/scenes/demo/debug/hand", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT,
 	 ROUTE_BODY_API},
 	{NET_GET, "/api/scenes/demo/poses", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT, ROUTE_BODY_API},
+	{NET_GET, "/api/scenes/demo/clips", "demo", ROLE_VIEWER, ROUTE_AFTER_COMMIT, ROUTE_BODY_API},
 	{NET_POST, "/api/scenes/demo2d/svg", "demo2d", ROLE_EDITOR, ROUTE_AFTER_COMMIT,
 	 ROUTE_BODY_API},
 	{NET_POST, "/api/scenes/hero/spine", "hero", ROLE_EDITOR, ROUTE_AFTER_COMMIT,

@@ -432,6 +432,18 @@ int proto_encode_op(proto_buf *b, const edit_op *op);
 /* A pose op (pose_save, pose_set, pose_delete, blend) as its JSON object;
  * proto_encode_op calls it for those kinds. 0 or RIGD_E_NOMEM (b as before). */
 int proto_encode_pose_op(proto_buf *b, const edit_op *op);
+/* A clip op as its JSON object (proto_clip.c); proto_encode_pose_op calls
+ * it. 0 or RIGD_E_NOMEM (b as before). */
+int proto_encode_clip_op(proto_buf *b, const edit_op *op);
+
+/* [{"file","name","duration","frame_rate","bones","slots","draw_order",
+ * "unsampled":[...]}]: the body of GET /api/scenes/NAME/clips, every clip
+ * of every skeleton of 's' (skel_clips.h) in the order the skeletons were
+ * added and each file's order of clips; "bones" and "slots" count the
+ * clip's bone and slot timelines, "draw_order" its draw-order keys, and
+ * "unsampled" names the timelines kept but not played. 0 or RIGD_E_NOMEM
+ * (b as before). */
+int proto_encode_clips(proto_buf *b, const scene *s);
 
 /* {"scene","seq","poses":[{"name","nodes":{ID:{"t","r","s"[,"angle"]}},
  * "missing":[ids the scene no longer holds]}]}: the body of

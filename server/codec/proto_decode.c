@@ -626,7 +626,7 @@ static int check_op(const cJSON *item, const proto_limits *lim, const cJSON **f,
 	if (!f[K_OP] || !cJSON_IsString(f[K_OP]))
 		return proto_bad_field(w, "op",
 				       "must be create, set, reparent, delete, rotate, move, ik, "
-				       "pose_save, pose_set, pose_delete or blend");
+				       "pose_save, pose_set, pose_delete, blend or clip");
 	if ((*kind = edit_op_from_name(f[K_OP]->valuestring)) < 0) {
 		char q[72];
 
@@ -673,9 +673,12 @@ static int decode_op(const cJSON *item, int k, const proto_limits *lim, edit_bat
 	char id[SCENE_ID_MAX + 1];
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(item, "op");
 
-	/* Pose ops name a pose rather than a node: their own members. */
+	/* Pose ops name a pose rather than a node, and a clip op a clip:
+	 * their own members. */
 	if (cJSON_IsObject(item) && cJSON_IsString(name) &&
-	    (kind = edit_op_from_name(name->valuestring)) >= EDIT_POSE_SAVE)
+	    (kind = edit_op_from_name(name->valuestring)) == EDIT_CLIP)
+		return proto_decode_clip_op(item, k, lim, b, err);
+	if (kind >= EDIT_POSE_SAVE)
 		return proto_decode_pose_op(item, k, kind, lim, b, err);
 	if ((rc = check_op(item, lim, f, &kind, id, &w)) != 0)
 		return rc;

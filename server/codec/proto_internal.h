@@ -102,6 +102,14 @@ int proto_decode_op_array(const cJSON *arr, const proto_limits *lim, edit_batch 
 int proto_decode_pose_op(const cJSON *item, int k, int kind, const proto_limits *lim,
 			 edit_batch *b, edit_error *err);
 
+/* Decodes clip op object 'item' (index k; proto_clip.c) and appends it to
+ * 'b': "clip" (a string, required), "time" (a finite number, required),
+ * "file" (a string), "root" (a node id), "weight" (a number). bad_field,
+ * not_finite, bad_id, nomem or 0; on error 'b' may hold the op (the
+ * caller releases it). */
+int proto_decode_clip_op(const cJSON *item, int k, const proto_limits *lim, edit_batch *b,
+			 edit_error *err);
+
 /* client_seq (an integer 0..2^53-1, or null for none) into 'b'. */
 int proto_decode_client_seq(const cJSON *item, edit_batch *b, const proto_where *w);
 

@@ -236,6 +236,8 @@ int proto_encode_pose_op(proto_buf *b, const edit_op *op)
 	size_t start = b->len;
 	int rc;
 
+	if (op->kind == EDIT_CLIP)
+		return proto_encode_clip_op(b, op);
 	if (JSON_BUF_LIT(b, "{\"op\":") || proto_buf_json_string(b, edit_op_name(op->kind)))
 		goto nomem;
 	if (op->kind == EDIT_BLEND)

@@ -40,7 +40,7 @@ static const char *const field_names[EDIT_F_ALL_COUNT_] = {
 static const char *const kind_names[] = { "group", "mesh", "camera" };
 static const char *const op_names[] = { "create", "set", "reparent", "delete",
 					"rotate", "move", "ik", "pose_save", "pose_delete",
-					"pose_set", "blend" };
+					"pose_set", "blend", "clip" };
 #define N_OP_NAMES ((int)(sizeof(op_names) / sizeof(op_names[0])))
 
 const char *edit_field_name(unsigned field_bit)
@@ -56,7 +56,9 @@ unsigned edit_fields_allowed(int op_kind)
 	static const unsigned allowed[] = { 0, CREATE_FIELDS, SET_FIELDS, REPARENT_FIELDS,
 					    DELETE_FIELDS, ROTATE_FIELDS, MOVE_FIELDS, IK_FIELDS,
 					    EDIT_F_ROOT, 0u, EDIT_F_CHANNELS,
-					    EDIT_F_POSE_A | EDIT_F_POSE_B | EDIT_F_WEIGHT };
+					    EDIT_F_POSE_A | EDIT_F_POSE_B | EDIT_F_WEIGHT,
+					    EDIT_F_CLIP_NAME | EDIT_F_CLIP_FILE | EDIT_F_CLIP_TIME |
+						    EDIT_F_ROOT | EDIT_F_WEIGHT };
 
 	return op_kind >= EDIT_CREATE && op_kind <= EDIT_OP_LAST_ ? allowed[op_kind] : 0;
 }
@@ -82,7 +84,7 @@ const char *edit_op_name(int op_kind)
 bool edit_op_is_relative(int op_kind)
 {
 	return op_kind == EDIT_ROTATE || op_kind == EDIT_MOVE || op_kind == EDIT_IK ||
-	       op_kind == EDIT_POSE_SAVE || op_kind == EDIT_BLEND;
+	       op_kind == EDIT_POSE_SAVE || op_kind == EDIT_BLEND || op_kind == EDIT_CLIP;
 }
 
 int edit_op_from_name(const char *name)

@@ -46,7 +46,11 @@ enum edit_op_kind {
 	EDIT_POSE_DELETE = 9,
 	EDIT_POSE_SET = 10,
 	EDIT_BLEND = 11,
-	EDIT_OP_LAST_ = EDIT_BLEND,
+	/* A skeleton's clip sampled at a time (skel_clips.h, docs/clips.md):
+	 * relative, resolved into the set ops of the bones and slots it
+	 * animates. */
+	EDIT_CLIP = 12,
+	EDIT_OP_LAST_ = EDIT_CLIP,
 };
 
 /*
@@ -68,6 +72,17 @@ enum edit_op_kind {
  *   pose_delete: id is the pose's name
  *   blend:    id is the subtree's root node; a, b (pose names) and
  *             weight (the wire's "t") required
+ *   clip:     clip (required), time (required), file, root, weight (2D
+ *             only); id is unused (""). Its members ride on bits of other
+ *             ops with the clip op's own wire names, as blend's weight is
+ *             "t": EDIT_F_CLIP_NAME (EDIT_F_NAME, the clip's name in
+ *             'name'), EDIT_F_CLIP_FILE (EDIT_F_MESH, the skeleton asset's
+ *             file in 'mesh'), EDIT_F_CLIP_TIME (EDIT_F_BY, seconds in
+ *             'time_s'), EDIT_F_ROOT ('root') and EDIT_F_WEIGHT
+ *             ('weight', default 1). The op is resolved into plain sets
+ *             before anything stores it, so these bits never reach a log
+ *             (whose binary op image holds absolute ops only), and the
+ *             field bits, all 32 of which are taken, need not widen.
  * r, euler and angle exclude each other; angle, layer, z and facing
  * (create, set) only in a 2D scene. Any other field is RIGD_E_BAD_FIELD.
  */
@@ -118,6 +133,10 @@ enum edit_field {
 	EDIT_F_INHERIT = 1u << 31,
 	EDIT_F_ALL_COUNT_ = 32,         /* every field bit */
 	EDIT_F_DRAW = EDIT_F_LAYER | EDIT_F_Z | EDIT_F_FACING,
+	/* The clip op's members (see above). */
+	EDIT_F_CLIP_NAME = EDIT_F_NAME,  /* "clip" on the wire */
+	EDIT_F_CLIP_FILE = EDIT_F_MESH,  /* "file" */
+	EDIT_F_CLIP_TIME = EDIT_F_BY,    /* "time" */
 };
 
 /* The wire name of one EDIT_F_ bit ("t", "keep_world", ...), "" if none. */
@@ -175,10 +194,11 @@ typedef struct edit_op {
 	double weight;
 	pose_channel *channels;
 	int n_channels;
+	double time_s;                   /* clip: the time sampled, seconds */
 } edit_op;
 
 /* True for the ops a log never stores because they are resolved into
- * absolute ones first: rotate, move, ik, pose_save, blend. */
+ * absolute ones first: rotate, move, ik, pose_save, blend, clip. */
 bool edit_op_is_relative(int op_kind);
 
 /*
@@ -392,7 +412,7 @@ int edit_apply(scene *s, const edit_batch *b, edit_result *res, edit_batch *inve
 const char *edit_kind_name(int node_kind);
 int edit_kind_from_name(const char *name);
 /* "create", "set", "reparent", "delete", "rotate", "move", "ik",
- * "pose_save", "pose_set", "pose_delete", "blend"; -1 for an unknown op
+ * "pose_save", "pose_set", "pose_delete", "blend", "clip"; -1 for an unknown op
  * name. */
 const char *edit_op_name(int op_kind);
 int edit_op_from_name(const char *name);

@@ -488,9 +488,9 @@ static int apply_relative(apply_ctx *c, const edit_op *op, int k)
 
 /*
  * A pose_save, applied as the pose_set of the channels it captured, or a
- * blend, applied as the set ops of the channels it produced: all of them
- * one group of inverses (a blend's sets touch distinct nodes, so their
- * inverses may run in any order).
+ * blend or a clip, applied as the set ops of the channels it produced:
+ * all of them one group of inverses (a blend's or a clip's sets touch
+ * distinct nodes, so their inverses may run in any order).
  */
 static int apply_pose_relative(apply_ctx *c, const edit_op *op, int k)
 {
@@ -505,7 +505,9 @@ static int apply_pose_relative(apply_ctx *c, const edit_op *op, int k)
 		ed_op_release(&save);
 		return rc;
 	}
-	if ((rc = ed_resolve_blend(c->s, op, k, &sets, c->err)) != 0)
+	rc = op->kind == EDIT_CLIP ? ed_resolve_clip(c->s, op, k, &sets, c->err)
+				   : ed_resolve_blend(c->s, op, k, &sets, c->err);
+	if (rc != 0)
 		return rc;
 	first = c->undo->n_ops;
 	for (int i = 0; i < sets.n_ops && rc == 0; i++)
@@ -529,7 +531,7 @@ static int apply_op(apply_ctx *c, const edit_op *op, int k)
 
 	if (rc)
 		return rc;
-	if (op->kind == EDIT_POSE_SAVE || op->kind == EDIT_BLEND)
+	if (op->kind == EDIT_POSE_SAVE || op->kind == EDIT_BLEND || op->kind == EDIT_CLIP)
 		return apply_pose_relative(c, op, k);
 	if (edit_op_is_relative(op->kind) || (op->fields & EDIT_F_ANGLE))
 		return apply_relative(c, op, k);

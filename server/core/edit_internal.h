@@ -138,6 +138,15 @@ int ed_resolve_pose_save(const scene *s, const edit_op *op, int k, edit_op *out,
 int ed_resolve_blend(const scene *s, const edit_op *op, int k, edit_batch *out,
 		     edit_error *err);
 
+/* --- edit_clip.c --- */
+
+/* Resolves clip op k into 'out' (initialised by the call): one set per
+ * animated bone node, per slot node whose attachment the clip keys, and
+ * with a draw-order timeline one z per slot node, in the skeleton's order
+ * (docs/clips.md, "Playing a clip"). 0 or the error set in 'err' ('out'
+ * then empty). */
+int ed_resolve_clip(const scene *s, const edit_op *op, int k, edit_batch *out, edit_error *err);
+
 /* --- edit_invert.c: recording inverses and applying them --- */
 
 /* Appends to 'undo' a create that restores 'node' exactly under its parent,

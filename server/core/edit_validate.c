@@ -202,11 +202,14 @@ static int check_required(const edit_op *op, int k, edit_error *err)
 			: op->kind == EDIT_IK   ? EDIT_F_CHAIN | EDIT_F_TARGET
 			: op->kind == EDIT_POSE_SET ? EDIT_F_CHANNELS
 			: op->kind == EDIT_BLEND ? EDIT_F_POSE_A | EDIT_F_POSE_B | EDIT_F_WEIGHT
+			: op->kind == EDIT_CLIP ? EDIT_F_CLIP_NAME | EDIT_F_CLIP_TIME
 						: 0u;
 	unsigned missing = need & ~op->fields;
 
 	if (missing) {
-		const char *f = edit_field_name(missing & -missing);
+		/* The clip op's members have its own wire names (edit.h). */
+		const char *f = op->kind != EDIT_CLIP ? edit_field_name(missing & -missing)
+				: (missing & EDIT_F_CLIP_NAME) ? "clip" : "time";
 
 		edit_error_set(err, RIGD_E_BAD_FIELD, k, f, "a %s op needs '%s'",
 			       edit_op_name(op->kind), f);
@@ -251,7 +254,8 @@ int ed_check_shape(const edit_op *op, int k, const edit_limits *lim, edit_error 
 	}
 	if ((rc = check_required(op, k, err)) != 0)
 		return rc;
-	if (!scene_id_valid(op->id) || strlen(op->id) > max_id) {
+	/* A clip op names no node of its own (its root is 'root'). */
+	if (op->kind != EDIT_CLIP && (!scene_id_valid(op->id) || strlen(op->id) > max_id)) {
 		/* A pose op's id is the pose's name, a blend's its root node. */
 		const char *f = op->kind == EDIT_BLEND ? "root"
 				: op->kind >= EDIT_POSE_SAVE ? "pose" : "id";

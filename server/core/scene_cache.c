@@ -1,8 +1,9 @@
 /*
  * scene_cache.c: what a scene hosts beside its nodes, held through
  * pointers so that the scene's own files never see inside: its poses
- * (pose.c), its SVG assets (asset.c) and the cache of its draw order
- * (draw_cache.c, filled by draw.c). See scene_cache.h.
+ * (pose.c), its SVG assets (asset.c), its skeletons' clips (skel_clips.c,
+ * made on the first add) and the cache of its draw order (draw_cache.c,
+ * filled by draw.c). See scene_cache.h.
  *
  * This is the one scene file that names those modules. It makes and frees
  * them and hands them out; it never reads or writes a node, and it calls
@@ -16,6 +17,7 @@
 #include "err.h"
 #include "pose.h"
 #include "scene_internal.h"
+#include "skel_clips.h"
 
 #include <stddef.h>
 
@@ -40,6 +42,8 @@ void sc_caches_free(scene *s)
 	pose_set_free(s->poses);
 	draw_cache_free(s->draw);
 	asset_set_free(s->assets);
+	skel_set_free(s->skels);
+	s->skels = NULL;
 	s->poses = NULL;
 	s->draw = NULL;
 	s->assets = NULL;
@@ -73,4 +77,23 @@ draw_cache *sc_draw_cache(const scene *s)
 uint64_t sc_draw_clock(const scene *s)
 {
 	return s->draw_clock;
+}
+
+const skel_set *scene_skels(const scene *s)
+{
+	return s->skels;
+}
+
+int scene_skel_add(scene *s, skel_clips *k)
+{
+	if (!s->skels && !(s->skels = skel_set_new())) {
+		skel_clips_free(k);
+		return RIGD_E_NOMEM;
+	}
+	return skel_set_add(s->skels, k);
+}
+
+void scene_skel_remove(scene *s, const char *file)
+{
+	skel_set_remove(s->skels, file);
 }

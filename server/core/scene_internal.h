@@ -32,6 +32,7 @@
 typedef struct pose_set pose_set;
 typedef struct asset_set asset_set;
 typedef struct draw_cache draw_cache;
+typedef struct skel_set skel_set;
 
 typedef struct node_data {
 	vec3 t;
@@ -81,6 +82,7 @@ struct scene {
 	pose_set *poses; /* named sets of node channels (pose.h) */
 	asset_set *assets; /* the SVG assets layers may name (asset.h) */
 	draw_cache *draw; /* the draw order of a 2D scene (draw.c) */
+	skel_set *skels;  /* its skeletons and their clips (skel_clips.h); NULL = none */
 
 	double *xf;      /* XF_DOUBLES * cap: local then world, mat34 each */
 	int *parent;     /* -1 for a root; alone, as the full pass reads only it */

@@ -14,10 +14,12 @@
 #include "engine_internal.h"
 
 #include "codec/asset_check.h"
+#include "codec/skel_clips_read.h"
 #include "codec/svg.h"
 #include "core/asset.h"
 #include "core/err.h"
 #include "core/sha256.h"
+#include "core/skel_clips.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,9 +72,30 @@ int eng_asset_store(engine *e, const pending *p)
 	return 0;
 }
 
+int eng_skel_add(scene *s, const char *file, int kind, const char *data, size_t len)
+{
+	skel_clips *k;
+	edit_error err;
+	int rc;
+
+	if (!skel_clips_kind(kind))
+		return 0;
+	rc = skel_clips_read(kind, file, data, len, &k, &err);
+	/* The bytes were checked when they were stored: a file that does not
+	 * read now (a reader grown stricter) keeps its nodes and plays no
+	 * clip, rather than keeping its scene from loading. */
+	if (rc)
+		return rc == RIGD_E_NOMEM ? rc : 0;
+	return scene_skel_add(s, k);
+}
+
 static int register_cb(void *ctx, const store_asset *a)
 {
-	return asset_set_add(scene_assets(ctx), a->file, a->ids ? a->ids : "", a->ids_len);
+	int rc = asset_set_add(scene_assets(ctx), a->file, a->ids ? a->ids : "", a->ids_len);
+
+	if (!rc && a->svg)
+		rc = eng_skel_add(ctx, a->file, asset_kind_parse(a->kind), a->svg, (size_t)a->bytes);
+	return rc;
 }
 
 int eng_assets_register(engine *e, int64_t scene_id, scene *s, int64_t upto)
@@ -272,7 +295,8 @@ int engine_assets_submit(engine *e, const char *name, const edit_batch *b, const
 	/* Known to the scene first, so that the batch's layers may name them;
 	 * taken back with the batch (here, or by a failed commit). */
 	for (const eng_asset *a = chain; a; a = a->next)
-		if (asset_set_add(scene_assets(rt->sc), a->file, a->ids, a->ids_len)) {
+		if (asset_set_add(scene_assets(rt->sc), a->file, a->ids, a->ids_len) ||
+		    eng_skel_add(rt->sc, a->file, a->kind, a->bytes, a->len)) {
 			rc = RIGD_E_NOMEM;
 			edit_error_set(err, rc, -1, "", "%s", err_str(rc));
 			break;
@@ -280,8 +304,10 @@ int engine_assets_submit(engine *e, const char *name, const edit_batch *b, const
 	if (!rc)
 		rc = eng_apply_and_queue_asset(e, rt, b, lim, STORE_EDIT, 0, chain, ack, err);
 	if (rc) {
-		for (const eng_asset *a = chain; a; a = a->next)
+		for (const eng_asset *a = chain; a; a = a->next) {
 			asset_set_remove(scene_assets(rt->sc), a->file);
+			scene_skel_remove(rt->sc, a->file);
+		}
 		eng_asset_free(chain);
 		return rc;
 	}

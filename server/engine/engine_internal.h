@@ -223,6 +223,13 @@ typedef struct eng_asset {
 
 /* Frees a chain of assets and what they own; accepts NULL. */
 void eng_asset_free(eng_asset *a);
+
+/* Gives scene 's' the skeleton and clips of asset 'file' of 'kind' when it
+ * is a Spine or DragonBones file ('len' bytes at 'data'; anything else is
+ * left alone), as every path that adds a skeleton asset to a scene's asset
+ * set does (engine_asset.c). 0, or RIGD_E_NOMEM (scene unchanged). A file
+ * that does not read gives no clips. */
+int eng_skel_add(scene *s, const char *file, int kind, const char *data, size_t len);
 /* Stores the assets of queued batch 'p' (its row already appended), inside
  * the commit's transaction. 0, RIGD_E_NOMEM, RIGD_E_STORAGE. */
 int eng_asset_store(engine *e, const pending *p);

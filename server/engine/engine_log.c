@@ -253,6 +253,8 @@ static int import_store_assets(import_ctx *c, int64_t seq, const proto_log_asset
 		if (!rc)
 			rc = asset_set_add(scene_assets(c->rt->sc), a[i].file, list, ids_len);
 		free(list);
+		if (!rc)
+			rc = eng_skel_add(c->rt->sc, a[i].file, a[i].kind, a[i].bytes, a[i].len);
 		if (rc == RIGD_E_INTERNAL) {
 			edit_error_set(err, RIGD_E_ASSET_EXISTS, -1, "assets",
 				       "asset '%s' appears twice", a[i].file);

@@ -617,6 +617,7 @@ const struct route routes[] = {
 	{NET_POST,   "/api/scenes/{name}/gltf",  ROLE_EDITOR, AFTER, ROUTE_BODY_GLTF, route_gltf_import},
 	{NET_GET,    "/api/scenes/{name}/debug/{node}", ROLE_VIEWER, AFTER, ROUTE_BODY_API, route_debug},
 	{NET_GET,    "/api/scenes/{name}/poses", ROLE_VIEWER, AFTER, ROUTE_BODY_API,  route_poses},
+	{NET_GET,    "/api/scenes/{name}/clips", ROLE_VIEWER, AFTER, ROUTE_BODY_API,  routes_clips},
 	{NET_POST,   "/api/scenes/{name}/svg",   ROLE_EDITOR, AFTER, ROUTE_BODY_API,  routes_svg_import},
 	{NET_POST,   "/api/scenes/{name}/spine", ROLE_EDITOR, AFTER, ROUTE_BODY_API,  routes_spine_import},
 	{NET_POST,   "/api/scenes/{name}/dragonbones", ROLE_EDITOR, AFTER, ROUTE_BODY_API, routes_dragonbones_import},

@@ -107,4 +107,8 @@ void routes_dragonbones_import(struct server *S, const struct http_call *call);
 void routes_asset_list(struct server *S, const struct http_call *call);
 void routes_asset_get(struct server *S, const struct http_call *call);
 
+/* GET /api/scenes/{name}/clips[?at=SEQ] (routes_clips.c): the clips of the
+ * scene's skeletons, now or at a seq. */
+void routes_clips(struct server *S, const struct http_call *call);
+
 #endif
