@@ -225,8 +225,39 @@ describe('clips2d: a Spine clip picked, scrubbed, stepped and played on two page
 		assert.deepEqual(B.problems, []);
 	});
 
+	it('the weight mixes the clip\'s pose into the current one', async () => {
+		const c = controls(A.page);
+		// From walk at 1 s (arm angle 110, t (4, -2), s (2, 0.5)), a drag of
+		// the weight resends 1 s, whose pose the bones already hold.
+		await dragSlider(A.page, 'role=slider[name="Clip weight"]', 0.5);
+		const w = (await state(A.page)).weight;
+		assert.ok(w > 0.3 && w < 0.7, `weight ${w}`);
+		await settled(server, A.page, 'walk');
+		// Picking walk again sends time 0 at that weight. At 0 s arm's
+		// rotate is its first key, 0 (angle 10 with the setup); translate
+		// is before its first key (the setup, 0); scale is the key (2, 1).
+		// Each moves the fraction w of the way (docs/clips.md, Blending).
+		await c.clip('walk').click();
+		const tree = await settled(server, A.page, 'walk');
+		await settled(server, B.page, 'walk');
+		const arm = nodeOf(tree, 'arm');
+		assert.ok(Math.abs(arm.angle - (110 + (10 - 110) * w)) < 1e-4, `arm angle ${arm.angle} at weight ${w}`);
+		assert.ok(maxDiff(arm.t.slice(0, 2), [4 - 4 * w, -2 + 2 * w]) < 1e-4, `arm t ${arm.t}`);
+		assert.ok(maxDiff(arm.s.slice(0, 2), [2, 0.5 + 0.5 * w]) < 1e-6, `arm s ${arm.s}`);
+		assert.ok((await worldGap(B.page, tree)) < 1e-9);
+		// Back to weight 1 (End on the slider), which poses walk at 0 fully.
+		await c.weight.focus();
+		await A.page.keyboard.press('End');
+		assert.equal((await state(A.page)).weight, 1);
+		await settled(server, A.page, 'walk');
+		assert.deepEqual(A.problems, []);
+	});
+
 	it('Space plays and pauses; play streams updates to page B, one batch in flight at most', async () => {
 		const c = controls(A.page);
+		await c.play.focus();
+		await stepTo(A.page, 90, 60);
+		await settled(server, A.page, 'walk');
 		const start = await A.page.evaluate(() => window.rigd.worldOf('arm'));
 		await recordSeqs(B.page, 'arm');
 		// Sample, every animation frame of page A, the batches out.
@@ -259,9 +290,9 @@ describe('clips2d: a Spine clip picked, scrubbed, stepped and played on two page
 		assert.ok(most <= 1, `at most one batch in flight (saw ${most})`);
 		assert.ok(maxDiff(updates.at(-1).world, start) > 1e-3, 'the pose moved');
 		assert.ok((await worldGap(B.page, tree)) < 1e-9, 'page B ends on the server\'s worlds');
-		// The clip loops by default: a second of a 2 s clip from 1 s
-		// wraps to about 0 (the time shown is what was sent last).
-		assert.ok(s.time < 1, `the time wrapped: ${s.time}`);
+		// The clip loops by default: more than a second of a 2 s clip
+		// from 1.5 s wraps past the end.
+		assert.ok(s.time < 1.5, `the time wrapped: ${s.time}`);
 		assert.deepEqual(A.problems, []);
 		assert.deepEqual(B.problems, []);
 	});

@@ -107,10 +107,11 @@ export async function getPoses(name, at = null, { signal } = {}) {
 	return res.json();
 }
 
-/* GET /api/scenes/NAME/clips: the animations of the scene's skeletons,
- * [{file, name, duration (s), frame_rate (0: none), bones, slots,
- * draw_order, unsampled}]. */
-export async function getClips(name, { signal } = {}) {
-	const res = await call(`reading the clips of '${name}'`, `/api/scenes/${enc(name)}/clips`, { signal });
+/* GET /api/scenes/NAME/clips[?at=SEQ]: the animations of the scene's
+ * skeletons, [{file, name, duration (s), frame_rate (0: none), bones,
+ * slots, draw_order, unsampled}]. */
+export async function getClips(name, at = null, { signal } = {}) {
+	const query = at === null ? '' : `?at=${at}`;
+	const res = await call(`reading the clips of '${name}'`, `/api/scenes/${enc(name)}/clips${query}`, { signal });
 	return res.json();
 }

@@ -2,8 +2,8 @@
  * clips.js: the clips panel of a 2D scene, under the inspector.
  *
  * ClipPanel lists the animations (clips) of the skeletons imported into
- * the scene (GET /api/scenes/NAME/clips, read again when the scene's node
- * count changes, which is what an import does) and poses the skeleton at a
+ * the scene (GET /api/scenes/NAME/clips, at the seq shown, read again when
+ * the scene's node count changes, which is what an import does) and poses the skeleton at a
  * time of one of them with `clip` ops: the server samples the clip and
  * turns the op into plain sets of the bones (and of the slots' z and
  * layer), broadcast to everyone viewing the scene like any edit. The page
@@ -162,7 +162,7 @@ export class ClipPanel {
 		this._reading = true;
 		const model = this.model;
 		this._readAtSize = model.size;
-		getClips(this.scene)
+		getClips(this.scene, model.readOnly ? model.seq : null)
 			.then((clips) => model === this.model && this._show(clips))
 			.catch((err) => (this.message.textContent = err.message))
 			.finally(() => {
