@@ -16,10 +16,17 @@
  * shows as drawn while the world matrix is the identity. Path data and the
  * element's own attributes are never rewritten.
  *
- * Never: inserts unsanitised markup, composes a node's world matrix.
+ * The AssetStore dispatches by the response's media type: SVG as above;
+ * application/json is a Spine or DragonBones skeleton, handed whole to
+ * skeleton_layers.js (which fetches its atlas and pages); nothing else is
+ * a layer.
+ *
+ * Never: inserts unsanitised markup, feeds JSON or PNG to the SVG
+ * sanitiser, composes a node's world matrix.
  */
 import DOMPurify from 'dompurify';
 import { auth } from './auth.js';
+import { loadSkeleton } from './skeleton_layers.js';
 import { Emitter } from './util.js';
 
 export const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -267,15 +274,41 @@ export class AssetStore extends Emitter {
 		return entry;
 	}
 
-	async _load(file, entry) {
+	/* GET one asset of the scene with this tab's credentials: the Response,
+	 * or null on 404 when 'optional'; throws on any other failure. */
+	async _fetch(file, optional = false) {
 		const url = `/api/scenes/${encodeURIComponent(this.scene)}/assets/${encodeURIComponent(file)}`;
+		const res = await fetch(url, { headers: auth.headers(), signal: this._aborts.signal });
+		if (optional && res.status === 404) return null;
+		if (!res.ok) {
+			if (res.status === 401 || res.status === 403) auth.report(res.status === 401 ? 'unauthorized' : 'forbidden', `reading asset ${file}`);
+			throw new Error(`${file}: HTTP ${res.status}`);
+		}
+		return res;
+	}
+
+	/* Loads by the response's media type: SVG is sanitised as artwork;
+	 * JSON is a skeleton (skeleton_layers.js), whose atlas and pages are
+	 * fetched after it and which never goes near the SVG sanitiser; any
+	 * other kind (a PNG page, an atlas) is no layer. */
+	async _load(file, entry) {
 		try {
-			const res = await fetch(url, { headers: auth.headers(), signal: this._aborts.signal });
-			if (!res.ok) {
-				if (res.status === 401 || res.status === 403) auth.report(res.status === 401 ? 'unauthorized' : 'forbidden', `reading asset ${file}`);
-				throw new Error(`HTTP ${res.status}`);
+			const res = await this._fetch(file);
+			const type = (res.headers.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
+			if (type === 'application/json') {
+				let data;
+				try {
+					data = JSON.parse(await res.text());
+				} catch {
+					throw new Error('the JSON does not parse');
+				}
+				entry.asset = await loadSkeleton(file, data, (name) => this._fetch(name, true));
+			} else if (type === 'image/svg+xml' || type === '') {
+				entry.asset = new Asset(file, sanitizeAsset(await res.text()));
+			} else {
+				throw new Error(`a ${type} asset is not a layer`);
 			}
-			entry.asset = new Asset(file, sanitizeAsset(await res.text()));
+			if (this._aborts.signal.aborted && entry.asset.dispose) entry.asset.dispose();
 			entry.status = 'ready';
 		} catch (err) {
 			if (this._aborts.signal.aborted) return;
@@ -287,6 +320,7 @@ export class AssetStore extends Emitter {
 
 	dispose() {
 		this._aborts.abort();
+		for (const entry of this.assets.values()) if (entry.asset && entry.asset.dispose) entry.asset.dispose();
 		this.assets.clear();
 	}
 }

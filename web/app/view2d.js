@@ -184,7 +184,10 @@ export class View2D extends Emitter {
 			let holder = outer;
 			if (cut.inner) outer.append((holder = svgEl('g', { transform: cut.inner })));
 			holder.append(cut.element);
-			this.groups.set(node.id, { outer, layer: node.layer, drawn: null });
+			// 'box': the extent a skeleton attachment draws in its node's
+			// frame, which getBBox() cannot tell (it counts a region's whole
+			// atlas page, not the part its viewport shows).
+			this.groups.set(node.id, { outer, layer: node.layer, drawn: null, box: cut.box || null });
 		}
 		for (const [id, g] of this.groups) {
 			const node = model.get(id);
@@ -288,12 +291,28 @@ export class View2D extends Emitter {
 			if (![x0, y0, x1, y1].every(Number.isFinite)) return;
 			box = box ? [Math.min(box[0], x0), Math.min(box[1], y0), Math.max(box[2], x1), Math.max(box[3], y1)] : [x0, y0, x1, y1];
 		};
+		// Groups that know their extent are left out of getBBox() and
+		// added by their boxes' corners at their nodes' world matrices.
+		const boxed = [...this.groups.entries()].filter(([, g]) => g.box);
+		const display = boxed.map(([, g]) => g.outer.style.display);
+		for (const [, g] of boxed) g.outer.style.display = 'none';
 		try {
 			const b = this.layersG.getBBox();
 			if (b.width || b.height) add(b.x, b.y, b.x + b.width, b.y + b.height);
 		} catch {
 			/* not rendered yet */
 		}
+		boxed.forEach(([id, g], i) => {
+			g.outer.style.display = display[i];
+			const m = this.model && this.model.get(id) && this.model.get(id).world;
+			if (!m || display[i] === 'none') return;
+			const [x0, y0, x1, y1] = g.box;
+			for (const [x, y] of [[x0, y0], [x1, y0], [x0, y1], [x1, y1]]) {
+				const px = m[0] * x + m[4] * y + m[12];
+				const py = m[1] * x + m[5] * y + m[13];
+				add(px, py, px, py);
+			}
+		});
 		for (const node of this.model ? this.model.nodes.values() : []) {
 			const p = pivotWorld(node);
 			if (p) add(p[0], p[1], p[0], p[1]);
