@@ -263,8 +263,14 @@ export class ClipPanel {
 		this.playButton.textContent = '▶';
 		this.playButton.setAttribute('aria-label', 'Play clip');
 		this.playButton.setAttribute('aria-pressed', 'false');
-		// The time shown is the last one sent (a skipped frame's is not).
-		if (this.clip && this._lastSent !== this.time) this._send();
+		// Play stops on what it would pose now: a clip's frame when it has
+		// a frame rate, sent unless the last batch carried it already (a
+		// skipped frame's time was never sent).
+		if (this.clip) {
+			const t = sentTime(this.clip, this.time);
+			this._setTime(t);
+			if (this._lastSent !== t) this._send(t);
+		}
 		this._gesture(false);
 	}
 
