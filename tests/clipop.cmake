@@ -7,4 +7,5 @@
 # mecha_1406's walk against @cocos/dragonbones-js
 # (tests/oracle/dragonbones_world.mjs; the mecha parts skip when the shared
 # sample is absent).
+rigd_unit_test(clip_op rigd_codec)
 rigd_node_test(e2e_clip_op e2e/clip_op.js)

@@ -295,7 +295,12 @@ int ed_resolve_clip(const scene *s, const edit_op *op, int k, edit_batch *out, e
 		if (!poses[b].mask ||
 		    !in_range(s, node = scene_find(s, sk->bones[b].id), first, end))
 			continue;
-		set = edit_batch_add(out, EDIT_SET, sk->bones[b].id);  /* reserved: cannot fail */
+		/* Room is reserved, so this fails only for an id too long,
+		 * which a skeleton's ids never are. */
+		if (!(set = edit_batch_add(out, EDIT_SET, sk->bones[b].id))) {
+			rc = nomem(err, k);
+			goto out;
+		}
 		bone_set(s, sk, b, node, &poses[b], w, set);
 	}
 	if (slot_sets(s, sk, c, time, first, end, slot_op, out) != 0) {

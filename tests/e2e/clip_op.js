@@ -121,15 +121,50 @@ test('DragonBones: GET /clips lists mecha_1406\'s eight clips with their duratio
   assert.equal((await get(server, '/api/scenes/nope/clips')).status, 404);
 });
 
-test('DragonBones: walk at 0.5 s over the websocket: the second client\'s worlds are the runtime\'s', { skip: noMecha }, async () => {
-  let out;
+/* The runtime's worlds of mecha's bones for 'clip' at 'time' (mode as
+ * dragonbones_world.mjs takes it), or null without the package. */
+function runtimeWorlds(clip, time, mode) {
   try {
-    out = execFileSync(process.execPath, [ORACLE, MECHA_SKE, 'walk', '0.5'], { encoding: 'utf8' });
+    const args = [ORACLE, MECHA_SKE, clip, String(time)].concat(mode ? [mode] : []);
+    return JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8' }))[0];
   } catch (e) {
-    if (e.status === 77) return; /* no @cocos/dragonbones-js: nothing to compare with */
+    if (e.status === 77) return null;
     throw e;
   }
-  const want = JSON.parse(out)[0];
+}
+
+/* The bones the IK constraints move, and those below them, differ from the
+ * runtime's by design; the import report names them:
+ * "... for bones thigh_l, thigh_1_l, calf_l (ik 'bone_ik1', weight 1)". */
+function notApplied() {
+  const skipped = new Set(mechaNotApplied.flatMap((l) => {
+    const m = /for bones (.*?) \(/.exec(l);
+    return m ? m[1].split(', ') : [];
+  }));
+  assert.ok(skipped.has('thigh_l') && skipped.has('calf_r'), json(mechaNotApplied));
+  return skipped;
+}
+
+/* Compares rigd's worlds (node id -> column-major 4x4) with the runtime's
+ * (bone name -> [a, b, c, d, tx, ty]); returns how many bones it compared. */
+function compareWorlds(worlds, want, ids) {
+  const skipped = notApplied();
+  let compared = 0;
+  for (const [bone, m] of Object.entries(want)) {
+    if (skipped.has(bone)) continue;
+    const w = worlds[ids.get(bone)];
+    assert.ok(w, `no world for ${bone}`);
+    const got = [w[0], w[1], w[4], w[5], w[12], w[13]];
+    for (let i = 0; i < 6; i++)
+      assert.ok(Math.abs(got[i] - m[i]) <= 1e-6, `${bone}[${i}]: ${got[i]} vs the runtime's ${m[i]}`);
+    compared++;
+  }
+  return compared;
+}
+
+test('DragonBones: walk at 0.5 s over the websocket: the second client\'s worlds are the runtime\'s', { skip: noMecha }, async () => {
+  const want = runtimeWorlds('walk', 0.5);
+  if (!want) return; /* no @cocos/dragonbones-js: nothing to compare with */
   const rep = (await get(server, '/api/scenes/mecha')).json;
   const names = new Map(rep.nodes.map((n) => [n.name, n.id]));
   const a = await Client.connect(server);
@@ -142,27 +177,9 @@ test('DragonBones: walk at 0.5 s over the websocket: the second client\'s worlds
   assert.equal(ack.type, 'ack', json(ack));
   await b.waitFor((m) => m.type === 'update' && m.scene === 'mecha', { from, what: 'the clip update' });
   await b.waitSeq('mecha', ack.seq);
-  const worlds = b.worlds('mecha');
-  /* The bones the IK constraints move, and those below them, differ from
-   * the runtime's by design; the import report names them. */
   const ske = JSON.parse(fs.readFileSync(MECHA_SKE, 'utf8'));
-  /* "... for bones thigh_l, thigh_1_l, calf_l (ik 'bone_ik1', weight 1)" */
-  const skipped = new Set(mechaNotApplied.flatMap((l) => {
-    const m = /for bones (.*?) \(/.exec(l);
-    return m ? m[1].split(', ') : [];
-  }));
-  assert.ok(skipped.has('thigh_l') && skipped.has('calf_r'), json(mechaNotApplied));
-  let compared = 0;
-  for (const [bone, m] of Object.entries(want)) {
-    if (skipped.has(bone)) continue;
-    const w = worlds[names.get(bone)];
-    assert.ok(w, `no world for ${bone}`);
-    const got = [w[0], w[1], w[4], w[5], w[12], w[13]];
-    for (let i = 0; i < 6; i++)
-      assert.ok(Math.abs(got[i] - m[i]) <= 1e-6, `${bone}[${i}]: ${got[i]} vs the runtime's ${m[i]}`);
-    compared++;
-  }
-  assert.ok(compared >= 5, `only ${compared} bones compared of ${ske.armature[0].bone.length}`);
+  const compared = compareWorlds(b.worlds('mecha'), want, names);
+  assert.ok(compared >= 10, `only ${compared} bones compared of ${ske.armature[0].bone.length}`);
   assert.deepEqual(b.schemaViolations, []);
   const last = (await logLines('mecha')).at(-1);
   assert.ok(last.ops.every((o) => o.op === 'set'), json(last.ops));
@@ -191,6 +208,16 @@ test('the clips are known after a restart, and as of a seq', { skip: noMecha }, 
   server = await startRigd({ dir: server.dir, db: server.db });
   assert.deepEqual(await clips('mecha'), now);
   assert.deepEqual(await clips('mecha', 1), now);
-  const r = await postEdit(server, 'mecha', { ops: [{ op: 'clip', clip: 'attack_01', time: 99 }] });
-  assert.equal(r.status, 200, r.text);
+  /* Past its end a clip holds its last pose, as the runtime's clip played
+   * once and run past its end does. */
+  for (const time of [0.2, 1.3, 99]) {
+    const r = await postEdit(server, 'mecha', { ops: [{ op: 'clip', clip: 'attack_01', time }] });
+    assert.equal(r.status, 200, r.text);
+    const want = runtimeWorlds('attack_01', time, 'advance');
+    if (!want) return;
+    const t = await tree(server, 'mecha');
+    const ids = new Map(t.nodes.map((n) => [n.name, n.id]));
+    const worlds = Object.fromEntries(t.nodes.map((n) => [n.id, n.world]));
+    assert.ok(compareWorlds(worlds, want, ids) >= 10);
+  }
 });

@@ -7,7 +7,10 @@
 // [{"bone": [a, b, c, d, tx, ty], ...}, ...] as JSON on stdout, in the
 // file's own y-down frame (x axis (a, b), y axis (c, d)).
 //
-// Usage: node dragonbones_world.mjs FILE ANIMATION TIME[,TIME...] [loop]
+// Usage: node dragonbones_world.mjs FILE ANIMATION TIME[,TIME...] [loop|advance]
+// Without a mode the animation is stopped at each time, played once; with
+// 'loop' looping; with 'advance' played once from 0 and advanced by the
+// time, as a clip played once that ran past its end.
 // The package is found as tests/oracle/dragonbones_clip.mjs finds it; exits
 // 77 (skip) when it cannot be loaded.
 import { readFileSync } from 'node:fs';
@@ -71,8 +74,16 @@ if (!parsed) {
 const armature = factory.buildArmature(parsed.armatureNames[0], 'oracle');
 const out = [];
 for (const t of times.split(',')) {
-	const state = armature.animation.gotoAndPlayByTime(animation, Number(t), mode === 'loop' ? 0 : 1);
-	if (state) state.stop();
+	let state;
+	if (mode === 'advance') {
+		// Played once from its start and advanced by t: past its end the
+		// clip holds its last pose (seeking instead wraps the time).
+		state = armature.animation.play(animation, 1);
+		if (state) armature.advanceTime(Number(t));
+	} else {
+		state = armature.animation.gotoAndPlayByTime(animation, Number(t), mode === 'loop' ? 0 : 1);
+		if (state) state.stop();
+	}
 	if (!state) {
 		console.error(`dragonbones_world: no animation '${animation}'`);
 		process.exit(1);
