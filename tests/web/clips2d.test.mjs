@@ -333,10 +333,11 @@ describe('clips2d: a Spine clip picked, scrubbed, stepped and played on two page
 		assert.deepEqual(B.problems, []);
 	});
 
-	it('without loop, play stops at the end and sends the end', async () => {
+	it('without loop, play stops at the end and sends the end; one Ctrl+Z undoes the play', async () => {
 		const c = controls(A.page);
 		await c.loop.uncheck();
 		await c.clip('idle').click();
+		const before = await settled(server, A.page, 'walk');
 		await c.play.click();
 		await c.play.waitFor({ timeout: 10000 });
 		const s = await state(A.page);
@@ -345,6 +346,13 @@ describe('clips2d: a Spine clip picked, scrubbed, stepped and played on two page
 		const tree = await settled(server, A.page, 'walk');
 		// idle at its end: root's translatey key, 3 up in y-up, -3 on screen.
 		assert.ok(Math.abs(nodeOf(tree, 'root').t[1] + 3) < 1e-4, `root t ${nodeOf(tree, 'root').t}`);
+		// The whole play is one undo step: back to idle at 0 (the pick,
+		// its own step, stays).
+		await A.page.keyboard.press('Control+z');
+		await poll(async () => maxDiff(rigd.worldsOf((await rigd.tree(server, 'walk')).nodes).root, rigd.worldsOf(before.nodes).root) < 1e-9, { timeout: 10000, what: 'the undo of the play' });
+		const undone = await settled(server, A.page, 'walk');
+		assert.ok(Math.max(...undone.nodes.map((n) => maxDiff(n.world, nodeOf(before, n.id).world))) < 1e-9, 'every node back where the play started');
+		assert.ok(Math.abs(nodeOf(undone, 'root').t[1]) < 1e-9);
 		assert.equal(await c.weight.getAttribute('aria-label'), 'Clip weight');
 		await c.loop.check();
 		assert.deepEqual(A.problems, []);

@@ -158,6 +158,7 @@ class SceneView {
 					['Drop a file', 'a .gltf or .glb anywhere on the page: imported as a new scene; ⇩ glTF exports the seq shown'],
 					['2D: drag a joint', 'turn its parent bone; Shift+drag: pull the chain\'s end (two-bone IK); a root\'s joint moves the figure'],
 					['2D: wheel / drag', 'zoom about the pointer / pan (on empty space or the artwork)'],
+					['2D: Clips panel', 'Space: play or pause the clip for everyone; ← →: a frame back or on (with the focus in the panel)'],
 				].flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
 			),
 		);
