@@ -357,6 +357,31 @@ describe('clips2d: a Spine clip picked, scrubbed, stepped and played on two page
 		await c.loop.check();
 		assert.deepEqual(A.problems, []);
 	});
+
+	it('is read-only while the timeline shows an earlier seq, and lists that seq\'s clips', async () => {
+		const c = controls(B.page);
+		await settled(server, B.page, 'walk');
+		assert.equal(await c.play.isDisabled(), true, 'page B picked no clip yet');
+		await c.clip('walk').click();
+		assert.equal(await c.play.isDisabled(), false);
+		await settled(server, B.page, 'walk');
+		const history = B.page.getByRole('slider', { name: 'Scene history (seq)' });
+		await history.focus();
+		await B.page.keyboard.press('ArrowLeft');
+		await B.page.waitForFunction(() => window.rigd.seq() < window.rigd.liveSeq() && !window.rigd.editable());
+		await poll(() => c.play.isDisabled(), { what: 'the clip controls to be disabled' });
+		assert.equal(await c.clip('walk').isDisabled(), true);
+		assert.equal(await c.time.isDisabled(), true);
+		// Seq 0 is the empty scene: no skeleton, no clips, no panel.
+		await B.page.keyboard.press('Home');
+		await B.page.waitForFunction(() => window.rigd.seq() === 0);
+		await poll(async () => !(await c.panel.isVisible()), { what: 'the panel to hide at seq 0' });
+		await B.page.keyboard.press('End');
+		await B.page.waitForFunction(() => window.rigd.editable());
+		await c.panel.waitFor({ state: 'visible' });
+		await poll(async () => !(await c.play.isDisabled()), { what: 'the clip controls to be enabled live' });
+		assert.deepEqual(B.problems, []);
+	});
 });
 
 describe('clips2d: DragonBones clips in their own frame rate', () => {

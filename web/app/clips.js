@@ -88,6 +88,7 @@ export class ClipPanel {
 		this.editable = true;
 		this._outstanding = 0; // clip batches not yet acknowledged or superseded
 		this._lastSent = null;
+		this._picked = null; // keyOf() the clip the user picked last
 		this.stats = { sent: 0, acked: 0, skipped: 0, frames: 0 };
 		this.list = el('div.clip-list', { role: 'group', 'aria-label': 'Clips of the scene' });
 		this.timeSlider = el('input.slider.clip-time', { type: 'range', min: 0, max: 0, step: 1, value: 0, 'aria-label': 'Clip time' });
@@ -174,7 +175,6 @@ export class ClipPanel {
 	_show(clips) {
 		this.clips = Array.isArray(clips) ? clips : [];
 		this.element.hidden = this.clips.length === 0;
-		const was = this.clip && keyOf(this.clip);
 		const files = new Set(this.clips.map((c) => c.file));
 		clear(this.list);
 		for (const clip of this.clips) {
@@ -188,7 +188,9 @@ export class ClipPanel {
 			b.addEventListener('click', () => this.pick(clip));
 			this.list.append(b);
 		}
-		const again = this.clips.find((c) => keyOf(c) === was);
+		// The clip picked stays picked while the list lacks it (an earlier
+		// seq, before the import) and comes back with it.
+		const again = this.clips.find((c) => keyOf(c) === this._picked);
 		if (again) this._choose(again, this.time);
 		else if (this.clip) this._choose(null, 0);
 		this.setEditable(this.editable && !this.model.readOnly);
@@ -198,6 +200,7 @@ export class ClipPanel {
 	 * start. */
 	pick(clip) {
 		this.pause();
+		this._picked = keyOf(clip);
 		this._choose(clip, 0);
 		this.setEditable(this.editable && !this.model.readOnly);
 		this._send();
