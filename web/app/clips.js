@@ -92,7 +92,7 @@ export class ClipPanel {
 		this.stats = { sent: 0, acked: 0, skipped: 0, frames: 0 };
 		this.list = el('div.clip-list', { role: 'group', 'aria-label': 'Clips of the scene' });
 		this.timeSlider = el('input.slider.clip-time', { type: 'range', min: 0, max: 0, step: 1, value: 0, 'aria-label': 'Clip time' });
-		this.timeText = el('span.muted.small.clip-time-text', { 'aria-live': 'off' }, '0.000 s');
+		this.timeText = el('span.muted.small.clip-time-text', {}, '');
 		this.playButton = el('button.clip-play', { type: 'button', 'aria-label': 'Play clip', 'aria-pressed': 'false', title: 'Play the clip for everyone watching (Space)' }, '▶');
 		this.loopBox = el('input.clip-loop', { type: 'checkbox', checked: true });
 		this.weightSlider = el('input.slider.clip-weight', { type: 'range', min: 0, max: 1, step: 0.01, value: 1, 'aria-label': 'Clip weight' });
@@ -345,6 +345,8 @@ export class ClipPanel {
 
 	dispose() {
 		if (this._unsubs) this._unsubs.forEach((off) => off());
+		// Stops play without a last batch: the scene is being closed.
+		this.editable = false;
 		this.pause();
 		this._listeners.dispose();
 		this.element.remove();
