@@ -106,3 +106,12 @@ export async function getPoses(name, at = null, { signal } = {}) {
 	const res = await call(`reading the poses of '${name}'`, `/api/scenes/${enc(name)}/poses${query}`, { signal });
 	return res.json();
 }
+
+/* GET /api/scenes/NAME/clips[?at=SEQ]: the animations of the scene's
+ * skeletons, [{file, name, duration (s), frame_rate (0: none), bones,
+ * slots, draw_order, unsampled}]. */
+export async function getClips(name, at = null, { signal } = {}) {
+	const query = at === null ? '' : `?at=${at}`;
+	const res = await call(`reading the clips of '${name}'`, `/api/scenes/${enc(name)}/clips${query}`, { signal });
+	return res.json();
+}

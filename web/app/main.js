@@ -11,6 +11,7 @@
  */
 import { auth, refusalText, validToken } from './auth.js';
 import { Connection } from './connection.js';
+import { ClipPanel } from './clips.js';
 import { GltfImport, exportGltf } from './gltfio.js';
 import { HierarchyPanel } from './hierarchy.js';
 import { InspectorPanel } from './inspector.js';
@@ -104,6 +105,7 @@ class SceneView {
 		this.view2d = null;
 		this.poses = null;
 		this.drawOrder = null;
+		this.clips = null;
 		this.timeline = new Timeline(bottom, name);
 
 		this._display(this.live, { flash: true });
@@ -156,6 +158,7 @@ class SceneView {
 					['Drop a file', 'a .gltf or .glb anywhere on the page: imported as a new scene; ⇩ glTF exports the seq shown'],
 					['2D: drag a joint', 'turn its parent bone; Shift+drag: pull the chain\'s end (two-bone IK); a root\'s joint moves the figure'],
 					['2D: wheel / drag', 'zoom about the pointer / pan (on empty space or the artwork)'],
+					['2D: Clips panel', 'Space: play or pause the clip for everyone; ← →: a frame back or on (with the focus in the panel)'],
 				].flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
 			),
 		);
@@ -246,6 +249,7 @@ class SceneView {
 			this.view2d.setModel(model);
 			this.poses.setModel(model);
 			this.drawOrder.setModel(model);
+			this.clips.setModel(model);
 		}
 		this.hierarchy.setModel(model);
 		this.inspector.setModel(model);
@@ -272,13 +276,15 @@ class SceneView {
 		this.centre.append(this.toolbar, this.banner, this.loading);
 		const holder = el('div.panels2d');
 		this.right.append(holder);
+		// The clips panel first: it is hidden in a scene without clips.
+		this.clips = new ClipPanel(holder, { scene: this.name, live, gesture });
 		this.poses = new PosePanel(holder, { scene: this.name, edit, live, gesture });
 		this.drawOrder = new DrawOrderPanel(holder, { edit, select: (id) => this.select(id) });
 		this._unsubs.push(
 			this.view2d.on('pick', ({ id }) => this.select(id)),
 			this.view2d.on('error', ({ message }) => this.app.toast(message)),
 		);
-		for (const part of [this.view2d, this.poses, this.drawOrder]) part.setModel(this.shown);
+		for (const part of [this.view2d, this.clips, this.poses, this.drawOrder]) part.setModel(this.shown);
 		this.view2d.setSelection(this.selected);
 		this._applyEditable();
 	}
@@ -301,6 +307,7 @@ class SceneView {
 		this.viewport.setGizmoEnabled(editable);
 		if (this.view2d) {
 			this.view2d.setEditable(editable);
+			this.clips.setEditable(editable);
 			this.poses.setEditable(editable);
 			this.drawOrder.setEditable(editable);
 		}
@@ -480,6 +487,7 @@ class SceneView {
 		this._listeners.dispose();
 		if (this.view2d) {
 			this.view2d.dispose();
+			this.clips.dispose();
 			this.poses.dispose();
 			this.drawOrder.dispose();
 		}
@@ -745,6 +753,11 @@ class App {
 				for (const [file, a] of v.assets.assets) assets[file] = a.status;
 				return { order: v.domOrder(), transforms, assets, camera: { ...v.camera }, frames: v.frames };
 			},
+			/* The clips panel of a 2D scene (null otherwise): its clips,
+			 * the clip picked, time, play, loop, weight, and the batches
+			 * sent, acknowledged and skipped (a play frame whose previous
+			 * batch was still out) and play's frames. */
+			clips: () => (view().clips ? view().clips.state() : null),
 			jointOnPage: (id) => (view().view2d ? view().view2d.screenOfJoint(id) : null),
 			/* Ids drawn at matrices predicted from a gizmo drag, not yet the
 			 * server's (see viewport.js). */
