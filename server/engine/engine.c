@@ -13,6 +13,7 @@
 #include "engine_internal.h"
 
 #include "core/asset.h"
+#include "core/skel_clips.h"
 #include "core/err.h"
 
 #include <assert.h>
@@ -699,8 +700,10 @@ static void rollback_memory(engine *e)
 		if (edit_revert(p->rt->sc, &p->inv) != 0)
 			p->rt->broken = true;
 		else
-			for (const eng_asset *a = p->asset; a; a = a->next)
+			for (const eng_asset *a = p->asset; a; a = a->next) {
 				asset_set_remove(scene_assets(p->rt->sc), a->file);
+				scene_skel_remove(p->rt->sc, a->file);
+			}
 	}
 	for (int i = 0; i < e->n_scenes; i++) {
 		scene_rt *rt = e->scenes[i];
