@@ -274,9 +274,20 @@ export class AssetStore extends Emitter {
 		return entry;
 	}
 
+	/* The file names the scene's asset list holds now (GET .../assets). */
+	async _listed() {
+		const url = `/api/scenes/${encodeURIComponent(this.scene)}/assets`;
+		const res = await fetch(url, { headers: auth.headers(), signal: this._aborts.signal });
+		if (!res.ok) throw new Error(`the asset list: HTTP ${res.status}`);
+		return new Set((await res.json()).map((a) => a.file));
+	}
+
 	/* GET one asset of the scene with this tab's credentials: the Response,
-	 * or null on 404 when 'optional'; throws on any other failure. */
+	 * or null when 'optional' and the scene has no such asset (asked of the
+	 * asset list first, so that a skeleton without an atlas costs no 404
+	 * in the console); throws on any other failure. */
 	async _fetch(file, optional = false) {
+		if (optional && !(await this._listed()).has(file)) return null;
 		const url = `/api/scenes/${encodeURIComponent(this.scene)}/assets/${encodeURIComponent(file)}`;
 		const res = await fetch(url, { headers: auth.headers(), signal: this._aborts.signal });
 		if (optional && res.status === 404) return null;
