@@ -199,89 +199,82 @@ out:
 	skel_upload_release(&up);
 }
 
+/* A decoded body of either format. */
+union skel_in {
+	spine_import spine;
+	dragonbones_import db;
+};
+
 /*
- * POST /api/scenes/{name}/spine: a Spine 4.2 skeleton, {"skeleton",
- * "atlas"?, "images"?, "file"?} (spine.h), into the 2D scene 'name' (made
- * when missing). Runs between turns; a body that does not import creates
- * nothing, not even the scene.
+ * One skeleton import of 'kind' (ASSET_SPINE or ASSET_DRAGONBONES): the
+ * body decoded and turned into its batch by its format's reader, its
+ * pages listed for skeleton_import. Runs between turns; a body that does
+ * not import creates nothing, not even the scene.
  */
-void routes_spine_import(struct server *S, const struct http_call *call)
+static void import_kind(struct server *S, const struct http_call *call, int kind)
 {
-	spine_import in;
+	bool spine = kind == ASSET_SPINE;
+	const scene *existing = engine_scene(S->e, call->name);
+	union skel_in in;
 	skel_import_report rep;
 	edit_batch batch;
 	edit_error err;
 	skel_image_in *images = NULL;
+	int n_images, rc;
 
 	if (S->hooks && S->hooks->relay_write(S, call))
 		return;  /* relayed to the owner, or waiting for one */
 	edit_batch_init(&batch);
 	memset(&rep, 0, sizeof(rep));
-	if (spine_import_decode(call->body, call->body_len, SIZE_MAX, &in, &err) != 0) {
+	rc = spine ? spine_import_decode(call->body, call->body_len, SIZE_MAX, &in.spine, &err)
+		   : dragonbones_import_decode(call->body, call->body_len, SIZE_MAX, &in.db, &err);
+	if (rc) {
 		http_respond_error(S, call->conn, &err);
 		return;
 	}
-	if (spine_import_batch(&in, engine_scene(S->e, call->name), &batch, &rep, &err) != 0) {
+	rc = spine ? spine_import_batch(&in.spine, existing, &batch, &rep, &err)
+		   : dragonbones_import_batch(&in.db, existing, &batch, &rep, &err);
+	n_images = spine ? in.spine.n_images : in.db.n_images;
+	if (rc) {
 		http_respond_error(S, call->conn, &err);
-		goto out;
-	}
-	if (in.n_images && !(images = calloc((size_t)in.n_images, sizeof(*images)))) {
+	} else if (n_images && !(images = calloc((size_t)n_images, sizeof(*images)))) {
 		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
-		goto out;
+	} else {
+		for (int i = 0; i < n_images; i++)
+			images[i] = spine ? (skel_image_in){ in.spine.images[i].file,
+							     in.spine.images[i].base64,
+							     in.spine.images[i].base64_len }
+					  : (skel_image_in){ in.db.images[i].file, in.db.images[i].base64,
+							     strlen(in.db.images[i].base64) };
+		struct skel_call k = { spine ? "Spine" : "DragonBones", kind,
+				       spine ? in.spine.atlas : in.db.atlas,
+				       spine ? in.spine.atlas_len : in.db.atlas_len, images, n_images,
+				       &batch, &rep };
+		skeleton_import(S, call, &k);
 	}
-	for (int i = 0; i < in.n_images; i++)
-		images[i] = (skel_image_in){ in.images[i].file, in.images[i].base64,
-					     in.images[i].base64_len };
-	struct skel_call k = { "Spine", ASSET_SPINE, in.atlas, in.atlas_len, images, in.n_images,
-			       &batch, &rep };
-	skeleton_import(S, call, &k);
-out:
 	free(images);
 	skel_import_report_release(&rep);
 	edit_batch_release(&batch);
-	spine_import_release(&in);
+	if (spine)
+		spine_import_release(&in.spine);
+	else
+		dragonbones_import_release(&in.db);
 }
 
-/*
- * POST /api/scenes/{name}/dragonbones: a DragonBones 5.x skeleton,
+/* POST /api/scenes/{name}/spine: a Spine 4.2 skeleton, {"skeleton",
+ * "atlas"?, "images"?, "file"?} (spine.h), into the 2D scene 'name' (made
+ * when missing). */
+void routes_spine_import(struct server *S, const struct http_call *call)
+{
+	import_kind(S, call, ASSET_SPINE);
+}
+
+/* POST /api/scenes/{name}/dragonbones: a DragonBones 5.x skeleton,
  * {"skeleton", "armature"?, "atlas"?, "images"?, "file"?}
- * (dragonbones.h), as routes_spine_import does a Spine one.
- */
+ * (dragonbones.h), likewise. */
 void routes_dragonbones_import(struct server *S, const struct http_call *call)
 {
-	dragonbones_import in;
-	skel_import_report rep;
-	edit_batch batch;
-	edit_error err;
-	skel_image_in *images = NULL;
-
-	if (S->hooks && S->hooks->relay_write(S, call))
-		return;  /* relayed to the owner, or waiting for one */
-	edit_batch_init(&batch);
-	memset(&rep, 0, sizeof(rep));
-	if (dragonbones_import_decode(call->body, call->body_len, SIZE_MAX, &in, &err) != 0) {
-		http_respond_error(S, call->conn, &err);
-		return;
-	}
-	if (dragonbones_import_batch(&in, engine_scene(S->e, call->name), &batch, &rep, &err) != 0) {
-		http_respond_error(S, call->conn, &err);
-		goto out;
-	}
-	if (in.n_images && !(images = calloc((size_t)in.n_images, sizeof(*images)))) {
-		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
-		goto out;
-	}
-	for (int i = 0; i < in.n_images; i++)
-		images[i] = (skel_image_in){ in.images[i].file, in.images[i].base64,
-					     strlen(in.images[i].base64) };
-	struct skel_call k = { "DragonBones", ASSET_DRAGONBONES, in.atlas, in.atlas_len, images,
-			       in.n_images, &batch, &rep };
-	skeleton_import(S, call, &k);
-out:
-	free(images);
-	skel_import_report_release(&rep);
-	edit_batch_release(&batch);
-	dragonbones_import_release(&in);
+	import_kind(S, call, ASSET_DRAGONBONES);
 }
 
 /* ---------- export ---------- */

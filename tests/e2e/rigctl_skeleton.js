@@ -13,11 +13,11 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const zlib = require('node:zlib');
 const crypto = require('node:crypto');
 const {
   SOURCE_DIR, startRigd, get, tree, assertSchema, run, tempDir,
 } = require('../lib/rigd.js');
+const { encodePng } = require('../lib/png.js');
 
 const CHAIN = path.join(SOURCE_DIR, 'tests', 'data', 'spine', 'chain.json');
 const MECHA = path.join(process.env.RIGD_GLTF_SAMPLES || path.join(SOURCE_DIR, '..', 'shared', 'gltf-samples'),
@@ -36,42 +36,8 @@ test.after(async () => {
   if (server && !server.exited) assert.equal(await server.stop('SIGTERM'), 0);
 });
 
-/* ---- a small RGBA PNG written here ---- */
-
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(buf) {
-  let c = 0xffffffff;
-  for (const b of buf) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-function chunk(type, data) {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(td));
-  return Buffer.concat([len, td, crc]);
-}
-
 /* A w x h RGBA PNG, each pixel its own colour from x and y. */
-function makePng(w, h) {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 6;
-  const raw = Buffer.alloc(h * (1 + 4 * w));
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) raw.set([x * 4, y * 4, 128, 255], y * (1 + 4 * w) + 1 + 4 * x);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
-}
+const makePng = (w, h) => encodePng(w, h, (x, y) => [x * 4, y * 4, 128, 255]);
 
 const chainAtlas = 'chain.png\nsize: 64, 64\nfilter: Linear, Linear\ntorso\n  bounds: 0, 0, 40, 60\n'
   + 'arm\n  bounds: 40, 0, 10, 30\nface\n  bounds: 0, 0, 30, 30\n';

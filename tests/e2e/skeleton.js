@@ -15,11 +15,11 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const zlib = require('node:zlib');
 const crypto = require('node:crypto');
 const {
   SOURCE_DIR, startRigd, get, post, tree, assertSchema, run, Client,
 } = require('../lib/rigd.js');
+const { encodePng, decodePng } = require('../lib/png.js');
 
 const SPINE = path.join(SOURCE_DIR, 'tests', 'data', 'spine');
 const MECHA = path.join(process.env.RIGD_GLTF_SAMPLES || path.join(SOURCE_DIR, '..', 'shared', 'gltf-samples'),
@@ -35,44 +35,9 @@ test.after(async () => {
   if (server && !server.exited) assert.equal(await server.stop('SIGTERM'), 0);
 });
 
-/* ---- a PNG written here, so the test knows every pixel ---- */
-
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(buf) {
-  let c = 0xffffffff;
-  for (const b of buf) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-function chunk(type, data) {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(td));
-  return Buffer.concat([len, td, crc]);
-}
-
 /* A w x h RGBA PNG whose pixel (x, y) is colour(x, y) = [r, g, b, a], with
  * a text chunk the server must strip. */
-function makePng(w, h, colour) {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 6;
-  const raw = Buffer.alloc(h * (1 + 4 * w));
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) raw.set(colour(x, y), y * (1 + 4 * w) + 1 + 4 * x);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr), chunk('tEXt', Buffer.from('Comment\0made by the test')),
-    chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
-}
+const makePng = (w, h, colour) => encodePng(w, h, colour, [['tEXt', Buffer.from('Comment\0made by the test')]]);
 
 const quadrants = (x, y) => (x < 32 ? (y < 32 ? [255, 0, 0, 255] : [0, 255, 0, 255])
   : (y < 32 ? [0, 0, 255, 255] : [255, 255, 255, 128]));
@@ -205,8 +170,10 @@ test('the assets are listed with their kinds and served with their media types; 
   assert.match(png.headers['content-security-policy'], /default-src 'none'/);
   const bytes = png.body;
   assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  // Our own encoding: the test's text chunk is gone.
+  // Our own encoding: the test's text chunk is gone, the pixels are the same.
   assert.equal(bytes.indexOf('tEXt'), -1);
+  const served = decodePng(bytes);
+  for (const [x, y] of [[0, 0], [40, 5], [5, 40], [63, 63]]) assert.deepEqual(served.at(x, y), quadrants(x, y));
   assert.equal(png.headers.etag, `"${crypto.createHash('sha256').update(bytes).digest('hex')}"`);
   const skel = await get(server, '/api/scenes/hero/assets/spine.json');
   assert.equal(skel.headers['content-type'], 'application/json');
