@@ -16,65 +16,23 @@
 //
 // DragonBones.yDown = true keeps the file's own y-down frame (the runtime
 // otherwise negates y and angles as it reads).
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-async function runtime() {
-	const roots = [join(here, '..', '..', 'web')];
-	if (process.env.RIGD_DBJS_DIR) roots.unshift(process.env.RIGD_DBJS_DIR);
-	for (const root of roots) {
-		try {
-			const found = createRequire(join(root, 'package.json')).resolve('@cocos/dragonbones-js');
-			return await import(found);
-		} catch { /* the next root */ }
-	}
-	return null;
-}
+import { buildArmature, loadRuntime, readSkeleton } from './dragonbones_runtime.mjs';
 
 const [file, animation, times, mode] = process.argv.slice(2);
 if (!file || !animation || !times) {
 	console.error('usage: node dragonbones_clip.mjs FILE ANIMATION TIME[,TIME...]');
 	process.exit(2);
 }
-const db = await runtime();
+const db = await loadRuntime();
 if (!db) {
 	console.error('dragonbones_clip: @cocos/dragonbones-js is not installed');
 	process.exit(77);
 }
-db.DragonBones.yDown = true;
-const quiet = console.info;
-console.info = () => {};
-const engine = new db.DragonBones(null);
-console.info = quiet;
-// The armature's display proxy: nothing is drawn or dispatched.
-const proxy = {
-	dbInit() {}, dbClear() {}, dbUpdate() {}, dispose() {},
-	hasDBEventListener() { return false; }, dispatchDBEvent() {},
-	addDBEventListener() {}, removeDBEventListener() {},
-};
-class BonesOnly extends db.BaseFactory {
-	_buildTextureAtlasData() { return { returnToPool() {} }; }
-	_buildArmature(pack) {
-		const armature = db.BaseObject.borrowObject(db.Armature);
-		armature.init(pack.armature, proxy, {}, engine);
-		return armature;
-	}
-	_buildSlots() {}
-	_buildSlot() { return null; }
-}
-let ske = JSON.parse(readFileSync(file, 'utf8'));
-if (ske.skeleton) ske = ske.skeleton;
-const factory = new BonesOnly();
-const parsed = factory.parseDragonBonesData(ske, 'oracle');
-if (!parsed) {
+const armature = buildArmature(db, readSkeleton(file));
+if (!armature) {
 	console.error('dragonbones_clip: the runtime refused the data');
 	process.exit(1);
 }
-const armature = factory.buildArmature(parsed.armatureNames[0], 'oracle');
 const deg = 180 / Math.PI;
 const out = [];
 for (const t of times.split(',')) {

@@ -12,63 +12,17 @@
 // The runtime is y-up by default (it negates y and angles as it builds);
 // DragonBones.yDown = true keeps the file's own y-down frame, rigd's.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-async function loadDragonBones() {
-	// The package from web/node_modules (a devDependency there), else from
-	// RIGD_DBJS_DIR (a directory whose node_modules has it).
-	const roots = [join(here, '..', '..', 'web')];
-	if (process.env.RIGD_DBJS_DIR) roots.unshift(process.env.RIGD_DBJS_DIR);
-	for (const root of roots) {
-		try {
-			const req = createRequire(join(root, 'package.json'));
-			const path = req.resolve('@cocos/dragonbones-js');
-			return await import(path);
-		} catch { /* next */ }
-	}
-	return null;
-}
+import { buildArmature, loadRuntime } from './dragonbones_runtime.mjs';
 
 export async function dragonbonesWorlds(ske, armatureName, { noIk = false } = {}) {
-	const db = await loadDragonBones();
+	const db = await loadRuntime();
 	if (!db) return null;
 	const data = JSON.parse(JSON.stringify(ske));
 	if (noIk)
 		for (const a of data.armature || []) delete a.ik;
-	db.DragonBones.yDown = true;
-	const info = console.info;
-	console.info = () => {};
-	const engine = new db.DragonBones(null);
-	console.info = info;
-	const proxy = {
-		dbInit() {}, dbClear() {}, dbUpdate() {}, dispose() {},
-		hasDBEventListener() { return false; }, dispatchDBEvent() {},
-		addDBEventListener() {}, removeDBEventListener() {},
-	};
-	class HeadlessFactory extends db.BaseFactory {
-		// Called with null by parseDragonBonesData, which then finds no
-		// atlas in the skeleton and hands the object back to the pool.
-		_buildTextureAtlasData() {
-			return { returnToPool() {} };
-		}
-		_buildArmature(dataPackage) {
-			const armature = db.BaseObject.borrowObject(db.Armature);
-			armature.init(dataPackage.armature, proxy, {}, engine);
-			return armature;
-		}
-		_buildSlots() { /* bones only: slots never move a bone */ }
-		_buildSlot() { return null; }
-	}
-	const factory = new HeadlessFactory();
-	const parsed = factory.parseDragonBonesData(data, 'oracle');
-	if (!parsed) throw new Error('the runtime refused the data (version?)');
-	const name = armatureName || parsed.armatureNames[0];
-	const armature = factory.buildArmature(name, 'oracle');
-	if (!armature) throw new Error(`no armature '${name}'`);
+	const armature = buildArmature(db, data, armatureName);
+	if (!armature) throw new Error(`the runtime refused the data or has no armature '${armatureName || '(first)'}'`);
 	const out = {};
 	for (const bone of armature.getBones()) {
 		const m = bone.globalTransformMatrix;
