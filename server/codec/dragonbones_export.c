@@ -202,21 +202,6 @@ static int export_slot(const cJSON *arm, cJSON *slot, int a, int i, const char *
 	return rc;
 }
 
-typedef struct slot_key {
-	cJSON *slot;
-	double z;
-	int index;
-} slot_key;
-
-static int by_z(const void *a, const void *b)
-{
-	const slot_key *x = a, *y = b;
-
-	if (x->z != y->z)
-		return x->z < y->z ? -1 : 1;
-	return x->index - y->index;
-}
-
 /* The armature to rewrite, or NULL with the refusal in 'err'. */
 static cJSON *pick_armature(cJSON *root, const char *file, const char *want, const scene *s,
 			    int *index, edit_error *err)
@@ -260,7 +245,7 @@ int dragonbones_export(const char *json, size_t len, const char *file, const cha
 {
 	cJSON *root = cJSON_ParseWithLength(json, len), *arm;
 	skel_export_info inf = { 0 };
-	slot_key *keys = NULL;
+	skel_slot_key *keys = NULL;
 	size_t start = out->len;
 	char enc[SCENE_ID_MAX + 1];
 	node_props p;
@@ -301,7 +286,7 @@ int dragonbones_export(const char *json, size_t len, const char *file, const cha
 	i = 0;
 	for (cJSON *c = slots ? slots->child : NULL; c; c = c->next, i++) {
 		int node = node_of(s, "slot:", name_of(c), enc, sizeof(enc));
-		keys[i] = (slot_key){ c, i, i };
+		keys[i] = (skel_slot_key){ c, i, i };
 		if (node < 0) {
 			inf.kept++;
 			continue;
@@ -312,13 +297,7 @@ int dragonbones_export(const char *json, size_t len, const char *file, const cha
 			goto out;
 		inf.slots++;
 	}
-	if (n_slots) {
-		qsort(keys, (size_t)n_slots, sizeof(*keys), by_z);
-		while (slots->child)
-			cJSON_DetachItemViaPointer(slots, slots->child);
-		for (i = 0; i < n_slots; i++)
-			cJSON_AddItemToArray(slots, keys[i].slot);
-	}
+	skel_export_reorder(slots, keys, n_slots);
 	if ((rc = skel_export_write(out, root)) != 0) {
 		json_buf_truncate(out, start);
 		edit_error_set(err, rc, -1, "", "cannot write '%s': %s", file, err_str(rc));

@@ -166,20 +166,24 @@ static int export_bone(cJSON *bone, int i, const node_props *p, edit_error *err)
 	return rc;
 }
 
-/* A slot of the file with the z it is drawn at, for the sort. */
-typedef struct slot_key {
-	cJSON *slot;
-	double z;
-	int index;
-} slot_key;
-
 static int by_z(const void *a, const void *b)
 {
-	const slot_key *x = a, *y = b;
+	const skel_slot_key *x = a, *y = b;
 
 	if (x->z != y->z)
 		return x->z < y->z ? -1 : 1;
 	return x->index - y->index;
+}
+
+void skel_export_reorder(cJSON *slots, skel_slot_key *keys, int n)
+{
+	if (!n)
+		return;
+	qsort(keys, (size_t)n, sizeof(*keys), by_z);
+	while (slots->child)
+		cJSON_DetachItemViaPointer(slots, slots->child);
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(slots, keys[i].slot);
 }
 
 /* Whether the skin named "default" of 'root' has attachment 'att' for
@@ -271,7 +275,7 @@ int spine_export(const char *json, size_t len, const char *file, const scene *s,
 {
 	cJSON *root = cJSON_ParseWithLength(json, len);
 	skel_export_info inf = { 0 };
-	slot_key *keys = NULL;
+	skel_slot_key *keys = NULL;
 	size_t start = out->len;
 	char enc[SCENE_ID_MAX + 1];
 	node_props p;
@@ -312,7 +316,7 @@ int spine_export(const char *json, size_t len, const char *file, const scene *s,
 				   enc, sizeof(enc));
 		/* A slot without a node keeps its place: its import z was its
 		 * index. */
-		keys[i] = (slot_key){ c, i, i };
+		keys[i] = (skel_slot_key){ c, i, i };
 		if (node < 0) {
 			inf.kept++;
 			continue;
@@ -323,13 +327,7 @@ int spine_export(const char *json, size_t len, const char *file, const scene *s,
 			goto out;
 		inf.slots++;
 	}
-	if (n_slots) {
-		qsort(keys, (size_t)n_slots, sizeof(*keys), by_z);
-		while (slots->child)
-			cJSON_DetachItemViaPointer(slots, slots->child);
-		for (i = 0; i < n_slots; i++)
-			cJSON_AddItemToArray(slots, keys[i].slot);
-	}
+	skel_export_reorder(slots, keys, n_slots);
 	if ((rc = skel_export_write(out, root)) != 0) {
 		json_buf_truncate(out, start);
 		edit_error_set(err, rc, -1, "", "cannot write '%s': %s", file, err_str(rc));

@@ -83,4 +83,15 @@ int skel_export_layer_name(const char *layer, const char *file, const char *slot
  * itself when within SKEL_EXPORT_ANGLE_EPS_DEG of it. */
 double skel_export_angle_near(double v, double ref);
 
+/* A slot of the file with the z it is drawn at, for the sort. */
+typedef struct skel_slot_key {
+	struct cJSON *slot;
+	double z;
+	int index;                   /* in the file's order: ties keep it */
+} skel_slot_key;
+
+/* Puts the n elements of array 'slots' back in the order of their keys'
+ * z (ties in the file's order). */
+void skel_export_reorder(struct cJSON *slots, skel_slot_key *keys, int n);
+
 #endif
