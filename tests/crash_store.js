@@ -159,6 +159,9 @@ test('SIGKILL at random moments loses no acknowledged batch', { timeout: 300000 
         if (line >= firstUnacked) firstUnacked = line + 1;
       }
 
+      /* Killed before it had created its database (a slow start, as under
+       * ASan): nothing was acknowledged, so nothing can be lost. */
+      if (acked.size === 0 && !fs.existsSync(db)) continue;
       /* The log and the check, side by side (both only read). */
       const [log, check] = await Promise.all([run(['log', '--db', db, '--scene', 'crash']),
         run(['check', '--db', db])]);
