@@ -337,6 +337,7 @@ void dragonbones_import_release(dragonbones_import *in)
 	}
 	free(in->bones);
 	free(in->slots);
+	free(in->iks);
 	free(in->images);
 	free(in->armature);
 	free(in->skeleton);

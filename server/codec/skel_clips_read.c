@@ -109,6 +109,43 @@ static int setup_group(skel_slot *s, const char *group)
 	return group[0] && !(s->setup_group = strdup(group)) ? RIGD_E_NOMEM : 0;
 }
 
+/* Room for 'n' constraints in sk->iks; false when out of memory. */
+static bool iks_new(skel_clips *sk, int n)
+{
+	sk->n_iks = n;
+	return n == 0 || (sk->iks = calloc((size_t)n, sizeof(*sk->iks))) != NULL;
+}
+
+static void spine_ik_copy(const spine_import *in, const spine_ik *from, skel_ik *to)
+{
+	snprintf(to->name, sizeof(to->name), "%s", from->name);
+	to->n_bones = from->n_bones;
+	for (int j = 0; j < from->n_bones; j++) {
+		const spine_bone *b = &in->bones[from->bones[j]];
+
+		snprintf(to->bones[j], sizeof(to->bones[j]), "%s", b->id);
+		to->length[j] = b->length;
+	}
+	snprintf(to->target, sizeof(to->target), "%s", in->bones[from->target].id);
+	to->p = (ik_spine_params){ from->mix, from->softness, from->bend_positive,
+				   from->compress, from->stretch, from->uniform };
+}
+
+static void dragonbones_ik_copy(const dragonbones_import *in, const dragonbones_ik *from,
+				skel_ik *to)
+{
+	snprintf(to->name, sizeof(to->name), "%s", from->name);
+	to->n_bones = from->n_bones;
+	for (int j = 0; j < from->n_bones; j++) {
+		const dragonbones_bone *b = &in->bones[from->bones[j]];
+
+		snprintf(to->bones[j], sizeof(to->bones[j]), "%s", b->id);
+		to->length[j] = b->length;
+	}
+	snprintf(to->target, sizeof(to->target), "%s", in->bones[from->target].id);
+	to->p = (ik_spine_params){ .mix = from->weight, .bend_positive = from->bend_positive };
+}
+
 static int read_spine(const char *file, const char *body, size_t blen, const cJSON *doc,
 		      skel_clips **out, edit_error *err)
 {
@@ -122,8 +159,11 @@ static int read_spine(const char *file, const char *body, size_t blen, const cJS
 		return rc;
 	rc = RIGD_E_NOMEM;
 	if (!(sk = skel_clips_new(file, CLIP_FORMAT_SPINE, in.n_bones, in.n_slots)) ||
-	    !(names = malloc(sizeof(*names) * (size_t)(in.n_bones + in.n_slots + 1))))
+	    !(names = malloc(sizeof(*names) * (size_t)(in.n_bones + in.n_slots + 1))) ||
+	    !iks_new(sk, in.n_iks))
 		goto nomem;
+	for (int i = 0; i < in.n_iks; i++)
+		spine_ik_copy(&in, &in.iks[i], &sk->iks[i]);
 	for (int i = 0; i < in.n_bones; i++) {
 		const spine_bone *b = &in.bones[i];
 		clip_channels *c = &sk->bones[i].setup;
@@ -223,8 +263,11 @@ static int read_dragonbones(const char *file, const char *body, size_t blen, con
 	if (!(sk = skel_clips_new(file, CLIP_FORMAT_DRAGONBONES, in.n_bones, in.n_slots)) ||
 	    !(names = malloc(sizeof(*names) * (size_t)(in.n_bones + in.n_slots + 1))) ||
 	    !(displays = calloc((size_t)in.n_slots + 1, sizeof(*displays))) ||
-	    !(n_displays = calloc((size_t)in.n_slots + 1, sizeof(*n_displays))))
+	    !(n_displays = calloc((size_t)in.n_slots + 1, sizeof(*n_displays))) ||
+	    !iks_new(sk, in.n_iks))
 		goto nomem;
+	for (int i = 0; i < in.n_iks; i++)
+		dragonbones_ik_copy(&in, &in.iks[i], &sk->iks[i]);
 	for (int i = 0; i < in.n_bones; i++) {
 		const dragonbones_bone *b = &in.bones[i];
 		clip_channels *c = &sk->bones[i].setup;

@@ -674,6 +674,7 @@ void spine_import_release(spine_import *in)
 	free(in->images);
 	free(in->bones);
 	free(in->slots);
+	free(in->iks);
 	free(in->groups);
 	free(in->kept);
 	free(in->not_applied);
