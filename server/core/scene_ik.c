@@ -19,11 +19,11 @@
  * in the same order, so the worlds are the ones a pose from scratch gives.
  */
 #include "scene_ik.h"
+#include "skel_clips.h"
 
 #include "ik_solve.h"
 #include "math.h"
 #include "scene_internal.h"
-#include "skel_clips.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -29,8 +29,4 @@ long scene_ik_update(scene *s, uint64_t stamp, bool full, long recomputed, scene
 /* Frees the binding; accepts a scene without one. */
 void scene_ik_free(scene *s);
 
-/* How many constraints the binding solves live (0 before the first pass
- * after a skeleton came). */
-int scene_ik_live(const scene *s);
-
 #endif

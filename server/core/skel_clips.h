@@ -77,6 +77,11 @@ void skel_clips_free(skel_clips *k);
  * a scene without skeletons allocates nothing for them. */
 const skel_set *scene_skels(const scene *s);
 
+/* How many of its skeletons' IK constraints the scene solves live: those
+ * whose bones and target it holds as the constraint names them (as of
+ * its last scene_update; scene_ik.c). */
+int scene_ik_live(const scene *s);
+
 /* skel_set_add on the scene's set, made first if need be. 0, or
  * RIGD_E_NOMEM with 'k' freed and the scene unchanged. */
 int scene_skel_add(scene *s, skel_clips *k);
