@@ -3,18 +3,20 @@
  * clips and setup pose the clip op plays (skel_clips_read.h).
  *
  * The stored bytes are the "skeleton" member of the import body, so they
- * are wrapped back into {"skeleton": ...} and decoded by the importer
- * (which gives the bones, their setup values and the slots exactly as the
- * import created their nodes); the animations are read by spine_clip.c or
- * dragonbones_clip.c from a parse of the bytes themselves. No cJSON tree
- * leaves this file.
+ * are wrapped back into {"skeleton": ...}, parsed once, and decoded by the
+ * importer from that tree (which gives the bones, their setup values, the
+ * slots and the IK constraints exactly as the import made them); the
+ * animations are read by spine_clip.c or dragonbones_clip.c from the same
+ * tree. No cJSON tree leaves this file.
  */
 #include "skel_clips_read.h"
 
 #include "dragonbones.h"
+#include "dragonbones_internal.h"
 #include "dragonbones_clip.h"
 #include "skel_names.h"
 #include "spine.h"
+#include "spine_internal.h"
 #include "spine_clip.h"
 
 #include "core/asset.h"
@@ -146,16 +148,17 @@ static void dragonbones_ik_copy(const dragonbones_import *in, const dragonbones_
 	to->p = (ik_spine_params){ .mix = from->weight, .bend_positive = from->bend_positive };
 }
 
-static int read_spine(const char *file, const char *body, size_t blen, const cJSON *doc,
+static int read_spine(const char *file, const char *body, size_t blen, const cJSON *root,
 		      skel_clips **out, edit_error *err)
 {
+	const cJSON *doc = cJSON_GetObjectItemCaseSensitive(root, "skeleton");
 	spine_import in;
 	const char **names = NULL;
 	skel_clips *sk = NULL;
 	clip_names cn;
 	int rc;
 
-	if ((rc = spine_import_decode(body, blen, blen + 1, &in, err)) != 0)
+	if ((rc = spine_import_decode_tree(body, blen, root, &in, err)) != 0)
 		return rc;
 	rc = RIGD_E_NOMEM;
 	if (!(sk = skel_clips_new(file, CLIP_FORMAT_SPINE, in.n_bones, in.n_slots)) ||
@@ -245,9 +248,10 @@ static int skin_displays(const cJSON *skin, const char *name, const char ***out,
 	return 0;
 }
 
-static int read_dragonbones(const char *file, const char *body, size_t blen, const cJSON *doc,
-			    skel_clips **out, edit_error *err)
+static int read_dragonbones(const char *file, const cJSON *root, skel_clips **out,
+			    edit_error *err)
 {
+	const cJSON *doc = cJSON_GetObjectItemCaseSensitive(root, "skeleton");
 	dragonbones_import in;
 	const char **names = NULL, ***displays = NULL;
 	int *n_displays = NULL;
@@ -256,7 +260,7 @@ static int read_dragonbones(const char *file, const char *body, size_t blen, con
 	clip_names cn;
 	int rc;
 
-	if ((rc = dragonbones_import_decode(body, blen, blen + 1, &in, err)) != 0)
+	if ((rc = dragonbones_import_decode_tree(root, &in, err)) != 0)
 		return rc;
 	arm = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "armature"),
 				 in.armature_index);
@@ -318,9 +322,10 @@ done:
 int skel_clips_read(int kind, const char *file, const char *bytes, size_t len, skel_clips **out,
 		    edit_error *err)
 {
+	proto_limits lim = proto_limits_default();
 	char *body = NULL;
 	size_t blen;
-	cJSON *doc = NULL;
+	cJSON *root = NULL;
 	int rc;
 
 	*out = NULL;
@@ -329,19 +334,16 @@ int skel_clips_read(int kind, const char *file, const char *bytes, size_t len, s
 		edit_error_set(err, RIGD_E_BAD_FIELD, -1, "kind", "asset '%s' is not a skeleton", file);
 		return RIGD_E_BAD_FIELD;
 	}
-	if (wrap(bytes, len, &body, &blen) || !(doc = cJSON_ParseWithLength(bytes, len))) {
-		/* The bytes were checked when stored: a parse fails for memory. */
-		rc = body && cJSON_GetErrorPtr() ? RIGD_E_BAD_SKELETON : RIGD_E_NOMEM;
-		if (rc == RIGD_E_NOMEM)
-			nomem(err);
-		else
-			edit_error_set(err, rc, -1, "skeleton", "asset '%s': not JSON", file);
+	if (wrap(bytes, len, &body, &blen))
+		return nomem(err);
+	/* One parse serves the importer's decoder and the clip reader. */
+	lim.max_bytes = blen;
+	if ((rc = proto_parse(body, blen, &lim, &root, err)) != 0)
 		goto out;
-	}
-	rc = kind == ASSET_SPINE ? read_spine(file, body, blen, doc, out, err)
-				 : read_dragonbones(file, body, blen, doc, out, err);
+	rc = kind == ASSET_SPINE ? read_spine(file, body, blen, root, out, err)
+				 : read_dragonbones(file, root, out, err);
 out:
-	cJSON_Delete(doc);
+	cJSON_Delete(root);
 	free(body);
 	return rc;
 }
