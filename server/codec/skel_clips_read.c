@@ -118,34 +118,56 @@ static bool iks_new(skel_clips *sk, int n)
 	return n == 0 || (sk->iks = calloc((size_t)n, sizeof(*sk->iks))) != NULL;
 }
 
-static void spine_ik_copy(const spine_import *in, const spine_ik *from, skel_ik *to)
+/* A constraint named 'name' of the import's bones 'bones[0..n)' toward
+ * bone 'target' (indices into the import 'in', whose bone ids and lengths
+ * id_of and length_of read), with settings 'p'. */
+static void ik_fill(skel_ik *to, const char *name, const int *bones, int n, int target,
+		    const char *(*id_of)(const void *in, int b),
+		    double (*length_of)(const void *in, int b), const void *in,
+		    ik_spine_params p)
 {
-	snprintf(to->name, sizeof(to->name), "%s", from->name);
-	to->n_bones = from->n_bones;
-	for (int j = 0; j < from->n_bones; j++) {
-		const spine_bone *b = &in->bones[from->bones[j]];
-
-		snprintf(to->bones[j], sizeof(to->bones[j]), "%s", b->id);
-		to->length[j] = b->length;
+	snprintf(to->name, sizeof(to->name), "%s", name);
+	to->n_bones = n;
+	for (int j = 0; j < n; j++) {
+		snprintf(to->bones[j], sizeof(to->bones[j]), "%s", id_of(in, bones[j]));
+		to->length[j] = length_of(in, bones[j]);
 	}
-	snprintf(to->target, sizeof(to->target), "%s", in->bones[from->target].id);
-	to->p = (ik_spine_params){ from->mix, from->softness, from->bend_positive,
-				   from->compress, from->stretch, from->uniform };
+	snprintf(to->target, sizeof(to->target), "%s", id_of(in, target));
+	to->p = p;
 }
 
-static void dragonbones_ik_copy(const dragonbones_import *in, const dragonbones_ik *from,
+static const char *spine_id(const void *in, int b)
+{
+	return ((const spine_import *)in)->bones[b].id;
+}
+
+static double spine_length(const void *in, int b)
+{
+	return ((const spine_import *)in)->bones[b].length;
+}
+
+static const char *db_id(const void *in, int b)
+{
+	return ((const dragonbones_import *)in)->bones[b].id;
+}
+
+static double db_length(const void *in, int b)
+{
+	return ((const dragonbones_import *)in)->bones[b].length;
+}
+
+static void spine_ik_copy(const spine_import *in, const spine_ik *k, skel_ik *to)
+{
+	ik_fill(to, k->name, k->bones, k->n_bones, k->target, spine_id, spine_length, in,
+		(ik_spine_params){ k->mix, k->softness, k->bend_positive, k->compress, k->stretch,
+				   k->uniform });
+}
+
+static void dragonbones_ik_copy(const dragonbones_import *in, const dragonbones_ik *k,
 				skel_ik *to)
 {
-	snprintf(to->name, sizeof(to->name), "%s", from->name);
-	to->n_bones = from->n_bones;
-	for (int j = 0; j < from->n_bones; j++) {
-		const dragonbones_bone *b = &in->bones[from->bones[j]];
-
-		snprintf(to->bones[j], sizeof(to->bones[j]), "%s", b->id);
-		to->length[j] = b->length;
-	}
-	snprintf(to->target, sizeof(to->target), "%s", in->bones[from->target].id);
-	to->p = (ik_spine_params){ .mix = from->weight, .bend_positive = from->bend_positive };
+	ik_fill(to, k->name, k->bones, k->n_bones, k->target, db_id, db_length, in,
+		(ik_spine_params){ .mix = k->weight, .bend_positive = k->bend_positive });
 }
 
 static int read_spine(const char *file, const char *body, size_t blen, const cJSON *root,

@@ -31,17 +31,24 @@ typedef struct section {
 	const char *verb;    /* "not solved live" */
 } section;
 
+/* Member 'key' of 'c' (NULL when absent) and its path "PATH.key". */
+static const cJSON *member(const cJSON *c, const char *key, const char *path,
+			   char field[FIELD_MAX])
+{
+	snprintf(field, FIELD_MAX, "%s.%s", path, key);
+	return cJSON_GetObjectItemCaseSensitive(c, key);
+}
+
 /* A mix member (default 'def'), finite. */
 static int read_mix(spine_reader *r, const cJSON *c, const char *key, double def, double *out,
 		    const char *path, const char *what)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
 	char field[FIELD_MAX];
+	const cJSON *v = member(c, key, path, field);
 
 	*out = def;
 	if (!v)
 		return 0;
-	snprintf(field, sizeof(field), "%s.%s", path, key);
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
 		return spine_fail(r, RIGD_E_BAD_SKELETON, field, "%s: %s must be a finite number",
 				  what, key);
@@ -163,13 +170,12 @@ static int read_refs(spine_reader *r, const section *sec, const cJSON *c, const 
 static int read_flag(spine_reader *r, const cJSON *c, const char *key, bool def, bool *out,
 		     const char *path, const char *what)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
 	char field[FIELD_MAX];
+	const cJSON *v = member(c, key, path, field);
 
 	*out = def;
 	if (!v)
 		return 0;
-	snprintf(field, sizeof(field), "%s.%s", path, key);
 	if (!cJSON_IsBool(v))
 		return spine_fail(r, RIGD_E_BAD_SKELETON, field, "%s: %s must be true or false",
 				  what, key);

@@ -154,9 +154,10 @@ function compareWorlds(worlds, want, ids) {
   return compared;
 }
 
-test('DragonBones: walk at 0.5 s over the websocket: the second client\'s worlds are the runtime\'s', { skip: noMecha }, async () => {
-  const want = runtimeWorlds('walk', 0.5);
-  if (!want) return; /* no @cocos/dragonbones-js: nothing to compare with */
+/* mecha's bone names to node ids, an editing client 'a' and a watching
+ * client 'b' both subscribed, the tree before, and where b's messages of
+ * what follows begin. */
+async function twoOnMecha() {
   const rep = (await get(server, '/api/scenes/mecha')).json;
   const names = new Map(rep.nodes.map((n) => [n.name, n.id]));
   const a = await Client.connect(server);
@@ -164,7 +165,13 @@ test('DragonBones: walk at 0.5 s over the websocket: the second client\'s worlds
   await a.subscribe('mecha');
   await b.subscribe('mecha');
   const before = await tree(server, 'mecha');
-  const from = b.messages.length;
+  return { names, a, b, before, from: b.messages.length };
+}
+
+test('DragonBones: walk at 0.5 s over the websocket: the second client\'s worlds are the runtime\'s', { skip: noMecha }, async () => {
+  const want = runtimeWorlds('walk', 0.5);
+  if (!want) return; /* no @cocos/dragonbones-js: nothing to compare with */
+  const { names, a, b, before, from } = await twoOnMecha();
   const ack = await a.request({ type: 'edit', scene: 'mecha', ops: [{ op: 'clip', clip: 'walk', time: 0.5 }] });
   assert.equal(ack.type, 'ack', json(ack));
   await b.waitFor((m) => m.type === 'update' && m.scene === 'mecha', { from, what: 'the clip update' });
@@ -238,14 +245,7 @@ test('DragonBones IK live: a foot and a target moved over the websocket carry me
   const moves = { foot_l: [90, -60], thigh_r_ik: [10, -30] };
   const want = runtimeSetupWorlds(moves);
   if (!want) return; /* no @cocos/dragonbones-js: nothing to compare with */
-  const rep = (await get(server, '/api/scenes/mecha')).json;
-  const names = new Map(rep.nodes.map((n) => [n.name, n.id]));
-  const a = await Client.connect(server);
-  const b = await Client.connect(server);
-  await a.subscribe('mecha');
-  await b.subscribe('mecha');
-  const before = await tree(server, 'mecha');
-  const from = b.messages.length;
+  const { names, a, b, before, from } = await twoOnMecha();
   const ops = Object.entries(moves).map(([bone, [x, y]]) => ({ op: 'set', id: names.get(bone), t: [x, y, 0] }));
   const ack = await a.request({ type: 'edit', scene: 'mecha', ops });
   assert.equal(ack.type, 'ack', json(ack));
