@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { artifacts, launch, openPage, rigd } from './lib/browser.mjs';
+import { artifacts, launch, openPage, poll, rigd } from './lib/browser.mjs';
 import { decodePng, encodePng } from './lib/png.mjs';
 
 let browser;
@@ -747,5 +747,72 @@ describe('skeleton rigs imported through the routes, in the viewer', () => {
 		const frame = [(all[2] - all[0]) / v[0], (all[3] - all[1]) / v[1]];
 		assert.ok(Math.max(...frame) > 0.5, `the rig fills the view (${frame})`);
 		assert.deepEqual(A.problems, []);
+	});
+
+	/* A Spine leg with a two-bone IK constraint: dragging its target's
+	 * joint in page A moves the target (move ops, in its parent's frame)
+	 * and the server solves the constraint, so page B draws the leg
+	 * reaching the target where the drag left it. */
+	it('dragging an IK target moves it, and the constrained leg follows in another page', async () => {
+		const rig = {
+			skeleton: { spine: '4.2.0' },
+			bones: [
+				{ name: 'root', x: 300, y: -300 },
+				{ name: 'hip', parent: 'root', rotation: 90, scaleX: 1.5, scaleY: 1.5 },
+				{ name: 'thigh', parent: 'hip', length: 80, rotation: -120 },
+				{ name: 'shin', parent: 'thigh', x: 80, length: 80 },
+				{ name: 'goal', parent: 'hip', x: -100, y: 60 },
+			],
+			slots: [],
+			ik: [{ name: 'leg', bones: ['thigh', 'shin'], target: 'goal' }],
+		};
+		const r = await rigd.post(server, '/api/scenes/leg/spine', { skeleton: rig });
+		assert.equal(r.status, 200, r.text);
+		assert.ok(r.json.report.kept.includes("ik 'leg': solved live"), r.text);
+		const A = await openPage(browser, `${server.url}/#/scene/leg`, { name: 'alice' });
+		const B = await openPage(browser, `${server.url}/#/scene/leg`, { name: 'bob' });
+		pages.push(A, B);
+		for (const P of [A, B]) await P.page.waitForFunction(() => window.rigd.view2d() && window.rigd.jointOnPage('goal'));
+		const tipOf = (t) => {
+			const shin = t.nodes.find((n) => n.id === 'shin').world;
+			return [shin[12] + 80 * shin[0], shin[13] + 80 * shin[1]];
+		};
+		const at = (t, id) => t.nodes.find((n) => n.id === id).world.slice(12, 14);
+		const start = await rigd.tree(server, 'leg');
+		// The solve at import: the shin's tip on the goal.
+		assert.ok(Math.hypot(...tipOf(start).map((v, i) => v - at(start, 'goal')[i])) < 1e-6, 'reaches at import');
+
+		// Where the joint is once the view has framed the rig (it frames
+		// once, when the rig is ready): the same place two frames apart.
+		const from = (await poll(async () => {
+			const a = await A.page.evaluate(() => window.rigd.jointOnPage('goal'));
+			await A.page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+			const b = await A.page.evaluate(() => window.rigd.jointOnPage('goal'));
+			return a.x === b.x && a.y === b.y ? b : null;
+		}, { timeout: 10000, what: 'the view framed' })).value;
+		await A.page.mouse.move(from.x, from.y);
+		await A.page.mouse.down();
+		await A.page.mouse.move(from.x + 40, from.y + 30, { steps: 8 });
+		await A.page.mouse.up();
+		const moved = (await poll(async () => {
+			const t = await rigd.tree(server, 'leg');
+			const g = at(t, 'goal'), g0 = at(start, 'goal');
+			return Math.hypot(g[0] - g0[0], g[1] - g0[1]) > 5 ? t : null;
+		}, { timeout: 10000, what: 'the goal moved on the server' })).value;
+		// The target went where the pointer went (the page's scale: the
+		// page distance over the scene distance of the joint's move)...
+		const to = await A.page.evaluate(() => window.rigd.jointOnPage('goal'));
+		assert.ok(Math.hypot(to.x - from.x - 40, to.y - from.y - 30) < 3, `the joint under the pointer: ${JSON.stringify([from, to])}`);
+		// ...by move ops on the target alone, which the log holds...
+		const log = (await rigd.get(server, '/api/scenes/leg/log')).text.trim().split('\n').map((l) => JSON.parse(l)).slice(1);
+		assert.ok(log.length > 0 && log.every((l) => l.ops.every((o) => o.id === 'goal' && o.op === 'set')), JSON.stringify(log.map((l) => l.ops)));
+		// ...and the leg reaches it, in the server's numbers and in page B.
+		assert.ok(Math.hypot(...tipOf(moved).map((v, i) => v - at(moved, 'goal')[i])) < 1e-6, 'the leg reaches the moved goal');
+		await B.page.waitForFunction((w) => {
+			const got = window.rigd.worldOf('shin');
+			return got && Math.abs(got[12] - w[12]) < 1e-6 && Math.abs(got[13] - w[13]) < 1e-6 && Math.abs(got[0] - w[0]) < 1e-6;
+		}, moved.nodes.find((n) => n.id === 'shin').world, { timeout: 10000 });
+		assert.deepEqual(A.problems, []);
+		assert.deepEqual(B.problems, []);
 	});
 });

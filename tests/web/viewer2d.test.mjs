@@ -432,7 +432,7 @@ describe('viewer2d: artwork', () => {
 		assert.equal(await page.evaluate(() => window.__pwned ?? null), null, 'no script of the payload ran');
 		assert.deepEqual(dialogs, []);
 		const origin = new URL(server.url).origin;
-		const allowed = [/^\/$/, /^\/app\/[a-z0-9_]+\.js$/, /^\/style\.css$/, /^\/vendor\/(three|dompurify)\//, /^\/ws$/, /^\/api\/scenes\/hostile\/(assets\/art\.svg|poses|clips)$/];
+		const allowed = [/^\/$/, /^\/app\/[a-z0-9_]+\.js$/, /^\/style\.css$/, /^\/vendor\/(three|dompurify)\//, /^\/ws$/, /^\/api\/scenes\/hostile\/(assets\/art\.svg|assets|poses|clips)$/];
 		for (const url of requests) {
 			if (url.startsWith('data:')) continue;
 			const u = new URL(url);

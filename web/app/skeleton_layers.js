@@ -368,6 +368,20 @@ export class SkeletonAsset {
 		this.urls = [];
 	}
 
+	/* The names of the bones the skeleton's IK constraints aim at (Spine's
+	 * "ik"; DragonBones' first armature's, the import's default): the
+	 * viewer moves such a bone when its joint is dragged, and the server
+	 * solves the constraint (docs/viewer-skeletons.md). */
+	get ikTargets() {
+		if (!this._ikTargets) {
+			const d = this.data || {};
+			const list = this.format === 'spine' ? d.ik : Array.isArray(d.armature) && d.armature[0] ? d.armature[0].ik : null;
+			this._ikTargets = new Set((Array.isArray(list) ? list : [])
+				.map((c) => c && c.target).filter((t) => typeof t === 'string'));
+		}
+		return this._ikTargets;
+	}
+
 	/* No definitions: every group is self-contained. */
 	takeDefs() {
 		return [];

@@ -274,6 +274,21 @@ export class AssetStore extends Emitter {
 		return entry;
 	}
 
+	/* Starts loading every skeleton asset of the scene (kinds spine and
+	 * dragonbones), whether a layer names one or not: the 2D view reads
+	 * their IK constraints (view2d.js, _ikTarget). Failures are the
+	 * entries' own, as for any asset. */
+	async loadSkeletons() {
+		const url = `/api/scenes/${encodeURIComponent(this.scene)}/assets`;
+		try {
+			const res = await fetch(url, { headers: auth.headers(), signal: this._aborts.signal });
+			if (!res.ok) return;
+			for (const a of await res.json()) if (a.kind === 'spine' || a.kind === 'dragonbones') this.get(a.file);
+		} catch {
+			/* aborted, or offline: the layers load what they name */
+		}
+	}
+
 	/* The file names the scene's asset list holds now (GET .../assets). */
 	async _listed() {
 		const url = `/api/scenes/${encodeURIComponent(this.scene)}/assets`;

@@ -17,7 +17,8 @@
  * every joint. Dragging a joint turns its parent bone about the parent's
  * pivot (a stream of `rotate` ops); with Shift held it pulls the chain's
  * end with two-bone `ik` (chain: grandparent, parent, the joint); a root's
- * joint moves the root (`move`). The wheel zooms about the pointer; a drag
+ * joint moves the root (`move`), and so does the joint of a skeleton's IK
+ * target (the server solves the constraint). The wheel zooms about the pointer; a drag
  * on empty space pans.
  *
  * Never: composes a world matrix for drawing, touches the DOM outside its
@@ -41,7 +42,15 @@ export function svgMatrix(m) {
 }
 
 /* A node's pivot in world (scene) coordinates. */
-export function pivotWorld(node) {
+export /* The inverse of the 2x2 part of column-major world matrix 'w' as [a, b,
+ * c, d] (columns (a, b) and (c, d)), or null when it is singular. */
+function inverse2(w) {
+	const det = w[0] * w[5] - w[4] * w[1];
+	if (!(Math.abs(det) > 1e-12)) return null;
+	return [w[5] / det, -w[1] / det, -w[4] / det, w[0] / det];
+}
+
+function pivotWorld(node) {
 	const m = node.world;
 	if (!m) return null;
 	const [x, y] = node.pivot;
@@ -68,6 +77,7 @@ export class View2D extends Emitter {
 		this.selected = null;
 		this.editable = true;
 		this.assets = new AssetStore(scene);
+		this.assets.loadSkeletons();
 		this.camera = { x: 0, y: 0, k: 1 };
 		this._framed = false;
 		this._raf = 0;
@@ -404,8 +414,17 @@ export class View2D extends Emitter {
 		}
 	}
 
+	/* Whether node 'node' is the target of an IK constraint of one of the
+	 * scene's skeletons (its name is the bone's). */
+	_ikTarget(node) {
+		for (const entry of this.assets.assets.values())
+			if (entry.asset && entry.asset.ikTargets && entry.asset.ikTargets.has(node.name)) return true;
+		return false;
+	}
+
 	/* Decides what a joint drag does: 'ik' (Shift, with a grandparent),
-	 * 'rotate' (the parent bone), or 'move' (a root). */
+	 * 'rotate' (the parent bone), or 'move' (a root, or an IK constraint's
+	 * target: the constrained bones follow it, as in the rigging tools). */
 	_startJointDrag(d) {
 		const model = this.model;
 		const node = model.get(d.id);
@@ -418,7 +437,7 @@ export class View2D extends Emitter {
 		if (d.ik && grand) {
 			d.kind = 'ik';
 			d.chain = [grand.id, parent.id, node.id];
-		} else if (parent) {
+		} else if (parent && !this._ikTarget(node)) {
 			d.kind = 'rotate';
 			d.target = parent.id;
 			d.centre = pivotWorld(parent);
@@ -435,6 +454,10 @@ export class View2D extends Emitter {
 			d.from = d.at;
 			d.sent = [0, 0];
 			d.want = [0, 0];
+			// 'move' adds to t, in the parent's units: the pointer's
+			// world offset is carried into the parent's frame as the drag
+			// found it.
+			d.frame = parent ? inverse2(parent.world) : null;
 		}
 		return true;
 	}
@@ -455,7 +478,8 @@ export class View2D extends Emitter {
 			// y points down: a growing atan2 is a clockwise turn on screen.
 			d.want = (-d.turn * 180 / Math.PI) * d.sign;
 		} else {
-			d.want = [p[0] - d.from[0], p[1] - d.from[1]];
+			const w = [p[0] - d.from[0], p[1] - d.from[1]];
+			d.want = d.frame ? [d.frame[0] * w[0] + d.frame[2] * w[1], d.frame[1] * w[0] + d.frame[3] * w[1]] : w;
 		}
 		this._pump(d);
 	}
