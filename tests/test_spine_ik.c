@@ -359,6 +359,23 @@ static void unbound(void **state)
 	scene_free(s);
 }
 
+/* A solve that overflows (a stretch to a reach of 1e300 over a length of
+ * 1e-300) is dropped: the bone keeps its plain, finite world. */
+static void overflow_dropped(void **state)
+{
+	(void)state;
+	scene *s = import(SKEL("{\"name\":\"root\"},"
+			       "{\"name\":\"arm\",\"parent\":\"root\",\"length\":1e-300},"
+			       "{\"name\":\"t\",\"x\":1e300}",
+			       "{\"name\":\"aim\",\"bones\":[\"arm\"],\"target\":\"t\","
+			       "\"stretch\":true}"));
+	sp w = world(s, "arm");
+
+	assert_true(isfinite(w.a) && isfinite(w.b) && isfinite(w.c) && isfinite(w.d));
+	near(w.a, 1, "plain x axis");
+	scene_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +386,7 @@ int main(void)
 		cmocka_unit_test(two_bones_reach),
 		cmocka_unit_test(constraint_order),
 		cmocka_unit_test(unbound),
+		cmocka_unit_test(overflow_dropped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@
 #include "math.h"
 #include "scene_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,12 @@ static bool solve(scene *s, int i, const struct ik_bound *b)
 			ok = override_from_world(g, wt, &o[0]) && override_from_world(wt, we, &o[1]);
 		}
 	}
+	/* Finite channels can still solve to an overflow (a stretch by a
+	 * reach of 1e300): such a solve is dropped, as the scene never holds a
+	 * matrix that is not finite. */
+	for (int j = 0; ok && j < c->n_bones; j++)
+		for (int m = 0; ok && m < MAT_DOUBLES; m++)
+			ok = isfinite(o[j].local[m]);
 	for (int j = 0; j < c->n_bones; j++)
 		k->of[b->bones[j]] = ok ? 2 * i + j : -1;
 	return ok;
