@@ -820,6 +820,28 @@ int net_http_respond_doc(net *n, uint64_t conn, const char *content_type, char *
 	return 0;
 }
 
+int net_http_respond_download(net *n, uint64_t conn, const char *content_type, char *body,
+			      size_t len, const char *disposition)
+{
+	struct conn *c = conn_lookup(n, conn);
+
+	if (!c || c->is_ws) {
+		free(body);
+		return RIGD_E_NOT_FOUND;
+	}
+	if (c->responding) {
+		free(body);
+		return RIGD_E_INTERNAL;
+	}
+	free(c->disposition);
+	if (!(c->disposition = strdup(disposition))) {
+		free(body);
+		return RIGD_E_NOMEM;
+	}
+	nt_respond(n, c, 200, content_type, body, body ? len : 0);
+	return 0;
+}
+
 void net_get_stats(const net *n, net_stats *out)
 {
 	*out = n->stats;
