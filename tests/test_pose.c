@@ -631,24 +631,33 @@ static void test_shear_saved_and_blended(void **state)
 	scene_free(s);
 }
 
+/* A new batch 'b' of one pose_set of pose 'name': the forearm at rest with
+ * shear [shx, shy]. */
+static void one_sheared_channel(edit_batch *b, const char *name, double shx, double shy)
+{
+	edit_op *op;
+
+	edit_batch_init(b);
+	op = add(b, EDIT_POSE_SET, name);
+	op->fields = EDIT_F_CHANNELS;
+	op->n_channels = 1;
+	assert_non_null(op->channels = calloc(1, sizeof(pose_channel)));
+	strcpy(op->channels[0].id, "fore");
+	op->channels[0].r = (quat){ 0, 0, 0, 1 };
+	op->channels[0].s = vec3_make(1, 1, 1);
+	op->channels[0].shear[0] = shx;
+	op->channels[0].shear[1] = shy;
+}
+
 static void test_shear_pose_set(void **state)
 {
 	scene *s = sheared_scene(), *ref = sheared_scene();
 	edit_batch b, undo;
 	edit_error err;
-	edit_op *op;
 	const pose *q;
 
 	(void)state;
-	edit_batch_init(&b);
-	op = add(&b, EDIT_POSE_SET, "sh");
-	op->fields = EDIT_F_CHANNELS;
-	op->n_channels = 1;
-	op->channels = calloc(1, sizeof(pose_channel));
-	strcpy(op->channels[0].id, "fore");
-	op->channels[0].r = (quat){ 0, 0, 0, 1 };
-	op->channels[0].s = vec3_make(1, 1, 1);
-	op->channels[0].shear[1] = 15;
+	one_sheared_channel(&b, "sh", 0, 15);
 	edit_batch_init(&undo);
 	assert_int_equal(edit_apply(s, &b, NULL, &undo, &err), 0);
 	q = pose_at(scene_poses_c(s), pose_find(scene_poses_c(s), "sh"));
@@ -663,15 +672,7 @@ static void test_shear_pose_set(void **state)
 	b.ops[0].channels[0].shear[0] = 10;
 	b.ops[0].channels[0].shear[1] = 100;
 	refused(&b, RIGD_E_BAD_FIELD, 0, "channels");
-	edit_batch_init(&b);
-	op = add(&b, EDIT_POSE_SET, "x");
-	op->fields = EDIT_F_CHANNELS;
-	op->n_channels = 1;
-	op->channels = calloc(1, sizeof(pose_channel));
-	strcpy(op->channels[0].id, "fore");
-	op->channels[0].r = (quat){ 0, 0, 0, 1 };
-	op->channels[0].s = vec3_make(1, 1, 1);
-	op->channels[0].shear[0] = NAN;
+	one_sheared_channel(&b, "x", NAN, 0);
 	assert_int_equal(edit_apply(s, &b, NULL, NULL, &err), RIGD_E_NOT_FINITE);
 	assert_string_equal(err.field, "channels");
 	b.ops[0].channels[0].shear[0] = 5;
