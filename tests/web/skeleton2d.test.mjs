@@ -521,6 +521,85 @@ describe('skeleton_layers.js: regions drawn where the formats say', () => {
 		assert.ok(ms.nested > 0 && ms.clipped > 0);
 	});
 
+	it('measures: a weighted mesh of 200 triangles deformed every frame, beside its bounding quad moved', async (t) => {
+		const png = makePage(SPINE_REGIONS).toString('base64');
+		const ms = await page.evaluate(async (b64) => {
+			const m = await import('/app/skeleton_layers.js');
+			const NS = 'http://www.w3.org/2000/svg';
+			const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+			const pg = await m.pageImage(new Blob([bin], { type: 'image/png' }), false, []);
+			const atlas = m.parseSpineAtlas('p.png\nsize: 128, 64\nA\nbounds: 0, 0, 32, 32\n');
+			// An 11 x 11 grid over 400 x 400 units, each vertex half on
+			// 'root', half on 'arm'; the same grid unweighted for the peer.
+			const N = 11;
+			const uvs = [];
+			const weighted = [];
+			const plain = [];
+			const triangles = [];
+			for (let r = 0; r < N; r++)
+				for (let c = 0; c < N; c++) {
+					const x = (400 * c) / (N - 1) - 200;
+					const y = 200 - (400 * r) / (N - 1);
+					uvs.push(c / (N - 1), r / (N - 1));
+					weighted.push(2, 0, x, y, 0.5, 1, x, y, 0.5);
+					plain.push(x, y);
+					if (r < N - 1 && c < N - 1) {
+						const i = r * N + c;
+						triangles.push(i, i + 1, i + N, i + 1, i + N + 1, i + N);
+					}
+				}
+			const skeleton = (vertices) => ({
+				skeleton: { spine: '4.2.0' },
+				bones: [{ name: 'root' }, { name: 'arm', parent: 'root' }],
+				slots: [{ name: 'm', bone: 'root', attachment: 'A' }],
+				skins: [{ name: 'default', attachments: { m: { A: { type: 'mesh', uvs, triangles, vertices, width: 32, height: 32 } } } }],
+			});
+			const frame = () => new Promise((res) => requestAnimationFrame(() => res()));
+			const world = (x, y, a) => [Math.cos(a), Math.sin(a), 0, 0, -Math.sin(a), Math.cos(a), 0, 0, 0, 0, 1, 0, x, y, 0, 1];
+			const run = async (vertices) => {
+				document.getElementById('skel-stage')?.remove();
+				const svg = document.createElementNS(NS, 'svg');
+				svg.id = 'skel-stage';
+				svg.setAttribute('width', '800');
+				svg.setAttribute('height', '480');
+				Object.assign(svg.style, { position: 'fixed', left: '0', top: '0', zIndex: '100000', background: 'white' });
+				document.body.append(svg);
+				const asset = new m.SkeletonAsset('bench.json', 'spine', skeleton(vertices), atlas, new Map([['p.png', pg]]));
+				const cut = asset.cut('m.A', new Set());
+				const g = document.createElementNS(NS, 'g');
+				g.append(cut.element);
+				svg.append(g);
+				const slot = world(400, 240, 0);
+				g.setAttribute('transform', 'matrix(1 0 0 1 400 240)');
+				let js = 0;
+				const FRAMES = 30;
+				await frame();
+				await frame();
+				const t0 = performance.now();
+				for (let f = 0; f < FRAMES; f++) {
+					const arm = world(400 + f, 240, f * 0.02);
+					const j0 = performance.now();
+					if (cut.deform) cut.deform((id) => (id === 'root' ? slot : arm), slot);
+					else g.setAttribute('transform', `matrix(${arm[0]} ${arm[1]} ${arm[4]} ${arm[5]} ${arm[12]} ${arm[13]})`);
+					js += performance.now() - j0;
+					await frame();
+				}
+				return [(performance.now() - t0) / FRAMES, js / FRAMES];
+			};
+			const a = [];
+			const b = [];
+			for (let round = 0; round < 5; round++) {
+				a.push(await run(weighted));
+				b.push(await run(plain));
+			}
+			const median = (v, k) => v.map((x) => x[k]).sort((x, y) => x - y)[Math.floor(v.length / 2)];
+			document.getElementById('skel-stage')?.remove();
+			return { skinned: median(a, 0), skinnedJs: median(a, 1), quad: median(b, 0), quadJs: median(b, 1) };
+		}, png);
+		t.diagnostic(`a 200-triangle mesh, ms per frame while its bone moves: weighted (deformed) ${ms.skinned.toFixed(2)} (deform ${ms.skinnedJs.toFixed(3)}), unweighted bounding quad ${ms.quad.toFixed(2)} (transform ${ms.quadJs.toFixed(3)})`);
+		assert.ok(ms.skinned > 0 && ms.quad > 0);
+	});
+
 	it('hostile names and values stay text and numbers', async () => {
 		const evil = '<img src=x onerror="window.pwned=1">';
 		const got = await page.evaluate(async (name) => {

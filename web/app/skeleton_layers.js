@@ -424,17 +424,19 @@ function regionToPage(r) {
 let clipSerial = 0; // the document-unique ids of the triangles' clip paths
 
 /*
- * The triangles of one weighted mesh: per triangle a <clipPath> holding
- * the triangle and a group clipped by it showing the whole page under the
- * affine map that takes the triangle's page pixels (from its uvs) onto its
- * deformed corners; without a region, the triangles' outlines. deform()
- * rewrites only their numbers.
+ * The triangles of one weighted mesh: per triangle a group whose transform
+ * is the affine map that takes the triangle's page pixels (from its uvs)
+ * onto its deformed corners, holding the whole page clipped by a
+ * <clipPath> of the triangle's texels (page pixels, so the clip never
+ * changes); without a region, the triangles' outlines. deform() rewrites
+ * one transform per triangle (or one outline's points).
  */
 class WeightedMesh {
 	constructor(influences, uvs, triangles, found, original) {
 		this.influences = influences;
 		this.triangles = triangles;
 		this.element = el('g', { class: 'skel-mesh' });
+		this.element.style.display = 'none'; // until deform() places it
 		this.key = null;
 		this.box = null;
 		this.parts = [];
@@ -459,7 +461,7 @@ class WeightedMesh {
 			if (!texel) {
 				const outline = el('polygon', { class: 'skel-outline', fill: 'none', stroke: OUTLINE, 'stroke-width': 1, 'vector-effect': 'non-scaling-stroke' });
 				this.element.append(outline);
-				this.parts.push({ corners, polygon: outline, image: null, fromPage: null });
+				this.parts.push({ corners, polygon: outline, holder: null, fromPage: null });
 				continue;
 			}
 			const [p0, p1, p2] = corners.map(texel);
@@ -469,15 +471,14 @@ class WeightedMesh {
 			if (!fromPage) continue; // no texels under it
 			const id = `skel-tri-${++clipSerial}`;
 			const clip = el('clipPath', { id });
-			const polygon = el('polygon');
-			clip.append(polygon);
+			clip.append(el('polygon', { points: [p0, p1, p2].map(([x, y]) => `${n(x)},${n(y)}`).join(' ') }));
 			defs.append(clip);
-			const holder = el('g', { 'clip-path': `url(#${id})` });
-			const image = el('image', { width: n(found.page.width), height: n(found.page.height), preserveAspectRatio: 'none' });
+			const holder = el('g');
+			const image = el('image', { width: n(found.page.width), height: n(found.page.height), preserveAspectRatio: 'none', 'clip-path': `url(#${id})` });
 			image.setAttribute('href', found.page.url);
 			holder.append(image);
 			this.element.append(holder);
-			this.parts.push({ corners, polygon, image, fromPage });
+			this.parts.push({ corners, polygon: null, holder, fromPage });
 		}
 	}
 
@@ -516,12 +517,11 @@ class WeightedMesh {
 		for (const [x, y] of pos) box = box ? [Math.min(box[0], x), Math.min(box[1], y), Math.max(box[2], x), Math.max(box[3], y)] : [x, y, x, y];
 		for (const part of this.parts) {
 			const [q0, q1, q2] = part.corners.map((k) => pos[k]);
-			part.polygon.setAttribute('points', [q0, q1, q2].map(([x, y]) => `${n(x)},${n(y)}`).join(' '));
-			if (part.image) {
+			if (part.holder) {
 				// page -> triangle frame -> slot frame: [q1 - q0, q2 - q0, q0].
 				const m = compose([q1[0] - q0[0], q1[1] - q0[1], q2[0] - q0[0], q2[1] - q0[1], q0[0], q0[1]], part.fromPage);
-				part.image.setAttribute('transform', matrix(...m));
-			}
+				part.holder.setAttribute('transform', matrix(...m));
+			} else part.polygon.setAttribute('points', [q0, q1, q2].map(([x, y]) => `${n(x)},${n(y)}`).join(' '));
 		}
 		return (this.box = box);
 	}
