@@ -615,6 +615,22 @@ static void test_shear_saved_and_blended(void **state)
 	for (int i = 0; i < resolved.n_ops; i++)
 		assert_true(resolved.ops[i].fields & EDIT_F_SHEAR);
 	edit_batch_release(&b);
+	/* Two poses without shear over nodes without one: no shear set (the
+	 * leg), as before shear was a channel. */
+	{
+		scene *plain = arm_scene();
+		edit_batch r2;
+
+		edit_batch_init(&b);
+		blend(&b, "hips", "p0", "p90", 0.5);
+		assert_int_equal(edit_apply_resolve(plain, &b, NULL, NULL, NULL, &r2, &err), 0);
+		assert_true(r2.n_ops > 0);
+		for (int i = 0; i < r2.n_ops; i++)
+			assert_false(r2.ops[i].fields & EDIT_F_SHEAR);
+		edit_batch_release(&b);
+		edit_batch_release(&r2);
+		scene_free(plain);
+	}
 	/* The resolved sets replay to the same scene. */
 	ref = sheared_scene();
 	apply_ok(ref, &resolved);

@@ -327,17 +327,32 @@ static int blend_pose(const scene *s, int k, const char *field,
 	return 0;
 }
 
-/* The set op for one node held by both poses. */
-static int blend_node(const scene *s, const char *id, const pose_channel *ca,
+/* True when the blend of 'ca' and 'cb' must set node 'node''s shear: a
+ * pose has one, or the node has one now (a blend to [0, 0] clears it).
+ * Otherwise the set leaves it out, so that a rig without shear blends as
+ * before (a set of shear sends the node whole, not as locals). */
+static bool blends_shear(const scene *s, int node, const pose_channel *ca,
+			 const pose_channel *cb)
+{
+	node_props p;
+
+	if (scene_dims(s) != 2)
+		return false;  /* a 3D node has no shear */
+	if (pose_channel_sheared(ca) || pose_channel_sheared(cb))
+		return true;
+	scene_props(s, node, &p);
+	return memcmp(p.shear, (const double[2]){ 0, 0 }, sizeof(p.shear)) != 0;
+}
+
+/* The set op for node 'node' ('id'), held by both poses. */
+static int blend_node(const scene *s, int node, const char *id, const pose_channel *ca,
 		      const pose_channel *cb, double w, edit_batch *out)
 {
 	edit_op *set = edit_batch_add(out, EDIT_SET, id);
 
 	if (!set)
 		return RIGD_E_NOMEM;
-	/* A 2D node's shear is a channel of its own there; a 3D node has none,
-	 * and its blend sets what it always set. */
-	set->fields = EDIT_F_T | EDIT_F_R | EDIT_F_S | (scene_dims(s) == 2 ? EDIT_F_SHEAR : 0);
+	set->fields = EDIT_F_T | EDIT_F_R | EDIT_F_S | (blends_shear(s, node, ca, cb) ? EDIT_F_SHEAR : 0);
 	if (w == 0 || w == 1) {
 		/* The ends are the poses themselves, bit for bit. */
 		const pose_channel *c = w == 0 ? ca : cb;
@@ -382,11 +397,12 @@ int ed_resolve_blend(const scene *s, const edit_op *op, int k, edit_batch *out,
 	    (rc = blend_pose(s, k, "b", op->pose_b, &b, err)) != 0)
 		return rc;
 	for (int i = first; i < end; i++) {
-		const char *id = scene_id(s, scene_at(s, i));
+		int node = scene_at(s, i);
+		const char *id = scene_id(s, node);
 		const pose_channel *ca = pose_channel_find(a, id), *cb = pose_channel_find(b, id);
 
 		/* A node one of the poses does not hold keeps its channels. */
-		if (ca && cb && blend_node(s, id, ca, cb, op->weight, out) != 0) {
+		if (ca && cb && blend_node(s, node, id, ca, cb, op->weight, out) != 0) {
 			edit_batch_release(out);
 			return nomem(err, k);
 		}
