@@ -7,8 +7,10 @@
  * mode other than normal; SLOTS (120) slots, the first 100 one per bone and
  * 20 more on the first bones, each with a region attachment in the default
  * skin and a second one in a second skin; CLIPS (20) animations of 30 bones
- * each, a rotate and a translate timeline of 10 Bezier keys. For that
- * file, the median and the slowest of RUNS imports of:
+ * each, a rotate and a translate timeline of 10 Bezier keys; four IK
+ * constraints (two of two bones, one with softness and the other bend; one
+ * of mix 0.5; one that stretches), their targets in other branches. For
+ * that file, the median and the slowest of RUNS imports of:
  *
  *   - the floor: cJSON parsing the same body and freeing it, which any
  *     reader of the file pays;
@@ -19,15 +21,21 @@
  *   - the whole server-side import on a real SQLite file with
  *     synchronous=FULL: decode, batch, the skeleton stored as an asset
  *     with the batch (engine_assets_submit) and the commit (engine_commit),
- *     into a new scene each run: what the route does before it answers.
+ *     into a new scene each run, and its world matrices computed: what the
+ *     route and its turn do before they answer;
+ *   - an IK target moved (one set op and the pass that re-solves its
+ *     constraint and the chain's subtree) in the scene of the third line
+ *     once it has the skeleton as the engine gives it.
  *
  * Usage: bench_skeleton [--dir DIR] [--runs N]
  */
 #include "codec/proto.h"
+#include "codec/skel_clips_read.h"
 #include "codec/spine.h"
 #include "core/asset.h"
 #include "core/edit.h"
 #include "core/err.h"
+#include "core/skel_clips.h"
 #include "engine/engine.h"
 
 #include <cjson/cJSON.h>
@@ -111,6 +119,13 @@ static char *make_body(size_t *len)
 			    i ? "," : "", i, s ? "b" : "a", i);
 		put(&t, "}}");
 	}
+	/* Four IK constraints (two of one bone, two of two), their targets in
+	 * other branches: solved by every pass that moves them. */
+	put(&t, "],\"ik\":[{\"name\":\"a\",\"bones\":[\"bone 3\",\"bone 7\"],\"target\":\"bone 50\"},"
+		"{\"name\":\"b\",\"bones\":[\"bone 5\",\"bone 12\"],\"target\":\"bone 70\","
+		"\"bendPositive\":false,\"softness\":5},"
+		"{\"name\":\"c\",\"bones\":[\"bone 9\"],\"target\":\"bone 60\",\"mix\":0.5},"
+		"{\"name\":\"d\",\"bones\":[\"bone 13\"],\"target\":\"bone 40\",\"stretch\":true}");
 	put(&t, "],\"animations\":{");
 	for (int c = 0; c < CLIPS; c++) {
 		put(&t, "%s\"clip%d\":{\"bones\":{", c ? "," : "", c);
@@ -190,7 +205,7 @@ int main(int argc, char **argv)
 		runs = 3;
 	double *parse = calloc((size_t)runs, sizeof(double)), *dec = calloc((size_t)runs, sizeof(double));
 	double *bat = calloc((size_t)runs, sizeof(double)), *app = calloc((size_t)runs, sizeof(double));
-	double *all = calloc((size_t)runs, sizeof(double));
+	double *all = calloc((size_t)runs, sizeof(double)), *ikmove = calloc((size_t)runs, sizeof(double));
 	if (!parse || !dec || !bat || !app || !all)
 		die("calloc", NULL);
 	snprintf(path, sizeof(path), "%s/bench_skeleton-%d.db", dir, (int)getpid());
@@ -237,6 +252,34 @@ int main(int argc, char **argv)
 		scene_update(s, 1, NULL, NULL);
 		app[r] = now_ms() - t0;
 		edit_result_release(&res);
+		/* An IK target moved: one set and the pass that re-solves the
+		 * constraint and its chain's subtree (the core's share of it),
+		 * the skeleton given to the scene as the engine gives it. */
+		{
+			skel_clips *k;
+			edit_batch mv;
+			edit_op *op;
+
+			if (skel_clips_read(ASSET_SPINE, rep.file, rep.asset, rep.asset_len, &k, &err) ||
+			    scene_skel_add(s, k))
+				die("skeleton", &err);
+			scene_update(s, 2, NULL, NULL);
+			edit_batch_init(&mv);
+			op = edit_batch_add(&mv, EDIT_SET, "bone_2050");
+			op->fields = EDIT_F_T;
+			op->t = vec3_make(20 + r, -3, 0);
+			t0 = now_ms();
+			if (edit_apply(s, &mv, NULL, NULL, &err))
+				die("move", &err);
+			scene_update(s, 3, NULL, NULL);
+			ikmove[r] = now_ms() - t0;
+			edit_batch_release(&mv);
+			if (scene_ik_live(s) != 4) {
+				fprintf(stderr, "bench_skeleton: %d IK constraints live, not 4\n",
+					scene_ik_live(s));
+				return 1;
+			}
+		}
 		scene_free(s);
 		edit_batch_release(&b);
 		skel_import_report_release(&rep);
@@ -259,7 +302,14 @@ int main(int argc, char **argv)
 			die("submit", &err);
 		if (engine_commit(e))
 			die("commit", NULL);
+		engine_update(e, name, NULL, NULL);
 		all[r] = now_ms() - t0;
+		if (scene_ik_live(engine_scene(e, name)) != 4) {
+			fprintf(stderr, "bench_skeleton: %d IK constraints live, not 4\n",
+				scene_ik_live(engine_scene(e, name)));
+			return 1;
+		}
+
 		engine_ack_release(&ack);
 		free(ids);
 		free(block);
@@ -272,6 +322,7 @@ int main(int argc, char **argv)
 	report("spine_import_batch", bat, runs);
 	report("apply + world matrices (2D scene)", app, runs);
 	report("whole import, stored and committed (FULL)", all, runs);
+	report("an IK target moved: set + pass, 4 constraints", ikmove, runs);
 	engine_close(e);
 	static const char *const suffix[] = { "", "-wal", "-shm" };
 	for (int i = 0; i < 3; i++) {

@@ -155,8 +155,8 @@ static void test_mecha_ops(void **state)
 	assert_string_equal(op->layer,
 			    "mecha_5f1406_ske.json#foot_5fl.mecha_5f1406_5ffolder_2ftextures_2ffoot_5fl_5f0");
 
-	/* The report: one GROUP per slot, sorted; 4 IK and 8 animations kept,
-	 * each IK (weight 1) named as not applied. */
+	/* The report: one GROUP per slot, sorted; 4 IK (solved live) and 8
+	 * animations kept, nothing that the live scene does differently. */
 	assert_string_equal(rep.file, "mecha_5f1406_ske.json");
 	assert_int_equal(rep.n_ids, 13);
 	assert_int_equal(strncmp(rep.ids, "calf_5fl.mecha_5f1406_5ffolder_2fcalf_5fl\n", 42), 0);
@@ -165,11 +165,21 @@ static void test_mecha_ops(void **state)
 	assert_int_equal(rep.skins, 1);
 	assert_int_equal(rep.clips, 8);
 	assert_int_equal(rep.n_kept, 12);
-	assert_non_null(strstr(rep.kept, "ik 'bone_ik1': not solved live\n"));
+	assert_non_null(strstr(rep.kept, "ik 'bone_ik1': solved live\n"));
 	assert_non_null(strstr(rep.kept, "animation 'aim'"));
-	assert_int_equal(rep.n_not_applied, 4);
-	assert_non_null(strstr(rep.not_applied, "bones thigh_l, thigh_1_l, calf_l (ik 'bone_ik1'"));
-	assert_non_null(strstr(rep.not_applied, "bones thigh_1_r, calf_r (ik 'calf_r'"));
+	assert_int_equal(rep.n_not_applied, 0);
+	/* The constraints, for the live solve: calf_r's chain is its parent
+	 * thigh_1_r, then it; bone_ik1 turns thigh_l alone. */
+	assert_int_equal(in.n_iks, 4);
+	assert_string_equal(in.iks[3].name, "calf_r");
+	assert_int_equal(in.iks[3].n_bones, 2);
+	assert_string_equal(in.bones[in.iks[3].bones[0]].name, "thigh_1_r");
+	assert_string_equal(in.bones[in.iks[3].bones[1]].name, "calf_r");
+	assert_string_equal(in.bones[in.iks[3].target].name, "foot_r");
+	assert_false(in.iks[3].bend_positive);
+	assert_int_equal(in.iks[0].n_bones, 1);
+	assert_string_equal(in.bones[in.iks[0].bones[0]].name, "thigh_l");
+	assert_true(in.iks[0].bend_positive);
 	assert_non_null(rep.asset);
 	assert_int_equal(rep.asset_len, strlen(rep.asset));
 
@@ -463,7 +473,8 @@ static void test_kept(void **state)
 	assert_int_equal(dragonbones_import_decode(body, sizeof(body) - 1, sizeof(body), &in, &err), 0);
 	assert_int_equal(in.n_kept, 4);
 	assert_non_null(strstr(in.kept, "mesh 'm' in slot 's' (skin 'default')"));
-	assert_non_null(strstr(in.kept, "ik 'soft': not solved live\n"));
+	assert_non_null(strstr(in.kept, "ik 'soft': not solved (weight 0: the setup pose is the same)\n"));
+	assert_int_equal(in.n_iks, 0);
 	assert_non_null(strstr(in.kept, "path 'p': not applied live\n"));
 	assert_non_null(strstr(in.kept, "animation 'walk'"));
 	assert_int_equal(in.n_clips, 1);

@@ -582,7 +582,7 @@ static void constraints_report(void **state)
 			    "lists it); always a node here\n"
 			    "path 'curve' (skin 'default', slot 'path'): kept in the file, not drawn "
 			    "as such live\n"
-			    "ik 'aim': not solved live\n"
+			    "ik 'aim': solved live\n"
 			    "ik 'off': not solved live (mix 0: the setup pose is the same)\n"
 			    "ik 'skinned': not solved live (skin-required: off in the setup pose)\n"
 			    "transform constraint 'still': not applied live (mix 0: the setup pose is "
@@ -595,15 +595,22 @@ static void constraints_report(void **state)
 			    "events: 2, kept in the file, not fired live\n"
 			    "section 'extra': kept in the file, not read\n");
 	assert_int_equal(in.n_kept, 11);
-	/* aim drives upper and lower, and hand hangs below them. */
+	/* aim is solved live (upper and lower, bending back, toward target);
+	 * only the transform constraint differs from the runtime. */
 	assert_string_equal(in.not_applied,
 			    "not applied: the setup pose's worlds differ from the runtime's for "
-			    "bones upper, lower, hand (ik 'aim')\n"
-			    "not applied: the setup pose's worlds differ from the runtime's for "
 			    "bones tail (transform constraint 'follow')\n");
-	assert_int_equal(in.n_not_applied, 2);
+	assert_int_equal(in.n_not_applied, 1);
+	assert_int_equal(in.n_iks, 1);
+	assert_string_equal(in.iks[0].name, "aim");
+	assert_int_equal(in.iks[0].n_bones, 2);
+	assert_string_equal(in.bones[in.iks[0].bones[0]].name, "upper");
+	assert_string_equal(in.bones[in.iks[0].bones[1]].name, "lower");
+	assert_string_equal(in.bones[in.iks[0].target].name, "target");
+	assert_false(in.iks[0].bend_positive);
+	assert_true(in.iks[0].mix == 1);
 	assert_int_equal(spine_import_batch(&in, NULL, &b, &rep, &err), 0);
-	assert_int_equal(rep.n_not_applied, 2);
+	assert_int_equal(rep.n_not_applied, 1);
 	assert_string_equal(rep.not_applied, in.not_applied);
 	assert_int_equal(rep.n_ids, 2);
 	assert_string_equal(rep.ids, "hand.hand\npath.curve\n");

@@ -258,12 +258,8 @@ static int decode_file(db_ctx *c, const cJSON *file, const proto_where *w)
 int dragonbones_import_decode(const char *json, size_t len, size_t max_bytes,
 			      dragonbones_import *out, edit_error *err)
 {
-	static const char *const names[] = { "skeleton", "armature", "atlas", "images", "file" };
 	proto_limits lim = proto_limits_default();
-	const cJSON *f[5] = { 0 }, *arm = NULL;
 	cJSON *root = NULL;
-	proto_where w = { -1, err };
-	db_ctx c = { .out = out, .err = err };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -271,6 +267,21 @@ int dragonbones_import_decode(const char *json, size_t len, size_t max_bytes,
 	lim.max_bytes = max_bytes;
 	if ((rc = proto_parse(json, len, &lim, &root, err)) != 0)
 		return rc;
+	rc = dragonbones_import_decode_tree(root, out, err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int dragonbones_import_decode_tree(const cJSON *root, dragonbones_import *out, edit_error *err)
+{
+	static const char *const names[] = { "skeleton", "armature", "atlas", "images", "file" };
+	const cJSON *f[5] = { 0 }, *arm = NULL;
+	proto_where w = { -1, err };
+	db_ctx c = { .out = out, .err = err };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	edit_error_clear(err);
 	if ((rc = proto_members(root, "body", names, 5, f, &w)) != 0)
 		goto out;
 	if (!f[0] || !cJSON_IsObject(f[0])) {
@@ -309,7 +320,6 @@ int dragonbones_import_decode(const char *json, size_t len, size_t max_bytes,
 	out->n_not_applied = c.n_not_applied;
 	c.kept.p = c.not_applied.p = NULL;
 out:
-	cJSON_Delete(root);
 	free(c.def_count);
 	free(c.def_first);
 	free(c.def_groups);
@@ -337,6 +347,7 @@ void dragonbones_import_release(dragonbones_import *in)
 	}
 	free(in->bones);
 	free(in->slots);
+	free(in->iks);
 	free(in->images);
 	free(in->armature);
 	free(in->skeleton);

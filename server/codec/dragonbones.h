@@ -82,6 +82,17 @@ typedef struct dragonbones_slot {
 	char group[SCENE_LAYER_GROUP_MAX + 1];
 } dragonbones_slot;
 
+/* One IK constraint of weight other than 0, solved live
+ * (core/ik_solve.h), in the file's order (the runtime's). */
+typedef struct dragonbones_ik {
+	char name[SCENE_NAME_MAX + 1];
+	int bones[2];                    /* bone indices: chain 0 the bone; chain 1 its parent, then it */
+	int n_bones;
+	int target;                      /* bone index */
+	double weight;
+	bool bend_positive;
+} dragonbones_ik;
+
 /* One page of "images": its file name and base64 text, as posted. */
 typedef struct dragonbones_image {
 	char *file;                      /* owned */
@@ -105,6 +116,8 @@ typedef struct dragonbones_import {
 	int n_bones;
 	dragonbones_slot *slots;         /* owned, in the file's (draw) order */
 	int n_slots;
+	dragonbones_ik *iks;             /* owned */
+	int n_iks;
 	int n_skins;
 	int n_clips;                     /* animations of the armature */
 	/* The asset's element ids: every GROUP, sorted, each once, each line

@@ -458,26 +458,67 @@ static int resolve_displays(db_ctx *c)
 	return 0;
 }
 
-/* The bones an IK constraint moves: its bone, 'chain' ancestors, and the
- * descendants of the topmost, as a list of names. One pass, since every
- * parent comes before its children. */
-static int moved_bones(db_ctx *c, int top, db_text *t)
+/* The index of the bone named by member 'key' of 'item', or a
+ * bad_skeleton at FIELD.key. */
+static int bone_ref(db_ctx *c, const cJSON *item, const char *key, const char *field,
+		    const char *who, int *out)
 {
-	const dragonbones_import *in = c->out;
-	bool *moved = calloc((size_t)in->n_bones, sizeof(*moved));
-	char b[80];
-	int n = 0;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, key);
+	char msg[EDIT_MESSAGE_MAX], b1[80];
 
-	if (!moved)
-		return db_nomem(c->err);
-	for (int i = top; i < in->n_bones; i++) {
-		moved[i] = i == top || (in->bones[i].parent >= 0 && moved[in->bones[i].parent]);
-		if (moved[i] && db_text_add(t, "%s%s", n++ ? ", " : "", q(in->bones[i].name, b, sizeof(b)))) {
-			free(moved);
-			return db_nomem(c->err);
-		}
+	*out = -1;
+	for (int i = 0; cJSON_IsString(v) && i < c->out->n_bones && *out < 0; i++)
+		if (!strcmp(c->out->bones[i].name, v->valuestring))
+			*out = i;
+	if (*out >= 0)
+		return 0;
+	if (cJSON_IsString(v))
+		snprintf(msg, sizeof(msg), "%s: %s '%s' is not a bone of the armature", who, key,
+			 q(v->valuestring, b1, sizeof(b1)));
+	else
+		snprintf(msg, sizeof(msg), "%s: %s must be a bone's name", who, key);
+	return BAD(c, msg, "%s.%s", field, key);
+}
+
+/* An IK constraint, checked as the runtime solves it, into c->out->iks
+ * (which has room) when its weight is not 0. */
+static int decode_ik(db_ctx *c, const cJSON *item, const char *field, const char *who,
+		     const char *name, double weight, double chain)
+{
+	dragonbones_import *in = c->out;
+	dragonbones_ik *ik = &in->iks[in->n_iks];
+	char msg[EDIT_MESSAGE_MAX], w[96];
+	int bone, rc;
+
+	snprintf(w, sizeof(w), "%.90s", who);
+	who = w;
+
+	memset(ik, 0, sizeof(*ik));
+	if ((rc = bone_ref(c, item, "bone", field, who, &bone)) != 0 ||
+	    (rc = bone_ref(c, item, "target", field, who, &ik->target)) != 0 ||
+	    (rc = get_bool(c, item, "bendPositive", &ik->bend_positive, field, who)) != 0)
+		return rc;
+	if (chain != 0 && chain != 1) {
+		snprintf(msg, sizeof(msg), "%s: chain must be 0 or 1, not %g", who, chain);
+		return BAD(c, msg, "%s.chain", field);
 	}
-	free(moved);
+	if (chain == 1 && in->bones[bone].parent < 0) {
+		snprintf(msg, sizeof(msg), "%s: chain 1 needs a bone with a parent", who);
+		return BAD(c, msg, "%s.chain", field);
+	}
+	ik->n_bones = chain == 1 ? 2 : 1;
+	ik->bones[0] = chain == 1 ? in->bones[bone].parent : bone;
+	ik->bones[1] = chain == 1 ? bone : -1;
+	for (int b = ik->target; b >= 0; b = in->bones[b].parent)
+		if (b == ik->bones[0]) {
+			snprintf(msg, sizeof(msg), "%s: target is driven by the constraint itself", who);
+			return BAD(c, msg, "%s.target", field);
+		}
+	if (weight == 0)
+		return 0; /* the runtime leaves the bones as they are */
+	snprintf(ik->name, sizeof(ik->name), "%s", name);
+	ik->weight = weight;
+	in->n_iks++;
 	return 0;
 }
 
@@ -503,6 +544,12 @@ static int decode_constraints(db_ctx *c, const cJSON *arm)
 			return db_fail(c->err, RIGD_E_LIMIT, field, "%s: more than %d", field,
 				       DRAGONBONES_MAX_CONSTRAINTS);
 		}
+		if (kind == 0 && cJSON_GetArraySize(arr) > 0) {
+			free(c->out->iks);
+			c->out->n_iks = 0;
+			if (!(c->out->iks = calloc((size_t)cJSON_GetArraySize(arr), sizeof(*c->out->iks))))
+				return db_nomem(c->err);
+		}
 		cJSON_ArrayForEach(item, arr) {
 			const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
 			const char *name = cJSON_IsString(n) ? n->valuestring : "";
@@ -524,23 +571,24 @@ static int decode_constraints(db_ctx *c, const cJSON *arm)
 				return rc;
 			if (fabs(mix2) > fabs(weight))
 				weight = mix2;
-			if (db_text_add(&c->kept, "%s '%s': %s\n", kinds[kind], b1,
-					kind ? "not applied live" : "not solved live"))
+			if (kind == 0) {
+				/* IK is solved live: kept in the file, named, and not
+				 * a difference from the runtime. */
+				if ((rc = decode_ik(c, item, field, msg, name, weight, chain)) != 0)
+					return rc;
+				if (db_text_add(&c->kept, "ik '%s': %s\n", b1,
+						weight == 0 ? "not solved (weight 0: the setup pose is the same)"
+							    : "solved live"))
+					return db_nomem(c->err);
+				c->n_kept++;
+				continue;
+			}
+			if (db_text_add(&c->kept, "%s '%s': not applied live\n", kinds[kind], b1))
 				return db_nomem(c->err);
 			c->n_kept++;
 			if (weight == 0)
 				continue;
-			if (kind == 0) {
-				const cJSON *bn = cJSON_GetObjectItemCaseSensitive(item, "bone");
-				int top = -1;
-				for (int i = 0; cJSON_IsString(bn) && i < c->out->n_bones; i++)
-					if (!strcmp(c->out->bones[i].name, bn->valuestring))
-						top = i;
-				for (int up = 0; top >= 0 && up < (int)chain && c->out->bones[top].parent >= 0; up++)
-					top = c->out->bones[top].parent;
-				if (top >= 0 && (rc = moved_bones(c, top, &moved)) != 0)
-					return rc;
-			} else {
+			{
 				const cJSON *bs = cJSON_GetObjectItemCaseSensitive(item, "bones"), *bn;
 				int n_moved = 0;
 				cJSON_ArrayForEach(bn, bs)

@@ -14,6 +14,9 @@
 #include <stddef.h>
 
 /* A growing text (malloc'd, NUL-terminated once anything was added). */
+/* dragonbones_import_decode of a body already parsed into 'root'. */
+int dragonbones_import_decode_tree(const cJSON *root, dragonbones_import *out, edit_error *err);
+
 typedef struct db_text {
 	char *p;
 	size_t len, cap;

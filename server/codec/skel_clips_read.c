@@ -3,18 +3,20 @@
  * clips and setup pose the clip op plays (skel_clips_read.h).
  *
  * The stored bytes are the "skeleton" member of the import body, so they
- * are wrapped back into {"skeleton": ...} and decoded by the importer
- * (which gives the bones, their setup values and the slots exactly as the
- * import created their nodes); the animations are read by spine_clip.c or
- * dragonbones_clip.c from a parse of the bytes themselves. No cJSON tree
- * leaves this file.
+ * are wrapped back into {"skeleton": ...}, parsed once, and decoded by the
+ * importer from that tree (which gives the bones, their setup values, the
+ * slots and the IK constraints exactly as the import made them); the
+ * animations are read by spine_clip.c or dragonbones_clip.c from the same
+ * tree. No cJSON tree leaves this file.
  */
 #include "skel_clips_read.h"
 
 #include "dragonbones.h"
+#include "dragonbones_internal.h"
 #include "dragonbones_clip.h"
 #include "skel_names.h"
 #include "spine.h"
+#include "spine_internal.h"
 #include "spine_clip.h"
 
 #include "core/asset.h"
@@ -109,21 +111,84 @@ static int setup_group(skel_slot *s, const char *group)
 	return group[0] && !(s->setup_group = strdup(group)) ? RIGD_E_NOMEM : 0;
 }
 
-static int read_spine(const char *file, const char *body, size_t blen, const cJSON *doc,
+/* Room for 'n' constraints in sk->iks; false when out of memory. */
+static bool iks_new(skel_clips *sk, int n)
+{
+	sk->n_iks = n;
+	return n == 0 || (sk->iks = calloc((size_t)n, sizeof(*sk->iks))) != NULL;
+}
+
+/* A constraint named 'name' of the import's bones 'bones[0..n)' toward
+ * bone 'target' (indices into the import 'in', whose bone ids and lengths
+ * id_of and length_of read), with settings 'p'. */
+static void ik_fill(skel_ik *to, const char *name, const int *bones, int n, int target,
+		    const char *(*id_of)(const void *in, int b),
+		    double (*length_of)(const void *in, int b), const void *in,
+		    ik_spine_params p)
+{
+	snprintf(to->name, sizeof(to->name), "%s", name);
+	to->n_bones = n;
+	for (int j = 0; j < n; j++) {
+		snprintf(to->bones[j], sizeof(to->bones[j]), "%s", id_of(in, bones[j]));
+		to->length[j] = length_of(in, bones[j]);
+	}
+	snprintf(to->target, sizeof(to->target), "%s", id_of(in, target));
+	to->p = p;
+}
+
+static const char *spine_id(const void *in, int b)
+{
+	return ((const spine_import *)in)->bones[b].id;
+}
+
+static double spine_length(const void *in, int b)
+{
+	return ((const spine_import *)in)->bones[b].length;
+}
+
+static const char *db_id(const void *in, int b)
+{
+	return ((const dragonbones_import *)in)->bones[b].id;
+}
+
+static double db_length(const void *in, int b)
+{
+	return ((const dragonbones_import *)in)->bones[b].length;
+}
+
+static void spine_ik_copy(const spine_import *in, const spine_ik *k, skel_ik *to)
+{
+	ik_fill(to, k->name, k->bones, k->n_bones, k->target, spine_id, spine_length, in,
+		(ik_spine_params){ k->mix, k->softness, k->bend_positive, k->compress, k->stretch,
+				   k->uniform });
+}
+
+static void dragonbones_ik_copy(const dragonbones_import *in, const dragonbones_ik *k,
+				skel_ik *to)
+{
+	ik_fill(to, k->name, k->bones, k->n_bones, k->target, db_id, db_length, in,
+		(ik_spine_params){ .mix = k->weight, .bend_positive = k->bend_positive });
+}
+
+static int read_spine(const char *file, const char *body, size_t blen, const cJSON *root,
 		      skel_clips **out, edit_error *err)
 {
+	const cJSON *doc = cJSON_GetObjectItemCaseSensitive(root, "skeleton");
 	spine_import in;
 	const char **names = NULL;
 	skel_clips *sk = NULL;
 	clip_names cn;
 	int rc;
 
-	if ((rc = spine_import_decode(body, blen, blen + 1, &in, err)) != 0)
+	if ((rc = spine_import_decode_tree(body, blen, root, &in, err)) != 0)
 		return rc;
 	rc = RIGD_E_NOMEM;
 	if (!(sk = skel_clips_new(file, CLIP_FORMAT_SPINE, in.n_bones, in.n_slots)) ||
-	    !(names = malloc(sizeof(*names) * (size_t)(in.n_bones + in.n_slots + 1))))
+	    !(names = malloc(sizeof(*names) * (size_t)(in.n_bones + in.n_slots + 1))) ||
+	    !iks_new(sk, in.n_iks))
 		goto nomem;
+	for (int i = 0; i < in.n_iks; i++)
+		spine_ik_copy(&in, &in.iks[i], &sk->iks[i]);
 	for (int i = 0; i < in.n_bones; i++) {
 		const spine_bone *b = &in.bones[i];
 		clip_channels *c = &sk->bones[i].setup;
@@ -205,9 +270,10 @@ static int skin_displays(const cJSON *skin, const char *name, const char ***out,
 	return 0;
 }
 
-static int read_dragonbones(const char *file, const char *body, size_t blen, const cJSON *doc,
-			    skel_clips **out, edit_error *err)
+static int read_dragonbones(const char *file, const cJSON *root, skel_clips **out,
+			    edit_error *err)
 {
+	const cJSON *doc = cJSON_GetObjectItemCaseSensitive(root, "skeleton");
 	dragonbones_import in;
 	const char **names = NULL, ***displays = NULL;
 	int *n_displays = NULL;
@@ -216,15 +282,18 @@ static int read_dragonbones(const char *file, const char *body, size_t blen, con
 	clip_names cn;
 	int rc;
 
-	if ((rc = dragonbones_import_decode(body, blen, blen + 1, &in, err)) != 0)
+	if ((rc = dragonbones_import_decode_tree(root, &in, err)) != 0)
 		return rc;
 	arm = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "armature"),
 				 in.armature_index);
 	if (!(sk = skel_clips_new(file, CLIP_FORMAT_DRAGONBONES, in.n_bones, in.n_slots)) ||
 	    !(names = malloc(sizeof(*names) * (size_t)(in.n_bones + in.n_slots + 1))) ||
 	    !(displays = calloc((size_t)in.n_slots + 1, sizeof(*displays))) ||
-	    !(n_displays = calloc((size_t)in.n_slots + 1, sizeof(*n_displays))))
+	    !(n_displays = calloc((size_t)in.n_slots + 1, sizeof(*n_displays))) ||
+	    !iks_new(sk, in.n_iks))
 		goto nomem;
+	for (int i = 0; i < in.n_iks; i++)
+		dragonbones_ik_copy(&in, &in.iks[i], &sk->iks[i]);
 	for (int i = 0; i < in.n_bones; i++) {
 		const dragonbones_bone *b = &in.bones[i];
 		clip_channels *c = &sk->bones[i].setup;
@@ -275,9 +344,10 @@ done:
 int skel_clips_read(int kind, const char *file, const char *bytes, size_t len, skel_clips **out,
 		    edit_error *err)
 {
+	proto_limits lim = proto_limits_default();
 	char *body = NULL;
 	size_t blen;
-	cJSON *doc = NULL;
+	cJSON *root = NULL;
 	int rc;
 
 	*out = NULL;
@@ -286,19 +356,16 @@ int skel_clips_read(int kind, const char *file, const char *bytes, size_t len, s
 		edit_error_set(err, RIGD_E_BAD_FIELD, -1, "kind", "asset '%s' is not a skeleton", file);
 		return RIGD_E_BAD_FIELD;
 	}
-	if (wrap(bytes, len, &body, &blen) || !(doc = cJSON_ParseWithLength(bytes, len))) {
-		/* The bytes were checked when stored: a parse fails for memory. */
-		rc = body && cJSON_GetErrorPtr() ? RIGD_E_BAD_SKELETON : RIGD_E_NOMEM;
-		if (rc == RIGD_E_NOMEM)
-			nomem(err);
-		else
-			edit_error_set(err, rc, -1, "skeleton", "asset '%s': not JSON", file);
+	if (wrap(bytes, len, &body, &blen))
+		return nomem(err);
+	/* One parse serves the importer's decoder and the clip reader. */
+	lim.max_bytes = blen;
+	if ((rc = proto_parse(body, blen, &lim, &root, err)) != 0)
 		goto out;
-	}
-	rc = kind == ASSET_SPINE ? read_spine(file, body, blen, doc, out, err)
-				 : read_dragonbones(file, body, blen, doc, out, err);
+	rc = kind == ASSET_SPINE ? read_spine(file, body, blen, root, out, err)
+				 : read_dragonbones(file, root, out, err);
 out:
-	cJSON_Delete(doc);
+	cJSON_Delete(root);
 	free(body);
 	return rc;
 }

@@ -593,13 +593,8 @@ static int take_lines(spine_reader *r, spine_lines *l, char **s, size_t *len, in
 int spine_import_decode(const char *json, size_t len, size_t max_bytes, spine_import *out,
 			edit_error *err)
 {
-	static const char *const names[] = { "skeleton", "atlas", "images", "file" };
 	proto_limits lim = proto_limits_default();
-	spine_reader r = { out, err, { 0 }, { 0 } };
-	const cJSON *f[4] = { 0 };
 	cJSON *root;
-	proto_where w = { -1, err };
-	char *printed = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -607,6 +602,23 @@ int spine_import_decode(const char *json, size_t len, size_t max_bytes, spine_im
 	lim.max_bytes = max_bytes;
 	if ((rc = proto_parse(json, len, &lim, &root, err)) != 0)
 		return rc;
+	rc = spine_import_decode_tree(json, len, root, out, err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int spine_import_decode_tree(const char *json, size_t len, const cJSON *root, spine_import *out,
+			     edit_error *err)
+{
+	static const char *const names[] = { "skeleton", "atlas", "images", "file" };
+	spine_reader r = { out, err, { 0 }, { 0 } };
+	const cJSON *f[4] = { 0 };
+	proto_where w = { -1, err };
+	char *printed = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	edit_error_clear(err);
 	if ((rc = proto_members(root, "body", names, 4, f, &w)) != 0)
 		goto out;
 	if (!f[0]) {
@@ -655,7 +667,6 @@ int spine_import_decode(const char *json, size_t len, size_t max_bytes, spine_im
 out:
 	free(r.kept.s);
 	free(r.not_applied.s);
-	cJSON_Delete(root);
 	if (rc)
 		spine_import_release(out);
 	return rc;
@@ -674,6 +685,7 @@ void spine_import_release(spine_import *in)
 	free(in->images);
 	free(in->bones);
 	free(in->slots);
+	free(in->iks);
 	free(in->groups);
 	free(in->kept);
 	free(in->not_applied);

@@ -74,6 +74,20 @@ typedef struct spine_slot {
 	char group[SCENE_LAYER_GROUP_MAX + 1]; /* the setup attachment's GROUP, "" = none */
 } spine_slot;
 
+/* One IK constraint the runtime applies in the setup pose (mix not 0,
+ * not skin-required), solved live (core/ik_solve.h); the list is in the
+ * order the runtime solves them: by "order", then the file's. */
+typedef struct spine_ik {
+	char name[SCENE_NAME_MAX + 1];
+	int bones[2];                    /* bone indices, parent first */
+	int n_bones;                     /* 1 or 2 */
+	int target;                      /* bone index */
+	int order;
+	int index;                       /* among the ik constraints read */
+	double mix, softness;
+	bool bend_positive, compress, stretch, uniform;
+} spine_ik;
+
 /* One member of the body's "images": a page file and its base64 text as
  * posted (not decoded). Both owned. */
 typedef struct spine_image {
@@ -100,6 +114,8 @@ typedef struct spine_import {
 	int n_bones;
 	spine_slot *slots;               /* owned */
 	int n_slots;
+	spine_ik *iks;                   /* owned */
+	int n_iks;
 	/* The asset's element ids: every GROUP over all skins, sorted, once
 	 * each, one per line, each line '\n'-ended. Owned; NULL when none. */
 	char *groups;

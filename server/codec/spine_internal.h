@@ -31,6 +31,11 @@ typedef struct spine_reader {
 	spine_lines kept, not_applied;
 } spine_reader;
 
+/* spine_import_decode of a body already parsed into 'root' from the
+ * 'len' bytes at 'json' (which give the stored file its posted bytes). */
+int spine_import_decode_tree(const char *json, size_t len, const cJSON *root, spine_import *out,
+			     edit_error *err);
+
 /* Fills r->err with 'code', 'field' and the message, and returns 'code'. */
 int spine_fail(spine_reader *r, int code, const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -31,17 +31,24 @@ typedef struct section {
 	const char *verb;    /* "not solved live" */
 } section;
 
+/* Member 'key' of 'c' (NULL when absent) and its path "PATH.key". */
+static const cJSON *member(const cJSON *c, const char *key, const char *path,
+			   char field[FIELD_MAX])
+{
+	snprintf(field, FIELD_MAX, "%s.%s", path, key);
+	return cJSON_GetObjectItemCaseSensitive(c, key);
+}
+
 /* A mix member (default 'def'), finite. */
 static int read_mix(spine_reader *r, const cJSON *c, const char *key, double def, double *out,
 		    const char *path, const char *what)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
 	char field[FIELD_MAX];
+	const cJSON *v = member(c, key, path, field);
 
 	*out = def;
 	if (!v)
 		return 0;
-	snprintf(field, sizeof(field), "%s.%s", path, key);
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
 		return spine_fail(r, RIGD_E_BAD_SKELETON, field, "%s: %s must be a finite number",
 				  what, key);
@@ -159,6 +166,89 @@ static int read_refs(spine_reader *r, const section *sec, const cJSON *c, const 
 	return 0;
 }
 
+/* A boolean member (default 'def'). */
+static int read_flag(spine_reader *r, const cJSON *c, const char *key, bool def, bool *out,
+		     const char *path, const char *what)
+{
+	char field[FIELD_MAX];
+	const cJSON *v = member(c, key, path, field);
+
+	*out = def;
+	if (!v)
+		return 0;
+	if (!cJSON_IsBool(v))
+		return spine_fail(r, RIGD_E_BAD_SKELETON, field, "%s: %s must be true or false",
+				  what, key);
+	*out = cJSON_IsTrue(v);
+	return 0;
+}
+
+/* Whether bone 'b' is 'top' or lies below it. */
+static bool below(const spine_import *in, int b, int top)
+{
+	for (; b >= 0; b = in->bones[b].parent)
+		if (b == top)
+			return true;
+	return false;
+}
+
+/* An IK constraint the setup pose applies, read into out->iks (which has
+ * room) and checked as the runtime needs it: one bone, or a bone and its
+ * child; a target outside the chain's subtree; a finite softness; an
+ * integer order. */
+static int read_ik(spine_reader *r, const cJSON *c, const char *path, const char *what,
+		   double mix)
+{
+	spine_import *in = r->out;
+	spine_ik *ik = &in->iks[in->n_iks];
+	const cJSON *bones = cJSON_GetObjectItemCaseSensitive(c, "bones");
+	const cJSON *target = cJSON_GetObjectItemCaseSensitive(c, "target");
+	const cJSON *order = cJSON_GetObjectItemCaseSensitive(c, "order");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
+	char field[FIELD_MAX], q[SPINE_QUOTE_MAX], q2[SPINE_QUOTE_MAX];
+	int rc, n = cJSON_GetArraySize(bones);
+
+	memset(ik, 0, sizeof(*ik));
+	snprintf(ik->name, sizeof(ik->name), "%s", name->valuestring);
+	snprintf(field, sizeof(field), "%s.bones", path);
+	if (n < 1 || n > 2)
+		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
+				  "%s: an ik constraint drives 1 or 2 bones, not %d", what, n);
+	for (int i = 0; i < n; i++)
+		ik->bones[i] = spine_bone_find(in, in->n_bones,
+					       cJSON_GetArrayItem(bones, i)->valuestring);
+	ik->n_bones = n;
+	if (n == 2 && in->bones[ik->bones[1]].parent != ik->bones[0])
+		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
+				  "%s: bone '%s' is not a child of bone '%s'", what,
+				  spine_quote(in->bones[ik->bones[1]].name, q),
+				  spine_quote(in->bones[ik->bones[0]].name, q2));
+	ik->target = spine_bone_find(in, in->n_bones, target->valuestring);
+	if (below(in, ik->target, ik->bones[0])) {
+		snprintf(field, sizeof(field), "%s.target", path);
+		return spine_fail(r, RIGD_E_BAD_SKELETON, field,
+				  "%s: target '%s' is driven by the constraint itself", what,
+				  spine_quote(target->valuestring, q));
+	}
+	if (order && (!cJSON_IsNumber(order) || !(fabs(order->valuedouble) <= 1e9) ||
+		      order->valuedouble != floor(order->valuedouble))) {
+		snprintf(field, sizeof(field), "%s.order", path);
+		return spine_fail(r, RIGD_E_BAD_SKELETON, field, "%s: order must be an integer of at most 9 digits",
+				  what);
+	}
+	ik->order = order ? (int)order->valuedouble : 0;
+	ik->index = in->n_iks;
+	ik->mix = mix;
+	if ((rc = read_mix(r, c, "softness", 0, &ik->softness, path, what)) != 0 ||
+	    (rc = read_flag(r, c, "bendPositive", true, &ik->bend_positive, path, what)) != 0 ||
+	    (rc = read_flag(r, c, "compress", false, &ik->compress, path, what)) != 0 ||
+	    (rc = read_flag(r, c, "stretch", false, &ik->stretch, path, what)) != 0 ||
+	    (rc = read_flag(r, c, "uniform", false, &ik->uniform, path, what)) != 0)
+		return rc;
+	in->n_iks++;
+	return 0;
+}
+
 static int read_constraint(spine_reader *r, const section *sec, const cJSON *c, int k,
 			   bool *mark)
 {
@@ -198,6 +288,14 @@ static int read_constraint(spine_reader *r, const section *sec, const cJSON *c, 
 	if (!mixed)
 		return spine_lines_add(r, &r->kept, "%s: %s (mix 0: the setup pose is the same)",
 				       what, sec->verb);
+	if (!strcmp(sec->key, "ik")) {
+		double mix;
+
+		if ((rc = read_mix(r, c, "mix", 1, &mix, path, what)) != 0 ||
+		    (rc = read_ik(r, c, path, what, mix)) != 0)
+			return rc;
+		return spine_lines_add(r, &r->kept, "%s: solved live", what);
+	}
 	if ((rc = spine_lines_add(r, &r->kept, "%s: %s", what, sec->verb)) != 0)
 		return rc;
 	affected_list(r->out, mark, bones, sizeof(bones));
@@ -242,19 +340,46 @@ static int read_named(spine_reader *r, const cJSON *sk)
 			       r->out->n_clips, names);
 }
 
+static int cmp_ik(const void *x, const void *y)
+{
+	const spine_ik *a = x, *b = y;
+
+	if (a->order != b->order)
+		return (a->order > b->order) - (a->order < b->order);
+	return (a->index > b->index) - (a->index < b->index);
+}
+
+/* The constraints into the order the runtime solves them: by 'order',
+ * the file's order among equals. */
+static void sort_iks(spine_import *in)
+{
+	if (in->n_iks > 1)
+		qsort(in->iks, (size_t)in->n_iks, sizeof(*in->iks), cmp_ik);
+}
+
 int spine_read_kept(spine_reader *r, const cJSON *sk)
 {
 	static const section sections[] = {
-		{ "ik", "ik", "not solved live" },
+		{ "ik", "ik", "not solved live" }, /* when skin-required or of mix 0 */
 		{ "transform", "transform constraint", "not applied live" },
 		{ "path", "path constraint", "not applied live" },
 		{ "physics", "physics", "not simulated live" },
 	};
+	const cJSON *iks = cJSON_GetObjectItemCaseSensitive(sk, "ik");
+	int n_iks = cJSON_IsArray(iks) ? cJSON_GetArraySize(iks) : 0;
 	bool *mark = calloc((size_t)r->out->n_bones, sizeof(*mark));
 	int rc = 0;
 
 	if (!mark)
 		return spine_nomem(r);
+	free(r->out->iks);
+	r->out->n_iks = 0;
+	r->out->iks = NULL;
+	if (n_iks > 0 && n_iks <= SPINE_IMPORT_MAX_CONSTRAINTS &&
+	    !(r->out->iks = calloc((size_t)n_iks, sizeof(*r->out->iks)))) {
+		free(mark);
+		return spine_nomem(r);
+	}
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]) && !rc; i++) {
 		const cJSON *arr = cJSON_GetObjectItemCaseSensitive(sk, sections[i].key), *c;
 		char field[FIELD_MAX];
@@ -278,5 +403,7 @@ int spine_read_kept(spine_reader *r, const cJSON *sk)
 		}
 	}
 	free(mark);
+	if (!rc)
+		sort_iks(r->out);
 	return rc ? rc : read_named(r, sk);
 }

@@ -26,6 +26,7 @@
 #include "err.h"
 #include "scene_array.h"
 #include "scene_cache.h"
+#include "scene_ik.h"
 #include "scene_ids.h"
 #include "scene_internal.h"
 
@@ -332,7 +333,7 @@ static void recompute_one(scene *s, int n, uint64_t stamp)
 {
 	const pass ps = pass_of(s, stamp);
 
-	if (s->n_inherit > 0) {
+	if (s->n_inherit > 0 || s->ik) {
 		int p = s->parent[n];
 
 		node_world(s, n, p >= 0 ? world_of(s, p) : NULL, world_of(s, n));
@@ -395,7 +396,7 @@ long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx)
 	bool full = total == s->count;
 
 	void (*range)(scene *, int, int, uint64_t, bool) =
-		s->n_inherit > 0 ? recompute_range_mixed : recompute_range;
+		s->n_inherit > 0 || s->ik ? recompute_range_mixed : recompute_range;
 
 	if (s->dirty_all) {
 		range(s, 0, s->count, stamp, false);
@@ -411,6 +412,8 @@ long scene_update(scene *s, uint64_t stamp, scene_range_fn fn, void *ctx)
 				fn(ctx, a, b);
 		}
 	}
+	/* The constraints, after the plain pass: they read its worlds. */
+	total += scene_ik_update(s, stamp, full, total, fn, ctx);
 	assert(total >= 0 && total <= s->count);
 	if (full)
 		next_gen(s, stamp);

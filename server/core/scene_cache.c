@@ -16,6 +16,7 @@
 #include "draw_cache.h"
 #include "err.h"
 #include "pose.h"
+#include "scene_ik.h"
 #include "scene_internal.h"
 #include "skel_clips.h"
 
@@ -44,6 +45,8 @@ void sc_caches_free(scene *s)
 	asset_set_free(s->assets);
 	skel_set_free(s->skels);
 	s->skels = NULL;
+	s->skel_clock++;
+	scene_ik_free(s);
 	s->poses = NULL;
 	s->draw = NULL;
 	s->assets = NULL;
@@ -90,10 +93,12 @@ int scene_skel_add(scene *s, skel_clips *k)
 		skel_clips_free(k);
 		return RIGD_E_NOMEM;
 	}
+	s->skel_clock++;
 	return skel_set_add(s->skels, k);
 }
 
 void scene_skel_remove(scene *s, const char *file)
 {
+	s->skel_clock++;
 	skel_set_remove(s->skels, file);
 }

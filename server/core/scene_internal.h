@@ -33,6 +33,7 @@ typedef struct pose_set pose_set;
 typedef struct asset_set asset_set;
 typedef struct draw_cache draw_cache;
 typedef struct skel_set skel_set;
+typedef struct scene_ik scene_ik;
 
 typedef struct node_data {
 	vec3 t;
@@ -83,6 +84,10 @@ struct scene {
 	asset_set *assets; /* the SVG assets layers may name (asset.h) */
 	draw_cache *draw; /* the draw order of a 2D scene (draw.c) */
 	skel_set *skels;  /* its skeletons and their clips (skel_clips.h); NULL = none */
+	uint64_t skel_clock; /* bumped by every change of 'skels' */
+	/* Its skeletons' IK constraints bound to its nodes, with the channels
+	 * the last solve gave the constrained bones (scene_ik.c); NULL = none. */
+	scene_ik *ik;
 
 	double *xf;      /* XF_DOUBLES * cap: local then world, mat34 each */
 	int *parent;     /* -1 for a root; alone, as the full pass reads only it */
@@ -183,12 +188,14 @@ static inline mat4 stored_mat4(const double *stored)
 
 /*
  * The world matrix of 'node' from its parent's 'parent_world' (NULL for a
- * root) into 'out', as the recompute pass computes it: the product
+ * root) into 'out', leaving IK constraints aside (node_world below takes
+ * them), as the recompute pass computes it: the product
  * parent_world * local, or inherit_world for a node of a mode other than
  * normal. The pass in scene.c keeps its own copy of the product for
  * speed; both give the same bits.
  */
-static inline void node_world(const scene *s, int node, const double *parent_world, double *out)
+static inline void node_world_plain(const scene *s, int node, const double *parent_world,
+				    double *out)
 {
 	const node_data *d = &s->nd[node];
 
@@ -214,6 +221,64 @@ static inline void node_world(const scene *s, int node, const double *parent_wor
 	} else {
 		memcpy(out, local_of(s, node), MAT_DOUBLES * sizeof(double));
 	}
+}
+
+/*
+ * What the last solve of an IK constraint gave a bone it drives: a local
+ * matrix with the channels it was made from and the inherit mode to take
+ * the parent's world by (scene_ik.c). The scene's binding of its
+ * constraints to nodes, valid while 'order' equals the scene's
+ * order_version: 'of' gives, by handle, the index in 'over' of a bone's
+ * override, or -1.
+ */
+typedef struct ik_override {
+	double local[MAT_DOUBLES];
+	inherit_channels c;
+	int mode;
+} ik_override;
+
+struct scene_ik {
+	uint64_t order, skels;   /* the order_version and skel_clock bound for */
+	struct ik_bound *c;      /* the constraints, in the order they solve */
+	int n;
+	int *of;                 /* of_n handles */
+	int of_n;
+	ik_override *over;       /* 2 * n */
+};
+
+/* The override of 'node', or NULL: the bone is no constrained one, or has
+ * not been solved since the binding was made. */
+static inline const ik_override *node_override(const scene *s, int node)
+{
+	const scene_ik *k = s->ik;
+
+	if (!k || k->order != s->order_version || node >= k->of_n || k->of[node] < 0)
+		return NULL;
+	return &k->over[k->of[node]];
+}
+
+/* The world matrix of 'node' as its IK constraint last left it: its
+ * override's local taken by the override's mode. */
+static inline void override_world(const ik_override *o, const double *parent_world, double *out)
+{
+	if (o->mode != INHERIT_NORMAL)
+		inherit_world(parent_world, o->local, &o->c, o->mode, out);
+	else if (parent_world)
+		mat34_mul(parent_world, o->local, out);
+	else
+		memcpy(out, o->local, MAT_DOUBLES * sizeof(double));
+}
+
+/* node_world_plain for a node no IK constraint drives; for one that a
+ * constraint drives, its world as the constraint's last solve left it. */
+static inline void node_world(const scene *s, int node, const double *parent_world, double *out)
+{
+	const ik_override *o = s->ik ? node_override(s, node) : NULL;
+
+	if (o)
+		override_world(o, parent_world, out);
+	else
+		node_world_plain(s, node, parent_world, out);
 }
 
 /* Position of the first child of 'node' (or first root) and the end of the

@@ -46,6 +46,7 @@ void skel_clips_free(skel_clips *k)
 		free(k->slots[i].setup_group);
 	free(k->slots);
 	free(k->bones);
+	free(k->iks);
 	clip_set_release(&k->clips);
 	free(k->file);
 	free(k);

@@ -19,6 +19,7 @@
 #define RIGD_SKEL_CLIPS_H
 
 #include "clip.h"
+#include "ik_solve.h"
 #include "scene.h"
 
 typedef struct skel_set skel_set;
@@ -36,8 +37,23 @@ typedef struct skel_slot {
 	char *setup_group;               /* owned; the setup attachment's GROUP, NULL = none */
 } skel_slot;
 
+/* One IK constraint, as the file states it: its bones' node ids top
+ * first (a two-bone chain's parent bone, then its child), their lengths
+ * in the file, the target bone's node id, and its settings (DragonBones:
+ * 'mix' is the weight, and only bend_positive is read besides). The
+ * engine keeps only the constraints the runtime applies in the setup pose
+ * (mix not 0, not skin-required); scene_ik.c solves them live. */
+typedef struct skel_ik {
+	char name[SCENE_NAME_MAX + 1];
+	int n_bones;                     /* 1 or 2 */
+	char bones[2][SCENE_ID_MAX + 1];
+	double length[2];
+	char target[SCENE_ID_MAX + 1];
+	ik_spine_params p;
+} skel_ik;
+
 /* A skeleton: 'bones' and 'slots' are in the file's order, the indices
- * the clips name. */
+ * the clips name; 'iks' in the order the runtime solves them. */
 typedef struct skel_clips {
 	char *file;                      /* owned: the asset's file name */
 	int format;                      /* enum clip_format */
@@ -46,6 +62,8 @@ typedef struct skel_clips {
 	int n_bones;
 	skel_slot *slots;                /* owned */
 	int n_slots;
+	skel_ik *iks;                    /* owned */
+	int n_iks;
 } skel_clips;
 
 /* A skeleton of 'format' for asset 'file' (copied) with n_bones zeroed
@@ -58,6 +76,11 @@ void skel_clips_free(skel_clips *k);
  * takes NULL as the empty set). The set is made on the first add, so that
  * a scene without skeletons allocates nothing for them. */
 const skel_set *scene_skels(const scene *s);
+
+/* How many of its skeletons' IK constraints the scene solves live: those
+ * whose bones and target it holds as the constraint names them (as of
+ * its last scene_update; scene_ik.c). */
+int scene_ik_live(const scene *s);
 
 /* skel_set_add on the scene's set, made first if need be. 0, or
  * RIGD_E_NOMEM with 'k' freed and the scene unchanged. */

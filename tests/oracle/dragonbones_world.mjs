@@ -3,7 +3,7 @@
 // of a _ske.json with @cocos/dragonbones-js headless (no renderer, bones
 // only), stops an animation at each time asked for and prints, per time,
 // each bone's world matrix as the runtime computes it (IK constraints
-// included, which rigd does not solve live):
+// included, which rigd solves live as well):
 // [{"bone": [a, b, c, d, tx, ty], ...}, ...] as JSON on stdout, in the
 // file's own y-down frame (x axis (a, b), y axis (c, d)).
 //

@@ -1,7 +1,7 @@
 /*
  * skel_worlds.c: imports a DragonBones body file as the route would (the
- * asset's element ids stored first, then the batch applied to an empty 2D
- * scene), brings the world matrices up to date and prints, as JSON on
+ * asset's element ids stored first, the skeleton given to the scene as
+ * the engine gives it, then the batch applied to an empty 2D scene), brings the world matrices up to date and prints, as JSON on
  * stdout, {"BONE NAME": [w0, ..., w11], ...}: each bone node's world
  * matrix as the 12 doubles of a mat34 by rows (so the DragonBones matrix
  * is a = w0, b = w4, c = w1, d = w5, tx = w3, ty = w7), for
@@ -11,14 +11,19 @@
  *   skel_worlds dragonbones BODY.json report
  *       the import's report instead: {"file", "ids": [...], "kept": [...],
  *       "not_applied": [...], "bones", "slots", "skins", "clips"}
+ *   skel_worlds dragonbones BODY.json set BONE_ID X Y [set BONE_ID X Y ...]
+ *       the worlds after each set of a bone's t, one batch and one pass
+ *       each, after the import (the IK constraints follow their targets)
  *
  * Exit status 0, or 1 with the refusal (code, field, message) on stderr.
  */
 #include "codec/dragonbones.h"
+#include "codec/skel_clips_read.h"
 #include "core/asset.h"
 #include "core/edit.h"
 #include "core/err.h"
 #include "core/scene.h"
+#include "core/skel_clips.h"
 
 #include <cjson/cJSON.h>
 
@@ -120,9 +125,11 @@ int main(int argc, char **argv)
 	int rc;
 
 	bool report = argc == 4 && !strcmp(argv[3], "report");
+	int moves = 3; /* argv index of the first "set" */
 
-	if ((argc != 3 && !report) || strcmp(argv[1], "dragonbones")) {
-		fprintf(stderr, "usage: skel_worlds dragonbones BODY.json [report]\n");
+	if (argc < 3 || strcmp(argv[1], "dragonbones") || (argc > 3 && !report && (argc - 3) % 4) ||
+	    (argc > 3 && !report && strcmp(argv[3], "set"))) {
+		fprintf(stderr, "usage: skel_worlds dragonbones BODY.json [report | set BONE X Y ...]\n");
 		return 2;
 	}
 	if (!(body = read_file(argv[2], &len))) {
@@ -146,9 +153,44 @@ int main(int argc, char **argv)
 		edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
 		goto out;
 	}
+	/* The skeleton itself, as the engine gives it to the scene with the
+	 * asset: its IK constraints are solved by the pass. */
+	{
+		skel_clips *k = NULL;
+
+		if ((rc = skel_clips_read(ASSET_DRAGONBONES, rep.file, in.skeleton, in.skeleton_len,
+					  &k, &err)) != 0)
+			goto out;
+		if ((rc = scene_skel_add(s, k)) != 0) {
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+			goto out;
+		}
+	}
 	if ((rc = edit_apply(s, &batch, NULL, NULL, &err)) != 0)
 		goto out;
 	scene_update(s, 1, NULL, NULL);
+	/* Then each "set BONE X Y" as its own batch, a pass after each: the
+	 * constraints follow their targets live. */
+	for (int i = moves; !report && i + 3 < argc; i += 4) {
+		edit_batch b;
+		edit_op *op;
+		char id[SCENE_ID_MAX + 1];
+
+		edit_batch_init(&b);
+		snprintf(id, sizeof(id), "%s", argv[i + 1]);
+		if (!(op = edit_batch_add(&b, EDIT_SET, id))) {
+			rc = RIGD_E_NOMEM;
+			edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+			goto out;
+		}
+		op->fields = EDIT_F_T;
+		op->t = vec3_make(atof(argv[i + 2]), atof(argv[i + 3]), 0);
+		rc = edit_apply(s, &b, NULL, NULL, &err);
+		edit_batch_release(&b);
+		if (rc)
+			goto out;
+		scene_update(s, (uint64_t)(i + 2), NULL, NULL);
+	}
 	rc = report ? print_report(&rep) : print_worlds(&in, s);
 	if (rc)
 		edit_error_set(&err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
