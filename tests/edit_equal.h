@@ -95,6 +95,7 @@ static void assert_same_ops(const edit_batch *a, const edit_batch *b)
 				assert_memory_equal(&p->t, &q->t, sizeof(p->t));
 				assert_memory_equal(&p->r, &q->r, sizeof(p->r));
 				assert_memory_equal(&p->s, &q->s, sizeof(p->s));
+				assert_memory_equal(p->shear, q->shear, sizeof(p->shear));
 			}
 		}
 	}

@@ -4,7 +4,8 @@
  * matrix-midpoint figures of docs/transforms.md: determinant 0.5 for the
  * element-wise mean of two rotations 90 degrees apart, 1 for the blend),
  * the shorter arc, exact ends, the resolved batch a log stores, inverses
- * that restore scene and poses bit for bit, and every refusal.
+ * that restore scene and poses bit for bit, every refusal, and a 2D
+ * node's shear saved, set and blended as a channel of its own.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -150,6 +151,7 @@ static void assert_same(scene *s, scene *ref)
 		assert_memory_equal(&p.t, &q.t, sizeof(p.t));
 		assert_memory_equal(&p.r, &q.r, sizeof(p.r));
 		assert_memory_equal(&p.s, &q.s, sizeof(p.s));
+		assert_memory_equal(p.shear, q.shear, sizeof(p.shear));
 	}
 }
 
@@ -559,6 +561,148 @@ static void test_batch_copy(void **state)
 	scene_free(s);
 }
 
+/* ---------- shear, a 2D channel ---------- */
+
+static void shear_node(edit_batch *b, const char *id, double shx, double shy)
+{
+	edit_op *op = add(b, EDIT_SET, id);
+
+	op->fields = EDIT_F_SHEAR;
+	op->shear_deg[0] = shx;
+	op->shear_deg[1] = shy;
+}
+
+/* The arm of arm_scene with pose "sh": the forearm sheared [10, -30], the
+ * upper arm [4, 0]; the scene is left with no shear. */
+static scene *sheared_scene(void)
+{
+	scene *s = arm_scene();
+	edit_batch b;
+
+	edit_batch_init(&b);
+	shear_node(&b, "fore", 10, -30);
+	shear_node(&b, "upper", 4, 0);
+	save(&b, "sh", "upper");
+	shear_node(&b, "fore", 0, 0);
+	shear_node(&b, "upper", 0, 0);
+	apply_ok(s, &b);
+	return s;
+}
+
+static void test_shear_saved_and_blended(void **state)
+{
+	scene *s = sheared_scene(), *ref;
+	const pose *sh = pose_at(scene_poses_c(s), pose_find(scene_poses_c(s), "sh"));
+	const pose_channel *fore = pose_channel_find(sh, "fore");
+	edit_batch b, resolved;
+	edit_error err;
+	node_props p;
+
+	(void)state;
+	/* pose_save captured the shear, a node's own, not a matrix's. */
+	assert_non_null(fore);
+	assert_true(fore->shear[0] == 10 && fore->shear[1] == -30);
+	assert_true(pose_channel_find(sh, "upper")->shear[0] == 4);
+	assert_false(pose_channel_sheared(pose_channel_find(
+		pose_at(scene_poses_c(s), pose_find(scene_poses_c(s), "p0")), "fore")));
+	/* blend: linear in shear, (1 - t) a + t b, resolved into sets that
+	 * carry it, and exact at the ends. */
+	edit_batch_init(&b);
+	blend(&b, "upper", "p0", "sh", 0.25);
+	assert_int_equal(edit_apply_resolve(s, &b, NULL, NULL, NULL, &resolved, &err), 0);
+	p = props_of(s, "fore");
+	assert_true(p.shear[0] == 0.75 * 0 + 0.25 * 10 && p.shear[1] == 0.25 * -30);
+	for (int i = 0; i < resolved.n_ops; i++)
+		assert_true(resolved.ops[i].fields & EDIT_F_SHEAR);
+	edit_batch_release(&b);
+	/* Two poses without shear over nodes without one: no shear set (the
+	 * leg), as before shear was a channel. */
+	{
+		scene *plain = arm_scene();
+		edit_batch r2;
+
+		edit_batch_init(&b);
+		blend(&b, "hips", "p0", "p90", 0.5);
+		assert_int_equal(edit_apply_resolve(plain, &b, NULL, NULL, NULL, &r2, &err), 0);
+		assert_true(r2.n_ops > 0);
+		for (int i = 0; i < r2.n_ops; i++)
+			assert_false(r2.ops[i].fields & EDIT_F_SHEAR);
+		edit_batch_release(&b);
+		edit_batch_release(&r2);
+		scene_free(plain);
+	}
+	/* The resolved sets replay to the same scene. */
+	ref = sheared_scene();
+	apply_ok(ref, &resolved);
+	assert_same(s, ref);
+	scene_free(ref);
+	edit_batch_init(&b);
+	blend(&b, "upper", "p0", "sh", 1);
+	apply_ok(s, &b);
+	p = props_of(s, "fore");
+	assert_memory_equal(p.shear, fore->shear, sizeof(p.shear));
+	/* The shear changes the world the recompute gives: it is the pose's. */
+	scene_update(s, 1, NULL, NULL);
+	assert_true(fabs(scene_shear_deg(s, scene_find(s, "fore"))) > 1);
+	scene_free(s);
+}
+
+/* A new batch 'b' of one pose_set of pose 'name': the forearm at rest with
+ * shear [shx, shy]. */
+static void one_sheared_channel(edit_batch *b, const char *name, double shx, double shy)
+{
+	edit_op *op;
+
+	edit_batch_init(b);
+	op = add(b, EDIT_POSE_SET, name);
+	op->fields = EDIT_F_CHANNELS;
+	op->n_channels = 1;
+	assert_non_null(op->channels = calloc(1, sizeof(pose_channel)));
+	strcpy(op->channels[0].id, "fore");
+	op->channels[0].r = (quat){ 0, 0, 0, 1 };
+	op->channels[0].s = vec3_make(1, 1, 1);
+	op->channels[0].shear[0] = shx;
+	op->channels[0].shear[1] = shy;
+}
+
+static void test_shear_pose_set(void **state)
+{
+	scene *s = sheared_scene(), *ref = sheared_scene();
+	edit_batch b, undo;
+	edit_error err;
+	const pose *q;
+
+	(void)state;
+	one_sheared_channel(&b, "sh", 0, 15);
+	edit_batch_init(&undo);
+	assert_int_equal(edit_apply(s, &b, NULL, &undo, &err), 0);
+	q = pose_at(scene_poses_c(s), pose_find(scene_poses_c(s), "sh"));
+	assert_int_equal(q->n, 1);
+	assert_true(q->ch[0].shear[0] == 0 && q->ch[0].shear[1] == 15);
+	/* Undone: the old channels, shear included, bit for bit. */
+	assert_int_equal(edit_apply(s, &undo, NULL, NULL, &err), 0);
+	assert_same(s, ref);
+	edit_batch_release(&undo);
+	/* Refused: a shear that folds the axes (shy - shx = 90), one that is
+	 * not finite; and any shear in a 3D scene. */
+	b.ops[0].channels[0].shear[0] = 10;
+	b.ops[0].channels[0].shear[1] = 100;
+	refused(&b, RIGD_E_BAD_FIELD, 0, "channels");
+	one_sheared_channel(&b, "x", NAN, 0);
+	assert_int_equal(edit_apply(s, &b, NULL, NULL, &err), RIGD_E_NOT_FINITE);
+	assert_string_equal(err.field, "channels");
+	b.ops[0].channels[0].shear[0] = 5;
+	scene_free(s);
+	s = scene_new();
+	assert_int_equal(edit_apply(s, &b, NULL, NULL, &err), RIGD_E_BAD_FIELD);
+	assert_string_equal(err.field, "channels");
+	assert_non_null(strstr(err.message, "2D"));
+	assert_int_equal(pose_count(scene_poses_c(s)), 0);
+	edit_batch_release(&b);
+	scene_free(s);
+	scene_free(ref);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +716,8 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_missing_nodes),
 		cmocka_unit_test(test_batch_copy),
+		cmocka_unit_test(test_shear_saved_and_blended),
+		cmocka_unit_test(test_shear_pose_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@
  * field, a resolved pose batch through the log's binary op image and
  * back, bit for bit, and poses in the engine: snapshots of format 2 that
  * rigd check proves equal to the log, a reopened database and time travel
- * that see the poses of each seq.
+ * that see the poses of each seq; and a 2D pose's shear through all of
+ * them (JSON "shear", op image format 4, snapshot format 5).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -195,6 +196,24 @@ static int max_snapshot_format(const char *path)
 	return format;
 }
 
+/* Closes 'e' (scene "s" at seq 'seq') and opens 't' again: the latest
+ * snapshot and the log's tail give the poses time travel gave, and rigd
+ * check passes; then removes the database. */
+static void closed_and_reopened(engine *e, tmpdb *t, int seq)
+{
+	scene *at;
+
+	assert_int_equal(engine_at(e, "s", seq, &at), 0);
+	assert_true(pose_set_equal(scene_poses_c(at), scene_poses_c(engine_scene(e, "s"))));
+	engine_close(e);
+	e = open_engine(t->path);
+	assert_true(pose_set_equal(scene_poses_c(at), scene_poses_c(engine_scene(e, "s"))));
+	assert_int_equal(engine_check(e, NULL, NULL), 0);
+	scene_free(at);
+	engine_close(e);
+	tmpdb_remove(t);
+}
+
 static void test_engine_snapshots(void **state)
 {
 	static const char *const batches[] = {
@@ -250,16 +269,89 @@ static void test_engine_snapshots(void **state)
 			assert_true(scene_hash(at) == hashes[i - 1]);
 		scene_free(at);
 	}
-	assert_int_equal(engine_at(e, "s", n, &at), 0);
-	assert_true(pose_set_equal(scene_poses_c(at), scene_poses_c(engine_scene(e, "s"))));
-	engine_close(e);
-	/* Reopened: the latest snapshot and the log's tail give the same poses. */
+	closed_and_reopened(e, &t, n);
+}
+
+/* A 2D pose's shear: in the JSON (absent for +0 +0, so old lines read as
+ * before), in the op image (format 4, only when a channel has one), in
+ * snapshots (format 5) that rigd check proves equal to the log, and after
+ * a reopen and time travel. */
+static void test_shear(void **state)
+{
+	static const char set_json[] =
+		"{\"ops\":[{\"op\":\"pose_set\",\"pose\":\"sk\",\"channels\":{"
+		"\"b\":{\"t\":[1,2,0],\"r\":[0,0,0,1],\"s\":[1,1,1],\"shear\":[12.5,-3]},"
+		"\"a\":{\"t\":[0,0,0],\"r\":[0,0,0,1],\"s\":[1,1,1]}}}]}";
+	static const char *const batches[] = {
+		"{\"ops\":[{\"op\":\"create\",\"id\":\"hips\",\"t\":[1,2,0]},"
+		"{\"op\":\"create\",\"id\":\"arm\",\"parent\":\"hips\",\"shear\":[0,20]}]}",
+		"{\"ops\":[{\"op\":\"pose_save\",\"pose\":\"a\"}]}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"arm\",\"shear\":[0,0]}]}",
+		"{\"ops\":[{\"op\":\"pose_save\",\"pose\":\"b\"}]}",
+		"{\"ops\":[{\"op\":\"blend\",\"root\":\"hips\",\"a\":\"a\",\"b\":\"b\",\"t\":0.25}]}",
+		"{\"ops\":[{\"op\":\"set\",\"id\":\"hips\",\"t\":[5,5,0]}]}",
+	};
+	proto_limits lim = proto_limits_default();
+	const int n = (int)(sizeof(batches) / sizeof(batches[0]));
+	edit_batch b, again;
+	edit_error err;
+	proto_buf buf;
+	unsigned char *img;
+	size_t len;
+	scene *at;
+	engine *e;
+	node_props p;
+	tmpdb t;
+
+	(void)state;
+	assert_int_equal(proto_decode_batch(set_json, sizeof(set_json) - 1, &lim, &b, &err), 0);
+	assert_true(b.ops[0].channels[1].shear[0] == 12.5 && b.ops[0].channels[1].shear[1] == -3);
+	assert_false(pose_channel_sheared(&b.ops[0].channels[0]));
+	proto_buf_init(&buf, 0);
+	assert_int_equal(proto_encode_batch(&buf, &b), 0);
+	assert_non_null(strstr(proto_buf_str(&buf), "\"s\":[1,1,1],\"shear\":[12.5,-3]}"));
+	assert_null(strstr(strstr(proto_buf_str(&buf), "\"a\":"), "\"shear\":[0"));
+	assert_int_equal(proto_decode_batch(proto_buf_str(&buf), buf.len, &lim, &again, &err), 0);
+	assert_same_ops(&b, &again);
+	edit_batch_release(&again);
+	proto_buf_release(&buf);
+	assert_int_equal(engine_ops_encode_bin(&b, &img, &len), 0);
+	assert_int_equal(img[0], ENGINE_OPS_BIN_FORMAT_POSE_SHEAR);
+	assert_int_equal(engine_ops_decode_bin(img, len, &again), 0);
+	assert_same_ops(&b, &again);
+	edit_batch_release(&again);
+	for (size_t cut = 0; cut < len; cut++) {
+		edit_batch junk;
+
+		assert_int_equal(engine_ops_decode_bin(img, cut, &junk), RIGD_E_IO);
+	}
+	free(img);
+	/* Without a shear the image is what it was before shear was posed. */
+	b.ops[0].channels[1].shear[0] = b.ops[0].channels[1].shear[1] = 0;
+	assert_int_equal(engine_ops_encode_bin(&b, &img, &len), 0);
+	assert_int_equal(img[0], ENGINE_OPS_BIN_FORMAT);
+	free(img);
+	edit_batch_release(&b);
+	refused("{\"op\":\"pose_set\",\"pose\":\"p\",\"channels\":{\"n\":{\"t\":[0,0,0],"
+		"\"r\":[0,0,0,1],\"s\":[1,1,1],\"shear\":[1]}}}", RIGD_E_BAD_FIELD, "channels");
+
+	tmpdb_make(&t, "/tmp", "test_pose_wire_shear");
 	e = open_engine(t.path);
-	assert_true(pose_set_equal(scene_poses_c(at), scene_poses_c(engine_scene(e, "s"))));
+	assert_int_equal(engine_scene_create_dims(e, "s", 2), 0);
+	for (int i = 0; i < n; i++) {
+		submit_commit(e, batches[i]);
+		assert_true(engine_update(e, "s", NULL, NULL) >= 0);
+	}
+	scene_props(engine_scene(e, "s"), scene_find(engine_scene(e, "s"), "arm"), &p);
+	assert_true(p.shear[0] == 0 && p.shear[1] == 0.75 * 20);
 	assert_int_equal(engine_check(e, NULL, NULL), 0);
+	assert_int_equal(max_snapshot_format(t.path), 5);
+	assert_int_equal(engine_at(e, "s", 2, &at), 0);
+	assert_int_equal(pose_count(scene_poses_c(at)), 1);
+	assert_true(pose_at(scene_poses_c(at), 0)->ch[0].id[0] == 'a'); /* "arm" */
+	assert_true(pose_at(scene_poses_c(at), 0)->ch[0].shear[1] == 20);
 	scene_free(at);
-	engine_close(e);
-	tmpdb_remove(&t);
+	closed_and_reopened(e, &t, n);
 }
 
 int main(void)
@@ -269,6 +361,7 @@ int main(void)
 		cmocka_unit_test(test_json_refusals),
 		cmocka_unit_test(test_op_image),
 		cmocka_unit_test(test_engine_snapshots),
+		cmocka_unit_test(test_shear),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

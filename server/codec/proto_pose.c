@@ -45,8 +45,9 @@ static int get_array(const cJSON *item, const char *field, double *out, int n,
 	int i = 0;
 
 	if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != n)
-		return proto_bad_field(w, field, n == 3 ? "must be an array of 3 numbers"
-							: "must be an array of 4 numbers");
+		return proto_bad_field(w, field, n == 2   ? "must be an array of 2 numbers"
+						 : n == 3 ? "must be an array of 3 numbers"
+							  : "must be an array of 4 numbers");
 	cJSON_ArrayForEach(e, item) {
 		if (!cJSON_IsNumber(e))
 			return proto_bad_field(w, field, "must hold numbers");
@@ -60,15 +61,16 @@ static int cmp_channel(const void *x, const void *y)
 	return strcmp(((const pose_channel *)x)->id, ((const pose_channel *)y)->id);
 }
 
-/* One channel {"t","r","s"} (all three required) of node 'id'. */
+/* One channel {"t","r","s","shear"?} (the first three required; shear
+ * [shx, shy] degrees, +0 +0 when absent) of node 'id'. */
 static int decode_channel(const cJSON *item, pose_channel *c, const proto_where *w)
 {
-	static const char *const names[3] = { "t", "r", "s" };
-	const cJSON *f[3] = { 0 };
+	static const char *const names[4] = { "t", "r", "s", "shear" };
+	const cJSON *f[4] = { 0 };
 	double v[4];
 	int rc;
 
-	if ((rc = proto_members(item, "channels", names, 3, f, w)) != 0)
+	if ((rc = proto_members(item, "channels", names, 4, f, w)) != 0)
 		return rc;
 	if (!f[0] || !f[1] || !f[2])
 		return proto_bad_field(w, "channels", "each node needs t, r and s");
@@ -81,6 +83,8 @@ static int decode_channel(const cJSON *item, pose_channel *c, const proto_where 
 	if ((rc = get_array(f[2], "channels", v, 3, w)) != 0)
 		return rc;
 	c->s = vec3_make(v[0], v[1], v[2]);
+	if (f[3] && (rc = get_array(f[3], "channels", c->shear, 2, w)) != 0)
+		return rc;
 	return 0;
 }
 
@@ -204,7 +208,9 @@ static int put_member(proto_buf *b, const char *k, const char *value)
 	       proto_buf_json_string(b, value);
 }
 
-/* {"t":[..],"r":[..],"s":[..]}, with "angle" in a 2D scene (dims 2). */
+/* {"t":[..],"r":[..],"s":[..]}, with "shear" when it is not +0 +0 (so a
+ * pose without one reads as before shear was posed) and "angle" in a 2D
+ * scene (dims 2). */
 static int put_channel(proto_buf *b, const pose_channel *c, int dims)
 {
 	const double t[3] = { c->t.x, c->t.y, c->t.z }, r[4] = { c->r.x, c->r.y, c->r.z, c->r.w };
@@ -212,6 +218,9 @@ static int put_channel(proto_buf *b, const pose_channel *c, int dims)
 
 	if (JSON_BUF_LIT(b, "{\"t\":") || put_nums(b, t, 3) || JSON_BUF_LIT(b, ",\"r\":") ||
 	    put_nums(b, r, 4) || JSON_BUF_LIT(b, ",\"s\":") || put_nums(b, s, 3))
+		return RIGD_E_NOMEM;
+	if (pose_channel_sheared(c) &&
+	    (JSON_BUF_LIT(b, ",\"shear\":") || put_nums(b, c->shear, 2)))
 		return RIGD_E_NOMEM;
 	if (dims == 2 && (JSON_BUF_LIT(b, ",\"angle\":") ||
 			  json_buf_number_or_null(b, quat_to_angle2d_deg(c->r))))

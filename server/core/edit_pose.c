@@ -7,8 +7,8 @@
  * pose_delete change only the scene's poses; their inverses move the old
  * channels out of the store and back, so undoing allocates nothing.
  *
- * Poses are blended by channels, never by matrices: translation and scale
- * linearly, rotation by slerp along the shorter arc, and the matrix is
+ * Poses are blended by channels, never by matrices: translation, scale and
+ * a 2D node's shear linearly (the runtimes' alpha), rotation by slerp along the shorter arc, and the matrix is
  * rebuilt from the channels by the scene's rule. (The element-wise mean of
  * two rotation matrices theta apart is a rotation scaled by cos(theta/2):
  * 90 degrees apart it has determinant 0.5.) Never parses JSON.
@@ -53,8 +53,9 @@ static bool vec3_finite(vec3 v)
 }
 
 /* Checks pose_set op k's channels: ids valid and strictly ascending,
- * numbers finite, rotations non-zero, and in a 2D scene ('flat') in the
- * plane (t.z 0, s.z 1, r about z only). */
+ * numbers finite, rotations non-zero, in a 2D scene ('flat') in the plane
+ * (t.z 0, s.z 1, r about z only) with a shear that keeps the axes apart,
+ * and in a 3D scene without shear. */
 static int check_channels(const edit_op *op, int k, bool flat, edit_error *err)
 {
 	char q[QUOTED_MAX];
@@ -72,7 +73,8 @@ static int check_channels(const edit_op *op, int k, bool flat, edit_error *err)
 			return RIGD_E_BAD_FIELD;
 		}
 		if (!vec3_finite(c->t) || !vec3_finite(c->s) ||
-		    !isfinite(c->r.x + c->r.y + c->r.z + c->r.w)) {
+		    !isfinite(c->r.x + c->r.y + c->r.z + c->r.w) ||
+		    !isfinite(c->shear[0] + c->shear[1])) {
 			edit_error_set(err, RIGD_E_NOT_FINITE, k, "channels", "channels: '%s': %s",
 				       ed_quoted(c->id, q), err_str(RIGD_E_NOT_FINITE));
 			return RIGD_E_NOT_FINITE;
@@ -86,6 +88,18 @@ static int check_channels(const edit_op *op, int k, bool flat, edit_error *err)
 			edit_error_set(err, RIGD_E_BAD_FIELD, k, "channels",
 				       "channels: '%s' leaves the plane of a 2D scene (t.z 0, s.z 1, "
 				       "r about z only)", ed_quoted(c->id, q));
+			return RIGD_E_BAD_FIELD;
+		}
+		if (!flat && (c->shear[0] != 0 || c->shear[1] != 0)) {
+			edit_error_set(err, RIGD_E_BAD_FIELD, k, "channels",
+				       "channels: '%s': shear only in a 2D scene", ed_quoted(c->id, q));
+			return RIGD_E_BAD_FIELD;
+		}
+		if (flat && scene_shear_collinear(c->shear)) {
+			edit_error_set(err, RIGD_E_BAD_FIELD, k, "channels",
+				       "channels: '%s': shear [%g, %g] makes the x and y axes collinear "
+				       "(shy - shx is 90 modulo 180)", ed_quoted(c->id, q), c->shear[0],
+				       c->shear[1]);
 			return RIGD_E_BAD_FIELD;
 		}
 	}
@@ -249,6 +263,8 @@ int ed_resolve_pose_save(const scene *s, const edit_op *op, int k, edit_op *out,
 		c->t = p.t;
 		c->r = p.r;
 		c->s = p.s;
+		c->shear[0] = p.shear[0];
+		c->shear[1] = p.shear[1];
 	}
 	if (ch)
 		qsort(ch, (size_t)(end - first), sizeof(*ch), cmp_channel);
@@ -311,15 +327,32 @@ static int blend_pose(const scene *s, int k, const char *field,
 	return 0;
 }
 
-/* The set op for one node held by both poses. */
-static int blend_node(const scene *s, const char *id, const pose_channel *ca,
+/* True when the blend of 'ca' and 'cb' must set node 'node''s shear: a
+ * pose has one, or the node has one now (a blend to [0, 0] clears it).
+ * Otherwise the set leaves it out, so that a rig without shear blends as
+ * before (a set of shear sends the node whole, not as locals). */
+static bool blends_shear(const scene *s, int node, const pose_channel *ca,
+			 const pose_channel *cb)
+{
+	node_props p;
+
+	if (scene_dims(s) != 2)
+		return false;  /* a 3D node has no shear */
+	if (pose_channel_sheared(ca) || pose_channel_sheared(cb))
+		return true;
+	scene_props(s, node, &p);
+	return memcmp(p.shear, (const double[2]){ 0, 0 }, sizeof(p.shear)) != 0;
+}
+
+/* The set op for node 'node' ('id'), held by both poses. */
+static int blend_node(const scene *s, int node, const char *id, const pose_channel *ca,
 		      const pose_channel *cb, double w, edit_batch *out)
 {
 	edit_op *set = edit_batch_add(out, EDIT_SET, id);
 
 	if (!set)
 		return RIGD_E_NOMEM;
-	set->fields = EDIT_F_T | EDIT_F_R | EDIT_F_S;
+	set->fields = EDIT_F_T | EDIT_F_R | EDIT_F_S | (blends_shear(s, node, ca, cb) ? EDIT_F_SHEAR : 0);
 	if (w == 0 || w == 1) {
 		/* The ends are the poses themselves, bit for bit. */
 		const pose_channel *c = w == 0 ? ca : cb;
@@ -327,9 +360,13 @@ static int blend_node(const scene *s, const char *id, const pose_channel *ca,
 		set->t = c->t;
 		set->r = c->r;
 		set->s = c->s;
+		set->shear_deg[0] = c->shear[0];
+		set->shear_deg[1] = c->shear[1];
 	} else {
 		set->t = lerp3(ca->t, cb->t, w);
 		set->s = lerp3(ca->s, cb->s, w);
+		set->shear_deg[0] = (1 - w) * ca->shear[0] + w * cb->shear[0];
+		set->shear_deg[1] = (1 - w) * ca->shear[1] + w * cb->shear[1];
 		set->r = slerp_short(ca->r, cb->r, w);
 		if (scene_dims(s) == 2) {
 			/* Both are turns about z; keep the result exactly so. */
@@ -360,11 +397,12 @@ int ed_resolve_blend(const scene *s, const edit_op *op, int k, edit_batch *out,
 	    (rc = blend_pose(s, k, "b", op->pose_b, &b, err)) != 0)
 		return rc;
 	for (int i = first; i < end; i++) {
-		const char *id = scene_id(s, scene_at(s, i));
+		int node = scene_at(s, i);
+		const char *id = scene_id(s, node);
 		const pose_channel *ca = pose_channel_find(a, id), *cb = pose_channel_find(b, id);
 
 		/* A node one of the poses does not hold keeps its channels. */
-		if (ca && cb && blend_node(s, id, ca, cb, op->weight, out) != 0) {
+		if (ca && cb && blend_node(s, node, id, ca, cb, op->weight, out) != 0) {
 			edit_batch_release(out);
 			return nomem(err, k);
 		}

@@ -134,6 +134,13 @@ void pose_remove(pose_set *ps, int i, pose_channel **ch, int *n)
 	ps->n--;
 }
 
+bool pose_channel_sheared(const pose_channel *c)
+{
+	static const double zero[2] = { 0, 0 };
+
+	return memcmp(c->shear, zero, sizeof(zero)) != 0;
+}
+
 bool pose_set_equal(const pose_set *a, const pose_set *b)
 {
 	if (a->n != b->n)
@@ -148,7 +155,8 @@ bool pose_set_equal(const pose_set *a, const pose_set *b)
 
 			if (strcmp(x->id, y->id) != 0 || memcmp(&x->t, &y->t, sizeof(x->t)) != 0 ||
 			    memcmp(&x->r, &y->r, sizeof(x->r)) != 0 ||
-			    memcmp(&x->s, &y->s, sizeof(x->s)) != 0)
+			    memcmp(&x->s, &y->s, sizeof(x->s)) != 0 ||
+			    memcmp(x->shear, y->shear, sizeof(x->shear)) != 0)
 				return false;
 		}
 	}

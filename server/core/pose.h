@@ -1,5 +1,6 @@
 /*
- * pose.h: a scene's poses: named sets of node channels (t, r, s), saved from
+ * pose.h: a scene's poses: named sets of node channels (t, r, s, and a 2D
+ * node's shear), saved from
  * the scene and blended by channels, never by matrices (edit ops pose_save,
  * pose_set, pose_delete and blend; see edit.h).
  *
@@ -26,6 +27,8 @@ typedef struct pose_channel {
 	vec3 t;
 	quat r;                          /* unit */
 	vec3 s;
+	double shear[2];                 /* 2D: degrees, [shx, shy] as a node's
+					  * (scene.h); +0 +0 in a 3D scene */
 } pose_channel;
 
 typedef struct pose {
@@ -70,6 +73,10 @@ void pose_put(pose_set *ps, const char *name, pose_channel *ch, int n, pose_chan
 /* Removes the pose at index 'i' and hands its channels to the caller
  * (*ch, *n). Allocates nothing; the room stays for a later put. */
 void pose_remove(pose_set *ps, int i, pose_channel **ch, int *n);
+
+/* True when channel 'c' has a shear other than +0 +0 (bit for bit: -0
+ * counts), which the wire, the log and snapshots then carry. */
+bool pose_channel_sheared(const pose_channel *c);
 
 /* True when both sets hold the same poses with bit-identical channels. */
 bool pose_set_equal(const pose_set *a, const pose_set *b);

@@ -436,6 +436,10 @@ int engine_check(engine *e, engine_report_fn fn, void *ctx);
  * inherit mode (EDIT_F_SHEAR, EDIT_F_INHERIT); written only for a batch
  * that sets one of them. All three decode. */
 #define ENGINE_OPS_BIN_FORMAT_SHAPE2D 3
+/* Format 4: format 3 whose pose_set channels each carry a 2D node's shear
+ * after s; written only for a batch with a pose_set of which a channel
+ * has a shear other than +0 +0. All four decode. */
+#define ENGINE_OPS_BIN_FORMAT_POSE_SHEAR 4
 
 /* Encodes the ops of 'b' (not its client or client_seq); *out gets a
  * malloc'd image of *len bytes, which the caller frees. Returns 0,

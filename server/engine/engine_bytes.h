@@ -112,6 +112,15 @@ static inline void bytes_put_channel(bytes *b, const pose_channel *c)
 	bytes_put_vec3(b, c->s);
 }
 
+/* A 2D pose channel's shear, f64 shx shy, after bytes_put_channel in the
+ * formats that carry it; the caller has reserved ENG_CHANNEL_SHEAR bytes. */
+#define ENG_CHANNEL_SHEAR 16
+static inline void bytes_put_channel_shear(bytes *b, const pose_channel *c)
+{
+	bytes_put_f64(b, c->shear[0]);
+	bytes_put_f64(b, c->shear[1]);
+}
+
 typedef struct reader {
 	const unsigned char *p;
 	size_t len, off;
@@ -180,6 +189,13 @@ static inline void reader_get_channel_trs(reader *r, pose_channel *c)
 	c->t = reader_get_vec3(r);
 	c->r = reader_get_quat(r);
 	c->s = reader_get_vec3(r);
+}
+
+/* The shear bytes_put_channel_shear wrote. */
+static inline void reader_get_channel_shear(reader *r, pose_channel *c)
+{
+	c->shear[0] = reader_get_f64(r);
+	c->shear[1] = reader_get_f64(r);
 }
 
 /* Copies 'n' bytes into the string pool as a NUL-terminated string. */

@@ -32,6 +32,9 @@
 /* Format 4: format 3 whose nodes may also carry a 2D node's shear and
  * inherit mode; written only for a scene with a node that has either. */
 #define SNAP_FORMAT_SHAPE2D 4
+/* Format 5: format 4 whose pose channels each carry a 2D node's shear;
+ * written only for a scene with a pose channel whose shear is not +0 +0. */
+#define SNAP_FORMAT_POSE_SHEAR 5
 #define SNAP_MAGIC "RIGS"
 
 /* The format a snapshot encoded by eng_snap_encode carries (its bytes 4..7). */

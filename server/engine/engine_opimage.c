@@ -49,6 +49,9 @@
  * are resolved before) carry fields 0 in the image: pose_delete is its
  * kind and id (the pose's name) alone; pose_set is followed by u32
  * n_channels and per channel u8 id_len, id, f64 t[3] r[4] s[3].
+ * Format 4 is format 3 whose pose_set channels each add f64 shear[2]
+ * (degrees, a 2D node's) after s, written only for a batch with a
+ * pose_set of which a channel has a shear other than +0 +0.
  * Doubles are copied bit for bit, so an image decodes to exactly the batch
  * it was made from. Nothing is recursive; every length is checked against
  * the bytes left before it is read. */
@@ -72,9 +75,9 @@ static bool bin_kind(int kind)
 	       kind == EDIT_POSE_DELETE;
 }
 
-/* Bytes of one op's image in format 1, or 2 and 3 when 'wide' (u32
- * fields), or 0 when a string is too long for it. */
-static size_t op_bin_size(const edit_op *op, bool wide)
+/* Bytes of one op's image in format 1, or 2 and up when 'wide' (u32
+ * fields; 'sheared': format 4), or 0 when a string is too long for it. */
+static size_t op_bin_size(const edit_op *op, bool wide, bool sheared)
 {
 	unsigned f = op->fields;
 	size_t n = OPS_BIN_MIN_OP + (wide ? 2 : 0) + strlen(op->id);
@@ -87,7 +90,8 @@ static size_t op_bin_size(const edit_op *op, bool wide)
 	if (op->kind == EDIT_POSE_SET) {
 		n += 4;
 		for (int i = 0; i < op->n_channels; i++)
-			n += ENG_CHANNEL_MIN + strlen(op->channels[i].id);
+			n += ENG_CHANNEL_MIN + strlen(op->channels[i].id) +
+			     (sheared ? ENG_CHANNEL_SHEAR : 0);
 		return n;
 	}
 	if (op->kind == EDIT_POSE_DELETE)
@@ -124,8 +128,8 @@ static void put_bin_str(bytes *b, const char *str)
 }
 
 /* Appends the image of op 'op' to 'b', which has room for it, in format
- * 1, or 2 and 3 when 'wide'. */
-static void op_bin_put(bytes *b, const edit_op *op, bool wide)
+ * 1, or 2 and up when 'wide' ('sheared': format 4). */
+static void op_bin_put(bytes *b, const edit_op *op, bool wide, bool sheared)
 {
 	unsigned f = op->kind >= EDIT_POSE_SAVE ? 0 : op->fields;
 	size_t id_len = strlen(op->id);
@@ -138,8 +142,11 @@ static void op_bin_put(bytes *b, const edit_op *op, bool wide)
 	bytes_put_raw(b, op->id, id_len);
 	if (op->kind == EDIT_POSE_SET) {
 		bytes_put_u32(b, (uint32_t)op->n_channels);
-		for (int i = 0; i < op->n_channels; i++)
+		for (int i = 0; i < op->n_channels; i++) {
 			bytes_put_channel(b, &op->channels[i]);
+			if (sheared)
+				bytes_put_channel_shear(b, &op->channels[i]);
+		}
 	}
 	if (f & EDIT_F_PARENT) {
 		size_t len = strlen(op->parent);
@@ -200,17 +207,20 @@ static void op_bin_put(bytes *b, const edit_op *op, bool wide)
 int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
 {
 	size_t total = OPS_BIN_HEADER;
-	bool wide = false, shape2d = false;
+	bool wide = false, shape2d = false, sheared = false;
 	if (b->n_ops < 0 || (uint64_t)b->n_ops > UINT32_MAX)
 		return RIGD_E_TOO_LARGE;
 	for (int i = 0; i < b->n_ops; i++) {
 		bool absolute = b->ops[i].kind <= EDIT_DELETE;
 
-		shape2d = shape2d || (absolute && (b->ops[i].fields & (EDIT_F_SHEAR | EDIT_F_INHERIT)));
+		for (int k = 0; b->ops[i].kind == EDIT_POSE_SET && k < b->ops[i].n_channels; k++)
+			sheared = sheared || pose_channel_sheared(&b->ops[i].channels[k]);
+		shape2d = shape2d || sheared ||
+			  (absolute && (b->ops[i].fields & (EDIT_F_SHEAR | EDIT_F_INHERIT)));
 		wide = wide || shape2d || (absolute && (b->ops[i].fields & EDIT_F_DRAW));
 	}
 	for (int i = 0; i < b->n_ops; i++) {
-		size_t n = op_bin_size(&b->ops[i], wide);
+		size_t n = op_bin_size(&b->ops[i], wide, sheared);
 		if (n == 0 || !bin_kind(b->ops[i].kind) ||
 		    (b->ops[i].kind <= EDIT_DELETE &&
 		     (b->ops[i].fields & ~(unsigned)OPS_BIN_FIELDS_SHAPE2D) != 0) ||
@@ -224,12 +234,13 @@ int engine_ops_encode_bin(const edit_batch *b, unsigned char **out, size_t *len)
 	if (!buf.p)
 		return RIGD_E_NOMEM;
 	buf.cap = total;
-	bytes_put_u8(&buf, shape2d ? ENGINE_OPS_BIN_FORMAT_SHAPE2D
-			   : wide  ? ENGINE_OPS_BIN_FORMAT_DRAW
-				   : ENGINE_OPS_BIN_FORMAT);
+	bytes_put_u8(&buf, sheared   ? ENGINE_OPS_BIN_FORMAT_POSE_SHEAR
+			   : shape2d ? ENGINE_OPS_BIN_FORMAT_SHAPE2D
+			   : wide    ? ENGINE_OPS_BIN_FORMAT_DRAW
+				     : ENGINE_OPS_BIN_FORMAT);
 	bytes_put_u32(&buf, (uint32_t)b->n_ops);
 	for (int i = 0; i < b->n_ops; i++)
-		op_bin_put(&buf, &b->ops[i], wide);
+		op_bin_put(&buf, &b->ops[i], wide, sheared);
 	assert(buf.len == total);
 	*out = buf.p;
 	*len = buf.len;
@@ -289,9 +300,10 @@ static bool get_bin_bool(reader *r)
 	return v == 1;
 }
 
-/* A pose_set's channels into 'op' (EDIT_F_CHANNELS); true when out of
- * memory, r->bad for bytes that are not channels. */
-static bool get_bin_channels(reader *r, edit_op *op)
+/* A pose_set's channels into 'op' (EDIT_F_CHANNELS), each with its shear
+ * when 'sheared' (format 4); true when out of memory, r->bad for bytes that
+ * are not channels. */
+static bool get_bin_channels(reader *r, edit_op *op, bool sheared)
 {
 	uint32_t n = reader_get_u32(r);
 	op->fields = EDIT_F_CHANNELS;
@@ -305,6 +317,8 @@ static bool get_bin_channels(reader *r, edit_op *op)
 		pose_channel *c = &op->channels[i];
 		get_bin_id(r, c->id);
 		reader_get_channel_trs(r, c);
+		if (sheared)
+			reader_get_channel_shear(r, c);
 		op->n_channels = (int)i + 1;
 	}
 	return false;
@@ -389,7 +403,8 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 	batch_clear_ops(b);
 	unsigned format = reader_get_u8(&r);
 	uint32_t n = reader_get_u32(&r);
-	bool shape2d = format == ENGINE_OPS_BIN_FORMAT_SHAPE2D;
+	bool sheared = format == ENGINE_OPS_BIN_FORMAT_POSE_SHEAR;
+	bool shape2d = sheared || format == ENGINE_OPS_BIN_FORMAT_SHAPE2D;
 	bool wide = shape2d || format == ENGINE_OPS_BIN_FORMAT_DRAW;
 	unsigned allowed = shape2d ? OPS_BIN_FIELDS_SHAPE2D
 			   : wide  ? OPS_BIN_FIELDS_DRAW
@@ -417,7 +432,7 @@ int eng_ops_bin_read(const void *data, size_t len, edit_batch *b)
 			break;
 		}
 		if (op->kind == EDIT_POSE_SET) {
-			nomem = get_bin_channels(&r, op);
+			nomem = get_bin_channels(&r, op, sheared);
 			continue;
 		}
 		get_bin_fields(&r, op, f, &nomem);

@@ -46,6 +46,10 @@
  * inherit mode other than normal, is format 3 whose node flags may also
  * hold 128, adding after the facing: [f64 shear[2], u8 inherit]. All four
  * formats load.
+ *
+ * Format 5, written only when a pose channel has a shear other than +0 +0
+ * (a 2D scene's pose), is format 4 whose pose channels each add f64
+ * shear[2] after s. All five formats load.
  */
 
 /* The draw flags of a node's props in format 3 (0: all defaults). */
@@ -94,7 +98,18 @@ uint32_t eng_snap_format(const bytes *snap)
 	return le_get32(snap->p + 4);
 }
 
-static int snap_encode_poses(const pose_set *ps, bytes *out)
+/* True when a channel of a pose of 'ps' has a shear (format 5). */
+static bool poses_sheared(const pose_set *ps)
+{
+	for (int i = 0; i < pose_count(ps); i++)
+		for (int k = 0; k < pose_at(ps, i)->n; k++)
+			if (pose_channel_sheared(&pose_at(ps, i)->ch[k]))
+				return true;
+	return false;
+}
+
+/* The poses section, each channel with its shear when 'sheared'. */
+static int snap_encode_poses(const pose_set *ps, bool sheared, bytes *out)
 {
 	if (bytes_reserve(out, 4))
 		return RIGD_E_NOMEM;
@@ -104,13 +119,17 @@ static int snap_encode_poses(const pose_set *ps, bytes *out)
 		size_t len = strlen(p->name);
 
 		if (bytes_reserve(out, 1 + len + 4 +
-					       (size_t)p->n * (ENG_CHANNEL_MIN + SCENE_ID_MAX)))
+					       (size_t)p->n * (ENG_CHANNEL_MIN + SCENE_ID_MAX +
+							       ENG_CHANNEL_SHEAR)))
 			return RIGD_E_NOMEM;
 		bytes_put_u8(out, (unsigned)len);
 		bytes_put_raw(out, p->name, len);
 		bytes_put_u32(out, (uint32_t)p->n);
-		for (int k = 0; k < p->n; k++)
+		for (int k = 0; k < p->n; k++) {
 			bytes_put_channel(out, &p->ch[k]);
+			if (sheared)
+				bytes_put_channel_shear(out, &p->ch[k]);
+		}
 	}
 	return 0;
 }
@@ -132,10 +151,11 @@ static void get_snap_id(reader *r, char dst[SCENE_ID_MAX + 1])
 		r->bad = true;
 }
 
-/* The poses section of a format-2 snapshot into the scene's poses. The
- * bytes are untrusted: names and ids must be valid and in order, counts
- * must fit the bytes left. */
-static int snap_decode_poses(reader *r, scene *s)
+/* The poses section of a format-2 snapshot into the scene's poses (each
+ * channel with its shear when 'sheared': format 5). The bytes are
+ * untrusted: names and ids must be valid and in order, counts must fit the
+ * bytes left. */
+static int snap_decode_poses(reader *r, bool sheared, scene *s)
 {
 	pose_set *ps = scene_poses(s);
 	uint32_t n = reader_get_u32(r);
@@ -159,6 +179,9 @@ static int snap_decode_poses(reader *r, scene *s)
 		for (uint32_t k = 0; k < n_ch && !r->bad; k++) {
 			get_snap_id(r, ch[k].id);
 			reader_get_channel_trs(r, &ch[k]);
+			ch[k].shear[0] = ch[k].shear[1] = 0;
+			if (sheared)
+				reader_get_channel_shear(r, &ch[k]);
 			if (k && strcmp(ch[k - 1].id, ch[k].id) >= 0)
 				r->bad = true;
 		}
@@ -179,10 +202,12 @@ int eng_snap_encode(const scene *s, bytes *out)
 	bool shaped;
 	bool drawn = scene_drawn(s, &shaped);
 	bool posed = drawn || pose_count(scene_poses_c(s)) > 0;
+	bool pose_sheared = poses_sheared(scene_poses_c(s));
 	if (bytes_reserve(out, 12))
 		return RIGD_E_NOMEM;
 	bytes_put_raw(out, SNAP_MAGIC, 4);
-	bytes_put_u32(out, shaped ? SNAP_FORMAT_SHAPE2D
+	bytes_put_u32(out, pose_sheared ? SNAP_FORMAT_POSE_SHEAR
+			   : shaped ? SNAP_FORMAT_SHAPE2D
 			   : drawn ? SNAP_FORMAT_DRAW
 			   : posed ? SNAP_FORMAT_POSES
 				   : SNAP_FORMAT);
@@ -250,7 +275,7 @@ int eng_snap_encode(const scene *s, bytes *out)
 			bytes_put_u8(out, (unsigned)p.inherit);
 		}
 	}
-	return posed ? snap_encode_poses(scene_poses_c(s), out) : 0;
+	return posed ? snap_encode_poses(scene_poses_c(s), pose_sheared, out) : 0;
 }
 
 /* The draw fields format 3 adds after a node's mesh, as its flags say. */
@@ -278,7 +303,7 @@ static int snap_decode(const void *data, size_t len, scene **out)
 	uint32_t n = reader_get_u32(&r);
 	if (r.bad || memcmp(magic, SNAP_MAGIC, 4) != 0 ||
 	    (format != SNAP_FORMAT && format != SNAP_FORMAT_POSES && format != SNAP_FORMAT_DRAW &&
-	     format != SNAP_FORMAT_SHAPE2D))
+	     format != SNAP_FORMAT_SHAPE2D && format != SNAP_FORMAT_POSE_SHEAR))
 		return RIGD_E_STORAGE;
 	/* Every node takes at least 1 + 1 + 4 + 2 + 16 * 8 bytes: a count the
 	 * bytes cannot hold is corrupt (and must not size an allocation). */
@@ -319,11 +344,12 @@ static int snap_decode(const void *data, size_t len, scene **out)
 		}
 		p->name = (flags & 4) ? reader_get_str(&r, reader_get_u16(&r), pool, &used) : NULL;
 		p->mesh = (flags & 8) ? reader_get_str(&r, reader_get_u16(&r), pool, &used) : NULL;
-		if (flags & ~(format == SNAP_FORMAT_SHAPE2D ? 255u : format == SNAP_FORMAT_DRAW ? 127u : 15u))
+		if (flags & ~(format >= SNAP_FORMAT_SHAPE2D ? 255u : format == SNAP_FORMAT_DRAW ? 127u : 15u))
 			r.bad = true;
 		get_draw(&r, flags, pool, &used, p);
 	}
-	if (!r.bad && format != SNAP_FORMAT && (err = snap_decode_poses(&r, s)) != 0)
+	if (!r.bad && format != SNAP_FORMAT &&
+	    (err = snap_decode_poses(&r, format == SNAP_FORMAT_POSE_SHEAR, s)) != 0)
 		goto out;
 	if (r.bad || r.off != len) {
 		err = RIGD_E_STORAGE;
@@ -353,7 +379,8 @@ static int snap_load_cb(void *vctx, const store_snapshot *sn)
 	replay_ctx *c = vctx;
 	scene *s = NULL;
 	if ((sn->format != SNAP_FORMAT && sn->format != SNAP_FORMAT_POSES &&
-	     sn->format != SNAP_FORMAT_DRAW && sn->format != SNAP_FORMAT_SHAPE2D) ||
+	     sn->format != SNAP_FORMAT_DRAW && sn->format != SNAP_FORMAT_SHAPE2D &&
+	     sn->format != SNAP_FORMAT_POSE_SHEAR) ||
 	    fnv1a(sn->data, sn->len, FNV_OFFSET) != sn->hash) {
 		eng_set_errmsg(c->e, "scene '%s': snapshot at seq %lld is corrupt", c->name,
 			       (long long)sn->seq);

@@ -783,39 +783,60 @@ int net_ws_close(net *n, uint64_t conn, int code, const char *reason)
 	return 0;
 }
 
-int net_http_respond(net *n, uint64_t conn, int status, const char *content_type,
-		     char *body, size_t len)
+/* The HTTP connection 'conn' if it may be answered now (*rc 0); else NULL
+ * with *rc RIGD_E_NOT_FOUND (gone, or a websocket) or RIGD_E_INTERNAL
+ * (answered already), and 'body' freed. */
+static struct conn *answerable(net *n, uint64_t conn, char *body, int *rc)
 {
 	struct conn *c = conn_lookup(n, conn);
 
-	if (!c || c->is_ws) {
+	*rc = !c || c->is_ws ? RIGD_E_NOT_FOUND : c->responding ? RIGD_E_INTERNAL : 0;
+	if (*rc) {
 		free(body);
-		return RIGD_E_NOT_FOUND;
+		return NULL;
 	}
-	if (c->responding) {
-		free(body);
-		return RIGD_E_INTERNAL;
-	}
-	nt_respond(n, c, status, content_type, body, body ? len : 0);
-	return 0;
+	return c;
+}
+
+int net_http_respond(net *n, uint64_t conn, int status, const char *content_type,
+		     char *body, size_t len)
+{
+	int rc;
+	struct conn *c = answerable(n, conn, body, &rc);
+
+	if (c)
+		nt_respond(n, c, status, content_type, body, body ? len : 0);
+	return rc;
 }
 
 int net_http_respond_doc(net *n, uint64_t conn, const char *content_type, char *body,
 			 size_t len, const char *csp, const char *etag)
 {
-	struct conn *c = conn_lookup(n, conn);
+	int rc;
+	struct conn *c = answerable(n, conn, body, &rc);
 
-	if (!c || c->is_ws) {
-		free(body);
-		return RIGD_E_NOT_FOUND;
-	}
-	if (c->responding) {
-		free(body);
-		return RIGD_E_INTERNAL;
-	}
+	if (!c)
+		return rc;
 	c->resp_csp = csp;
 	c->cacheable = true;
 	snprintf(c->etag, sizeof(c->etag), "%s", etag ? etag : "");
+	nt_respond(n, c, 200, content_type, body, body ? len : 0);
+	return 0;
+}
+
+int net_http_respond_download(net *n, uint64_t conn, const char *content_type, char *body,
+			      size_t len, const char *disposition)
+{
+	int rc;
+	struct conn *c = answerable(n, conn, body, &rc);
+
+	if (!c)
+		return rc;
+	free(c->disposition);
+	if (!(c->disposition = strdup(disposition))) {
+		free(body);
+		return RIGD_E_NOMEM;
+	}
 	nt_respond(n, c, 200, content_type, body, body ? len : 0);
 	return 0;
 }

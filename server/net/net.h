@@ -250,6 +250,17 @@ int net_http_respond(net *n, uint64_t conn, int status, const char *content_type
 int net_http_respond_doc(net *n, uint64_t conn, const char *content_type, char *body,
 			 size_t len, const char *csp, const char *etag);
 
+/*
+ * Answers 200 with 'body' as net_http_respond does, and a
+ * Content-Disposition header 'disposition' (copied; a value the caller
+ * made safe for a header, such as `attachment; filename="a.json"`), so a
+ * browser saves the answer as a file. Takes ownership of 'body'. 0,
+ * RIGD_E_NOT_FOUND, RIGD_E_INTERNAL, or RIGD_E_NOMEM (the body freed, not
+ * answered).
+ */
+int net_http_respond_download(net *n, uint64_t conn, const char *content_type, char *body,
+			      size_t len, const char *disposition);
+
 /* The counters. */
 void net_get_stats(const net *n, net_stats *out);
 

@@ -30,6 +30,7 @@ void nt_http_reset(struct net *n, struct conn *c)
 	free(c->authorization);
 	free(c->content_type);
 	free(c->if_none_match);
+	free(c->disposition);
 	free(c->body);
 	free(c->resp_body);
 	free(c->tx);
@@ -40,7 +41,7 @@ void nt_http_reset(struct net *n, struct conn *c)
 	if (c->responding && n->http_responding > 0)
 		n->http_responding--;
 	c->path = c->argbuf = c->origin = c->authorization = c->content_type = NULL;
-	c->if_none_match = NULL;
+	c->if_none_match = c->disposition = NULL;
 	c->body = c->resp_body = NULL;
 	c->body_len = c->body_expected = 0;
 	c->n_args = 0;
@@ -299,6 +300,7 @@ static int write_headers(struct net *n, struct conn *c)
 	    add_header(c->wsi, "x-frame-options:", "DENY", &p, end) ||
 	    add_header(c->wsi, "cache-control:", cache, &p, end) ||
 	    (c->etag[0] && add_header(c->wsi, "etag:", c->etag, &p, end)) ||
+	    (c->disposition && add_header(c->wsi, "content-disposition:", c->disposition, &p, end)) ||
 	    (c->status == 401 && add_header(c->wsi, "www-authenticate:",
 					    "Bearer realm=\"rigd\"", &p, end)) ||
 	    (n->tls_cert && add_header(c->wsi, "strict-transport-security:",

@@ -84,6 +84,7 @@ struct conn {
 	const char *resp_csp;         /* this answer's own CSP (a string that
 					 outlives it), or NULL: the server's */
 	char *if_none_match;          /* the request's If-None-Match, or NULL */
+	char *disposition;            /* this answer's Content-Disposition, or NULL */
 	int status;
 	char resp_type[128];
 	char *resp_body;

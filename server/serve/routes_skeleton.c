@@ -300,9 +300,45 @@ static int pick_asset(void *ctx, const engine_asset_info *a)
 }
 
 /*
+ * The Content-Disposition of an export of scene 'name' (RFC 6266) into
+ * out[cap]: `attachment; filename="NAME SUFFIX"`, where every byte of the
+ * name outside [A-Za-z0-9._-] becomes '_' (a scene id may hold ':', which
+ * several file systems refuse; the quoted form then needs no escapes), and
+ * when one did, `filename*=UTF-8''` with the name exactly, percent-encoded
+ * (RFC 8187), which browsers prefer to the plain form.
+ */
+static void attachment_value(const char *name, const char *suffix, char *out, size_t cap)
+{
+	static const char attr[] = "!#$&+-.^_`|~";
+	char plain[SCENE_ID_MAX + 1], coded[3 * SCENE_ID_MAX + 1];
+	size_t n = 0, m = 0;
+	bool changed = false;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p && n < SCENE_ID_MAX; p++) {
+		bool alnum = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			     (*p >= '0' && *p <= '9');
+		bool keep = alnum || *p == '.' || *p == '_' || *p == '-';
+
+		plain[n++] = keep ? (char)*p : '_';
+		changed = changed || !keep;
+		if (alnum || (*p && strchr(attr, *p)))
+			coded[m++] = (char)*p;
+		else
+			m += (size_t)snprintf(coded + m, sizeof(coded) - m, "%%%02X", *p);
+	}
+	plain[n] = coded[m] = '\0';
+	if (changed)
+		snprintf(out, cap, "attachment; filename=\"%s%s\"; filename*=UTF-8''%s%s", plain,
+			 suffix, coded, suffix);
+	else
+		snprintf(out, cap, "attachment; filename=\"%s%s\"", plain, suffix);
+}
+
+/*
  * The part both exports share: the scene read now or at ?at=SEQ, its one
  * skeleton asset of 'kind' (or ?file=), the file rewritten by the codec
- * and answered as application/json.
+ * and answered as application/json, to be saved as NAME.json (Spine) or
+ * NAME_ske.json (DragonBones, the name its tools give a skeleton file).
  */
 static void skeleton_export(struct server *S, const struct http_call *call, int kind)
 {
@@ -311,7 +347,7 @@ static void skeleton_export(struct server *S, const struct http_call *call, int 
 	struct skel_pick pick = { kind, routes_arg(call->args, call->n_args, "file"), "", 0 };
 	const scene *s = engine_scene(S->e, name);
 	scene *past = NULL;
-	char *bytes = NULL, sha[65];
+	char *bytes = NULL, sha[65], disposition[160 + 4 * SCENE_ID_MAX];
 	size_t len = 0;
 	int64_t seq = -1;
 	json_buf out;
@@ -380,7 +416,11 @@ static void skeleton_export(struct server *S, const struct http_call *call, int 
 		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
 		goto out;
 	}
-	net_http_respond(S->n, call->conn, 200, "application/json", text, len);
+	attachment_value(name, kind == ASSET_SPINE ? ".json" : "_ske.json", disposition,
+			 sizeof(disposition));
+	if (net_http_respond_download(S->n, call->conn, "application/json", text, len,
+				      disposition) == RIGD_E_NOMEM)
+		http_respond_code(S, call->conn, RIGD_E_NOMEM, "", "out of memory");
 out:
 	json_buf_release(&out);
 	free(bytes);

@@ -16,7 +16,9 @@
  * client_seq is sent again to the next owner and applied once, one without
  * and an import are answered `unavailable` saying they may have been
  * applied, and nothing of them is; two imports into one new name at once
- * make one scene (the second is refused as the owner refuses it).
+ * make one scene (the second is refused as the owner refuses it); and the
+ * skeleton reads (GET .../spine, .../dragonbones, .../clips) answer the
+ * same bytes from every process, the owner's and the others' copies.
  */
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -29,6 +31,13 @@ const {
 const { GLTF_SAMPLES, samplesPresent } = require('../lib/gltf_samples.js');
 
 const demoDir = path.join(SOURCE_DIR, 'web', 'demo');
+const DATA = path.join(SOURCE_DIR, 'tests', 'data');
+const CHAIN = JSON.parse(fs.readFileSync(path.join(DATA, 'spine', 'chain.json'), 'utf8'));
+const TWO_BONE = JSON.parse(fs.readFileSync(path.join(DATA, 'dragonbones', 'two_bone_ske.json'), 'utf8'));
+/* ... with a clip of its own (the file has none), for GET .../clips. */
+TWO_BONE.armature[0].frameRate = 24;
+TWO_BONE.armature[0].animation = [{ name: 'wave', duration: 12, bone: [{ name: 'arm_l',
+  rotateFrame: [{ duration: 12, rotate: 0 }, { duration: 0, rotate: 30 }] }] }];
 const SVG = fs.readFileSync(path.join(demoDir, 'demo2d.svg'), 'utf8');
 const MANIFEST = JSON.parse(fs.readFileSync(path.join(demoDir, 'demo2d.json'), 'utf8'));
 
@@ -445,6 +454,52 @@ test('two imports into one new name at once make one scene; a sample model throu
     assert.equal(under.status, 200, under.text);
     const rig = await converged(c.procs, 'rig1');
     assert.equal(rig.tree.nodes.length, 2 * r2.tree.nodes.length);
+  } finally {
+    await stopCluster(c);
+  }
+});
+
+test('skeleton imports through one process, exports through another: the same bytes', async () => {
+  const c = await startCluster();
+  try {
+    await readersUp(c);
+    const [p0, p1] = c.procs;
+    /* Imported through p0 (the scene made in the catalog, the import run
+     * by whichever process took its lease) and edited through p1. */
+    for (const [format, scene, skeleton, file, edits] of [
+      ['spine', 'sk1', CHAIN, 'chain.json',
+        [{ op: 'set', id: 'hip', angle: 30 }, { op: 'set', id: 'head', shear: [3, 4] }]],
+      ['dragonbones', 'db1', TWO_BONE, 'two_bone_ske.json',
+        [{ op: 'set', id: 'arm_5fl', angle: 10, t: [1, 2, 0] }]],
+    ]) {
+      const imp = await postTo(p0, scene, format, { skeleton, file });
+      assert.equal(imp.status, 200, imp.text);
+      const first = await converged(c.procs, scene);
+      const ed = await post(p1, `/api/scenes/${scene}/edits`, { ops: edits });
+      assert.equal(ed.status, 200, ed.text);
+      const now = await converged(c.procs, scene);
+      assert.ok(now.seq > first.seq);
+      /* Every process, owner or not, answers each read with the owner's
+       * bytes and headers: now, and as of the import. */
+      for (const q of ['', `?at=${first.seq}`]) {
+        for (const route of [format, 'clips']) {
+          const r = await Promise.all(c.procs.map((p) => get(p, `/api/scenes/${scene}/${route}${q}`)));
+          for (const x of r) {
+            assert.equal(x.status, 200, `${scene}/${route}${q}: ${x.text}`);
+            assert.equal(x.text, r[0].text, `${scene}/${route}${q} differs between processes`);
+            assert.equal(x.headers['content-disposition'], r[0].headers['content-disposition']);
+          }
+          if (route !== 'clips') {
+            assert.equal(r[0].headers['content-disposition'], `attachment; filename="${scene}${
+              format === 'spine' ? '.json' : '_ske.json'}"`);
+            if (q) assert.deepEqual(JSON.parse(r[0].text), skeleton, 'as of the import: the file');
+            else assert.notDeepEqual(JSON.parse(r[0].text), skeleton, 'now: the edits');
+          } else {
+            assert.ok(JSON.parse(r[0].text).length > 0, `${scene}: clips listed`);
+          }
+        }
+      }
+    }
   } finally {
     await stopCluster(c);
   }

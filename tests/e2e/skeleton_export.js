@@ -38,10 +38,15 @@ async function importSkeleton(format, scene, skeleton, file) {
   return r.json.seq;
 }
 
+/* The file a browser would save: GET .../spine or .../dragonbones is an
+ * attachment named after the scene (RFC 6266; docs/protocol.md). */
+const saveAs = (format, scene) => (format === 'spine' ? `${scene}.json` : `${scene}_ske.json`);
+
 async function exported(format, scene, query = '') {
   const r = await get(server, `/api/scenes/${scene}/${format}${query}`);
   assert.equal(r.status, 200, r.text);
   assert.match(r.headers['content-type'], /^application\/json/);
+  assert.equal(r.headers['content-disposition'], `attachment; filename="${saveAs(format, scene)}"`);
   return JSON.parse(r.text);
 }
 
@@ -123,6 +128,24 @@ test('DragonBones: the export carries the edits and re-imports to the same world
   assert.equal(r.json.error.code, 'bad_skeleton');
   assert.equal(r.json.error.field, 'armature[0].bone[1]');
   assert.match(r.text, /arm_l/);
+});
+
+test('a scene name a file system may refuse: filename made safe, filename* exact', async () => {
+  for (const [format, skeleton, file] of [['spine', chain, 'chain.json'],
+    ['dragonbones', twoBone, 'two_bone_ske.json']]) {
+    const scene = `rig:v2.${format}`;
+    await importSkeleton(format, scene, skeleton, file);
+    const r = await get(server, `/api/scenes/${scene}/${format}`);
+    assert.equal(r.status, 200, r.text);
+    const tail = format === 'spine' ? '.json' : '_ske.json';
+    assert.equal(r.headers['content-disposition'],
+      `attachment; filename="rig_v2.${format}${tail}"; filename*=UTF-8''rig%3Av2.${format}${tail}`);
+    assert.deepEqual(JSON.parse(r.text), skeleton);
+  }
+  // An error is no download.
+  const r = await get(server, '/api/scenes/nosuch/spine');
+  assert.equal(r.status, 404);
+  assert.equal(r.headers['content-disposition'], undefined);
 });
 
 test('refusals: no skeleton asset, an unknown file, an unknown scene', async () => {

@@ -371,7 +371,7 @@ describe('skeleton_layers.js: regions drawn where the formats say', () => {
 		assert.ok(titles.length >= 4 && titles.every((t) => /no atlas/.test(t)), titles.join('; '));
 	});
 
-	it('meshes: an unweighted one is its region over its vertices\' box, a weighted one is named and not drawn', async () => {
+	it('meshes: an unweighted one is its region over its vertices\' box, a weighted one waits for its bones\' worlds', async () => {
 		// Vertices (Spine, y up) spanning x -40..60 and y -30..50: in rigd's
 		// frame the box is x -40..60, y -50..30.
 		const mesh = { type: 'mesh', path: 'A', uvs: [0, 0, 1, 0, 1, 1, 0, 1], triangles: [0, 1, 2, 2, 3, 0], vertices: [-40, 50, 60, 50, 60, -30, -40, -30], width: 32, height: 32 };
@@ -411,9 +411,22 @@ describe('skeleton_layers.js: regions drawn where the formats say', () => {
 		}
 		assert.deepEqual(misses, []);
 		const info = await page.evaluate(() => [...document.querySelectorAll('#skel-stage title')].map((t) => t.textContent));
-		assert.deepEqual(info, ['mesh drawn as its region\u2019s bounding quad', 'mesh attachment with weighted vertices: not drawn']);
-		// Nothing drawn for the weighted one.
+		assert.deepEqual(info, ['mesh drawn as its region\u2019s bounding quad', 'Spine mesh: weighted, deformed by its bones, 1 triangles']);
+		// Nothing drawn for the weighted one until deform() gives it its
+		// bones' worlds (the viewer's part: the next test).
 		for (const dx of [-20, 0, 20]) assert.ok(near(at(png, [500 + dx, 200]), WHITE, 8), `weighted mesh area at ${dx}`);
+		// Bone 'root' at (100, 50) turned a quarter, the slot at the origin:
+		// the vertices (5, -5), (9, -9), (2, -2) in rigd's frame (Spine's y
+		// up) land at (100 - y, 50 + x): (105, 55), (109, 59), (102, 52),
+		// the box in the slot's frame (the identity).
+		const skinned = await page.evaluate(() => {
+			const cut = window.skelAsset.cut('w.W', new Set());
+			const world = (x, y, c, s) => [c, s, 0, 0, -s, c, 0, 0, 0, 0, 1, 0, x, y, 0, 1];
+			return cut.deform((id) => (id === 'root' ? world(100, 50, 0, 1) : null), world(0, 0, 1, 0));
+		});
+		assert.deepEqual(skinned.map((v) => Math.round(v * 1e9) / 1e9), [102, 52, 109, 59]);
+		const none = await page.evaluate(() => window.skelAsset.cut('w.W', new Set()).deform(() => null, [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]));
+		assert.equal(none, null, 'a bone without a world: nothing drawn');
 	});
 
 	it('premultiplied pages are un-premultiplied once: a half-transparent edge keeps its colour', async () => {
@@ -506,6 +519,85 @@ describe('skeleton_layers.js: regions drawn where the formats say', () => {
 		}, png);
 		t.diagnostic(`100 regions, ms per frame while all move: nested <svg> ${ms.nested.toFixed(2)}, clipPath ${ms.clipped.toFixed(2)}`);
 		assert.ok(ms.nested > 0 && ms.clipped > 0);
+	});
+
+	it('measures: a weighted mesh of 200 triangles deformed every frame, beside its bounding quad moved', async (t) => {
+		const png = makePage(SPINE_REGIONS).toString('base64');
+		const ms = await page.evaluate(async (b64) => {
+			const m = await import('/app/skeleton_layers.js');
+			const NS = 'http://www.w3.org/2000/svg';
+			const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+			const pg = await m.pageImage(new Blob([bin], { type: 'image/png' }), false, []);
+			const atlas = m.parseSpineAtlas('p.png\nsize: 128, 64\nA\nbounds: 0, 0, 32, 32\n');
+			// An 11 x 11 grid over 400 x 400 units, each vertex half on
+			// 'root', half on 'arm'; the same grid unweighted for the peer.
+			const N = 11;
+			const uvs = [];
+			const weighted = [];
+			const plain = [];
+			const triangles = [];
+			for (let r = 0; r < N; r++)
+				for (let c = 0; c < N; c++) {
+					const x = (400 * c) / (N - 1) - 200;
+					const y = 200 - (400 * r) / (N - 1);
+					uvs.push(c / (N - 1), r / (N - 1));
+					weighted.push(2, 0, x, y, 0.5, 1, x, y, 0.5);
+					plain.push(x, y);
+					if (r < N - 1 && c < N - 1) {
+						const i = r * N + c;
+						triangles.push(i, i + 1, i + N, i + 1, i + N + 1, i + N);
+					}
+				}
+			const skeleton = (vertices) => ({
+				skeleton: { spine: '4.2.0' },
+				bones: [{ name: 'root' }, { name: 'arm', parent: 'root' }],
+				slots: [{ name: 'm', bone: 'root', attachment: 'A' }],
+				skins: [{ name: 'default', attachments: { m: { A: { type: 'mesh', uvs, triangles, vertices, width: 32, height: 32 } } } }],
+			});
+			const frame = () => new Promise((res) => requestAnimationFrame(() => res()));
+			const world = (x, y, a) => [Math.cos(a), Math.sin(a), 0, 0, -Math.sin(a), Math.cos(a), 0, 0, 0, 0, 1, 0, x, y, 0, 1];
+			const run = async (vertices) => {
+				document.getElementById('skel-stage')?.remove();
+				const svg = document.createElementNS(NS, 'svg');
+				svg.id = 'skel-stage';
+				svg.setAttribute('width', '800');
+				svg.setAttribute('height', '480');
+				Object.assign(svg.style, { position: 'fixed', left: '0', top: '0', zIndex: '100000', background: 'white' });
+				document.body.append(svg);
+				const asset = new m.SkeletonAsset('bench.json', 'spine', skeleton(vertices), atlas, new Map([['p.png', pg]]));
+				const cut = asset.cut('m.A', new Set());
+				const g = document.createElementNS(NS, 'g');
+				g.append(cut.element);
+				svg.append(g);
+				const slot = world(400, 240, 0);
+				g.setAttribute('transform', 'matrix(1 0 0 1 400 240)');
+				let js = 0;
+				const FRAMES = 30;
+				await frame();
+				await frame();
+				const t0 = performance.now();
+				for (let f = 0; f < FRAMES; f++) {
+					const arm = world(400 + f, 240, f * 0.02);
+					const j0 = performance.now();
+					if (cut.deform) cut.deform((id) => (id === 'root' ? slot : arm), slot);
+					else g.setAttribute('transform', `matrix(${arm[0]} ${arm[1]} ${arm[4]} ${arm[5]} ${arm[12]} ${arm[13]})`);
+					js += performance.now() - j0;
+					await frame();
+				}
+				return [(performance.now() - t0) / FRAMES, js / FRAMES];
+			};
+			const a = [];
+			const b = [];
+			for (let round = 0; round < 5; round++) {
+				a.push(await run(weighted));
+				b.push(await run(plain));
+			}
+			const median = (v, k) => v.map((x) => x[k]).sort((x, y) => x - y)[Math.floor(v.length / 2)];
+			document.getElementById('skel-stage')?.remove();
+			return { skinned: median(a, 0), skinnedJs: median(a, 1), quad: median(b, 0), quadJs: median(b, 1) };
+		}, png);
+		t.diagnostic(`a 200-triangle mesh, ms per frame while its bone moves: weighted (deformed) ${ms.skinned.toFixed(2)} (deform ${ms.skinnedJs.toFixed(3)}), unweighted bounding quad ${ms.quad.toFixed(2)} (transform ${ms.quadJs.toFixed(3)})`);
+		assert.ok(ms.skinned > 0 && ms.quad > 0);
 	});
 
 	it('hostile names and values stay text and numbers', async () => {
@@ -688,6 +780,126 @@ describe('skeleton rigs imported through the routes, in the viewer', () => {
 		assert.ok(stale.length > 0, 'the arm\'s old places changed');
 		assert.deepEqual(A.problems, []);
 		assert.deepEqual(B.problems, []);
+	});
+
+	/*
+	 * Weighted meshes: a 3 x 3 grid of vertices over a 32 x 32 region of
+	 * four coloured quadrants (uvs 0, 0.5, 1), two triangles per cell, so
+	 * each cell shows one quadrant. The left column follows bone 'root',
+	 * the right one bone 'arm', the middle half of each. The expected
+	 * places are the documented skinning, sum of w * (boneWorld * bind),
+	 * computed here from the server's world matrices.
+	 */
+	const GRID = [0, 1, 2];
+	const meshTriangles = () => {
+		const t = [];
+		for (const r of [0, 1]) for (const c of [0, 1]) {
+			const i = r * 3 + c;
+			t.push(i, i + 1, i + 3, i + 1, i + 4, i + 3);
+		}
+		return t;
+	};
+	const meshUvs = () => GRID.flatMap((r) => GRID.flatMap((c) => [c / 2, r / 2]));
+	/* Spine: bind positions in each bone's frame, y up; arm sits at x 200. */
+	const spineMeshVertices = () =>
+		GRID.flatMap((r) => {
+			const Y = 100 - 100 * r;
+			return [[1, 0, 0, Y, 1], [2, 0, 100, Y, 0.5, 1, -100, Y, 0.5], [1, 1, 0, Y, 1]].flat();
+		});
+	/* [{bone id, x, y (rigd's frame, y down), w}] per vertex, as the formats define them. */
+	const spineBinds = () =>
+		GRID.flatMap((r) => {
+			const y = -(100 - 100 * r);
+			return [[{ bone: 'root', x: 0, y, w: 1 }], [{ bone: 'root', x: 100, y, w: 0.5 }, { bone: 'arm', x: -100, y, w: 0.5 }], [{ bone: 'arm', x: 0, y, w: 1 }]];
+		});
+
+	async function meshExpectations(page, binds) {
+		const worlds = {};
+		for (const id of ['root', 'arm']) worlds[id] = await page.evaluate((x) => window.rigd.worldOf(x), id);
+		const pos = binds.map((list) => list.reduce((acc, f) => {
+			const [x, y] = apply(worlds[f.bone], [f.x, f.y]);
+			return [acc[0] + f.w * x, acc[1] + f.w * y];
+		}, [0, 0]));
+		const uvs = meshUvs();
+		const tris = meshTriangles();
+		const want = [];
+		for (let t = 0; t < tris.length; t += 3) {
+			const k = [tris[t], tris[t + 1], tris[t + 2]];
+			const scene = [0, 1].map((j) => k.reduce((a, i) => a + pos[i][j], 0) / 3);
+			const [u, v] = [0, 1].map((j) => k.reduce((a, i) => a + uvs[2 * i + j], 0) / 3);
+			want.push({ slot: `triangle ${t / 3}`, colour: quadrant(u * 32, v * 32, 32, 32), scene });
+		}
+		const onPage = await pagePoints(page, want.map((w) => w.scene));
+		return want.map((w, i) => ({ ...w, at: onPage[i] }));
+	}
+
+	/* Opens 'scene' (one mesh slot), checks every triangle's colour, moves
+	 * the arm with an edit, and checks them again where the bones put them
+	 * now (and that the old places of the arm's side changed). */
+	async function meshFollowsBones(scene, binds, armMoved, shotName) {
+		const A = await openPage(browser, `${server.url}/#/scene/${scene}`, { name: `mesh-${scene}` });
+		pages.push(A);
+		await waitDrawn(A.page, 1);
+		const title = await A.page.evaluate(() => document.querySelector('svg.view2d g.layer title').textContent);
+		assert.match(title, /weighted, deformed by its bones, 8 triangles/);
+		const before = await meshExpectations(A.page, binds);
+		assert.deepEqual(misses(await artworkShot(A.page, path.join(artifacts(), shotName)), before), []);
+		const armBefore = await A.page.evaluate(() => window.rigd.worldOf('arm'));
+		const r = await rigd.post(server, `/api/scenes/${scene}/edits`, { ops: [{ op: 'set', id: 'arm', t: armMoved }] });
+		assert.equal(r.status, 200, r.text);
+		await A.page.waitForFunction((old) => {
+			const w = window.rigd.worldOf('arm');
+			return w && Math.hypot(w[12] - old[12], w[13] - old[13]) > 1;
+		}, armBefore, { timeout: 10000 });
+		await A.page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+		const moved = await meshExpectations(A.page, binds);
+		const shift = Math.max(...moved.map((w, i) => Math.hypot(w.at[0] - before[i].at[0], w.at[1] - before[i].at[1])));
+		assert.ok(shift > 20, `the mesh's triangles moved on the page (${shift.toFixed(1)} px)`);
+		const shot = await artworkShot(A.page);
+		assert.deepEqual(misses(shot, moved), []);
+		assert.ok(misses(shot, before).length > 0, 'where the arm\'s side was, it is drawn no longer');
+		assert.deepEqual(A.problems, []);
+	}
+
+	it('a Spine weighted mesh: its triangles textured where the bones put them, following a bone moved by an edit', async () => {
+		const rig = {
+			skeleton: { spine: '4.2.0' },
+			bones: [{ name: 'root' }, { name: 'arm', parent: 'root', x: 200 }],
+			slots: [{ name: 'm', bone: 'root', attachment: 'A' }],
+			skins: [{ name: 'default', attachments: { m: { A: { type: 'mesh', uvs: meshUvs(), triangles: meshTriangles(), vertices: spineMeshVertices(), hull: 8, width: 32, height: 32 } } } }],
+		};
+		const r = await rigd.post(server, '/api/scenes/spmesh/spine', { skeleton: rig, file: 'skel.json', atlas: SPINE_ATLAS, images: { 'skel.png': makePage(SPINE_REGIONS).toString('base64') } });
+		assert.equal(r.status, 200, r.text);
+		await meshFollowsBones('spmesh', spineBinds(), [200, 80, 0], 'skeleton2d-spine-mesh.png');
+	});
+
+	it('a DragonBones weighted mesh (weights, bonePose, slotPose): likewise', async () => {
+		// The mesh was bound with the slot at (10, 20) and the arm at x 200:
+		// its vertices are in the slot pose's frame, y down.
+		const slotPose = [1, 0, 0, 1, 10, 20];
+		const vertices = GRID.flatMap((r) => GRID.flatMap((c) => [100 * c - 10, -100 + 100 * r - 20]));
+		const weights = GRID.flatMap(() => [[1, 0, 1], [2, 0, 0.5, 1, 0.5], [1, 1, 1]].flat());
+		const ske = {
+			version: '5.5',
+			name: 'dbm',
+			armature: [
+				{
+					name: 'arm',
+					bone: [{ name: 'root' }, { name: 'arm', parent: 'root', transform: { x: 200 } }],
+					slot: [{ name: 'm', parent: 'root' }],
+					skin: [{ name: '', slot: [{ name: 'm', display: [{ type: 'mesh', name: 'plain', uvs: meshUvs(), triangles: meshTriangles(), vertices, weights, slotPose, bonePose: [0, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 200, 0], edges: [], userEdges: [] }] }] }],
+				},
+			],
+		};
+		const r = await rigd.post(server, '/api/scenes/dbmesh/dragonbones', { skeleton: ske, atlas: DB_TEX, images: { 'db_tex.png': makePage(DB_REGIONS).toString('base64') } });
+		assert.equal(r.status, 200, r.text);
+		// Bind positions: the vertex in the armature's frame (slotPose), in
+		// the bone's by its bonePose's inverse (translations here).
+		const binds = GRID.flatMap((r) => {
+			const y = -100 + 100 * r;
+			return [[{ bone: 'root', x: 0, y, w: 1 }], [{ bone: 'root', x: 100, y, w: 0.5 }, { bone: 'arm', x: -100, y, w: 0.5 }], [{ bone: 'arm', x: 0, y, w: 1 }]];
+		});
+		await meshFollowsBones('dbmesh', binds, [200, 80, 0], 'skeleton2d-dragonbones-mesh.png');
 	});
 
 	it('DragonBones mecha_1406 with its atlas: every slot draws pixels inside its expected box', { skip: !DB_SAMPLE || !fs.existsSync(DB_SAMPLE) ? `no DragonBones sample at ${DB_SAMPLE}` : false }, async () => {

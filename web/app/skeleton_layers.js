@@ -17,6 +17,14 @@
  * size when the packer trimmed it; without an atlas, or for what is not
  * an image, a thin outline so the slot stays visible.
  *
+ * A weighted mesh (Spine's per-bone vertices, DragonBones' weights and
+ * bonePose) is drawn deformed by its bones: cut() answers, beside the
+ * group, deform(worldOf, slotWorld), which the view calls with the
+ * server's world matrices whenever they may have changed; each vertex is
+ * the weighted sum of its bind positions carried by its bones' worlds
+ * (the runtimes' skinning), and each triangle shows its part of the atlas
+ * region, mapped affinely from its uvs and clipped to the triangle.
+ *
  * Pages are fetched as blobs and shown through blob: URLs (the viewer's
  * policy allows img-src blob: and data:). A page whose atlas says pma
  * (premultiplied alpha) is un-premultiplied once on a canvas, so its edges
@@ -25,7 +33,7 @@
  * Never: inserts anything from the skeleton or the atlas as markup (every
  * element is made with createElementNS, every attribute set is a number
  * or a fixed word, names only ever reach the page as textContent),
- * composes a node's world matrix.
+ * composes a node's world matrix (a mesh reads its bones' as given).
  */
 export const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -316,6 +324,209 @@ function extent(g) {
 	return box;
 }
 
+/* ---- weighted meshes ----
+ *
+ * An influence is {bone, x, y, w}: node id 'bone' (the import's id of the
+ * bone, enc(name)), the bind position (x, y) in that bone's frame as rigd
+ * has it (y down), weight 'w'. A vertex lies at the sum over its
+ * influences of w * (boneWorld * (x, y)).
+ */
+
+/*
+ * Spine's weighted vertices: for each of 'count' vertices, a bone count n,
+ * then n times (bone index, x, y, weight), x and y in the bone's frame,
+ * y up (so (x, -y) in rigd's). 'bones' is the file's bone list. An array
+ * per vertex, or null when the numbers do not fit that shape.
+ */
+export function spineInfluences(vertices, count, bones) {
+	const out = [];
+	let i = 0;
+	const v = vertices.map((x) => Number(x));
+	for (let k = 0; k < count; k++) {
+		const n = v[i++];
+		if (!Number.isInteger(n) || n < 1 || i + 4 * n > v.length) return null;
+		const list = [];
+		for (let j = 0; j < n; j++, i += 4) {
+			const b = v[i];
+			if (!Number.isInteger(b) || b < 0 || b >= bones.length || !bones[b] || typeof bones[b].name !== 'string') return null;
+			list.push({ bone: encodePart(bones[b].name), x: num(v[i + 1]), y: -num(v[i + 2]), w: num(v[i + 3]) });
+		}
+		out.push(list);
+	}
+	return i === v.length ? out : null;
+}
+
+/* An affine [a, b, c, d, e, f] (x' = a x + c y + e, y' = b x + d y + f)
+ * inverted, or null when singular. */
+function invert([a, b, c, d, e, f]) {
+	const det = a * d - b * c;
+	if (!Number.isFinite(det) || Math.abs(det) < 1e-12) return null;
+	return [d / det, -b / det, -c / det, a / det, (c * f - d * e) / det, (b * e - a * f) / det];
+}
+const applyAffine = ([a, b, c, d, e, f], x, y) => [a * x + c * y + e, b * x + d * y + f];
+const compose = (m, q) => {
+	const [a, b] = applyAffine([m[0], m[1], m[2], m[3], 0, 0], q[0], q[1]);
+	const [c, d] = applyAffine([m[0], m[1], m[2], m[3], 0, 0], q[2], q[3]);
+	const [e, f] = applyAffine(m, q[4], q[5]);
+	return [a, b, c, d, e, f];
+};
+
+/*
+ * DragonBones' weighted mesh display: 'vertices' (x, y pairs in the frame
+ * of 'slotPose', the slot's matrix [a, b, c, d, tx, ty] when the mesh was
+ * bound), 'weights' (per vertex a bone count n, then n times bone index
+ * and weight; indices into the armature's 'bones') and 'bonePose' (per
+ * bone its index and its matrix then). A bind position is the vertex
+ * carried into the armature's frame by slotPose and back into the bone's
+ * by the inverse of its bonePose. An array per vertex, or null.
+ */
+export function dragonBonesInfluences(d, bones) {
+	const verts = Array.isArray(d.vertices) ? d.vertices.map((x) => num(x)) : [];
+	const weights = Array.isArray(d.weights) ? d.weights.map((x) => Number(x)) : [];
+	const rawPose = Array.isArray(d.bonePose) ? d.bonePose.map((x) => num(x)) : [];
+	const sp = Array.isArray(d.slotPose) && d.slotPose.length === 6 ? d.slotPose.map((x) => num(x)) : [1, 0, 0, 1, 0, 0];
+	const poses = new Map();
+	for (let i = 0; i + 6 < rawPose.length; i += 7) poses.set(rawPose[i], invert(rawPose.slice(i + 1, i + 7)));
+	const count = verts.length / 2;
+	if (!Number.isInteger(count) || !count) return null;
+	const out = [];
+	let i = 0;
+	for (let k = 0; k < count; k++) {
+		const n = weights[i++];
+		if (!Number.isInteger(n) || n < 1 || i + 2 * n > weights.length) return null;
+		const [gx, gy] = applyAffine(sp, verts[2 * k], verts[2 * k + 1]);
+		const list = [];
+		for (let j = 0; j < n; j++, i += 2) {
+			const b = weights[i];
+			const inv = poses.get(b);
+			if (!Number.isInteger(b) || b < 0 || b >= bones.length || !bones[b] || typeof bones[b].name !== 'string' || !inv) return null;
+			const [x, y] = applyAffine(inv, gx, gy);
+			list.push({ bone: encodePart(bones[b].name), x, y, w: num(weights[i + 1]) });
+		}
+		out.push(list);
+	}
+	return i === weights.length ? out : null;
+}
+
+/* The 2D affine part [m0, m1, m4, m5, m12, m13] of a column-major world
+ * matrix, or null. */
+function affineOf(m) {
+	if (!m || m.length < 16) return null;
+	const a = [m[0], m[1], m[4], m[5], m[12], m[13]];
+	return a.every(Number.isFinite) ? a : null;
+}
+
+/* Where the upright region pixel (u, v) of region 'r' is on its page. */
+function regionToPage(r) {
+	return invert(pageToRegion(r));
+}
+
+let clipSerial = 0; // the document-unique ids of the triangles' clip paths
+
+/*
+ * The triangles of one weighted mesh: per triangle a group whose transform
+ * is the affine map that takes the triangle's page pixels (from its uvs)
+ * onto its deformed corners, holding the whole page clipped by a
+ * <clipPath> of the triangle's texels (page pixels, so the clip never
+ * changes); without a region, the triangles' outlines. deform() rewrites
+ * one transform per triangle (or one outline's points).
+ */
+class WeightedMesh {
+	constructor(influences, uvs, triangles, found, original) {
+		this.influences = influences;
+		this.triangles = triangles;
+		this.element = el('g', { class: 'skel-mesh' });
+		this.element.style.display = 'none'; // until deform() places it
+		this.key = null;
+		this.box = null;
+		this.parts = [];
+		const defs = el('defs');
+		this.element.append(defs);
+		let texel = null;
+		if (found) {
+			const { r } = found;
+			const toPage = regionToPage(r);
+			// uvs span the original image (Spine) or the stored region
+			// (DragonBones); either way to an upright region pixel, then to
+			// the page.
+			texel = (k) => {
+				const u = uvs[2 * k];
+				const v = uvs[2 * k + 1];
+				const [ru, rv] = original ? [u * (r.origW || r.w) - r.left, v * (r.origH || r.h) - r.top] : [u * r.w, v * r.h];
+				return applyAffine(toPage, ru, rv);
+			};
+		}
+		for (let t = 0; t < triangles.length; t += 3) {
+			const corners = [triangles[t], triangles[t + 1], triangles[t + 2]];
+			if (!texel) {
+				const outline = el('polygon', { class: 'skel-outline', fill: 'none', stroke: OUTLINE, 'stroke-width': 1, 'vector-effect': 'non-scaling-stroke' });
+				this.element.append(outline);
+				this.parts.push({ corners, polygon: outline, holder: null, fromPage: null });
+				continue;
+			}
+			const [p0, p1, p2] = corners.map(texel);
+			// page -> barycentric-free frame of the triangle: the inverse of
+			// [p1 - p0, p2 - p0, p0].
+			const fromPage = invert([p1[0] - p0[0], p1[1] - p0[1], p2[0] - p0[0], p2[1] - p0[1], p0[0], p0[1]]);
+			if (!fromPage) continue; // no texels under it
+			const id = `skel-tri-${++clipSerial}`;
+			const clip = el('clipPath', { id });
+			clip.append(el('polygon', { points: [p0, p1, p2].map(([x, y]) => `${n(x)},${n(y)}`).join(' ') }));
+			defs.append(clip);
+			const holder = el('g');
+			const image = el('image', { width: n(found.page.width), height: n(found.page.height), preserveAspectRatio: 'none', 'clip-path': `url(#${id})` });
+			image.setAttribute('href', found.page.url);
+			holder.append(image);
+			this.element.append(holder);
+			this.parts.push({ corners, polygon: null, holder, fromPage });
+		}
+	}
+
+	/*
+	 * Places the mesh for the bones' worlds: 'worldOf(id)' answers a node's
+	 * column-major world matrix (or null), 'slotWorld' is the slot node's,
+	 * the frame the mesh's group is drawn in. Returns the box [x0, y0, x1,
+	 * y1] of the vertices in that frame, or null (and hides the mesh) when
+	 * a bone has no world or the slot's is singular. Does nothing when no
+	 * matrix changed since the last call.
+	 */
+	deform(worldOf, slotWorld) {
+		const bones = new Map();
+		for (const list of this.influences) for (const f of list) if (!bones.has(f.bone)) bones.set(f.bone, affineOf(worldOf(f.bone)));
+		const slot = affineOf(slotWorld);
+		const key = JSON.stringify([slot, [...bones.values()]]);
+		if (key === this.key) return this.box;
+		this.key = key;
+		const toSlot = slot && invert(slot);
+		if (!toSlot || [...bones.values()].some((m) => !m)) {
+			this.element.style.display = 'none';
+			return (this.box = null);
+		}
+		this.element.style.display = '';
+		const pos = this.influences.map((list) => {
+			let x = 0;
+			let y = 0;
+			for (const f of list) {
+				const [wx, wy] = applyAffine(bones.get(f.bone), f.x, f.y);
+				x += f.w * wx;
+				y += f.w * wy;
+			}
+			return applyAffine(toSlot, x, y);
+		});
+		let box = null;
+		for (const [x, y] of pos) box = box ? [Math.min(box[0], x), Math.min(box[1], y), Math.max(box[2], x), Math.max(box[3], y)] : [x, y, x, y];
+		for (const part of this.parts) {
+			const [q0, q1, q2] = part.corners.map((k) => pos[k]);
+			if (part.holder) {
+				// page -> triangle frame -> slot frame: [q1 - q0, q2 - q0, q0].
+				const m = compose([q1[0] - q0[0], q1[1] - q0[1], q2[0] - q0[0], q2[1] - q0[1], q0[0], q0[1]], part.fromPage);
+				part.holder.setAttribute('transform', matrix(...m));
+			} else part.polygon.setAttribute('points', [q0, q1, q2].map(([x, y]) => `${n(x)},${n(y)}`).join(' '));
+		}
+		return (this.box = box);
+	}
+}
+
 /* ---- the asset ---- */
 
 /* The attachments of a Spine slot in its skins: the default skin first. */
@@ -332,9 +543,10 @@ function spineAttachment(skeleton, slot, name) {
 	return null;
 }
 
-/* The display of a DragonBones slot named 'name', in the armature that has
- * the slot: first the one the asset's default file name (encoded armature
- * name + "_ske.json") names, then the others in the file's order. */
+/* The display of a DragonBones slot named 'name' and its armature
+ * ({display, armature}), in the armature that has the slot: first the one
+ * the asset's default file name (encoded armature name + "_ske.json")
+ * names, then the others in the file's order. */
 function dragonBonesDisplay(data, slot, name, file) {
 	const arms = Array.isArray(data.armature) ? data.armature.filter((a) => a && typeof a === 'object') : [];
 	const named = arms.filter((a) => typeof a.name === 'string' && `${encodePart(a.name)}_ske.json` === file);
@@ -343,7 +555,7 @@ function dragonBonesDisplay(data, slot, name, file) {
 			for (const s of Array.isArray(skin && skin.slot) ? skin.slot : []) {
 				if (!s || s.name !== slot || !Array.isArray(s.display)) continue;
 				const d = s.display.find((x) => x && x.name === name);
-				if (d) return d;
+				if (d) return { display: d, armature: arm };
 			}
 		}
 	}
@@ -410,13 +622,19 @@ export class SkeletonAsset {
 	 * attachment. 'box' is [x0, y0, x1, y1], what the group draws in the
 	 * slot's frame (getBBox() would count a region's whole page), or null
 	 * when it draws nothing. 'boundIds' is unused (a slot's group holds no other's).
+	 * A weighted mesh's answer has also 'deform(worldOf, slotWorld)': see
+	 * WeightedMesh.deform; its box is what deform returns.
 	 */
 	cut(group) {
 		const names = splitGroup(group);
 		if (!names) return null;
 		const g = el('g', { class: 'skel-attachment' });
+		this._deform = null;
 		const ok = this.format === 'spine' ? this._spine(g, names) : this._dragonBones(g, names);
-		return ok ? { element: g, inner: null, box: extent(g) } : null;
+		if (!ok) return null;
+		// A weighted mesh draws nothing until its bones' worlds are known.
+		if (this._deform) return { element: g, inner: null, box: null, deform: this._deform };
+		return { element: g, inner: null, box: extent(g) };
 	}
 
 	_spine(g, { slot, attachment }) {
@@ -449,6 +667,10 @@ export class SkeletonAsset {
 		// unweighted vertices (a mesh has one vertex per uv pair; the others
 		// give vertexCount).
 		const count = type === 'mesh' && Array.isArray(a.uvs) ? a.uvs.length / 2 : num(a.vertexCount);
+		if (type === 'mesh' && Array.isArray(a.vertices) && a.vertices.length !== count * 2) {
+			const bones = Array.isArray(this.data.bones) ? this.data.bones : [];
+			return this._weighted(g, spineInfluences(a.vertices, count, bones), a.uvs, a.triangles, regionName, true, 'Spine mesh');
+		}
 		const box = vertexBox(a.vertices, count, true);
 		if (!box) {
 			titled(g, `${type} attachment with weighted vertices: not drawn`);
@@ -466,9 +688,16 @@ export class SkeletonAsset {
 	}
 
 	_dragonBones(g, { slot, attachment }) {
-		const d = dragonBonesDisplay(this.data, slot, attachment, this.file);
-		if (!d) return false;
+		const where = dragonBonesDisplay(this.data, slot, attachment, this.file);
+		if (!where) return false;
+		const d = where.display;
 		const type = d.type || 'image';
+		if (type === 'mesh' && d.weights) {
+			const bones = Array.isArray(where.armature.bone) ? where.armature.bone : [];
+			const influences = dragonBonesInfluences(d, bones);
+			const regionName = typeof d.path === 'string' ? d.path : attachment;
+			return this._weighted(g, influences, d.uvs, d.triangles, regionName, false, 'DragonBones mesh display');
+		}
 		const t = d.transform || {};
 		const rad = Math.PI / 180;
 		const skX = num(t.skX) * rad;
@@ -503,6 +732,29 @@ export class SkeletonAsset {
 			m.append(regionElement(found.r, found.page, x0, y0, x1 - x0, y1 - y0));
 			titled(g, 'mesh drawn as its texture\u2019s bounding quad');
 		} else m.append(outlineRect(x0, y0, x1 - x0, y1 - y0));
+		return true;
+	}
+
+	/*
+	 * A weighted mesh into 'g': its triangles textured from region
+	 * 'regionName' ('original': uvs span the region's original image, as
+	 * Spine's do; else the stored region, as DragonBones'), or outlined
+	 * without one; 'influences' null when the vertices do not parse.
+	 * Sets this._deform for cut() to hand out.
+	 */
+	_weighted(g, influences, uvs, triangles, regionName, original, what) {
+		const count = influences ? influences.length : 0;
+		const tris = Array.isArray(triangles) ? triangles.map((i) => Math.trunc(num(i, -1))) : [];
+		const uv = Array.isArray(uvs) ? uvs.map((v) => num(v)) : [];
+		if (!count || uv.length !== count * 2 || !tris.length || tris.length % 3 || tris.some((i) => i < 0 || i >= count)) {
+			titled(g, `${what} with weighted vertices that do not read (vertices, uvs, triangles): not drawn`);
+			return true;
+		}
+		const found = this._region(regionName);
+		const mesh = new WeightedMesh(influences, uv, tris, found, original);
+		g.append(mesh.element);
+		titled(g, found ? `${what}: weighted, deformed by its bones, ${tris.length / 3} triangles` : this._why(regionName, 'outline of its triangles, deformed by its bones'));
+		this._deform = (worldOf, slotWorld) => mesh.deform(worldOf, slotWorld);
 		return true;
 	}
 

@@ -197,7 +197,9 @@ export class View2D extends Emitter {
 			// 'box': the extent a skeleton attachment draws in its node's
 			// frame, which getBBox() cannot tell (it counts a region's whole
 			// atlas page, not the part its viewport shows).
-			this.groups.set(node.id, { outer, layer: node.layer, drawn: null, box: cut.box || null });
+			// 'deform': a skeleton's weighted mesh, placed from its bones'
+			// world matrices (skeleton_layers.js), its box what it answers.
+			this.groups.set(node.id, { outer, layer: node.layer, drawn: null, box: cut.box || null, deform: cut.deform || null });
 		}
 		for (const [id, g] of this.groups) {
 			const node = model.get(id);
@@ -206,6 +208,7 @@ export class View2D extends Emitter {
 				g.outer.setAttribute('transform', text);
 				g.drawn = text;
 			}
+			if (g.deform) g.box = g.deform((bone) => (model.get(bone) && model.get(bone).world) || null, node.world);
 			g.outer.style.display = node.visible ? '' : 'none';
 			g.outer.classList.toggle('selected', id === this.selected);
 		}
