@@ -121,7 +121,7 @@ describe('viewer: glTF in and out', () => {
 	it('the Import glTF button takes a file through the same input', async (t) => {
 		if (skipWithoutSamples(t)) return;
 		const { page } = P;
-		await page.setInputFiles('input.gltf-input', path.join(SAMPLES, 'NegativeScaleTest.gltf'));
+		await page.setInputFiles('input.import-input', path.join(SAMPLES, 'NegativeScaleTest.gltf'));
 		// The hash changes before the page routes to the new scene (on
 		// 'hashchange'): until then the hook still answers for the scene
 		// that was open. The title changes with the route.

@@ -628,7 +628,7 @@ class App {
 		this.list = null;
 
 		this.crumbs = el('nav.crumbs', { 'aria-label': 'Location' });
-		this.presence = el('div.presence', { 'aria-label': 'People in this scene' });
+		this.presence = el('div.presence', { role: 'group', 'aria-label': 'People in this scene' });
 		this.nameInput = el('input.name-input', { type: 'text', value: this.displayName, spellcheck: 'false', 'aria-label': 'Your display name', title: 'Your name, as others see it' });
 		this.connPill = el('div.conn-pill', { role: 'status', 'aria-live': 'polite' });
 		this.toastBox = el('div.toasts', { role: 'alert' });
@@ -879,6 +879,8 @@ class App {
 			 * batch was still out) and play's frames. */
 			clips: () => (view().clips ? view().clips.state() : null),
 			jointOnPage: (id) => (view().view2d ? view().view2d.screenOfJoint(id) : null),
+			/* CSS pixels across the gizmo's thinnest handle (its hit target). */
+			gizmoHandlePx: () => view().viewport.gizmoHandlePx(),
 			/* Ids drawn at matrices predicted from a gizmo drag, not yet the
 			 * server's (see viewport.js). */
 			predicted: () => view().viewport.predicted(),
