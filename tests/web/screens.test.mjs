@@ -263,6 +263,30 @@ for (const device of DEVICES) {
 				const n = (await rigd.tree(server, 'demo')).nodes.find((x) => x.id === 'base');
 				return n.t.every((v, i) => Math.abs(v - before.t[i]) < 1e-12);
 			}, { timeout: 10000, what: 'the undo of the drag' });
+		});
+
+		it('pinches even when the first finger lands on the gizmo', async () => {
+			assert.equal(await T.page.evaluate(() => window.rigd.selection()), 'base');
+			const t0 = (await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'base').t;
+			const before = await T.page.evaluate(() => window.rigd.viewMatrix());
+			const c = await T.page.evaluate(() => window.rigd.screenOf('base'));
+			// The first finger on the gizmo's centre, the second beside it,
+			// towards the middle of the screen; both move apart.
+			const dir = c.x < device.width / 2 ? 1 : -1;
+			const room = Math.min(200, dir > 0 ? device.width - 10 - c.x : c.x - 10);
+			const at = (d) => [[c.x - (dir * d) / 4, c.y], [c.x + (dir * 3 * d) / 4, c.y]];
+			await touch(T.cdp, 'touchStart', at(0));
+			for (let i = 1; i <= 12; i++) {
+				await pause(16);
+				await touch(T.cdp, 'touchMove', at((i / 12) * room));
+			}
+			await touch(T.cdp, 'touchEnd', []);
+			await frames(T.page);
+			const after = await T.page.evaluate(() => window.rigd.viewMatrix());
+			const dist = (m) => Math.hypot(m[12], m[13], m[14]);
+			assert.ok(dist(after) < dist(before) * 0.95, `eye distance ${dist(before).toFixed(3)} -> ${dist(after).toFixed(3)}`);
+			await pause(300);
+			assert.deepEqual((await rigd.tree(server, 'demo')).nodes.find((n) => n.id === 'base').t, t0, 'the gizmo moved nothing');
 			assert.deepEqual(T.problems, []);
 		});
 	});

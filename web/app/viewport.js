@@ -194,6 +194,16 @@ export class Viewport extends Emitter {
 			if (id) this.emit('menu', { id, x, y });
 		});
 		const canvas = this.renderer.domElement;
+		// A second finger makes a pinch, wherever it lands: a gizmo drag
+		// of the first ends where it is (one undo step, as any drag), and
+		// the gizmo takes no finger until all are lifted, before
+		// OrbitControls and TransformControls, whose listeners come after
+		// this capturing one, see the second finger.
+		this._listeners.listen(canvas, 'pointerdown', (e) => {
+			if (this._pointers.size < 1 || e.pointerType === 'mouse') return;
+			if (this.gizmo.dragging) this.gizmo.pointerUp({ button: 0 });
+			this.gizmo.enabled = false;
+		}, { capture: true });
 		this._listeners.listen(canvas, 'pointerdown', (e) => {
 			this._pointers.add(e.pointerId);
 			if (this._pointers.size > 1) {
@@ -209,6 +219,7 @@ export class Viewport extends Emitter {
 		const lift = (e) => {
 			this._pointers.delete(e.pointerId);
 			this._longPress.cancel();
+			if (!this._pointers.size) this.gizmo.enabled = true;
 		};
 		this._listeners.listen(canvas, 'pointerup', lift);
 		this._listeners.listen(canvas, 'pointercancel', (e) => {
