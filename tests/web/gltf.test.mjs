@@ -111,7 +111,7 @@ describe('viewer: glTF in and out', () => {
 		assert.deepEqual(await sceneNames(server), before);
 		assert.equal(await page.evaluate(() => location.hash), open, 'the open scene stays open');
 		await dropFile(page, 'notes.txt', Buffer.from('hello'));
-		await poll(async () => /only \.gltf and \.glb/.test(await page.textContent('.import-status')), { what: 'the refusal of a .txt' });
+		await poll(async () => /Cannot import notes\.txt: rigd imports glTF \(\.gltf, \.glb\)/.test(await page.textContent('.import-status')), { what: 'the refusal of a .txt' });
 		await page.click('.import-status .import-close');
 		assert.equal(await page.isVisible('.import-status'), false);
 		assert.deepEqual(P.problems.filter((p) => !refusedRequest.test(p)), []);

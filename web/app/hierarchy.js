@@ -253,6 +253,9 @@ export class HierarchyPanel extends Emitter {
 				if (elem) elem.replaceWith(fresh);
 				elem = fresh;
 			}
+			// The keyboard's row is marked in place: a row rebuilt between a
+			// press and its release would lose the click.
+			elem.classList.toggle('active', row.id === this.active);
 			keep.set(row.id, elem);
 		}
 		for (const [id, elem] of this._rowElems) if (!keep.has(id)) elem.remove();
@@ -276,7 +279,7 @@ export class HierarchyPanel extends Emitter {
 		const mirrored = node.world && det3(node.world) < 0;
 		const others = (this._othersByNode.get(row.id) || []).map((o) => o.name + o.css).join(',');
 		return [i, row.depth, row.match, node.id, node.name, node.kind, node.mesh, !!node.bounds, node.visible, node.children.length > 0,
-			this.collapsed.has(row.id), this.query, row.id === this.selected, row.id === this.active, mirrored, others, this.editable].join('|');
+			this.collapsed.has(row.id), this.query, row.id === this.selected, mirrored, others, this.editable].join('|');
 	}
 
 	_row(row, i) {
@@ -294,7 +297,6 @@ export class HierarchyPanel extends Emitter {
 		const name = node.name && node.name !== node.id ? el('span.name', {}, highlight(node.name, this.query)) : null;
 		const classes = ['tree-row'];
 		if (row.id === this.selected) classes.push('selected');
-		if (row.id === this.active) classes.push('active');
 		if (row.match) classes.push('match');
 		if (!node.visible) classes.push('hidden-node');
 		const div = el(
