@@ -7,12 +7,16 @@
  *
  *     cmake --build build && node tests/web/bench_touch.mjs [SECONDS]
  *
- * Not a test: it prints figures and asserts nothing. A frame time is the
- * interval between two requestAnimationFrame callbacks of a recorder the
- * script runs in the page during the orbit (the page's own frames are
- * drawn in the same callbacks, so a slow frame delays the next one); fps
- * is 1000 / the median interval. "drawn" is how many frames the viewport
- * drew, "moving" how many of them at moving quality (docs/viewer-touch.md).
+ * Not a test: it prints figures and asserts nothing. The finger goes down
+ * as a real touch (CDP Input.dispatchTouchEvent); its moves are then
+ * dispatched in the page, one pointermove of that touch's pointer per
+ * animation frame (a CDP round trip takes longer than a frame, so moves
+ * sent from here would pace the frames, not the drawing). A frame time is
+ * the interval between two of those requestAnimationFrame callbacks (the
+ * viewport draws in the same frames, so a slow frame delays the next);
+ * fps is 1000 / the median interval. "drawn" is how many frames the
+ * viewport drew, "moving" how many of them at moving quality, "cost" the
+ * median of its frame costs (docs/viewer-touch.md, web/app/README.md).
  * WebGL runs on SwiftShader in the GPU process, which the throttling does
  * not slow: it models a slow main thread, not a slow GPU.
  */
@@ -56,32 +60,34 @@ async function measure(browser, server, { rate, quality }) {
 	const cy = box.y + box.height * 0.6;
 	// Start on empty space low in the view, so the finger orbits (a tap
 	// there would select nothing; nothing is selected, so no gizmo).
-	const at = (t) => [[cx + 110 * Math.cos(t), cy + 40 * Math.sin(t)]];
 	const touch = (type, points) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: points.map(([x, y], id) => ({ x, y, id })) });
-	await touch('touchStart', at(0));
 	await page.evaluate(() => {
-		window.__bench = { times: [], on: true };
+		window.__bench = { pointer: null };
+		document.querySelector('canvas.viewport-canvas').addEventListener('pointerdown', (e) => (window.__bench.pointer = e.pointerId), { once: true });
+	});
+	await touch('touchStart', [[cx + 110, cy]]);
+	await page.evaluate(() => window.rigd.resetStats());
+	const times = await page.evaluate(({ cx, cy, ms }) => new Promise((resolve) => {
+		const canvas = document.querySelector('canvas.viewport-canvas');
+		const times = [];
+		let k = 0;
 		const step = (t) => {
-			if (!window.__bench.on) return;
-			window.__bench.times.push(t);
-			requestAnimationFrame(step);
+			times.push(t);
+			k++;
+			const a = k * 0.05;
+			canvas.dispatchEvent(new PointerEvent('pointermove', { pointerId: window.__bench.pointer, pointerType: 'touch', isPrimary: true, bubbles: true, clientX: cx + 110 * Math.cos(a), clientY: cy + 40 * Math.sin(a) }));
+			if (t - times[0] < ms) requestAnimationFrame(step);
+			else resolve(times);
 		};
 		requestAnimationFrame(step);
-	});
-	await page.evaluate(() => window.rigd.resetStats());
-	const t0 = Date.now();
-	for (let k = 1; Date.now() - t0 < SECONDS * 1000; k++) {
-		await touch('touchMove', at(k * 0.05));
-		await pause(8);
-	}
+	}), { cx, cy, ms: SECONDS * 1000 });
 	await touch('touchEnd', []);
-	const times = await page.evaluate(() => ((window.__bench.on = false), window.__bench.times));
 	const stats = await page.evaluate(() => window.rigd.stats());
 	const info = await page.evaluate(() => window.rigd.drawInfo());
 	await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
 	await context.close();
 	const intervals = times.slice(1).map((t, i) => t - times[i]).slice(2); // the first frames settle
-	return { fps: 1000 / median(intervals), p90: pct(intervals, 0.9), median: median(intervals), drawn: stats.frames, moving: stats.movingFrames, mode: info.mode };
+	return { fps: 1000 / median(intervals), p90: pct(intervals, 0.9), median: median(intervals), drawn: stats.frames, moving: stats.movingFrames, cost: median(stats.costMs), script: median(stats.renderMs), mode: info.mode };
 }
 
 const server = await rigd.startRigd({ args: ['--sync', 'normal'] });
@@ -98,7 +104,7 @@ try {
 	for (const quality of ['auto', 'full']) {
 		for (const rate of [1, 4]) {
 			const m = await measure(browser, server, { rate, quality });
-			console.log(`cpu ${rate}x  quality=${quality.padEnd(4)}  ${m.fps.toFixed(1).padStart(5)} fps (median frame ${m.median.toFixed(1)} ms, p90 ${m.p90.toFixed(1)} ms)  drawn ${m.drawn}, at moving quality ${m.moving}  [${m.mode}]`);
+			console.log(`cpu ${rate}x  quality=${quality.padEnd(4)}  ${m.fps.toFixed(1).padStart(5)} fps (median frame ${m.median.toFixed(1)} ms, p90 ${m.p90.toFixed(1)} ms)  drawn ${m.drawn}, at moving quality ${m.moving}, cost ${m.cost.toFixed(1)} ms (script ${m.script.toFixed(1)} ms)  [${m.mode}]`);
 		}
 	}
 } finally {

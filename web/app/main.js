@@ -436,7 +436,10 @@ class SceneView {
 		if (this._statusFrame) return;
 		this._statusFrame = requestAnimationFrame(() => {
 			this._statusFrame = 0;
-			this.status.textContent = this.statusText();
+			// Only when it changed: a new text is a layout, and updates
+			// stream in while the camera moves.
+			const text = this.statusText();
+			if (text !== this.status.textContent) this.status.textContent = text;
 		});
 	}
 
@@ -778,7 +781,8 @@ class App {
 	}
 
 	setSceneInfo(name, model) {
-		if (this.sceneInfo) this.sceneInfo.textContent = ` ${model.size} nodes`;
+		const text = ` ${model.size} nodes`;
+		if (this.sceneInfo && this.sceneInfo.textContent !== text) this.sceneInfo.textContent = text;
 	}
 
 	setPresence(others) {

@@ -164,6 +164,8 @@ export class Viewport extends Emitter {
 		this.scene.add(this._gizmoHelper);
 		this._gizmoId = null;
 		this._gizmoEnabled = true;
+		this._pinching = false; // a second finger is down: the gizmo takes none
+		this._gizmoInput();
 		this._listeners.listen(this.gizmo, 'change', () => this.requestRender());
 		this._listeners.listen(this.gizmo, 'dragging-changed', (e) => {
 			this.orbit.enabled = !e.value && !this.lookId;
@@ -202,7 +204,8 @@ export class Viewport extends Emitter {
 		this._listeners.listen(canvas, 'pointerdown', (e) => {
 			if (this._pointers.size < 1 || e.pointerType === 'mouse') return;
 			if (this.gizmo.dragging) this.gizmo.pointerUp({ button: 0 });
-			this.gizmo.enabled = false;
+			this._pinching = true;
+			this._gizmoInput();
 		}, { capture: true });
 		this._listeners.listen(canvas, 'pointerdown', (e) => {
 			this._pointers.add(e.pointerId);
@@ -219,7 +222,7 @@ export class Viewport extends Emitter {
 		const lift = (e) => {
 			this._pointers.delete(e.pointerId);
 			this._longPress.cancel();
-			if (!this._pointers.size) this.gizmo.enabled = true;
+			if (!this._pointers.size && this._pinching) (this._pinching = false), this._gizmoInput();
 		};
 		this._listeners.listen(canvas, 'pointerup', lift);
 		this._listeners.listen(canvas, 'pointercancel', (e) => {
@@ -384,7 +387,15 @@ export class Viewport extends Emitter {
 			this._syncGizmo();
 			this.gizmo.attach(this._gizmoProxy);
 		}
+		this._gizmoInput();
 		this.requestRender();
+	}
+
+	/* The gizmo hears pointers only while it is shown and no pinch is on:
+	 * a detached TransformControls still measures the canvas on every
+	 * pointer move, which forces a layout per move during an orbit. */
+	_gizmoInput() {
+		this.gizmo.enabled = !!this.gizmo.object && !this._pinching;
 	}
 
 	_syncGizmo() {
