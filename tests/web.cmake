@@ -17,3 +17,9 @@ set_tests_properties(web_bigscene PROPERTIES RESOURCE_LOCK chromium RUN_SERIAL T
 # to Chromium (the 3D and the 2D demo live, every file from the install).
 rigd_node_test(web_install web/install.test.mjs)
 set_tests_properties(web_install PROPERTIES RESOURCE_LOCK chromium TIMEOUT 300)
+# The viewer on every screen (issue 26): a phone and a tablet with touch
+# (tap, long press, pinch, gizmo and joint drags by finger), 360 px without
+# sideways scrolling, the keyboard alone, axe-core, the toolbar on one row
+# at 1280 px, the one Import button (docs/viewer-touch.md).
+rigd_node_test(web_screens web/screens.test.mjs)
+set_tests_properties(web_screens PROPERTIES RESOURCE_LOCK chromium TIMEOUT 400)

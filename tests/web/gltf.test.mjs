@@ -111,7 +111,7 @@ describe('viewer: glTF in and out', () => {
 		assert.deepEqual(await sceneNames(server), before);
 		assert.equal(await page.evaluate(() => location.hash), open, 'the open scene stays open');
 		await dropFile(page, 'notes.txt', Buffer.from('hello'));
-		await poll(async () => /only \.gltf and \.glb/.test(await page.textContent('.import-status')), { what: 'the refusal of a .txt' });
+		await poll(async () => /Cannot import notes\.txt: rigd imports glTF \(\.gltf, \.glb\)/.test(await page.textContent('.import-status')), { what: 'the refusal of a .txt' });
 		await page.click('.import-status .import-close');
 		assert.equal(await page.isVisible('.import-status'), false);
 		assert.deepEqual(P.problems.filter((p) => !refusedRequest.test(p)), []);
@@ -121,7 +121,7 @@ describe('viewer: glTF in and out', () => {
 	it('the Import glTF button takes a file through the same input', async (t) => {
 		if (skipWithoutSamples(t)) return;
 		const { page } = P;
-		await page.setInputFiles('input.gltf-input', path.join(SAMPLES, 'NegativeScaleTest.gltf'));
+		await page.setInputFiles('input.import-input', path.join(SAMPLES, 'NegativeScaleTest.gltf'));
 		// The hash changes before the page routes to the new scene (on
 		// 'hashchange'): until then the hook still answers for the scene
 		// that was open. The title changes with the route.

@@ -115,3 +115,15 @@ export async function getClips(name, at = null, { signal } = {}) {
 	const res = await call(`reading the clips of '${name}'`, `/api/scenes/${enc(name)}/clips${query}`, { signal });
 	return res.json();
 }
+
+/* POST /api/scenes/NAME/ROUTE with a JSON body: the SVG rig ('svg'), Spine
+ * ('spine') and DragonBones ('dragonbones') imports, each one batch into a
+ * 2D scene made when it does not exist. Resolves to {seq, recomputed, report}. */
+export async function importRig(route, name, body, { fileName = 'the file' } = {}) {
+	const res = await call(`importing ${fileName} into scene '${name}'`, `/api/scenes/${enc(name)}/${route}`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(body),
+	});
+	return res.json();
+}

@@ -5,12 +5,21 @@
  *
  * Only the rows in view are in the DOM (a virtual list), so a scene of ten
  * thousand nodes scrolls as lightly as one of three. Rows show who else has
- * a node selected, in their colour.
+ * a node selected, in their colour and by the initial of their name.
+ *
+ * The list is an ARIA tree with one tab stop: the focused row is its
+ * aria-activedescendant ("active", outlined while the tree has the focus).
+ * Up and Down move it, Right expands a row or goes to its first child, Left
+ * collapses it or goes to its parent, Home and End go to the ends; Enter or
+ * Space selects the active row, the context-menu key (or Shift+F10), a
+ * right click or a long press opens the node's menu.
  */
 import { det3 } from './mat.js';
+import { LongPress, coarsePointer } from './touch.js';
 import { Emitter, Listeners, el, validId } from './util.js';
 
-const ROW_HEIGHT = 24; // px, fixed so the list can be virtual
+// px, fixed so the list can be virtual; a finger's target on a touch screen
+const ROW_HEIGHT = coarsePointer() ? 40 : 24;
 const OVERSCAN = 8;    // rows drawn beyond the visible ones
 
 export class HierarchyPanel extends Emitter {
@@ -20,6 +29,7 @@ export class HierarchyPanel extends Emitter {
 	 *   reparent {id, parent (null = root), index (null = append), keepWorld}
 	 *   create   {id, parent, shape: 'empty'|'box'|'camera', onError, onDone}
 	 *   delete   {id}
+	 *   menu     {id, x, y}   the node's menu asked for on its row
 	 */
 	constructor(container) {
 		super();
@@ -33,6 +43,7 @@ export class HierarchyPanel extends Emitter {
 		this._rows = [];
 		this._rowElems = new Map();
 		this._drag = null;
+		this.active = null; // the row the keyboard is on
 
 		this.keepWorld = el('input', { type: 'checkbox', checked: true, id: 'keep-world' });
 		this.search = el('input.search', { type: 'search', placeholder: 'Search id or name', spellcheck: 'false', 'aria-label': 'Search nodes' });
@@ -41,6 +52,7 @@ export class HierarchyPanel extends Emitter {
 		this.message = el('div.panel-message', { role: 'status' });
 		this.createForm = this._buildCreateForm();
 		this.list = el('div.tree', { tabIndex: 0, role: 'tree', 'aria-label': 'Scene hierarchy' });
+		this.list.style.setProperty('--row', `${ROW_HEIGHT}px`);
 		this.spacer = el('div.tree-spacer');
 		this.rowsBox = el('div.tree-rows');
 		this.rootDrop = el('div.tree-root-drop', {}, 'Drop here to make a root');
@@ -75,6 +87,25 @@ export class HierarchyPanel extends Emitter {
 		L.listen(this.list, 'scroll', () => this._renderWindow());
 		L.listen(this.list, 'click', (e) => this._onClick(e));
 		L.listen(this.list, 'keydown', (e) => this._onKey(e));
+		L.listen(this.list, 'focus', () => {
+			if (!this.active || !this._rows.some((r) => r.id === this.active)) this.active = this.selected || (this._rows[0] && this._rows[0].id) || null;
+			this._setActive(this.active);
+		});
+		L.listen(this.list, 'contextmenu', (e) => {
+			const row = e.target.closest('.tree-row');
+			if (!row) return;
+			e.preventDefault();
+			this.emit('menu', { id: row.dataset.id, x: e.clientX, y: e.clientY });
+		});
+		this._press = null;
+		this._longPress = new LongPress((x, y) => this._press && this.emit('menu', { id: this._press, x, y }));
+		L.listen(this.list, 'pointerdown', (e) => {
+			const row = e.target.closest('.tree-row');
+			this._press = row ? row.dataset.id : null;
+			if (row) this._longPress.down(e, 1);
+		});
+		L.listen(this.list, 'pointermove', (e) => this._longPress.move(e));
+		for (const type of ['pointerup', 'pointercancel']) L.listen(this.list, type, () => this._longPress.cancel());
 		L.listen(this.list, 'dragstart', (e) => this._onDragStart(e));
 		L.listen(this.list, 'dragover', (e) => this._onDragOver(e));
 		L.listen(this.list, 'dragleave', (e) => {
@@ -96,7 +127,7 @@ export class HierarchyPanel extends Emitter {
 			this._endDrag();
 			this.emit('reparent', { id, parent: null, index: null, keepWorld: this.keepWorld.checked });
 		});
-		L.listen(this.addButton, 'click', () => this._openCreate());
+		L.listen(this.addButton, 'click', () => this.openCreate());
 		L.listen(this.deleteButton, 'click', () => this.selected && this.emit('delete', { id: this.selected }));
 		this._resizeObserver = new ResizeObserver(() => this._renderWindow());
 		this._resizeObserver.observe(this.list);
@@ -126,6 +157,7 @@ export class HierarchyPanel extends Emitter {
 
 	setSelection(id) {
 		this.selected = id;
+		if (id) this.active = id;
 		this.deleteButton.disabled = !this.editable || !id;
 		// Reveal the selected node: expand its ancestors, scroll it into view.
 		if (id && this.model && this.model.get(id)) {
@@ -221,11 +253,24 @@ export class HierarchyPanel extends Emitter {
 				if (elem) elem.replaceWith(fresh);
 				elem = fresh;
 			}
+			// The keyboard's row is marked in place: a row rebuilt between a
+			// press and its release would lose the click.
+			elem.classList.toggle('active', row.id === this.active);
 			keep.set(row.id, elem);
 		}
 		for (const [id, elem] of this._rowElems) if (!keep.has(id)) elem.remove();
 		for (const elem of keep.values()) if (!elem.isConnected) this.rowsBox.append(elem);
 		this._rowElems = keep;
+		const active = this.active && keep.get(this.active);
+		if (active) this.list.setAttribute('aria-activedescendant', active.id);
+		else this.list.removeAttribute('aria-activedescendant');
+	}
+
+	/* Puts the keyboard on row 'id' (scrolled into view). */
+	_setActive(id) {
+		this.active = id;
+		if (id) this.scrollTo(id);
+		this._renderWindow();
 	}
 
 	/* Everything a row shows, as one string. */
@@ -258,9 +303,11 @@ export class HierarchyPanel extends Emitter {
 			'div',
 			{
 				class: classes.join(' '),
+				id: `tree-node-${row.id}`,
 				role: 'treeitem',
 				'aria-selected': row.id === this.selected ? 'true' : 'false',
 				'aria-level': row.depth + 1,
+				'aria-expanded': hasChildren ? String(!this.collapsed.has(row.id) || !!this.query) : null,
 				draggable: this.editable ? 'true' : 'false',
 				dataset: { id: row.id },
 				style: { top: `${i * ROW_HEIGHT}px`, paddingLeft: `${indent(row.depth)}px` },
@@ -272,7 +319,8 @@ export class HierarchyPanel extends Emitter {
 			name,
 			mirrored ? el('span.badge.mirror', { title: 'Mirrored: the world matrix has a negative determinant' }, 'det−') : null,
 			el('span.grow'),
-			...others.map((o) => el('span.presence-dot', { style: { background: o.css }, title: `${o.name} has this selected` })),
+			...others.map((o) => el('span.presence-dot.initial', { style: { background: o.css }, title: `${o.name} has this selected` }, initialOf(o.name))),
+			others.length ? el('span.visually-hidden', {}, `, selected by ${others.map((o) => o.name).join(', ')}`) : null,
 		);
 		return div;
 	}
@@ -291,19 +339,29 @@ export class HierarchyPanel extends Emitter {
 	}
 
 	_onKey(e) {
-		if (!this.selected) return;
-		const at = this._rows.findIndex((r) => r.id === this.selected);
-		const node = this.model.get(this.selected);
+		if (!this.model || !this._rows.length) return;
+		let at = this._rows.findIndex((r) => r.id === this.active);
+		if (at < 0) at = Math.max(0, this._rows.findIndex((r) => r.id === this.selected));
+		const id = this._rows[at].id;
+		const node = this.model.get(id);
+		const go = (to) => this._setActive(to);
 		let handled = true;
-		if (e.key === 'ArrowDown' && at < this._rows.length - 1) this.emit('select', { id: this._rows[at + 1].id });
-		else if (e.key === 'ArrowUp' && at > 0) this.emit('select', { id: this._rows[at - 1].id });
+		if (e.key === 'ArrowDown') go(this._rows[Math.min(at + 1, this._rows.length - 1)].id);
+		else if (e.key === 'ArrowUp') go(this._rows[Math.max(at - 1, 0)].id);
+		else if (e.key === 'Home') go(this._rows[0].id);
+		else if (e.key === 'End') go(this._rows[this._rows.length - 1].id);
 		else if (e.key === 'ArrowLeft') {
-			if (node.children.length && !this.collapsed.has(node.id)) this.collapsed.add(node.id), this.refresh();
-			else if (node.parent !== null) this.emit('select', { id: node.parent });
+			if (node.children.length && !this.collapsed.has(id) && !this.query) this.collapsed.add(id), this.refresh();
+			else if (node.parent !== null) go(node.parent);
 		} else if (e.key === 'ArrowRight') {
-			if (this.collapsed.delete(node.id)) this.refresh();
-			else if (node.children.length) this.emit('select', { id: node.children[0] });
-		} else if ((e.key === 'Delete' || e.key === 'Backspace') && this.editable) this.emit('delete', { id: this.selected });
+			if (this.collapsed.delete(id)) this.refresh();
+			else if (node.children.length) go(node.children[0]);
+		} else if (e.key === 'Enter' || e.key === ' ') this.emit('select', { id });
+		else if (e.key === 'ContextMenu' || (e.key === 'F10' && e.shiftKey)) {
+			const row = this._rowElems.get(id);
+			const r = row ? row.getBoundingClientRect() : this.list.getBoundingClientRect();
+			this.emit('menu', { id, x: r.left + 24, y: r.bottom });
+		} else if ((e.key === 'Delete' || e.key === 'Backspace') && this.editable && this.selected) this.emit('delete', { id: this.selected });
 		else handled = false;
 		if (handled) e.preventDefault();
 	}
@@ -423,7 +481,8 @@ export class HierarchyPanel extends Emitter {
 		return form;
 	}
 
-	_openCreate() {
+	/* Opens the form that creates a node under the selection (or a root). */
+	openCreate() {
 		if (!this.model || !this.editable) return;
 		this._createParent = this.selected && this.model.get(this.selected) ? this.selected : null;
 		this._createWhere.textContent = this._createParent ? `New child of ${this._createParent}` : 'New root node';
@@ -438,6 +497,7 @@ export class HierarchyPanel extends Emitter {
 
 	dispose() {
 		if (this._unsub) this._unsub.forEach((off) => off());
+		this._longPress.cancel();
 		this._listeners.dispose();
 		this._resizeObserver.disconnect();
 	}
@@ -447,6 +507,11 @@ export class HierarchyPanel extends Emitter {
  * beyond the twelfth, so a chain sixty bones deep still shows its names. */
 function indent(depth) {
 	return 6 + Math.min(depth, 12) * 14 + Math.max(0, depth - 12) * 3;
+}
+
+/* The first letter of a person's name, for their presence dot. */
+function initialOf(name) {
+	return (String(name || '?').match(/[\p{L}\p{N}]/u) || ['?'])[0].toUpperCase();
 }
 
 /* Text with the first occurrence of 'query' wrapped in <mark>. */

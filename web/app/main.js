@@ -2,8 +2,17 @@
  * main.js: the viewer's entry point. One websocket for the page's whole
  * life, a router (#/ lists scenes, #/scene/NAME opens one), the top bar
  * (connection state, the access token, who else is here, your display
- * name), and SceneView, which wires one scene's session, viewport and
- * panels together.
+ * name, the one Import button), and SceneView, which wires one scene's
+ * session, viewport and panels together.
+ *
+ * On every screen: below 900 CSS pixels wide the viewport takes the screen
+ * and the panels (hierarchy, inspector, a 2D scene's poses, draw order and
+ * clips) become bottom sheets, one open at a time, chosen in the panel bar
+ * above the timeline (style.css has the layout; docs/viewer-touch.md the
+ * whole of it). A node's menu (nodemenu.js) opens from a long press, a
+ * right click or the context-menu key. The viewport's status line is the
+ * canvas's text alternative: the selected node and its world position, who
+ * else has what selected, how many nodes the last update recomputed.
  *
  * window.rigd is a read-only hook for tests and debugging: it reports what
  * the page draws (worldOf(id) is the matrixWorld of the node's Object3D)
@@ -12,16 +21,19 @@
 import { auth, refusalText, validToken } from './auth.js';
 import { Connection } from './connection.js';
 import { ClipPanel } from './clips.js';
-import { GltfImport, exportGltf } from './gltfio.js';
+import { exportGltf } from './gltfio.js';
 import { HierarchyPanel } from './hierarchy.js';
+import { Importer } from './importer.js';
 import { InspectorPanel } from './inspector.js';
 import { InterestControl, interestMode, minPxOf } from './interest.js';
+import { position } from './mat.js';
 import { SceneModel } from './model.js';
+import { NodeMenu } from './nodemenu.js';
 import { SceneList } from './scenelist.js';
 import { SceneSession } from './session.js';
 import { DrawOrderPanel, PosePanel } from './panels2d.js';
 import { Timeline } from './timeline.js';
-import { Listeners, clear, colourFor, el, randomToken } from './util.js';
+import { Listeners, clear, colourFor, el, fmt, randomToken } from './util.js';
 import { View2D } from './view2d.js';
 import { Viewport } from './viewport.js';
 import { chooseFormat } from './wire.js';
@@ -74,14 +86,19 @@ class SceneView {
 		this.others = [];
 
 		// Layout.
-		const left = el('aside.panel.hierarchy-panel', { 'aria-label': 'Hierarchy' });
-		const right = el('aside.panel.inspector-panel', { 'aria-label': 'Inspector' });
+		const left = el('aside#panel-hierarchy.panel.hierarchy-panel', { 'aria-label': 'Hierarchy' });
+		const right = el('aside#panel-inspector.panel.inspector-panel', { 'aria-label': 'Inspector' });
 		const centre = el('main.viewport');
 		const bottom = el('footer.timeline', { 'aria-label': 'History' });
 		this.banner = el('div.banner', { hidden: true, role: 'status' });
 		this.loading = el('div.loading', {}, `Opening ${name}…`);
 		this.toolbar = this._buildToolbar();
-		this.element = el('div.scene-view', {}, left, centre, right, bottom);
+		this.status = el('div#view-status.view-status');
+		this.sheetBar = el('nav.sheet-bar', { 'aria-label': 'Panels' });
+		this.sheetTabs = {};
+		this.element = el('div.scene-view', {}, left, centre, right, this.sheetBar, bottom);
+		this._addSheet('hierarchy', 'Hierarchy', left);
+		this._addSheet('inspector', 'Inspector', right);
 		root.append(this.element);
 
 		// The viewport first: when WebGL is missing it throws, before a
@@ -95,7 +112,11 @@ class SceneView {
 		// =on at any size, =off never; the server then sends only what the
 		// camera sees.
 		this.interest = new InterestControl(this.session, this.viewport, { mode: interestMode(location.search), minPx: minPxOf(location.search) });
-		centre.append(this.toolbar, this.banner, this.loading);
+		centre.append(this.toolbar, this.banner, this.status, this.loading);
+		const canvas = this.viewport.renderer.domElement;
+		canvas.setAttribute('role', 'img');
+		canvas.setAttribute('aria-label', `3D view of scene ${name}`);
+		canvas.setAttribute('aria-describedby', 'view-status');
 		this.hierarchy = new HierarchyPanel(left);
 		this.inspector = new InspectorPanel(right);
 		this.centre = centre;
@@ -119,7 +140,7 @@ class SceneView {
 			['rotate', 'Rotate (E)', '⟳'],
 			['scale', 'Scale (R)', '⤢'],
 		];
-		this.modeButtons = modes.map(([mode, title, icon]) => el('button.tool', { title, dataset: { mode }, 'aria-label': title }, icon));
+		this.modeButtons = modes.map(([mode, title, icon]) => el('button.tool.mode', { title, dataset: { mode }, 'aria-label': title, 'aria-pressed': 'false' }, icon));
 		this.spaceButton = el('button.tool', { title: 'Gizmo axes: local or world (Q)', 'aria-label': 'Gizmo space' }, 'local');
 		const overlays = [
 			['grid', 'Grid'],
@@ -134,6 +155,10 @@ class SceneView {
 			this.overlayBoxes[key] = box;
 			return el('label.toggle-chip', { title: `Show ${label}` }, box, label);
 		});
+		// The overlays in one menu, so that the toolbar is one row at 1280
+		// pixels (and two at most on a phone).
+		this.overlayList = el('div.overlay-list', {}, ...toggles);
+		this.overlayMenu = el('details.overlay-menu', {}, el('summary.tool', { title: 'Show or hide the grid, axes, boxes, pivot (and bones)' }, 'Overlays ▾'), this.overlayList);
 		this.frameButton = el('button.tool', { title: 'Frame everything (A) / the selection (F)', 'aria-label': 'Frame all' }, '⌂');
 		this.exportButton = el('button.tool.export-gltf', { title: 'Download this scene, at the seq shown, as a glTF 2.0 file', 'aria-label': 'Export glTF' }, '⇩ glTF');
 		this.helpButton = el('button.tool', { title: 'Keys and gestures (?)', 'aria-label': 'Help' }, '?');
@@ -145,7 +170,11 @@ class SceneView {
 				'dl',
 				{},
 				...[
-					['Click', 'select a node (in the viewport or the hierarchy)'],
+					['Click / tap', 'select a node (in the viewport or the hierarchy)'],
+					['Right click / long press', 'the node\'s menu: inspect, frame, look through, add a child, delete'],
+					['One finger', '3D: orbit; 2D: pan, or drag a joint as with the mouse'],
+					['Two fingers', 'pinch to zoom, move together to pan'],
+					['Tree: ↑ ↓ ← →', 'move and expand in the hierarchy; Enter selects; the menu key opens the node\'s menu'],
 					['W  E  R', 'gizmo: move, rotate, scale; Q: local or world axes'],
 					['F  /  A', 'frame the selection / everything'],
 					['Del', 'delete the selected node and its subtree'],
@@ -155,14 +184,14 @@ class SceneView {
 					['Drag a label', 'x, y, z in the inspector scrub the value (Shift: finer)'],
 					['Drag a row', 'onto another row: make it a child; near a row\'s edge: place it before or after'],
 					['Timeline', 'drag back to see an earlier seq (read-only); ▶ replays the log'],
-					['Drop a file', 'a .gltf or .glb anywhere on the page: imported as a new scene; ⇩ glTF exports the seq shown'],
+					['Import / drop', 'glTF, an SVG rig with its manifest, a Spine or DragonBones skeleton with its atlas and pages: a new scene; ⇩ glTF exports the seq shown'],
 					['2D: drag a joint', 'turn its parent bone; Shift+drag: pull the chain\'s end (two-bone IK); a root\'s joint moves the figure'],
 					['2D: wheel / drag', 'zoom about the pointer / pan (on empty space or the artwork)'],
 					['2D: Clips panel', 'Space: play or pause the clip for everyone; ← →: a frame back or on (with the focus in the panel)'],
 				].flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
 			),
 		);
-		return el('div.toolbar', {}, ...this.modeButtons, this.spaceButton, el('span.sep'), ...toggles, el('span.sep'), this.frameButton, this.exportButton, this.helpButton, this.help);
+		return el('div.toolbar', { role: 'toolbar', 'aria-label': 'View tools' }, ...this.modeButtons, this.spaceButton, el('span.sep'), this.overlayMenu, el('span.sep'), this.frameButton, this.exportButton, this.helpButton, this.help);
 	}
 
 	_overlayDefault(key) {
@@ -194,7 +223,7 @@ class SceneView {
 			s.on('history', (h) => this.timeline.setHistoryState(h)),
 			s.on('notice', ({ message }) => this.app.toast(message)),
 			this.live.on('reset', () => this._liveChanged()),
-			this.live.on('update', () => this._liveChanged()),
+			this.live.on('update', (info) => this._liveChanged(info)),
 			this.conn.on('state', () => this._applyEditable()),
 		);
 
@@ -203,7 +232,11 @@ class SceneView {
 			this.viewport.on('pick', ({ id }) => this.select(id)),
 			this.viewport.on('gizmo', (g) => this._onGizmo(g)),
 			this.viewport.on('look', ({ id }) => this._showBanner()),
+			this.viewport.on('menu', ({ id, x, y }) => this.openMenu(id, x, y)),
 		);
+		L.listen(document, 'pointerdown', (e) => {
+			if (this.overlayMenu.open && !this.overlayMenu.contains(e.target)) this.overlayMenu.open = false;
+		});
 		for (const b of this.modeButtons) L.listen(b, 'click', () => this.setMode(b.dataset.mode));
 		L.listen(this.spaceButton, 'click', () => this.toggleSpace());
 		L.listen(this.frameButton, 'click', () => (this.view2d ? this.view2d.frameAll() : this.viewport.frameAll()));
@@ -218,6 +251,7 @@ class SceneView {
 			this.hierarchy.on('reparent', (r) => this._reparent(r)),
 			this.hierarchy.on('create', (c) => this._create(c)),
 			this.hierarchy.on('delete', ({ id }) => this._delete(id)),
+			this.hierarchy.on('menu', ({ id, x, y }) => this.openMenu(id, x, y)),
 		);
 
 		// Inspector.
@@ -272,15 +306,29 @@ class SceneView {
 		this.view2d = new View2D(this.centre, { scene: this.name, edit, live, gesture });
 		const bones = el('input', { type: 'checkbox', checked: true, dataset: { overlay: 'bones' } });
 		this._listeners.listen(bones, 'change', () => this.view2d.setBonesVisible(bones.checked));
-		this.toolbar.insertBefore(el('label.toggle-chip.bones-chip', { title: 'Show the bones and joints' }, bones, 'Bones'), this.frameButton);
-		this.centre.append(this.toolbar, this.banner, this.loading);
+		this.overlayList.append(el('label.toggle-chip.bones-chip', { title: 'Show the bones and joints' }, bones, 'Bones'));
+		this.view2d.svg.setAttribute('aria-label', `2D view of scene ${this.name}`);
+		this.view2d.svg.setAttribute('aria-describedby', 'view-status');
+		this.centre.append(this.toolbar, this.banner, this.status, this.loading);
 		const holder = el('div.panels2d');
 		this.right.append(holder);
 		// The clips panel first: it is hidden in a scene without clips.
 		this.clips = new ClipPanel(holder, { scene: this.name, live, gesture });
 		this.poses = new PosePanel(holder, { scene: this.name, edit, live, gesture });
 		this.drawOrder = new DrawOrderPanel(holder, { edit, select: (id) => this.select(id) });
+		this._addSheet('poses', 'Poses', this.right);
+		this._addSheet('order', 'Draw order', this.right);
+		this._addSheet('clips', 'Clips', this.right);
+		// The clips tab is there when the clips panel is (a scene with clips).
+		const clipsPanel = this.clips.element;
+		this.sheetTabs.clips.hidden = clipsPanel.hidden;
+		this._clipsWatch = new MutationObserver(() => {
+			this.sheetTabs.clips.hidden = clipsPanel.hidden;
+			if (clipsPanel.hidden && this.element.dataset.sheet === 'clips') this.showSheet(null);
+		});
+		this._clipsWatch.observe(clipsPanel, { attributes: true, attributeFilter: ['hidden'] });
 		this._unsubs.push(
+			this.view2d.on('menu', ({ id, x, y }) => this.openMenu(id, x, y)),
 			this.view2d.on('pick', ({ id }) => this.select(id)),
 			this.view2d.on('error', ({ message }) => this.app.toast(message)),
 		);
@@ -289,7 +337,9 @@ class SceneView {
 		this._applyEditable();
 	}
 
-	_liveChanged() {
+	_liveChanged(info) {
+		if (info && info.world && this.shown === this.live) this._recomputed = info.world.size;
+		this._statusChanged();
 		if (this.live.dims === 2 && !this.view2d && this.shown === this.live) this._display(this.live, { flash: false });
 		this.timeline.setLiveSeq(this.live.seq);
 		this.app.setSceneInfo(this.name, this.live);
@@ -345,6 +395,66 @@ class SceneView {
 		this.viewport.setSelection(id);
 		if (this.view2d) this.view2d.setSelection(id);
 		this.session.setSelection(id ? [id] : []);
+		this._statusChanged();
+	}
+
+	/* --- panels as sheets (narrow screens), the node menu, the status --- */
+
+	/* A tab in the panel bar that opens sheet 'key' (panel 'panel'). */
+	_addSheet(key, label, panel) {
+		const tab = el('button.sheet-tab', { type: 'button', dataset: { sheet: key }, 'aria-expanded': 'false', 'aria-controls': panel.id }, label);
+		this._listeners.listen(tab, 'click', () => this.showSheet(this.element.dataset.sheet === key ? null : key));
+		this.sheetTabs[key] = tab;
+		this.sheetBar.append(tab);
+	}
+
+	/* Opens sheet 'key' ('hierarchy', 'inspector', 'poses', 'order',
+	 * 'clips'), or closes the one open (null). Only narrow screens show
+	 * panels as sheets; wider ones show them all, whatever this says. */
+	showSheet(key) {
+		if (key) this.element.dataset.sheet = key;
+		else delete this.element.dataset.sheet;
+		for (const [k, tab] of Object.entries(this.sheetTabs)) tab.setAttribute('aria-expanded', String(k === key));
+	}
+
+	/* The node's menu at page point (x, y). */
+	openMenu(id, x, y) {
+		if (!this.shown.get(id)) return;
+		const editable = this.editable;
+		const items = [
+			{ label: 'Inspect', run: () => (this.select(id), this.showSheet('inspector')) },
+			this.view2d ? null : { label: 'Frame (F)', run: () => (this.select(id), this.viewport.frameNode(id)) },
+			this.view2d ? null : { label: 'Look through', run: () => (this.select(id), this.lookThrough(id)) },
+			{ label: 'Add a child', disabled: !editable, run: () => (this.select(id), this.showSheet('hierarchy'), this.hierarchy.openCreate()) },
+			{ label: 'Delete (Del)', disabled: !editable, run: () => this._delete(id) },
+		].filter(Boolean);
+		this.app.menu.show(id, x, y, items);
+	}
+
+	/* The viewport's status line, at most once a frame. */
+	_statusChanged() {
+		if (this._statusFrame) return;
+		this._statusFrame = requestAnimationFrame(() => {
+			this._statusFrame = 0;
+			// Only when it changed: a new text is a layout, and updates
+			// stream in while the camera moves.
+			const text = this.statusText();
+			if (text !== this.status.textContent) this.status.textContent = text;
+		});
+	}
+
+	/* What the viewport shows, in words: the canvas's text alternative. */
+	statusText() {
+		const parts = [];
+		const node = this.selected && this.shown.get(this.selected);
+		if (node) {
+			const p = node.world ? position(node.world) : null;
+			const where = p ? (this.view2d ? `(${fmt(p[0], 1)}, ${fmt(p[1], 1)})` : `(${fmt(p[0])}, ${fmt(p[1])}, ${fmt(p[2])})`) : 'unknown';
+			parts.push(`Selected ${node.id}${node.name && node.name !== node.id ? ` (${node.name})` : ''}, world position ${where}`);
+		} else parts.push(`No node selected; ${this.shown.size} node${this.shown.size === 1 ? '' : 's'}`);
+		for (const o of this.others) if (o.ids.length) parts.push(`${o.name} has ${o.ids.slice(0, 3).join(', ')}${o.ids.length > 3 ? '…' : ''} selected`);
+		if (this._recomputed) parts.push(`last update recomputed ${this._recomputed} node${this._recomputed === 1 ? '' : 's'}`);
+		return parts.join(' · ');
 	}
 
 	_presenceChanged() {
@@ -355,6 +465,7 @@ class SceneView {
 		this.hierarchy.setOthers(this.others);
 		this.viewport.setOthers(this.others.map((o) => ({ ids: o.ids, colour: o.colour })));
 		this.app.setPresence(this.others);
+		this._statusChanged();
 	}
 
 	/* --- edits --- */
@@ -433,7 +544,10 @@ class SceneView {
 
 	setMode(mode) {
 		this.viewport.setGizmoMode(mode);
-		for (const b of this.modeButtons) b.classList.toggle('active', b.dataset.mode === mode);
+		for (const b of this.modeButtons) {
+			b.classList.toggle('active', b.dataset.mode === mode);
+			b.setAttribute('aria-pressed', String(b.dataset.mode === mode));
+		}
 	}
 
 	toggleSpace() {
@@ -474,6 +588,8 @@ class SceneView {
 		else if (key === '?') this.help.hidden = !this.help.hidden;
 		else if (key === 'escape') {
 			if (!this.help.hidden) this.help.hidden = true;
+			else if (this.overlayMenu.open) this.overlayMenu.open = false;
+			else if (this.element.dataset.sheet) this.showSheet(null);
 			else if (this.viewport.lookId) this.lookThrough(null);
 			else this.select(null);
 		} else if ((key === 'delete' || key === 'backspace') && this.selected && this.editable) this._delete(this.selected);
@@ -482,6 +598,9 @@ class SceneView {
 	}
 
 	dispose() {
+		cancelAnimationFrame(this._statusFrame);
+		if (this._clipsWatch) this._clipsWatch.disconnect();
+		this.app.menu.close({ refocus: false });
 		this.interest.dispose();
 		for (const off of this._unsubs) off();
 		this._listeners.dispose();
@@ -512,21 +631,22 @@ class App {
 		this.list = null;
 
 		this.crumbs = el('nav.crumbs', { 'aria-label': 'Location' });
-		this.presence = el('div.presence', { 'aria-label': 'People in this scene' });
+		this.presence = el('div.presence', { role: 'group', 'aria-label': 'People in this scene' });
 		this.nameInput = el('input.name-input', { type: 'text', value: this.displayName, spellcheck: 'false', 'aria-label': 'Your display name', title: 'Your name, as others see it' });
 		this.connPill = el('div.conn-pill', { role: 'status', 'aria-live': 'polite' });
 		this.toastBox = el('div.toasts', { role: 'alert' });
 		this.main = el('div.app-main');
 		this._buildTokenPanel();
-		this.importButton = el('button.import-gltf', { type: 'button', title: 'Import a .gltf or .glb file as a new scene (or drop one anywhere on the page)' }, 'Import glTF');
+		this.importButton = el('button.import-button', { type: 'button', title: 'Import glTF, an SVG rig with its manifest, or a Spine or DragonBones skeleton with its atlas and pages as a new scene (or drop the files anywhere on the page)' }, 'Import');
 		document.body.append(
 			el('header.topbar', {}, el('a.brand', { href: '#/' }, 'rigd'), this.crumbs, el('span.grow'), this.presence, this.importButton, this.nameInput, this.connPill, this.tokenButton),
 			this.tokenPanel,
 			this.main,
 			this.toastBox,
 		);
-		this.gltf = new GltfImport(document.body, { open: (name) => (location.hash = `#/scene/${encodeURIComponent(name)}`) });
-		this._listeners.listen(this.importButton, 'click', () => this.gltf.choose());
+		this.importer = new Importer(document.body, { open: (name) => (location.hash = `#/scene/${encodeURIComponent(name)}`) });
+		this.menu = new NodeMenu(document.body);
+		this._listeners.listen(this.importButton, 'click', () => this.importer.choose());
 
 		this._listeners.listen(window, 'hashchange', () => this.route());
 		this._listeners.listen(window, 'keydown', (e) => this.view && this.view.onKey(e));
@@ -661,7 +781,8 @@ class App {
 	}
 
 	setSceneInfo(name, model) {
-		if (this.sceneInfo) this.sceneInfo.textContent = ` ${model.size} nodes`;
+		const text = ` ${model.size} nodes`;
+		if (this.sceneInfo && this.sceneInfo.textContent !== text) this.sceneInfo.textContent = text;
 	}
 
 	setPresence(others) {
@@ -677,14 +798,17 @@ class App {
 	_showConn(s) {
 		clear(this.connPill);
 		this.connPill.className = `conn-pill ${s.state}`;
-		if (s.state === 'open') this.connPill.append('● connected');
-		else if (s.state === 'connecting') this.connPill.append('◌ connecting…');
+		// The word goes out of sight on a narrow screen; the mark's shape
+		// (filled, dotted, hollow) still says the state without its colour.
+		const word = (mark, text) => this.connPill.append(el('span.conn-mark', {}, mark), el('span.conn-word', {}, ` ${text}`));
+		if (s.state === 'open') word('●', 'connected');
+		else if (s.state === 'connecting') word('◌', 'connecting…');
 		else if (s.state === 'waiting') {
 			const secs = Math.max(0, Math.ceil((s.retryAt - Date.now()) / 1000));
 			const retry = el('button.link', { type: 'button' }, 'retry now');
 			retry.addEventListener('click', () => this.conn.retryNow());
 			this.connPill.append(`○ offline (${s.reason}); retrying in ${secs}s · `, retry);
-		} else this.connPill.append('○ closed');
+		} else word('○', 'closed');
 	}
 
 	/* A short message that is not tied to any one control. */
@@ -759,6 +883,8 @@ class App {
 			 * batch was still out) and play's frames. */
 			clips: () => (view().clips ? view().clips.state() : null),
 			jointOnPage: (id) => (view().view2d ? view().view2d.screenOfJoint(id) : null),
+			/* CSS pixels across the gizmo's thinnest handle (its hit target). */
+			gizmoHandlePx: () => view().viewport.gizmoHandlePx(),
 			/* Ids drawn at matrices predicted from a gizmo drag, not yet the
 			 * server's (see viewport.js). */
 			predicted: () => view().viewport.predicted(),

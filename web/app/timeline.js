@@ -81,6 +81,9 @@ export class Timeline extends Emitter {
 
 	/* The live scene reached 'seq'. */
 	setLiveSeq(seq) {
+		// Updates that only show or hide nodes (a moving camera's view)
+		// keep the seq: writing the same values would still cost a layout.
+		if (seq === this.liveSeq) return;
 		if (seq > this.liveSeq && this._log) this._log = this._log.filter((e) => e.seq <= seq);
 		this.liveSeq = seq;
 		this.slider.max = String(seq);

@@ -18,14 +18,19 @@
  * pivot (a stream of `rotate` ops); with Shift held it pulls the chain's
  * end with two-bone `ik` (chain: grandparent, parent, the joint); a root's
  * joint moves the root (`move`), and so does the joint of a skeleton's IK
- * target (the server solves the constraint). The wheel zooms about the pointer; a drag
- * on empty space pans.
+ * target (the server solves the constraint). The wheel zooms about the
+ * pointer; a drag on empty space pans. With fingers: one drags a joint or
+ * pans, two pinch (zoom about their midpoint, pan with it), a tap selects,
+ * a long press opens the node's menu; a finger takes the nearest joint
+ * within half of TOUCH_TARGET_PX, so a joint is a 44-pixel target whatever
+ * its drawn size.
  *
  * Never: composes a world matrix for drawing, touches the DOM outside its
  * own <svg> and the frame callback, edits anything but through 'edit'.
  */
 import { drawOrder } from './order2d.js';
 import { AssetStore, SVG_NS, scopedSheet, splitLayer } from './svg_layers.js';
+import { LongPress, TOUCH_TARGET_PX, slopOf } from './touch.js';
 import { Emitter, Listeners } from './util.js';
 
 const JOINT_PX = 6; // joint handle radius, screen pixels
@@ -64,7 +69,8 @@ export class View2D extends Emitter {
 	 * resolves with its ack (rejects with the server's error); 'live(key,
 	 * ops)' sends a batch that later ones of the same key may replace;
 	 * 'gesture(on)' opens and closes an undo step.
-	 * Events: 'pick' {id}, 'error' {message}.
+	 * Events: 'pick' {id}, 'menu' {id, x, y} (a long press or a right
+	 * click on a joint or a layer), 'error' {message}.
 	 */
 	constructor(container, { scene, edit, live, gesture }) {
 		super();
@@ -365,26 +371,91 @@ export class View2D extends Emitter {
 		L.listen(this.svg, 'pointerdown', (e) => this._down(e));
 		L.listen(this.svg, 'pointermove', (e) => this._move(e));
 		L.listen(this.svg, 'pointerup', (e) => this._up(e));
-		L.listen(this.svg, 'pointercancel', (e) => this._up(e));
+		L.listen(this.svg, 'pointercancel', (e) => this._up(e, { cancel: true }));
+		L.listen(this.svg, 'contextmenu', (e) => e.preventDefault());
+		this._pointers = new Map(); // pointerId -> {x, y}, page pixels
+		this._longPress = new LongPress((x, y) => {
+			const d = this._drag;
+			if (!d || d.moved || !d.target) return;
+			d.kind = 'none';
+			d.moved = true;
+			this.emit('menu', { id: d.target, x, y });
+		});
+	}
+
+	/* The joint a finger at (x, y) means: the nearest within half a touch
+	 * target, or null. */
+	_jointNear(x, y) {
+		let best = null;
+		let bestD = TOUCH_TARGET_PX / 2;
+		for (const [id, c] of this.joints) {
+			const r = c.getBoundingClientRect();
+			if (!r.width && !r.height) continue;
+			const dist = Math.hypot(r.left + r.width / 2 - x, r.top + r.height / 2 - y);
+			if (dist <= bestD) (best = id), (bestD = dist);
+		}
+		return best;
 	}
 
 	_down(e) {
-		if (e.button !== 0 && e.button !== 1) return;
-		const joint = e.target.closest && e.target.closest('circle.joint');
-		const layer = e.target.closest && e.target.closest('g.layer');
+		if (e.button !== 0 && e.button !== 1 && e.button !== 2) return;
+		this._pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
 		this.svg.setPointerCapture(e.pointerId);
-		const start = { px: e.clientX, py: e.clientY, at: this.toScene(e), moved: false };
-		if (joint && e.button === 0) {
-			this._drag = { kind: 'joint', id: joint.dataset.id, ik: e.shiftKey, ...start };
+		if (this._pointers.size > 1) {
+			this._longPress.cancel();
+			// A second finger turns a pan (or a press not yet moved) into a
+			// pinch; a joint drag under way keeps its one finger.
+			const d = this._drag;
+			if (this._pointers.size === 2 && (!d || !d.moved || d.kind === 'pan')) {
+				this._drag = { kind: 'pinch', moved: true, cam: { ...this.camera }, from: this._pinch() };
+			}
+			return;
+		}
+		const jointEl = e.target.closest && e.target.closest('circle.joint');
+		const joint = jointEl ? jointEl.dataset.id : e.pointerType === 'mouse' ? null : this._jointNear(e.clientX, e.clientY);
+		const layer = e.target.closest && e.target.closest('g.layer');
+		const start = { px: e.clientX, py: e.clientY, at: this.toScene(e), moved: false, pointer: e.pointerId, slop: slopOf(e), target: joint || (layer ? layer.dataset.id : null) };
+		if (e.button === 2) {
+			this._drag = { kind: 'menu', ...start };
+		} else if (joint && e.button === 0) {
+			this._drag = { kind: 'joint', id: joint, ik: e.shiftKey, ...start };
 		} else {
 			this._drag = { kind: 'pan', pick: layer ? layer.dataset.id : null, cam: { ...this.camera }, ...start };
 		}
+		this._longPress.down(e, this._pointers.size);
+	}
+
+	/* The two fingers' midpoint and distance (page pixels). */
+	_pinch() {
+		const [a, b] = [...this._pointers.values()];
+		return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2, dist: Math.max(1, Math.hypot(a.x - b.x, a.y - b.y)) };
 	}
 
 	_move(e) {
+		if (this._pointers.has(e.pointerId)) this._pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+		this._longPress.move(e);
 		const d = this._drag;
 		if (!d) return;
-		if (!d.moved && Math.hypot(e.clientX - d.px, e.clientY - d.py) < 3) return;
+		if (d.kind === 'pinch') {
+			if (this._pointers.size !== 2) return;
+			// The scene point under the fingers' first midpoint stays under
+			// their midpoint; the zoom follows their distance.
+			const now = this._pinch();
+			const r = this.svg.getBoundingClientRect();
+			const k = Math.min(Math.max(d.cam.k * (now.dist / d.from.dist), 0.02), 200);
+			const sx = (d.from.x - r.left - d.cam.x) / d.cam.k;
+			const sy = (d.from.y - r.top - d.cam.y) / d.cam.k;
+			this.camera = { k, x: now.x - r.left - k * sx, y: now.y - r.top - k * sy };
+			this.requestRender({ camera: true });
+			return;
+		}
+		if (d.pointer !== undefined && e.pointerId !== d.pointer) return;
+		if (!d.moved && Math.hypot(e.clientX - d.px, e.clientY - d.py) < d.slop) return;
+		if (d.kind === 'menu') {
+			d.kind = 'none';
+			d.moved = true;
+			return;
+		}
 		if (d.kind === 'pan') {
 			d.moved = true;
 			this.camera = { ...d.cam, x: d.cam.x + e.clientX - d.px, y: d.cam.y + e.clientY - d.py };
@@ -402,12 +473,25 @@ export class View2D extends Emitter {
 		this._jointDrag(d, this.toScene(e));
 	}
 
-	_up(e) {
+	_up(e, { cancel = false } = {}) {
+		this._pointers.delete(e.pointerId);
+		this._longPress.cancel();
+		if (this.svg.hasPointerCapture(e.pointerId)) this.svg.releasePointerCapture(e.pointerId);
 		const d = this._drag;
 		if (!d) return;
+		if (d.kind === 'pinch') {
+			// The finger left on the glass does nothing until it is lifted.
+			this._drag = this._pointers.size ? { kind: 'none', moved: true } : null;
+			return;
+		}
+		if (this._pointers.size) return; // another finger's, during a joint drag
 		this._drag = null;
-		if (this.svg.hasPointerCapture(e.pointerId)) this.svg.releasePointerCapture(e.pointerId);
 		if (!d.moved) {
+			if (cancel) return;
+			if (d.kind === 'menu') {
+				if (d.target) this.emit('menu', { id: d.target, x: e.clientX, y: e.clientY });
+				return;
+			}
 			this.emit('pick', { id: d.kind === 'joint' ? d.id : d.pick });
 			return;
 		}
@@ -551,6 +635,7 @@ export class View2D extends Emitter {
 
 	dispose() {
 		if (this._raf) cancelAnimationFrame(this._raf);
+		this._longPress.cancel();
 		if (this._modelUnsubs) this._modelUnsubs.forEach((off) => off());
 		this._unsubAssets();
 		this._listeners.dispose();

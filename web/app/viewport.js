@@ -21,6 +21,7 @@ import { TransformControls } from 'three/addons/controls/TransformControls.js';
 import { NodeLayer } from './drawables.js';
 import { IDENTITY, invertAffine, position } from './mat.js';
 import { Overlays, subtreeBoxes } from './overlays.js';
+import { LongPress, TOUCH_TARGET_PX, coarsePointer, slopOf } from './touch.js';
 import { Emitter, Listeners } from './util.js';
 
 /*
@@ -84,12 +85,25 @@ const IDLE_MS = 150;
 const MOVING_PIXEL_SCALE = 0.5;
 const MOVING_DETAIL_SCALE = 2;
 
+/*
+ * The gizmo's size on a touch screen. TransformControls scales its handles
+ * to 0.2375 * size of the view's height per unit (its factor: distance *
+ * 1.9 tan(fov / 2), over 4, against a view 2 distance tan(fov / 2) high),
+ * and its thinnest picker (the rotate rings, the plane squares) is 0.2
+ * units across: so 0.0475 * size * height pixels. On a coarse pointer the
+ * size is raised until that is at least TOUCH_TARGET_PX (within limits).
+ */
+const GIZMO_SIZE = 0.9;
+const GIZMO_SIZE_MAX_TOUCH = 2.5;
+const GIZMO_THINNEST_PER_HEIGHT = 0.2 * 0.2375;
+
 export class Viewport extends Emitter {
 	/*
 	 * Events:
 	 *   pick     {id | null, additive}
 	 *   gizmo    {phase: 'start'|'change'|'end', id, mode, t, r, s}
 	 *   look     {id | null}   the camera being looked through changed
+	 *   menu     {id, x, y}    a long press (touch) or a right click on a node
 	 */
 	constructor(container) {
 		super();
@@ -144,11 +158,14 @@ export class Viewport extends Emitter {
 		this._gizmoFrame.add(this._gizmoProxy);
 		this.scene.add(this._gizmoFrame);
 		this.gizmo = new TransformControls(this.camera, this.renderer.domElement);
-		this.gizmo.setSize(0.9);
+		this._touch = coarsePointer();
+		this.gizmo.setSize(GIZMO_SIZE);
 		this._gizmoHelper = this.gizmo.getHelper();
 		this.scene.add(this._gizmoHelper);
 		this._gizmoId = null;
 		this._gizmoEnabled = true;
+		this._pinching = false; // a second finger is down: the gizmo takes none
+		this._gizmoInput();
 		this._listeners.listen(this.gizmo, 'change', () => this.requestRender());
 		this._listeners.listen(this.gizmo, 'dragging-changed', (e) => {
 			this.orbit.enabled = !e.value && !this.lookId;
@@ -168,9 +185,50 @@ export class Viewport extends Emitter {
 
 		this._raycaster = new THREE.Raycaster();
 		this._down = null;
+		// Fingers on the canvas: OrbitControls turns one into an orbit and
+		// two into a pinch (dolly and pan); a tap picks, a long press opens
+		// the node's menu. A press that ever had a second finger picks nothing.
+		this._pointers = new Set();
+		this._longPress = new LongPress((x, y) => {
+			if (this.gizmo.dragging) return;
+			const id = this._pickAt(x, y);
+			this._down = null;
+			if (id) this.emit('menu', { id, x, y });
+		});
 		const canvas = this.renderer.domElement;
-		this._listeners.listen(canvas, 'pointerdown', (e) => (this._down = { x: e.clientX, y: e.clientY, button: e.button }));
+		// A second finger makes a pinch, wherever it lands: a gizmo drag
+		// of the first ends where it is (one undo step, as any drag), and
+		// the gizmo takes no finger until all are lifted, before
+		// OrbitControls and TransformControls, whose listeners come after
+		// this capturing one, see the second finger.
+		this._listeners.listen(canvas, 'pointerdown', (e) => {
+			if (this._pointers.size < 1 || e.pointerType === 'mouse') return;
+			if (this.gizmo.dragging) this.gizmo.pointerUp({ button: 0 });
+			this._pinching = true;
+			this._gizmoInput();
+		}, { capture: true });
+		this._listeners.listen(canvas, 'pointerdown', (e) => {
+			this._pointers.add(e.pointerId);
+			if (this._pointers.size > 1) {
+				this._down = null;
+				this._longPress.cancel();
+				return;
+			}
+			this._down = { x: e.clientX, y: e.clientY, button: e.button, slop: slopOf(e) };
+			this._longPress.down(e, this._pointers.size);
+		});
+		this._listeners.listen(canvas, 'pointermove', (e) => this._longPress.move(e));
 		this._listeners.listen(canvas, 'pointerup', (e) => this._onPointerUp(e));
+		const lift = (e) => {
+			this._pointers.delete(e.pointerId);
+			this._longPress.cancel();
+			if (!this._pointers.size && this._pinching) (this._pinching = false), this._gizmoInput();
+		};
+		this._listeners.listen(canvas, 'pointerup', lift);
+		this._listeners.listen(canvas, 'pointercancel', (e) => {
+			lift(e);
+			this._down = null;
+		});
 		this._resizeObserver = new ResizeObserver(() => this.resize());
 		this._resizeObserver.observe(container);
 
@@ -329,7 +387,15 @@ export class Viewport extends Emitter {
 			this._syncGizmo();
 			this.gizmo.attach(this._gizmoProxy);
 		}
+		this._gizmoInput();
 		this.requestRender();
+	}
+
+	/* The gizmo hears pointers only while it is shown and no pinch is on:
+	 * a detached TransformControls still measures the canvas on every
+	 * pointer move, which forces a layout per move during an orbit. */
+	_gizmoInput() {
+		this.gizmo.enabled = !!this.gizmo.object && !this._pinching;
 	}
 
 	_syncGizmo() {
@@ -484,19 +550,35 @@ export class Viewport extends Emitter {
 	_onPointerUp(e) {
 		const down = this._down;
 		this._down = null;
-		if (!down || down.button !== 0 || this.gizmo.dragging) return;
-		if (Math.hypot(e.clientX - down.x, e.clientY - down.y) > 4) return;
+		if (!down || this.gizmo.dragging) return;
+		if (Math.hypot(e.clientX - down.x, e.clientY - down.y) > down.slop) return;
+		// A right click that did not pan opens the node's menu.
+		if (down.button === 2) {
+			const id = this._pickAt(e.clientX, e.clientY);
+			if (id) this.emit('menu', { id, x: e.clientX, y: e.clientY });
+			return;
+		}
+		if (down.button !== 0) return;
 		// A click on the gizmo's handles is the gizmo's, not a pick.
 		if (this.gizmo.axis) return;
+		this.emit('pick', { id: this._pickAt(e.clientX, e.clientY), additive: e.shiftKey });
+	}
+
+	/* The id of the node drawn at page point (x, y), or null. */
+	_pickAt(x, y) {
 		const rect = this.renderer.domElement.getBoundingClientRect();
-		const ndc = new THREE.Vector2(((e.clientX - rect.left) / rect.width) * 2 - 1, -((e.clientY - rect.top) / rect.height) * 2 + 1);
+		const ndc = new THREE.Vector2(((x - rect.left) / rect.width) * 2 - 1, -((y - rect.top) / rect.height) * 2 + 1);
 		const cam = this._activeCamera();
 		this._raycaster.setFromCamera(ndc, cam);
 		const dist = this.lookId ? 1 : this.camera.position.distanceTo(this.orbit.target);
 		this._raycaster.params.Line.threshold = Math.max(0.005, dist * 0.01);
 		this._raycaster.params.Points.threshold = Math.max(0.005, dist * 0.006);
-		const id = this.layer.pick(this._raycaster);
-		this.emit('pick', { id, additive: e.shiftKey });
+		return this.layer.pick(this._raycaster);
+	}
+
+	/* How many CSS pixels across the gizmo's thinnest handle is now. */
+	gizmoHandlePx() {
+		return GIZMO_THINNEST_PER_HEIGHT * this.gizmo.size * this._cssSize[1];
 	}
 
 	/* --- rendering --- */
@@ -510,6 +592,10 @@ export class Viewport extends Emitter {
 		this.renderer.setSize(w, h, false);
 		this.camera.aspect = this._aspect;
 		this.camera.updateProjectionMatrix();
+		if (this._touch) {
+			const size = TOUCH_TARGET_PX / (GIZMO_THINNEST_PER_HEIGHT * h);
+			this.gizmo.setSize(Math.min(Math.max(GIZMO_SIZE, size), GIZMO_SIZE_MAX_TOUCH));
+		}
 		this.requestRender();
 	}
 
@@ -639,6 +725,7 @@ export class Viewport extends Emitter {
 		clearTimeout(this._flashTimer);
 		clearTimeout(this._idleTimer);
 		clearTimeout(this._predictionTimer);
+		this._longPress.cancel();
 		this._costChannel.port1.close();
 		this._frame = 0;
 		for (const off of this._modelUnsubs) off();
