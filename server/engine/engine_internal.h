@@ -104,6 +104,12 @@ struct engine {
 	engine_stats stats;
 	char errmsg[512];
 	size_t line_max;          /* bytes of a batch's log line; 0: no limit */
+	/* The commit writer (engine_writer_start): its thread, its own
+	 * connection, and the commit it runs (NULL when none): while one
+	 * runs, the queue must not change. */
+	struct writer *w;
+	store *wst;
+	struct commit_job *flight;
 };
 
 /* The state of a replay: a scene, the seq the next log row must carry, and
@@ -187,6 +193,15 @@ struct eng_asset;
 int eng_apply_and_queue_asset(engine *e, scene_rt *rt, const edit_batch *b,
 			      const edit_limits *lim, int kind, int64_t target,
 			      const struct eng_asset *asset, engine_ack *ack, edit_error *err);
+
+/* Empties the queue, freeing what its batches own. */
+void eng_queue_clear(engine *e);
+
+/* --- engine_commit.c --- */
+
+/* Waits for the commit out (if any), stops the writer and closes its
+ * connection; nothing when there is no writer. */
+void eng_writer_stop(engine *e);
 
 /* --- engine_line.c --- */
 
