@@ -495,6 +495,13 @@ int engine_pending(const engine *e)
 	return e->n_q;
 }
 
+int engine_scene_pending(const engine *e, const char *name)
+{
+	const scene_rt *rt = e->n_q ? eng_find_scene(e, name) : NULL;
+
+	return rt ? rt->n_pending : 0;
+}
+
 void engine_ack_init(engine_ack *a)
 {
 	memset(a, 0, sizeof(*a));

@@ -238,6 +238,8 @@ size_t engine_line_max(const engine *e);
 
 /* Batches queued since the last engine_commit (all scenes). */
 int engine_pending(const engine *e);
+/* Of those, the batches of scene 'name' (0 for an unknown scene). */
+int engine_scene_pending(const engine *e, const char *name);
 
 /*
  * Stores every queued batch in one transaction (and a snapshot of each

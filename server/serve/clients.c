@@ -47,6 +47,22 @@ void clients_queue_free(struct client *c)
 	c->tail = NULL;
 	c->queued = 0;
 	c->queued_bytes = 0;
+	free(c->ready);
+	c->ready = NULL;
+}
+
+void clients_flow(struct server *S, struct client *c)
+{
+	size_t cap = S->o.reply_queue;
+	bool over = c->queued_bytes > cap / 2 || c->queued > REPLY_QUEUE_MAX_COUNT / 2;
+	bool under = c->queued_bytes <= cap / 4 && c->queued <= REPLY_QUEUE_MAX_COUNT / 4;
+
+	if (c->dropped || (c->held ? !under : !over))
+		return;
+	c->held = !c->held;
+	if (c->held)
+		S->m.clients_held_total++;
+	net_ws_hold(S->n, c->conn, c->held);
 }
 
 /* Closes a client whose queue overflowed: it did not read its replies. */
@@ -101,6 +117,7 @@ struct reply *clients_enqueue(struct server *S, struct client *c, char *frame, s
 	c->queued++;
 	c->queued_bytes += len;
 	assert(c->head && !r->next && c->queued <= REPLY_QUEUE_MAX_COUNT);
+	clients_flow(S, c);
 	if (!pending && frame)
 		net_ws_wake(S->n, c->conn);
 	return r;
@@ -119,6 +136,7 @@ void clients_fill(struct server *S, struct client *c, struct reply *r, char *fra
 		clients_drop(S, c);
 		return;
 	}
+	clients_flow(S, c);
 	net_ws_wake(S->n, c->conn);
 }
 

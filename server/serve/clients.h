@@ -62,6 +62,12 @@ struct client {
 	int queued;                  /* entries in the queue */
 	bool dropped;                /* closed for overflow; ignore its input */
 	bool wake_after_turn;        /* was writable while a turn was open */
+	bool held;                   /* its reading stopped: replies piled up */
+	/* An update built in the window after a commit (fanout_prepare),
+	 * owned, sent after the replies; NULL when none. */
+	char *ready;
+	size_t ready_len;
+	bool ready_binary;
 	/* access control (docs/security.md) */
 	bool authed;                 /* 'tok' holds the hash of a known token */
 	unsigned char tok[SHA256_LEN];
@@ -106,6 +112,15 @@ struct reply *clients_enqueue(struct server *S, struct client *c, char *frame, s
  * filled with nothing (a subscribe answered by its snapshot) are skipped.
  */
 char *clients_next_reply(struct client *c, size_t *len);
+
+/*
+ * Back-pressure: stops reading 'c' while its replies (acks, errors) pile up
+ * past half of --reply-queue (bytes) or of REPLY_QUEUE_MAX_COUNT (entries),
+ * and reads it again once they are down to a quarter, so that a client
+ * that sends faster than it reads is slowed long before it would be
+ * closed for overflow.
+ */
+void clients_flow(struct server *S, struct client *c);
 
 /* Fills placeholder 'r' of 'c' with 'frame' (owned from here; NULL: the
  * placeholder answers nothing) and wakes the client. May drop the client. */
