@@ -199,13 +199,19 @@ static void test_engine_commit_off_thread(void **state)
 	atomic_store(&engine_notes, 0);
 	assert_int_equal(engine_commit_begin(e), 0);
 	assert_true(engine_commit_busy(e));
-	/* At once: the fsync sleeps, so the commit is still out, and the
-	 * scene reads as before it (seq 0 committed). */
+	/* Until poll says done, the scene reads as before the commit (seq 0
+	 * committed), and the writer holds it. The fsync sleeps, so this is
+	 * nearly always seen; on a very busy machine the commit may be over
+	 * first, and then there is nothing to see. */
+	int queued = engine_writer_queued(e);
 	assert_int_equal(engine_commit_poll(e, false, &done), 0);
-	assert_false(done);
-	assert_int_equal(engine_seq(e, "s"), 0);
-	assert_int_equal(engine_writer_queued(e), 1);
-	assert_int_equal(engine_commit_poll(e, true, &done), 0);
+	if (!done) {
+		assert_int_equal(queued, 1);
+		assert_int_equal(engine_seq(e, "s"), 0);
+		assert_true(engine_commit_busy(e));
+	}
+	if (!done)
+		assert_int_equal(engine_commit_poll(e, true, &done), 0);
 	assert_true(done);
 	assert_false(engine_commit_busy(e));
 	assert_int_equal(atomic_load(&engine_notes), 1);

@@ -57,12 +57,32 @@ void clients_flow(struct server *S, struct client *c)
 	bool over = c->queued_bytes > cap / 2 || c->queued > REPLY_QUEUE_MAX_COUNT / 2;
 	bool under = c->queued_bytes <= cap / 4 && c->queued <= REPLY_QUEUE_MAX_COUNT / 4;
 
+	if (c->held && c->queued_bytes < c->held_bytes) {
+		/* It reads: the clock of clients_tick starts again. */
+		c->held_at = serve_now_s();
+		c->held_bytes = c->queued_bytes;
+	}
 	if (c->dropped || (c->held ? !under : !over))
 		return;
 	c->held = !c->held;
-	if (c->held)
+	if (c->held) {
 		S->m.clients_held_total++;
+		c->held_at = serve_now_s();
+		c->held_bytes = c->queued_bytes;
+	}
 	net_ws_hold(S->n, c->conn, c->held);
+}
+
+void clients_tick(struct server *S)
+{
+	double now = serve_now_s();
+
+	for (int i = 0; i < S->cap_clients; i++) {
+		struct client *c = S->clients[i];
+
+		if (c && c->held && !c->dropped && now - c->held_at > CLIENTS_HOLD_CLOSE_S)
+			clients_drop(S, c);
+	}
 }
 
 /* Closes a client whose queue overflowed: it did not read its replies. */
@@ -70,8 +90,9 @@ void clients_drop(struct server *S, struct client *c)
 {
 	if (c->dropped)
 		return;
-	serve_log(LOG_WARN, "client %s: reply queue over %zu bytes; closing it (1008)", c->id,
-	      S->o.reply_queue);
+	serve_log(LOG_WARN,
+		  "client %s: does not read its replies (%zu bytes queued, --reply-queue %zu); "
+		  "closing it (1008)", c->id, c->queued_bytes, S->o.reply_queue);
 	c->dropped = true;
 	S->m.clients_dropped_total++;
 	if (S->client_dropped)  /* its pending answers go nowhere */

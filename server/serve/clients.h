@@ -63,6 +63,8 @@ struct client {
 	bool dropped;                /* closed for overflow; ignore its input */
 	bool wake_after_turn;        /* was writable while a turn was open */
 	bool held;                   /* its reading stopped: replies piled up */
+	double held_at;              /* since then, or since it last read one */
+	size_t held_bytes;           /* its queue then */
 	/* An update built in the window after a commit (fanout_prepare),
 	 * owned, sent after the replies; NULL when none. */
 	char *ready;
@@ -121,6 +123,14 @@ char *clients_next_reply(struct client *c, size_t *len);
  * closed for overflow.
  */
 void clients_flow(struct server *S, struct client *c);
+
+/* Seconds a client held by back-pressure may read none of its replies
+ * before it is closed (1008), as one whose queue overflowed. */
+#define CLIENTS_HOLD_CLOSE_S 5.0
+
+/* Once a second: closes the clients held for CLIENTS_HOLD_CLOSE_S without
+ * reading a reply. */
+void clients_tick(struct server *S);
 
 /* Fills placeholder 'r' of 'c' with 'frame' (owned from here; NULL: the
  * placeholder answers nothing) and wakes the client. May drop the client. */

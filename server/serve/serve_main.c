@@ -147,6 +147,17 @@ static void server_free(struct server *S)
 	config_release(&S->o);
 }
 
+/* Once a second: clients held by back-pressure that read nothing since,
+ * and the cluster's own tick. */
+static void serve_tick(void *ctx)
+{
+	struct server *S = ctx;
+
+	clients_tick(S);
+	if (S->hooks && S->hooks->tick)
+		S->hooks->tick(S);
+}
+
 /* Opens (creating and seeding on first start) the database. 0 or 1 after
  * saying on stderr what was wrong. */
 static int open_engine(struct server *S)
@@ -238,7 +249,7 @@ static int open_net(struct server *S)
 	cb.ws_writable = fanout_writable;
 	cb.ws_closed = ws_closed;
 	cb.turn = turn_run;
-	cb.tick = S->hooks ? S->hooks->tick : NULL;
+	cb.tick = serve_tick;
 	S->n = net_new(&ncfg, &cb);
 	if (!S->n)
 		return 1;
