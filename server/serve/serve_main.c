@@ -316,8 +316,9 @@ int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 	if (open_engine(&S) != 0 || open_net(&S) != 0 || (S.hooks && S.hooks->start(&S) != 0))
 		goto out;
 	/* Alone, the commits run on the writer's thread; in a cluster the
-	 * lease and the log stream expect them on the loop, as before. */
-	if (!S.hooks) {
+	 * lease and the log stream expect them on the loop, as before (and
+	 * so does RIGD_COMMIT_ON_LOOP=1: bench_commit's peer). */
+	if (!S.hooks && !getenv("RIGD_COMMIT_ON_LOOP")) {
 		char msg[256];
 
 		if (engine_writer_start(S.e, S.o.db, turn_wake_from_writer, &S, msg, sizeof(msg)) == 0)
