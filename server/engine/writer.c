@@ -59,13 +59,11 @@ static void *thread_main(void *arg)
 			w->done_head = n;
 		w->done_tail = n;
 		w->unfinished--;
-		pthread_cond_broadcast(&w->done);
-		if (w->notify) {
-			/* Outside the lock: the callback may take other locks. */
-			pthread_mutex_unlock(&w->mu);
+		/* Under the lock: nobody can take the job (and, say, free what
+		 * 'notify' reaches) before the callback has returned. */
+		if (w->notify)
 			w->notify(w->notify_ctx);
-			pthread_mutex_lock(&w->mu);
-		}
+		pthread_cond_broadcast(&w->done);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;

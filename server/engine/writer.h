@@ -9,8 +9,10 @@
  * throughout: the writer only runs 'run' on them and returns them.
  *
  * Must never call back into the submitter except through 'notify', which
- * runs on the writer's thread after each job finishes and must be safe to
- * call from any thread (lws_cancel_service is).
+ * runs on the writer's thread after each job finishes, with the writer's
+ * lock held (so the job cannot be taken, and the owner cannot go away,
+ * before it returned): it must be safe to call from any thread and must
+ * not call into the writer (lws_cancel_service is such a call).
  */
 #ifndef RIGD_ENGINE_WRITER_H
 #define RIGD_ENGINE_WRITER_H

@@ -70,6 +70,7 @@ struct client {
 	char *ready;
 	size_t ready_len;
 	bool ready_binary;
+	char ready_scene[SCENE_ID_MAX + 1];  /* whose update it is */
 	/* access control (docs/security.md) */
 	bool authed;                 /* 'tok' holds the hash of a known token */
 	unsigned char tok[SHA256_LEN];

@@ -268,10 +268,19 @@ char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *b
 	clients_flow(S, c);
 	if (!frame && c->ready) {
 		/* An update built in the window after a commit (fanout_prepare),
-		 * while its scene was what is stored. */
-		frame = c->ready;
-		*len = c->ready_len;
-		*binary = c->ready_binary;
+		 * while its scene was what is stored; unless the client has
+		 * unsubscribed from the scene since. */
+		bool still = false;
+
+		for (int k = 0; k < c->n_subs && !still; k++)
+			still = strcmp(c->subs[k].scene, c->ready_scene) == 0;
+		if (still) {
+			frame = c->ready;
+			*len = c->ready_len;
+			*binary = c->ready_binary;
+		} else {
+			free(c->ready);
+		}
 		c->ready = NULL;
 	}
 	bool busy = false;
@@ -322,6 +331,7 @@ void fanout_prepare(struct server *S, const char *const *scenes, int n)
 				continue;
 			c->ready = subscription_frame(S, c, sb, &len);
 			c->ready_len = len;
+			memcpy(c->ready_scene, sb->scene, sizeof(c->ready_scene));
 			c->ready_binary = sb->format != PROTO_FORMAT_JSON;
 			c->next_sub = (c->next_sub + k + 1) % c->n_subs;
 		}
