@@ -313,7 +313,7 @@ char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *b
 	return frame;
 }
 
-void fanout_prepare(struct server *S, const char *const *scenes, int n)
+void fanout_prepare(struct server *S)
 {
 	for (int i = 0; i < S->cap_clients; i++) {
 		struct client *c = S->clients[i];
@@ -322,12 +322,9 @@ void fanout_prepare(struct server *S, const char *const *scenes, int n)
 			continue;  /* one held update at a time: the next covers more */
 		for (int k = 0; k < c->n_subs && !c->ready; k++) {
 			struct sub *sb = &c->subs[(c->next_sub + k) % c->n_subs];
-			bool named = false;
 			size_t len = 0;
 
-			for (int j = 0; j < n && !named; j++)
-				named = strcmp(scenes[j], sb->scene) == 0;
-			if (!named || !sub_quiet(S, sb) || !sub_behind(S, sb))
+			if (!sub_quiet(S, sb) || !sub_behind(S, sb))
 				continue;
 			c->ready = subscription_frame(S, c, sb, &len);
 			c->ready_len = len;

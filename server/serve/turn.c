@@ -549,27 +549,6 @@ static void hand_off(struct server *S)
 		commit_finished(S, rc);
 }
 
-/* The scenes of the stashed submissions, which change again once they are
- * applied: their subscribers get their updates now. */
-static void prepare_updates(struct server *S)
-{
-	const char *names[16];
-	int n = 0;
-
-	for (int i = 0; i < S->n_pend && n < 16; i++) {
-		bool seen = false;
-
-		if (!S->pend[i].stash)
-			continue;
-		for (int k = 0; k < n && !seen; k++)
-			seen = strcmp(names[k], S->pend[i].scene) == 0;
-		if (!seen)
-			names[n++] = S->pend[i].scene;
-	}
-	if (n)
-		fanout_prepare(S, names, n);
-}
-
 /* Applies the submissions that waited for the commit, in arrival order;
  * one the engine refuses is answered with its error at once. */
 static void apply_stash(struct server *S)
@@ -627,13 +606,16 @@ static void window(struct server *S)
 		}
 	}
 	S->n_wake = 0;
-	if (S->n_stashed)
-		prepare_updates(S);
+	/* Updates now, while no scene has a batch awaiting a commit: once the
+	 * next batch of a scene is applied, nothing can be built from it
+	 * until that batch's commit returns. */
+	if (S->pipelined)
+		fanout_prepare(S);
 	run_deferred(S);
 	if (S->n_stashed) {
-		/* New subscribers of those scenes get their snapshots now. */
-		if (engine_pending(S->e) == 0)
-			prepare_updates(S);
+		/* New subscribers get their snapshots now. */
+		if (S->pipelined && engine_pending(S->e) == 0)
+			fanout_prepare(S);
 		apply_stash(S);
 	}
 	if (S->pipelined && !engine_commit_busy(S->e) &&
