@@ -54,8 +54,8 @@ void clients_queue_free(struct client *c)
 void clients_flow(struct server *S, struct client *c)
 {
 	size_t cap = S->o.reply_queue;
-	bool over = c->queued_bytes > cap / 2 || c->queued > REPLY_QUEUE_MAX_COUNT / 2;
-	bool under = c->queued_bytes <= cap / 4 && c->queued <= REPLY_QUEUE_MAX_COUNT / 4;
+	bool over = c->queued_bytes > cap / 2 || c->queued > REPLY_QUEUE_HOLD_COUNT;
+	bool under = c->queued_bytes <= cap / 4 && c->queued <= REPLY_QUEUE_HOLD_COUNT / 4;
 
 	if (c->held && c->queued_bytes < c->held_bytes) {
 		/* It reads: the clock of clients_tick starts again. */
@@ -80,7 +80,11 @@ void clients_tick(struct server *S)
 	for (int i = 0; i < S->cap_clients; i++) {
 		struct client *c = S->clients[i];
 
-		if (c && c->held && !c->dropped && now - c->held_at > CLIENTS_HOLD_CLOSE_S)
+		if (!c || !c->held || c->dropped)
+			continue;
+		if (c->head && c->head->pending)
+			c->held_at = now;  /* waiting for a commit, not for the client */
+		else if (now - c->held_at > CLIENTS_HOLD_CLOSE_S)
 			clients_drop(S, c);
 	}
 }

@@ -22,6 +22,10 @@
 struct server;
 
 #define REPLY_QUEUE_MAX_COUNT 65536      /* replies queued per client */
+/* Replies queued (answers awaiting their commit included: each holds a
+ * copy of its batch while a commit is out) past which a client is no
+ * longer read (clients_flow), until they are down to a quarter. */
+#define REPLY_QUEUE_HOLD_COUNT 4096
 #define CLIENT_ID_MAX 32
 
 /* One queued frame for one client. */
@@ -118,7 +122,7 @@ char *clients_next_reply(struct client *c, size_t *len);
 
 /*
  * Back-pressure: stops reading 'c' while its replies (acks, errors) pile up
- * past half of --reply-queue (bytes) or of REPLY_QUEUE_MAX_COUNT (entries),
+ * past half of --reply-queue (bytes) or REPLY_QUEUE_HOLD_COUNT (entries),
  * and reads it again once they are down to a quarter, so that a client
  * that sends faster than it reads is slowed long before it would be
  * closed for overflow.
@@ -130,7 +134,8 @@ void clients_flow(struct server *S, struct client *c);
 #define CLIENTS_HOLD_CLOSE_S 5.0
 
 /* Once a second: closes the clients held for CLIENTS_HOLD_CLOSE_S without
- * reading a reply. */
+ * reading a reply (while the first of their replies awaits a commit, the
+ * clock does not run: they wait for the server, not it for them). */
 void clients_tick(struct server *S);
 
 /* Fills placeholder 'r' of 'c' with 'frame' (owned from here; NULL: the
