@@ -245,9 +245,6 @@ void eng_asset_free(eng_asset *a);
  * set does (engine_asset.c). 0, or RIGD_E_NOMEM (scene unchanged). A file
  * that does not read gives no clips. */
 int eng_skel_add(scene *s, const char *file, int kind, const char *data, size_t len);
-/* Stores the assets of queued batch 'p' (its row already appended), inside
- * the commit's transaction. 0, RIGD_E_NOMEM, RIGD_E_STORAGE. */
-int eng_asset_store(engine *e, const pending *p);
 /* Registers in 's' (scene_assets) every asset of store scene 'scene_id'
  * with seq <= upto (< 0: all), so that layers naming them pass
  * edit_layer_check while the scene is built. 0, RIGD_E_NOMEM,

@@ -159,6 +159,17 @@ static void note_applied(struct server *S, struct pending *p, const char *name,
 	engine_ack_release(ack);
 }
 
+/* The pending answer of submission 'u': who asked, and where it goes. */
+static void pending_of(const struct submission *u, struct pending *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->scene, sizeof(p->scene), "%s", u->scene);
+	p->http = u->c == NULL;
+	p->conn = u->c ? u->c->conn : u->http_conn;
+	if (u->req)
+		p->req = *u->req;
+}
+
 /* While a commit is out, the engine's queue is the commit's: a submission
  * waits, copied, with its answer's place kept, for the window after that
  * commit (apply_stash). Only what a client sends directly comes here (an
@@ -191,12 +202,7 @@ static int stash_submit(struct server *S, const struct submission *u, edit_error
 		}
 		st->has_batch = true;
 	}
-	memset(&p, 0, sizeof(p));
-	snprintf(p.scene, sizeof(p.scene), "%s", u->scene);
-	p.http = u->c == NULL;
-	p.conn = u->c ? u->c->conn : u->http_conn;
-	if (u->req)
-		p.req = *u->req;
+	pending_of(u, &p);
 	p.stash = st;
 	if (u->c)
 		p.reply = clients_enqueue(S, u->c, NULL, 0, true);
@@ -239,12 +245,7 @@ static int submit(struct server *S, const struct submission *u, edit_error *err)
 		S->m.batches_failed_total++;
 		return rc;
 	}
-	memset(&p, 0, sizeof(p));
-	snprintf(p.scene, sizeof(p.scene), "%s", u->scene);
-	p.http = u->c == NULL;
-	p.conn = u->c ? u->c->conn : u->http_conn;
-	if (u->req)
-		p.req = *u->req;
+	pending_of(u, &p);
 	p.replica = u->logged;
 	note_applied(S, &p, u->scene, &ack, before);
 	if (u->c)
