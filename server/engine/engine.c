@@ -213,6 +213,7 @@ engine *engine_open(const char *path, const engine_opts *o, int *err, char *msg,
 	so.sync_normal = opts.sync_normal;
 	so.checkpoint_pages = opts.checkpoint_pages;
 	so.fault_injection = opts.fault_injection;
+	so.sync_delay_ms = opts.sync_delay_ms;
 	so.shared = opts.read_only;
 	e->st = store_open(path, &so, &e_err, msg, msglen);
 	if (!e->st)
@@ -241,13 +242,14 @@ fail:
 	return NULL;
 }
 
-static void queue_clear(engine *e);
+
 
 void engine_close(engine *e)
 {
 	if (!e)
 		return;
-	queue_clear(e);
+	eng_writer_stop(e);
+	eng_queue_clear(e);
 	store_close(e->st);
 	for (int i = 0; i < e->n_scenes; i++)
 		rt_free(e->scenes[i]);
@@ -479,7 +481,7 @@ static void pending_release(pending *p)
 	p->asset = NULL;
 }
 
-static void queue_clear(engine *e)
+void eng_queue_clear(engine *e)
 {
 	for (int i = 0; i < e->n_q; i++)
 		pending_release(&e->q[i]);
@@ -491,6 +493,13 @@ static void queue_clear(engine *e)
 int engine_pending(const engine *e)
 {
 	return e->n_q;
+}
+
+int engine_scene_pending(const engine *e, const char *name)
+{
+	const scene_rt *rt = e->n_q ? eng_find_scene(e, name) : NULL;
+
+	return rt ? rt->n_pending : 0;
 }
 
 void engine_ack_init(engine_ack *a)
@@ -605,6 +614,7 @@ int eng_apply_and_queue_asset(engine *e, scene_rt *rt, const edit_batch *b,
 	const edit_batch *logged = relative ? &resolved : b;
 	/* Seqs are gapless: the committed ones, then one per queued batch. */
 	assert(rt->next_seq == rt->seq + rt->n_pending + 1);
+	assert(!e->flight);  /* the queue is the commit's while it runs */
 	assert(kind == STORE_EDIT ? target == 0 : target > 0 && target < rt->next_seq);
 	int rc = queue_reserve(e);
 	if (rc) {
@@ -685,175 +695,6 @@ int engine_submit_limits(engine *e, const char *name, const edit_batch *b,
 	return engine_submit_logged(e, name, b, STORE_EDIT, 0, lim, ack, err);
 }
 
-/* ------------------------------------------------------------------------ */
-/* Commit: one transaction for the turn. */
-
-/* Takes this turn's batches back out of memory, newest first, with
- * edit_revert, which allocates nothing: out of memory, no batch that was
- * not stored stays visible. A broken scene is reloaded from the database. */
-static void rollback_memory(engine *e)
-{
-	for (int i = e->n_q - 1; i >= 0; i--) {
-		pending *p = &e->q[i];
-		if (p->rt->broken)
-			continue;
-		if (edit_revert(p->rt->sc, &p->inv) != 0)
-			p->rt->broken = true;
-		else
-			for (const eng_asset *a = p->asset; a; a = a->next) {
-				asset_set_remove(scene_assets(p->rt->sc), a->file);
-				scene_skel_remove(p->rt->sc, a->file);
-			}
-	}
-	for (int i = 0; i < e->n_scenes; i++) {
-		scene_rt *rt = e->scenes[i];
-		if (!rt->n_pending && !rt->broken)
-			continue;
-		eng_hist_clear(rt);
-		rt->next_seq = rt->seq + 1;
-		rt->n_pending = 0;
-		rt->pending_weight = 0;
-		if (rt->broken) {
-			/* Last resort: the committed state from the database. If
-			 * even that fails the scene stays broken, and every later
-			 * commit fails and retries. */
-			char keep[sizeof(e->errmsg)];
-			memcpy(keep, e->errmsg, sizeof(keep));
-			eng_load_scene(e, rt);
-			memcpy(e->errmsg, keep, sizeof(keep));
-		}
-	}
-	queue_clear(e);
-	assert(e->n_q == 0);
-}
-
-/* RIGD_E_STORAGE when a scene is broken: a failure (a bug, as out of
- * memory never does it) left it inconsistent with its log. Failing the
- * commit reloads it, also with nothing queued. */
-static int check_broken(engine *e)
-{
-	for (int i = 0; i < e->n_scenes; i++) {
-		if (e->scenes[i]->broken) {
-			eng_set_errmsg(e, "scene '%s' was left inconsistent by a failure (out of memory)",
-				       e->scenes[i]->name);
-			return RIGD_E_STORAGE;
-		}
-	}
-	return 0;
-}
-
-/* Appends every queued batch's row, in submission order, inside the open
- * transaction. */
-static int append_rows(engine *e)
-{
-	int err = 0;
-	assert(store_in_transaction(e->st));
-	for (int i = 0; i < e->n_q && !err; i++) {
-		pending *p = &e->q[i];
-		/* Seqs run gapless per scene, in the order they were queued. */
-		assert(p->seq > p->rt->seq && p->seq < p->rt->next_seq);
-		assert(i == 0 || e->q[i - 1].rt != p->rt || e->q[i - 1].seq + 1 == p->seq);
-		store_edit row = {
-			.scene_id = p->rt->id,
-			.seq = p->seq,
-			.time_us = p->time_us,
-			.client = p->client,
-			.has_client_seq = p->has_client_seq,
-			.client_seq = p->client_seq,
-			.kind = p->kind,
-			.target = p->target,
-			.n_ops = p->n_ops,
-			.ops = p->ops,
-			.ops_len = p->ops_len,
-			.inverse = p->inverse,
-			.inverse_len = p->inverse_len,
-			.ops_bin = p->ops_bin,
-			.ops_bin_len = p->ops_bin_len,
-		};
-		err = store_edit_append(e->st, &row);
-		if (!err && p->asset)
-			err = eng_asset_store(e, p);
-		if (err)
-			eng_set_errmsg(e, "%s", store_errmsg(e->st));
-	}
-	return err;
-}
-
-/* Snapshots of the scenes that are due one, inside the same transaction:
- * a snapshot never runs ahead of its log. A snapshot that cannot be
- * encoded (out of memory) is simply left for a later turn. snapped[i] is
- * set for each scene snapshotted. */
-static int put_due_snapshots(engine *e, bool *snapped)
-{
-	for (int i = 0; i < e->n_scenes; i++) {
-		scene_rt *rt = e->scenes[i];
-		if (!rt->n_pending || !eng_snapshot_due(e, rt, rt->tail_weight + rt->pending_weight))
-			continue;
-		int err = eng_put_snapshot(e, rt, rt->sc, rt->next_seq - 1);
-		if (err == 0)
-			snapped[i] = true;
-		else if (err != RIGD_E_NOMEM)
-			return err;
-	}
-	return 0;
-}
-
-/* After the transaction committed: each touched scene's committed seq
- * moves to its last queued batch, and the queue empties. */
-static void commit_done(engine *e, const bool *snapped)
-{
-	for (int i = 0; i < e->n_scenes; i++) {
-		scene_rt *rt = e->scenes[i];
-		if (!rt->n_pending)
-			continue;
-		assert(rt->next_seq == rt->seq + rt->n_pending + 1);
-		rt->seq = rt->next_seq - 1;
-		rt->tail_weight = snapped[i] ? 0 : rt->tail_weight + rt->pending_weight;
-		rt->pending_weight = 0;
-		rt->n_pending = 0;
-	}
-	for (int i = 0; i < e->n_q; i++)
-		e->stats.ops += (uint64_t)e->q[i].n_ops;
-	e->stats.batches += (uint64_t)e->n_q;
-	e->stats.commits++;
-	queue_clear(e);
-}
-
-int engine_commit(engine *e)
-{
-	int err = check_broken(e);
-	bool *snapped = NULL;
-	if (e->n_q == 0 && !err)
-		return 0;
-	if (!err) {
-		err = store_begin(e->st);
-		if (err)
-			eng_set_errmsg(e, "%s", store_errmsg(e->st));
-	}
-	if (!err)
-		err = append_rows(e);
-	if (!err && !(snapped = calloc((size_t)e->n_scenes + 1, sizeof(*snapped))))
-		err = RIGD_E_NOMEM;
-	if (!err)
-		err = put_due_snapshots(e, snapped);
-	if (!err) {
-		err = store_commit(e->st);
-		if (err)
-			eng_set_errmsg(e, "%s", store_errmsg(e->st));
-	} else {
-		store_rollback(e->st);
-	}
-	if (err) {
-		free(snapped);
-		rollback_memory(e);
-		e->stats.failed_commits++;
-		return RIGD_E_STORAGE;
-	}
-	commit_done(e, snapped);
-	free(snapped);
-	return 0;
-}
-
 long engine_update(engine *e, const char *name, scene_range_fn fn, void *ctx)
 {
 	scene_rt *rt = eng_find_scene(e, name);
@@ -865,15 +706,23 @@ long engine_update(engine *e, const char *name, scene_range_fn fn, void *ctx)
 void engine_get_stats(const engine *e, engine_stats *out)
 {
 	*out = e->stats;
-	out->checkpoints = store_checkpoints(e->st);
+	out->checkpoints = store_checkpoints(e->st) + (e->wst ? store_checkpoints(e->wst) : 0);
 }
 
+/* The writer's connection (when there is one) fails alike: the commits
+ * run there. */
 int engine_fault(engine *e, unsigned ops, long after, int kind)
 {
-	return store_fault_set(e->st, ops, after, kind);
+	int rc = store_fault_set(e->st, ops, after, kind);
+
+	if (!rc && e->wst)
+		rc = store_fault_set(e->wst, ops, after, kind);
+	return rc;
 }
 
 void engine_fault_clear(engine *e)
 {
 	store_fault_clear(e->st);
+	if (e->wst)
+		store_fault_clear(e->wst);
 }

@@ -63,6 +63,8 @@ typedef struct engine_opts {
 	int max_nodes;           /* per scene; 0: SCENE_DEFAULT_MAX_NODES */
 	edit_limits limits;      /* for submitted batches (ops, id length) */
 	bool fault_injection;    /* tests: allow engine_fault */
+	int sync_delay_ms;       /* tests: each fsync of the database waits
+	                            this long first (a slow disk) */
 	bool read_only;          /* only read (rigd log, rigd check): a shared
 	                            lock, so readers run side by side but never
 	                            beside a writer; every call that would store
@@ -236,6 +238,8 @@ size_t engine_line_max(const engine *e);
 
 /* Batches queued since the last engine_commit (all scenes). */
 int engine_pending(const engine *e);
+/* Of those, the batches of scene 'name' (0 for an unknown scene). */
+int engine_scene_pending(const engine *e, const char *name);
 
 /*
  * Stores every queued batch in one transaction (and a snapshot of each
@@ -249,6 +253,37 @@ int engine_pending(const engine *e);
  * the queue is empty: answer every queued batch with "storage".
  */
 int engine_commit(engine *e);
+
+/*
+ * The commit off the caller's thread. engine_writer_start opens a second
+ * connection to the database at 'path' (the one engine_open was given)
+ * and starts the commit writer, a thread that runs the commits that
+ * engine_commit_begin hands it and then calls 'notify'(ctx) on its own
+ * thread (it must be safe there: it only wakes the caller's loop). 0, or
+ * an error with 'msg' saying why (the engine works on, committing on the
+ * caller's thread). Without a writer, engine_commit_begin is engine_commit.
+ *
+ * engine_commit_begin takes every queued batch into one commit, run by the
+ * writer; until engine_commit_poll reports it done, nothing may be
+ * submitted (the queue is the commit's), but the engine may be read:
+ * scenes, logs, undo lookups. It returns 0 (a commit is out, or there was
+ * nothing to commit), or what engine_commit returns when the commit could
+ * not even be handed over (then it is over, as engine_commit leaves it).
+ *
+ * engine_commit_poll: with no commit out, *done and 0. Else, when the
+ * commit finished (or, with 'wait', once it has), *done and what
+ * engine_commit would have returned, the engine left as it leaves it;
+ * otherwise *done false and 0. engine_commit with a commit out waits for
+ * it. engine_close waits for it too.
+ */
+int engine_writer_start(engine *e, const char *path, void (*notify)(void *ctx), void *ctx,
+			char *msg, size_t msglen);
+int engine_commit_begin(engine *e);
+bool engine_commit_busy(const engine *e);
+int engine_commit_poll(engine *e, bool wait, bool *done);
+/* Commits handed to the writer and not yet finished (0 or 1 as the server
+ * uses it). */
+int engine_writer_queued(const engine *e);
 
 /*
  * Brings the world matrices of scene 'name' up to date, stamping every
@@ -471,6 +506,8 @@ typedef struct engine_stats {
 	uint64_t failed_commits;
 	uint64_t snapshots;      /* written since open */
 	uint64_t checkpoints;    /* WAL checkpoints since open */
+	double last_commit_s;    /* the last commit's transaction, wall time */
+	uint64_t last_commit_batches;  /* and the batches it held */
 } engine_stats;
 void engine_get_stats(const engine *e, engine_stats *out);
 

@@ -49,29 +49,6 @@ void eng_asset_free(eng_asset *a)
 	}
 }
 
-int eng_asset_store(engine *e, const pending *p)
-{
-	for (const eng_asset *a = p->asset; a; a = a->next) {
-		store_asset row = {
-			.file = a->file,
-			.kind = asset_kind_name(a->kind),
-			.seq = p->seq,
-			.sha256 = a->sha256,
-			.bytes = (int64_t)a->len,
-			.svg = a->bytes,
-			.ids = a->ids,
-			.ids_len = a->ids_len,
-		};
-		int rc = store_asset_put(e->st, p->rt->id, &row);
-
-		/* The file was checked free when the batch was queued, and the
-		 * queue holds it once: a clash here is the store's fault. */
-		if (rc)
-			return rc == RIGD_E_INTERNAL ? RIGD_E_STORAGE : rc;
-	}
-	return 0;
-}
-
 int eng_skel_add(scene *s, const char *file, int kind, const char *data, size_t len)
 {
 	skel_clips *k;

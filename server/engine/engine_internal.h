@@ -107,6 +107,12 @@ struct engine {
 	engine_stats stats;
 	char errmsg[512];
 	size_t line_max;          /* bytes of a batch's log line; 0: no limit */
+	/* The commit writer (engine_writer_start): its thread, its own
+	 * connection, and the commit it runs (NULL when none): while one
+	 * runs, the queue must not change. */
+	struct writer *w;
+	store *wst;
+	struct commit_job *flight;
 };
 
 /* The state of a replay: a scene, the seq the next log row must carry, and
@@ -191,6 +197,15 @@ int eng_apply_and_queue_asset(engine *e, scene_rt *rt, const edit_batch *b,
 			      const edit_limits *lim, int kind, int64_t target,
 			      const struct eng_asset *asset, engine_ack *ack, edit_error *err);
 
+/* Empties the queue, freeing what its batches own. */
+void eng_queue_clear(engine *e);
+
+/* --- engine_commit.c --- */
+
+/* Waits for the commit out (if any), stops the writer and closes its
+ * connection; nothing when there is no writer. */
+void eng_writer_stop(engine *e);
+
 /* --- engine_line.c --- */
 
 /* The bytes of the log line engine_log writes for a batch with these
@@ -233,9 +248,6 @@ void eng_asset_free(eng_asset *a);
  * set does (engine_asset.c). 0, or RIGD_E_NOMEM (scene unchanged). A file
  * that does not read gives no clips. */
 int eng_skel_add(scene *s, const char *file, int kind, const char *data, size_t len);
-/* Stores the assets of queued batch 'p' (its row already appended), inside
- * the commit's transaction. 0, RIGD_E_NOMEM, RIGD_E_STORAGE. */
-int eng_asset_store(engine *e, const pending *p);
 /* Registers in 's' (scene_assets) every asset of store scene 'scene_id'
  * with seq <= upto (< 0: all), so that layers naming them pass
  * edit_layer_check while the scene is built. 0, RIGD_E_NOMEM,

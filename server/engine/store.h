@@ -41,6 +41,10 @@ typedef struct store_opts {
 	int migrate_to;           /* 0: the latest schema. Tests and tools only:
 	                             stop upgrading at this version. */
 	bool fault_injection;     /* open through the fault VFS (store_fault) */
+	int sync_delay_ms;        /* tests: each xSync waits this long first
+	                             (through the fault VFS) */
+	bool no_lock;             /* a second connection of the process that
+	                             holds the lock (the commit writer's) */
 	bool shared;              /* a shared lock: for processes that only read
 	                             (they may still upgrade the schema, which
 	                             SQLite serialises) */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* An open file: ours, with the real VFS's file right after it. */
 typedef struct fault_file {
@@ -67,6 +68,12 @@ static int ff_truncate(sqlite3_file *f, sqlite3_int64 size)
 static int ff_sync(sqlite3_file *f, int flags)
 {
 	fault_file *ff = (fault_file *)f;
+	if (ff->vfs->sync_delay_ms > 0) {
+		struct timespec ts = { ff->vfs->sync_delay_ms / 1000,
+				       (long)(ff->vfs->sync_delay_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) != 0)
+			;
+	}
 	if (fault_hit(ff->vfs, STORE_FAULT_SYNC))
 		return ff->vfs->kind == STORE_FAULT_FULL ? SQLITE_FULL : SQLITE_IOERR_FSYNC;
 	return ff->real->pMethods->xSync(ff->real, flags);

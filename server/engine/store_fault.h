@@ -23,6 +23,7 @@ typedef struct store_fault_vfs {
 	long remaining;    /* calls that still succeed once armed */
 	int kind;          /* enum store_fault_kind */
 	long hits;
+	int sync_delay_ms; /* each xSync sleeps this long first (a slow disk) */
 } store_fault_vfs;
 
 /* A new fault VFS over the default one, registered under a unique name

@@ -198,14 +198,17 @@ store *store_open(const char *path, const store_opts *o, int *err, char *msg, si
 	st->lock_fd = -1;
 	st->checkpoint_pages = opts.checkpoint_pages;
 
-	e = lock_file(st, path, opts.shared, msg, msglen);
+	e = opts.no_lock ? 0 : lock_file(st, path, opts.shared, msg, msglen);
 	if (e)
 		goto fail;
-	if (opts.fault_injection && !(st->fvfs = store_fault_vfs_new())) {
+	if ((opts.fault_injection || opts.sync_delay_ms > 0) &&
+	    !(st->fvfs = store_fault_vfs_new())) {
 		e = RIGD_E_NOMEM;
 		sto_set_msg(msg, msglen, "%s%s", "cannot register the fault VFS", "");
 		goto fail;
 	}
+	if (st->fvfs)
+		st->fvfs->sync_delay_ms = opts.sync_delay_ms;
 	int rc = sqlite3_open_v2(path, &st->db,
 				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 				 st->fvfs ? st->fvfs->name : NULL);

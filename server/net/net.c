@@ -371,6 +371,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		return 0;
 	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
 		return 0;  /* lws echoes the close frame */
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		/* lws_cancel_service, from this thread (net_schedule_turn on
+		 * libuv) or another (net_wake_from_thread). */
+		if (n && atomic_exchange(&n->woken, false) && n->cb.turn && !n->freeing)
+			n->cb.turn(n->cb.ctx);
+		return 0;
 	default:
 		return 0;
 	}
@@ -750,8 +756,29 @@ static void resume_cb(lws_sorted_usec_list_t *sul)
 
 	if (c->is_ws && c->rx_paused) {
 		c->rx_paused = false;
-		lws_rx_flow_control(c->wsi, 1);
+		if (!c->rx_held)
+			lws_rx_flow_control(c->wsi, 1);
 	}
+}
+
+int net_ws_hold(net *n, uint64_t conn, bool hold)
+{
+	struct conn *c = conn_lookup(n, conn);
+
+	if (!c || !c->is_ws || c->close_sent)
+		return RIGD_E_NOT_FOUND;
+	if (c->rx_held == hold)
+		return 0;
+	c->rx_held = hold;
+	if (!c->rx_paused)
+		lws_rx_flow_control(c->wsi, hold ? 0 : 1);
+	return 0;
+}
+
+void net_wake_from_thread(net *n)
+{
+	atomic_store(&n->woken, true);
+	lws_cancel_service(n->ctx);
 }
 
 int net_ws_pause_for(net *n, uint64_t conn, int ms)
@@ -762,7 +789,8 @@ int net_ws_pause_for(net *n, uint64_t conn, int ms)
 		return RIGD_E_NOT_FOUND;
 	if (!c->rx_paused) {
 		c->rx_paused = true;
-		lws_rx_flow_control(c->wsi, 0);
+		if (!c->rx_held)
+			lws_rx_flow_control(c->wsi, 0);
 	}
 	lws_sul_schedule(n->ctx, 0, &c->resume_sul, resume_cb,
 			 (lws_usec_t)(ms > 0 ? ms : 1) * 1000);

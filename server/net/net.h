@@ -224,6 +224,22 @@ int net_ws_wake(net *n, uint64_t conn);
 int net_ws_pause_for(net *n, uint64_t conn, int ms);
 
 /*
+ * Back-pressure: with 'hold', stops reading websocket 'conn' until a call
+ * without it (the peer's sends back up into its own socket); independent
+ * of net_ws_pause_for, reading resumes when neither holds it. 0, or
+ * RIGD_E_NOT_FOUND.
+ */
+int net_ws_hold(net *n, uint64_t conn, bool hold);
+
+/*
+ * Asks for the callbacks' turn() from another thread (the commit writer,
+ * when a commit finished): the one call of this interface that is safe
+ * off the loop's thread. The loop wakes (lws_cancel_service) and runs the
+ * turn from LWS_CALLBACK_EVENT_WAIT_CANCELLED.
+ */
+void net_wake_from_thread(net *n);
+
+/*
  * Closes 'conn' with 'code' and 'reason' (at most 123 bytes; may be NULL)
  * at its next writable moment, dropping whatever it had not sent. 0, or
  * RIGD_E_NOT_FOUND.

@@ -17,6 +17,7 @@
 #include <libwebsockets.h>
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,6 +60,7 @@ struct conn {
 	bool over_limit;              /* accepted beyond max_connections: 1013 */
 	char *ws_auth;                /* the handshake's Authorization, or NULL */
 	bool rx_paused;               /* reading stopped by net_ws_pause_for */
+	bool rx_held;                 /* reading stopped by net_ws_hold */
 	lws_sorted_usec_list_t resume_sul;
 	char close_reason[CLOSE_REASON_MAX + 1];
 
@@ -121,6 +123,7 @@ struct net {
 
 	lws_sorted_usec_list_t turn_sul;
 	bool turn_pending;
+	atomic_bool woken;            /* net_wake_from_thread asked for a turn */
 	lws_sorted_usec_list_t tick_sul;
 
 	uv_loop_t *uv_loop;           /* cfg.libuv: the loop lws joins; else NULL */

@@ -47,6 +47,46 @@ void clients_queue_free(struct client *c)
 	c->tail = NULL;
 	c->queued = 0;
 	c->queued_bytes = 0;
+	free(c->ready);
+	c->ready = NULL;
+}
+
+void clients_flow(struct server *S, struct client *c)
+{
+	size_t cap = S->o.reply_queue;
+	bool over = c->queued_bytes > cap / 2 || c->queued > REPLY_QUEUE_HOLD_COUNT;
+	bool under = c->queued_bytes <= cap / 4 && c->queued <= REPLY_QUEUE_HOLD_COUNT / 4;
+
+	if (c->held && c->queued_bytes < c->held_bytes) {
+		/* It reads: the clock of clients_tick starts again. */
+		c->held_at = serve_now_s();
+		c->held_bytes = c->queued_bytes;
+	}
+	if (c->dropped || (c->held ? !under : !over))
+		return;
+	c->held = !c->held;
+	if (c->held) {
+		S->m.clients_held_total++;
+		c->held_at = serve_now_s();
+		c->held_bytes = c->queued_bytes;
+	}
+	net_ws_hold(S->n, c->conn, c->held);
+}
+
+void clients_tick(struct server *S)
+{
+	double now = serve_now_s();
+
+	for (int i = 0; i < S->cap_clients; i++) {
+		struct client *c = S->clients[i];
+
+		if (!c || !c->held || c->dropped)
+			continue;
+		if (c->head && c->head->pending)
+			c->held_at = now;  /* waiting for a commit, not for the client */
+		else if (now - c->held_at > CLIENTS_HOLD_CLOSE_S)
+			clients_drop(S, c);
+	}
 }
 
 /* Closes a client whose queue overflowed: it did not read its replies. */
@@ -54,8 +94,9 @@ void clients_drop(struct server *S, struct client *c)
 {
 	if (c->dropped)
 		return;
-	serve_log(LOG_WARN, "client %s: reply queue over %zu bytes; closing it (1008)", c->id,
-	      S->o.reply_queue);
+	serve_log(LOG_WARN,
+		  "client %s: does not read its replies (%zu bytes queued, --reply-queue %zu); "
+		  "closing it (1008)", c->id, c->queued_bytes, S->o.reply_queue);
 	c->dropped = true;
 	S->m.clients_dropped_total++;
 	if (S->client_dropped)  /* its pending answers go nowhere */
@@ -101,6 +142,7 @@ struct reply *clients_enqueue(struct server *S, struct client *c, char *frame, s
 	c->queued++;
 	c->queued_bytes += len;
 	assert(c->head && !r->next && c->queued <= REPLY_QUEUE_MAX_COUNT);
+	clients_flow(S, c);
 	if (!pending && frame)
 		net_ws_wake(S->n, c->conn);
 	return r;
@@ -119,6 +161,7 @@ void clients_fill(struct server *S, struct client *c, struct reply *r, char *fra
 		clients_drop(S, c);
 		return;
 	}
+	clients_flow(S, c);
 	net_ws_wake(S->n, c->conn);
 }
 

@@ -22,6 +22,10 @@
 struct server;
 
 #define REPLY_QUEUE_MAX_COUNT 65536      /* replies queued per client */
+/* Replies queued (answers awaiting their commit included: each holds a
+ * copy of its batch while a commit is out) past which a client is no
+ * longer read (clients_flow), until they are down to a quarter. */
+#define REPLY_QUEUE_HOLD_COUNT 4096
 #define CLIENT_ID_MAX 32
 
 /* One queued frame for one client. */
@@ -62,6 +66,15 @@ struct client {
 	int queued;                  /* entries in the queue */
 	bool dropped;                /* closed for overflow; ignore its input */
 	bool wake_after_turn;        /* was writable while a turn was open */
+	bool held;                   /* its reading stopped: replies piled up */
+	double held_at;              /* since then, or since it last read one */
+	size_t held_bytes;           /* its queue then */
+	/* An update built in the window after a commit (fanout_prepare),
+	 * owned, sent after the replies; NULL when none. */
+	char *ready;
+	size_t ready_len;
+	bool ready_binary;
+	char ready_scene[SCENE_ID_MAX + 1];  /* whose update it is */
 	/* access control (docs/security.md) */
 	bool authed;                 /* 'tok' holds the hash of a known token */
 	unsigned char tok[SHA256_LEN];
@@ -106,6 +119,24 @@ struct reply *clients_enqueue(struct server *S, struct client *c, char *frame, s
  * filled with nothing (a subscribe answered by its snapshot) are skipped.
  */
 char *clients_next_reply(struct client *c, size_t *len);
+
+/*
+ * Back-pressure: stops reading 'c' while its replies (acks, errors) pile up
+ * past half of --reply-queue (bytes) or REPLY_QUEUE_HOLD_COUNT (entries),
+ * and reads it again once they are down to a quarter, so that a client
+ * that sends faster than it reads is slowed long before it would be
+ * closed for overflow.
+ */
+void clients_flow(struct server *S, struct client *c);
+
+/* Seconds a client held by back-pressure may read none of its replies
+ * before it is closed (1008), as one whose queue overflowed. */
+#define CLIENTS_HOLD_CLOSE_S 5.0
+
+/* Once a second: closes the clients held for CLIENTS_HOLD_CLOSE_S without
+ * reading a reply (while the first of their replies awaits a commit, the
+ * clock does not run: they wait for the server, not it for them). */
+void clients_tick(struct server *S);
 
 /* Fills placeholder 'r' of 'c' with 'frame' (owned from here; NULL: the
  * placeholder answers nothing) and wakes the client. May drop the client. */

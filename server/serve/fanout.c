@@ -26,16 +26,23 @@ static bool sub_behind(struct server *S, const struct sub *sb)
 	return seq >= 0 && (sb->cursor < 0 || sb->cursor != seq || sb->view_pending);
 }
 
+/* True when frames may be built from the scene of 'sb': none of its
+ * batches awaits a commit (memory holds what is stored). */
+static bool sub_quiet(struct server *S, const struct sub *sb)
+{
+	return engine_scene_pending(S->e, sb->scene) == 0;
+}
+
 static bool client_has_work(struct server *S, struct client *c)
 {
 	if (c->head && !c->head->pending)
 		return true;
-	if (engine_pending(S->e) > 0)
-		return false;  /* the turn wakes everyone it concerns */
+	if (c->ready)
+		return true;
 	for (int i = 0; i < c->n_subs; i++)
-		if (sub_behind(S, &c->subs[i]))
+		if (sub_quiet(S, &c->subs[i]) && sub_behind(S, &c->subs[i]))
 			return true;
-	return false;
+	return false;  /* the turn wakes everyone it concerns */
 }
 
 /* Where the shared frame of a subscription's format is kept: the JSON
@@ -258,9 +265,30 @@ char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *b
 	frame = clients_next_reply(c, len);
 	if (frame)
 		S->m.replies_sent_total++;
-	if (!frame && engine_pending(S->e) > 0 && !c->wake_after_turn) {
-		/* Nothing may be built from the scenes until the turn commits;
-		 * whatever this client is behind on, it hears of then. */
+	clients_flow(S, c);
+	if (!frame && c->ready) {
+		/* An update built in the window after a commit (fanout_prepare),
+		 * while its scene was what is stored; unless the client has
+		 * unsubscribed from the scene since. */
+		bool still = false;
+
+		for (int k = 0; k < c->n_subs && !still; k++)
+			still = strcmp(c->subs[k].scene, c->ready_scene) == 0;
+		if (still) {
+			frame = c->ready;
+			*len = c->ready_len;
+			*binary = c->ready_binary;
+		} else {
+			free(c->ready);
+		}
+		c->ready = NULL;
+	}
+	bool busy = false;
+	for (int k = 0; k < c->n_subs && !busy; k++)
+		busy = !sub_quiet(S, &c->subs[k]) && sub_behind(S, &c->subs[k]);
+	if (!frame && busy && !c->wake_after_turn) {
+		/* Nothing may be built from a scene until its batches commit;
+		 * whatever this client is behind on there, it hears of then. */
 		uint64_t *v = serve_grow(S->wake, &S->cap_wake, S->n_wake + 1, sizeof(*v));
 
 		if (v) {
@@ -269,11 +297,11 @@ char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *b
 			c->wake_after_turn = true;
 		}
 	}
-	if (!frame && engine_pending(S->e) == 0) {
+	if (!frame) {
 		for (int k = 0; k < c->n_subs && !frame; k++) {
 			struct sub *sb = &c->subs[(c->next_sub + k) % c->n_subs];
 
-			if (!sub_behind(S, sb))
+			if (!sub_quiet(S, sb) || !sub_behind(S, sb))
 				continue;
 			frame = subscription_frame(S, c, sb, len);
 			if (frame)
@@ -283,4 +311,28 @@ char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *b
 	}
 	*more = client_has_work(S, c);
 	return frame;
+}
+
+void fanout_prepare(struct server *S)
+{
+	for (int i = 0; i < S->cap_clients; i++) {
+		struct client *c = S->clients[i];
+
+		if (!c || c->dropped || c->ready)
+			continue;  /* one held update at a time: the next covers more */
+		for (int k = 0; k < c->n_subs && !c->ready; k++) {
+			struct sub *sb = &c->subs[(c->next_sub + k) % c->n_subs];
+			size_t len = 0;
+
+			if (!sub_quiet(S, sb) || !sub_behind(S, sb))
+				continue;
+			c->ready = subscription_frame(S, c, sb, &len);
+			c->ready_len = len;
+			memcpy(c->ready_scene, sb->scene, sizeof(c->ready_scene));
+			c->ready_binary = sb->format != PROTO_FORMAT_JSON;
+			c->next_sub = (c->next_sub + k + 1) % c->n_subs;
+		}
+		if (c->ready)
+			net_ws_wake(S->n, c->conn);
+	}
 }

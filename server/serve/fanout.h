@@ -42,4 +42,15 @@ char *fanout_writable(void *ctx, uint64_t conn, size_t *len, bool *more, bool *b
  */
 void fanout_turn_end(struct server *S, struct room *st, int64_t from, int64_t to);
 
+/*
+ * In the window after a commit, while every scene in memory is what is
+ * stored: builds, for each client with a subscription that is behind, the
+ * frame it is due and holds it in the client (one at a time: a client
+ * still holding one gets a frame that covers more once it has sent it), to
+ * be sent when the socket can take it, after the client's replies,
+ * whatever the scene holds by then (the next batch may make it busy
+ * before the socket is writable).
+ */
+void fanout_prepare(struct server *S);
+
 #endif

@@ -35,6 +35,17 @@
 	  "%" PRIu64, OWN) \
 	X(commit_failures_total, counter, "Group commits that failed.", uint64_t, "%" PRIu64, OWN) \
 	X(commit_seconds, histogram, "Latency of a group commit.", double, "%.9f", HIST) \
+	X(commit_batches, gauge, "Batches in the last group commit.", long, "%ld", OWN) \
+	X(commit_queue, gauge, "Commits handed to the writer thread and not yet returned.", \
+	  long, "%ld", READ) \
+	X(batches_waiting, gauge, \
+	  "Batches received while a commit was out, waiting for it to return.", long, "%ld", \
+	  READ) \
+	X(acks_waiting, gauge, "Answers waiting for the commit that holds their batch.", long, \
+	  "%ld", READ) \
+	X(clients_held_total, counter, \
+	  "Times a client's reading was stopped because its replies piled up (back-pressure).", \
+	  uint64_t, "%" PRIu64, OWN) \
 	X(bytes_sent_total, counter, "Payload bytes written to sockets.", uint64_t, "%" PRIu64, \
 	  READ) \
 	X(bytes_received_total, counter, "Websocket and HTTP body bytes read.", uint64_t, \

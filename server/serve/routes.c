@@ -474,6 +474,9 @@ static void read_sample(struct server *S, struct metrics_sample *v)
 	v->http_requests_total = ns.http_requests;
 	v->ws_closed_too_big_total = ns.ws_closed_too_big;
 	v->snapshots_written_total = es.snapshots;
+	v->commit_queue = engine_writer_queued(S->e);
+	v->batches_waiting = S->n_stashed;
+	v->acks_waiting = S->n_pend + S->n_flight;
 	v->resident_memory_bytes = rss_kb() * 1024;
 	v->cpu_seconds_total = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
 			       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;

@@ -141,9 +141,21 @@ static void server_free(struct server *S)
 	for (int i = 0; i < S->n_pend; i++)
 		free(S->pend[i].report);
 	free(S->pend);
+	free(S->flight);  /* empty: the last turns answered it */
 	free(S->wake);
 	free(S->tokens);
 	config_release(&S->o);
+}
+
+/* Once a second: clients held by back-pressure that read nothing since,
+ * and the cluster's own tick. */
+static void serve_tick(void *ctx)
+{
+	struct server *S = ctx;
+
+	clients_tick(S);
+	if (S->hooks && S->hooks->tick)
+		S->hooks->tick(S);
 }
 
 /* Opens (creating and seeding on first start) the database. 0 or 1 after
@@ -165,6 +177,10 @@ static int open_engine(struct server *S)
 	eo.sync_normal = S->o.sync_normal;
 	eo.max_nodes = S->o.max_nodes;
 	eo.limits.max_ops = S->o.max_ops;
+	/* Tests only: a slow disk (each fsync waits), to watch the loop go on
+	 * while a commit runs (tests/e2e/commit_slow.js). */
+	if (getenv("RIGD_TEST_SYNC_DELAY_MS"))
+		eo.sync_delay_ms = atoi(getenv("RIGD_TEST_SYNC_DELAY_MS"));
 	S->e = engine_open(S->o.db, &eo, &err, msg, sizeof(msg));
 	if (!S->e) {
 		fprintf(stderr, "rigd: cannot open %s: %s (%s)\n", S->o.db, msg, err_code(err));
@@ -233,7 +249,7 @@ static int open_net(struct server *S)
 	cb.ws_writable = fanout_writable;
 	cb.ws_closed = ws_closed;
 	cb.turn = turn_run;
-	cb.tick = S->hooks ? S->hooks->tick : NULL;
+	cb.tick = serve_tick;
 	S->n = net_new(&ncfg, &cb);
 	if (!S->n)
 		return 1;
@@ -299,6 +315,17 @@ int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 	S.lim.edit.max_ops = S.o.max_ops;
 	if (open_engine(&S) != 0 || open_net(&S) != 0 || (S.hooks && S.hooks->start(&S) != 0))
 		goto out;
+	/* Alone, the commits run on the writer's thread; in a cluster the
+	 * lease and the log stream expect them on the loop, as before (and
+	 * so does RIGD_COMMIT_ON_LOOP=1: bench_commit's peer). */
+	if (!S.hooks && !getenv("RIGD_COMMIT_ON_LOOP")) {
+		char msg[256];
+
+		if (engine_writer_start(S.e, S.o.db, turn_wake_from_writer, &S, msg, sizeof(msg)) == 0)
+			S.pipelined = true;
+		else
+			serve_log(LOG_WARN, "commits stay on the loop: %s", msg);
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -320,9 +347,10 @@ int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 	/* Commit what this last pass received, answer it, then say goodbye.
 	 * A glTF import defers what came after it by a turn: run turns until
 	 * nothing waits. */
+	S.draining = true;
 	do
 		turn_run(&S);
-	while (S.n_pend > 0 || engine_pending(S.e) > 0 || S.dhead);
+	while (S.n_pend > 0 || engine_pending(S.e) > 0 || S.dhead || engine_commit_busy(S.e));
 	net_drain(S.n, NET_CLOSE_GOING_AWAY, 3000);
 	serve_log(LOG_INFO, "stopped by signal %d", (int)got_signal);
 	exit_code = rc ? 1 : 0;

@@ -48,8 +48,16 @@ struct server {
 	uint32_t boot_id;
 	struct room **scenes;
 	int n_scenes, cap_scenes;
-	struct pending *pend;
+	struct pending *pend;        /* answers of the turn being gathered */
 	int n_pend, cap_pend;
+	/* The turn whose commit the writer runs (engine_commit_busy): its
+	 * answers, sent when the commit returns. */
+	struct pending *flight;
+	int n_flight, cap_flight;
+	int n_stashed;               /* entries of 'pend' with a stash */
+	bool draining;               /* shutting down: turn_run waits for commits */
+	bool pipelined;              /* the commit writer runs the commits */
+	engine_stats commit_before;  /* the engine's counters at the last hand-off */
 	struct deferred *dhead, *dtail;
 	uint64_t *wake;              /* clients to wake when the turn ends */
 	int n_wake, cap_wake;

@@ -2,12 +2,23 @@
  * turn.c: the loop turn as the unit of group commit (see turn.h).
  *
  * A turn goes: batches are submitted to the engine as they arrive (applied
- * in memory, each with a pending answer); then turn_run commits them all at
- * once, answers them (acks, or "storage" errors), brings world matrices up
- * to date once per touched scene and records one journal entry per touched
- * scene; then the work that waited for the commit runs (subscribes, scene
- * reads, creates, deletes, imports). No frame is built from a scene while
- * a batch awaits its commit.
+ * in memory, each with a pending answer); then turn_run hands them all to
+ * one commit. Alone (no cluster) the commit writer runs it on its own
+ * thread (engine_commit_begin) while the loop goes on reading, decoding
+ * and answering everything else; in a cluster, or without a writer, it
+ * runs at once on the loop, as it always did. When the commit returns
+ * (the writer wakes the loop: net_wake_from_thread), its batches are
+ * answered (acks, or "storage" errors), world matrices are brought up to
+ * date once per touched scene and one journal entry is recorded per
+ * touched scene; then comes the window in which the scenes in memory are
+ * exactly what is stored: updates are built for the subscribers of the
+ * scenes about to change again, the work that waited for the commit runs
+ * (subscribes, scene reads, creates, deletes, imports), the submissions
+ * that came while the commit was out (kept as they came: a stash) are
+ * applied, and they go to the writer as the next commit.
+ *
+ * No frame is built from a scene while one of its batches awaits its
+ * commit, and nothing is answered before the commit that holds it.
  */
 #include "turn.h"
 #include "clients.h"
@@ -28,11 +39,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A submission taken while a commit was out: what submit() needs to apply
+ * it later, copied. */
+struct stash {
+	int type;                    /* PROTO_EDIT, PROTO_UNDO, PROTO_REDO */
+	char scene[SCENE_ID_MAX + 1];
+	bool has_batch;
+	edit_batch batch;
+	edit_limits lim;
+	char client[sizeof(((edit_batch *)0)->client)];
+};
+
+static void stash_free(struct stash *st)
+{
+	if (!st)
+		return;
+	if (st->has_batch)
+		edit_batch_release(&st->batch);
+	free(st);
+}
+
 void turn_forget_client(struct server *S, struct client *c)
 {
 	for (int i = 0; i < S->n_pend; i++)
 		if (!S->pend[i].http && S->pend[i].conn == c->conn)
 			S->pend[i].reply = NULL;
+	for (int i = 0; i < S->n_flight; i++)
+		if (!S->flight[i].http && S->flight[i].conn == c->conn)
+			S->flight[i].reply = NULL;
 	for (struct deferred *d = S->dhead; d; d = d->next)
 		if (d->kind != D_HTTP && d->conn == c->conn)
 			d->reply = NULL;
@@ -102,6 +136,82 @@ static int apply(struct server *S, const struct submission *u, engine_ack *ack, 
 			   batch ? batch->client_seq : 0, ack, err);
 }
 
+/* Fills 'p' from what the engine said of its applied batch ('before':
+ * the scene's seq before it) and notes its changes in the room's turn.
+ * Releases 'ack'. */
+static void note_applied(struct server *S, struct pending *p, const char *name,
+			 engine_ack *ack, int64_t before)
+{
+	p->seq = ack->seq;
+	p->recomputed = ack->recomputed;
+	/* The ik reports travel with the answer (owned by the pending entry). */
+	p->ik = ack->changes.ik;
+	p->n_ik = ack->changes.n_ik;
+	ack->changes.ik = NULL;
+	ack->changes.n_ik = 0;
+	if (!ack->duplicate) {
+		/* Ops are counted from what the engine reports at commit. */
+		struct room *st = rooms_get(S, name);
+
+		if (!st || journal_note(&st->j, &ack->changes, before))
+			serve_log(LOG_WARN, "out of memory noting changes of %s", name);
+	}
+	engine_ack_release(ack);
+}
+
+/* The pending answer of submission 'u': who asked, and where it goes. */
+static void pending_of(const struct submission *u, struct pending *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->scene, sizeof(p->scene), "%s", u->scene);
+	p->http = u->c == NULL;
+	p->conn = u->c ? u->c->conn : u->http_conn;
+	if (u->req)
+		p->req = *u->req;
+}
+
+/* While a commit is out, the engine's queue is the commit's: a submission
+ * waits, copied, with its answer's place kept, for the window after that
+ * commit (apply_stash). Only what a client sends directly comes here (an
+ * import's batch with assets is deferred work, run in the window). */
+static int stash_submit(struct server *S, const struct submission *u, edit_error *err)
+{
+	struct stash *st;
+	struct pending p;
+
+	if (u->logged || u->n_assets || !u->lim) {
+		edit_error_set(err, RIGD_E_INTERNAL, -1, "", "this batch cannot wait for a commit");
+		S->m.batches_failed_total++;
+		return RIGD_E_INTERNAL;
+	}
+	if (add_pending_room(S) || !(st = calloc(1, sizeof(*st)))) {
+		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+		S->m.batches_failed_total++;
+		return RIGD_E_NOMEM;
+	}
+	st->type = u->type;
+	snprintf(st->scene, sizeof(st->scene), "%s", u->scene);
+	snprintf(st->client, sizeof(st->client), "%s", u->client ? u->client : "");
+	st->lim = *u->lim;
+	if (u->batch) {
+		if (edit_batch_copy(&st->batch, u->batch)) {
+			free(st);
+			edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
+			S->m.batches_failed_total++;
+			return RIGD_E_NOMEM;
+		}
+		st->has_batch = true;
+	}
+	pending_of(u, &p);
+	p.stash = st;
+	if (u->c)
+		p.reply = clients_enqueue(S, u->c, NULL, 0, true);
+	assert(S->n_pend < S->cap_pend);
+	S->pend[S->n_pend++] = p;  /* room reserved above */
+	S->n_stashed++;
+	return 0;
+}
+
 static int submit(struct server *S, const struct submission *u, edit_error *err)
 {
 	engine_ack ack;
@@ -119,6 +229,8 @@ static int submit(struct server *S, const struct submission *u, edit_error *err)
 			S->m.batches_failed_total++;
 		return rc < 0 ? rc : 0;
 	}
+	if (engine_commit_busy(S->e))
+		return stash_submit(S, u, err);
 	/* Room for the answer first: once submitted, a batch must be answered. */
 	if (add_pending_room(S)) {
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
@@ -133,28 +245,9 @@ static int submit(struct server *S, const struct submission *u, edit_error *err)
 		S->m.batches_failed_total++;
 		return rc;
 	}
-	memset(&p, 0, sizeof(p));
-	snprintf(p.scene, sizeof(p.scene), "%s", u->scene);
-	p.http = u->c == NULL;
-	p.conn = u->c ? u->c->conn : u->http_conn;
-	if (u->req)
-		p.req = *u->req;
-	p.seq = ack.seq;
-	p.recomputed = ack.recomputed;
+	pending_of(u, &p);
 	p.replica = u->logged;
-	/* The ik reports travel with the answer (owned by the pending entry). */
-	p.ik = ack.changes.ik;
-	p.n_ik = ack.changes.n_ik;
-	ack.changes.ik = NULL;
-	ack.changes.n_ik = 0;
-	if (!ack.duplicate) {
-		/* Ops are counted from what the engine reports at commit. */
-		struct room *st = rooms_get(S, u->scene);
-
-		if (!st || journal_note(&st->j, &ack.changes, before))
-			serve_log(LOG_WARN, "out of memory noting changes of %s", u->scene);
-	}
-	engine_ack_release(&ack);
+	note_applied(S, &p, u->scene, &ack, before);
 	if (u->c)
 		p.reply = clients_enqueue(S, u->c, NULL, 0, true);
 	assert(S->n_pend < S->cap_pend);
@@ -186,9 +279,24 @@ int turn_submit_logged(struct server *S, const char *scene_name, const edit_batc
 	return submit(S, &u, err);
 }
 
+/* Whether 'd' only reads one scene (a subscribe, an HTTP GET of it). */
+static bool reads_one_scene(const struct deferred *d)
+{
+	return d->scene[0] &&
+	       (d->kind == D_SUBSCRIBE || (d->kind == D_HTTP && d->method == NET_GET));
+}
+
 void turn_defer(struct server *S, struct deferred *d)
 {
 	assert(!d->next && (S->dhead == NULL) == (S->dtail == NULL));
+	if (engine_commit_busy(S->e) && !S->dhead && reads_one_scene(d) &&
+	    turn_scene_quiet(S, d->scene)) {
+		/* A commit is out, but not of this scene, and nothing of it
+		 * waits: what is in memory is what is stored. It runs now. */
+		d->run(S, d);
+		turn_deferred_free(d);
+		return;
+	}
 	if (S->dtail)
 		S->dtail->next = d;
 	else
@@ -313,39 +421,16 @@ static void answer_one(struct server *S, struct pending *p, int commit_rc)
 	answer_with(S, p, commit_rc ? &err : NULL);
 }
 
-/* Answers every batch of the turn: acks after a commit, else "storage". */
+/* Answers every batch of the commit: acks after it, else "storage". */
 static void answer_pending(struct server *S, int commit_rc)
 {
-	for (int i = 0; i < S->n_pend; i++) {
-		answer_one(S, &S->pend[i], commit_rc);
-		free(S->pend[i].ik);
-		S->pend[i].ik = NULL;
+	for (int i = 0; i < S->n_flight; i++) {
+		assert(!S->flight[i].stash);
+		answer_one(S, &S->flight[i], commit_rc);
+		free(S->flight[i].ik);
+		S->flight[i].ik = NULL;
 	}
-	S->n_pend = 0;
-}
-
-/* Commits the turn's batches, answers them, and counts the commit. */
-static int commit_turn(struct server *S)
-{
-	engine_stats before, after;
-	double t0 = serve_now_s();
-	int rc;
-
-	engine_get_stats(S->e, &before);
-	rc = engine_commit(S->e);
-	metrics_observe_commit(&S->m, serve_now_s() - t0);
-	engine_get_stats(S->e, &after);
-	if (rc) {
-		S->m.commit_failures_total++;
-		S->m.batches_failed_total += (uint64_t)S->n_pend;
-		serve_log(LOG_ERROR, "commit failed: %s", engine_errmsg(S->e));
-	} else {
-		S->m.commits_total++;
-		S->m.batches_total += after.batches - before.batches;
-		S->m.ops_total += after.ops - before.ops;
-	}
-	answer_pending(S, rc);
-	return rc;
+	S->n_flight = 0;
 }
 
 /* The end of the turn for one touched scene: world matrices brought up to
@@ -410,20 +495,109 @@ static void run_deferred(struct server *S)
 	}
 }
 
-void turn_run(void *ctx)
+/* Counts the commit that returned 'rc' and answers its batches. */
+static void count_commit(struct server *S, int rc)
 {
-	struct server *S = ctx;
+	engine_stats after;
 
-	if (S->n_pend > 0 || engine_pending(S->e) > 0) {
-		int rc = commit_turn(S);
-
-		for (int i = 0; i < S->n_scenes; i++)
-			if (S->scenes[i]->j.touched)
-				end_scene_turn(S, S->scenes[i], rc);
-		if (S->hooks)
-			S->hooks->end_turn(S, rc);
+	engine_get_stats(S->e, &after);
+	if (after.commits + after.failed_commits !=
+	    S->commit_before.commits + S->commit_before.failed_commits)
+		metrics_observe_commit(&S->m, after.last_commit_s);
+	if (rc) {
+		S->m.commit_failures_total++;
+		S->m.batches_failed_total += (uint64_t)S->n_flight;
+		serve_log(LOG_ERROR, "commit failed: %s", engine_errmsg(S->e));
+	} else {
+		S->m.commits_total++;
+		S->m.batches_total += after.batches - S->commit_before.batches;
+		S->m.ops_total += after.ops - S->commit_before.ops;
+		S->m.commit_batches = (long)(after.batches - S->commit_before.batches);
 	}
-	/* Clients that could not be served while the turn was open. */
+	answer_pending(S, rc);
+}
+
+/* The commit has returned 'rc': its answers go out, and each scene it
+ * touched ends its turn (matrices, journal, subscribers woken). */
+static void commit_finished(struct server *S, int rc)
+{
+	count_commit(S, rc);
+	for (int i = 0; i < S->n_scenes; i++)
+		if (S->scenes[i]->j.touched)
+			end_scene_turn(S, S->scenes[i], rc);
+	if (S->hooks)
+		S->hooks->end_turn(S, rc);
+}
+
+/* The gathered turn becomes the commit: its answers wait in 'flight' and
+ * the engine hands its batches to the writer (or commits them at once,
+ * without one: then the commit is over when this returns). */
+static void hand_off(struct server *S)
+{
+	struct pending *v = S->flight;
+	int cap = S->cap_flight, rc;
+
+	assert(S->n_flight == 0 && S->n_stashed == 0 && !engine_commit_busy(S->e));
+	S->flight = S->pend;
+	S->cap_flight = S->cap_pend;
+	S->n_flight = S->n_pend;
+	S->pend = v;
+	S->cap_pend = cap;
+	S->n_pend = 0;
+	engine_get_stats(S->e, &S->commit_before);
+	rc = engine_commit_begin(S->e);
+	if (!engine_commit_busy(S->e))
+		commit_finished(S, rc);
+}
+
+/* Applies the submissions that waited for the commit, in arrival order;
+ * one the engine refuses is answered with its error at once. */
+static void apply_stash(struct server *S)
+{
+	int kept = 0;
+
+	for (int i = 0; i < S->n_pend; i++) {
+		struct pending p = S->pend[i];
+		struct stash *st = p.stash;
+		engine_ack ack;
+		edit_error err;
+		int64_t before;
+		int rc;
+
+		if (!st) {
+			S->pend[kept++] = p;
+			continue;
+		}
+		p.stash = NULL;
+		S->n_stashed--;
+		struct submission u = {.type = st->type, .scene = st->scene,
+			.batch = st->has_batch ? &st->batch : NULL, .lim = &st->lim,
+			.client = st->client};
+		before = engine_seq(S->e, st->scene);
+		edit_error_clear(&err);
+		engine_ack_init(&ack);
+		rc = apply(S, &u, &ack, &err);
+		if (rc) {
+			if (!err.code)
+				edit_error_set(&err, rc, -1, "", "%s", err_str(rc));
+			engine_ack_release(&ack);
+			S->m.batches_failed_total++;
+			answer_with(S, &p, &err);
+		} else {
+			note_applied(S, &p, st->scene, &ack, before);
+			S->pend[kept++] = p;
+		}
+		stash_free(st);
+	}
+	S->n_pend = kept;
+	assert(S->n_stashed == 0);
+}
+
+/* The window after a commit (or a turn without one): the scenes in memory
+ * are what is stored. */
+static void window(struct server *S)
+{
+	/* Clients that could not be served while their scene was busy. */
 	for (int i = 0; i < S->n_wake; i++) {
 		struct client *c = clients_get(S, S->wake[i]);
 
@@ -433,5 +607,57 @@ void turn_run(void *ctx)
 		}
 	}
 	S->n_wake = 0;
+	/* Updates now, while no scene has a batch awaiting a commit: once the
+	 * next batch of a scene is applied, nothing can be built from it
+	 * until that batch's commit returns. */
+	if (S->pipelined)
+		fanout_prepare(S);
 	run_deferred(S);
+	if (S->n_stashed) {
+		/* New subscribers get their snapshots now. */
+		if (S->pipelined && engine_pending(S->e) == 0)
+			fanout_prepare(S);
+		apply_stash(S);
+	}
+	if (S->pipelined && !engine_commit_busy(S->e) &&
+	    (S->n_pend > 0 || engine_pending(S->e) > 0))
+		hand_off(S);
+	if (!engine_commit_busy(S->e) && (S->dhead || S->n_pend > 0 || engine_pending(S->e) > 0))
+		net_schedule_turn(S->n);
+}
+
+void turn_run(void *ctx)
+{
+	struct server *S = ctx;
+
+	if (engine_commit_busy(S->e)) {
+		bool done;
+		int rc = engine_commit_poll(S->e, S->draining, &done);
+
+		if (!done)
+			return;  /* the writer wakes the loop when it has */
+		commit_finished(S, rc);
+	} else if (S->n_pend > 0 || engine_pending(S->e) > 0) {
+		hand_off(S);
+		if (engine_commit_busy(S->e))
+			return;  /* its window comes when it returns */
+	}
+	window(S);
+}
+
+void turn_wake_from_writer(void *ctx)
+{
+	struct server *S = ctx;
+
+	net_wake_from_thread(S->n);
+}
+
+bool turn_scene_quiet(struct server *S, const char *name)
+{
+	if (engine_scene_pending(S->e, name) > 0)
+		return false;
+	for (int i = 0; i < S->n_pend; i++)
+		if (strcmp(S->pend[i].scene, name) == 0)
+			return false;
+	return true;
 }

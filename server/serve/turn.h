@@ -53,6 +53,9 @@ struct pending {
 	bool remote;
 	uint64_t remote_rid;
 	char remote_to[TURN_PEER_ID_MAX];
+	/* A submission taken while the previous turn's commit was out: kept
+	 * as it came (owned), applied when that commit returns (turn.c). */
+	struct stash *stash;
 };
 
 enum deferred_kind { D_SUBSCRIBE, D_UNSUBSCRIBE, D_HTTP, D_VIEW, D_CALL };
@@ -145,8 +148,18 @@ void turn_deferred_free(struct deferred *d);
  * batches are still committed, their answers go nowhere. */
 void turn_forget_client(struct server *S, struct client *c);
 
-/* net's turn callback ('ctx' the server): commits, answers, records the
- * journal, wakes whoever waited, then runs the deferred work. */
+/* net's turn callback ('ctx' the server): hands the turn's batches to a
+ * commit, or, when the commit out has returned, answers it, records the
+ * journal, wakes whoever waited, runs the deferred work and applies what
+ * came meanwhile (handing it to the next commit). */
 void turn_run(void *ctx);
+
+/* The commit writer's notify callback ('ctx' the server): wakes the loop
+ * from the writer's thread, for turn_run. */
+void turn_wake_from_writer(void *ctx);
+
+/* Whether scene 'name' has nothing awaiting a commit (applied, or kept
+ * for the next one), so that what memory holds of it is what is stored. */
+bool turn_scene_quiet(struct server *S, const char *name);
 
 #endif

@@ -135,7 +135,7 @@ test('a client that stops reading for 10 s delays nobody and costs no memory', a
   }
 });
 
-test('a client behind the journal gets a snapshot; one that never reads its replies is closed', async () => {
+test('a client behind the journal gets a snapshot; one that never reads its replies is held, then closed', async () => {
   const s = await startRigd({ args: ['--sync', 'normal', '--journal', '2', '--reply-queue', '4096'] });
   await createScene(s, 'lag');
   const editor = await Client.connect(s);
@@ -163,23 +163,29 @@ test('a client behind the journal gets a snapshot; one that never reads its repl
   assert.equal(Object.keys(upd.world).length, 59);
 
   /* A subscriber that stops reading and keeps sending: its socket fills with
-   * updates, its acks pile up past --reply-queue, and it is closed (1008)
-   * while the editor goes on. */
+   * updates and its acks pile up; past half of --reply-queue rigd stops
+   * reading it (back-pressure: rigd_clients_held_total), and once it has
+   * read nothing for CLIENTS_HOLD_CLOSE_S (5 s) it is closed (1008), while
+   * the editor goes on. */
   const deaf = await Client.connect(s);
   await deaf.subscribe('lag');
   deaf.ws._socket.pause();
   let dropped = 0;
-  for (let round = 0; round < 200 && !dropped; round++) {
+  let heldBeforeDrop = 0;
+  const until = Date.now() + 60000;
+  for (let round = 0; Date.now() < until && !dropped; round++) {
     const batch = [];
     for (let i = 0; i < 8; i++) {
       batch.push(editor.request({ type: 'edit', scene: 'lag', ops: [{ op: 'set', id: 'root', euler: [0, round, i] }] }));
       deaf.send({ type: 'edit', scene: 'lag', req: round * 8 + i, ops: [{ op: 'set', id: 'head_end', t: [0, i, 0] }] });
     }
     await Promise.all(batch);
-    const m = /^rigd_clients_dropped_total (\d+)/m.exec((await get(s, '/metrics')).text);
-    dropped = Number(m[1]);
+    const text = (await get(s, '/metrics')).text;
+    dropped = Number(/^rigd_clients_dropped_total (\d+)/m.exec(text)[1]);
+    if (!dropped) heldBeforeDrop = Number(/^rigd_clients_held_total (\d+)/m.exec(text)[1]);
   }
   assert.equal(dropped, 1, 'the deaf client was dropped');
+  assert.ok(heldBeforeDrop >= 1, 'it was held (rigd stopped reading it) before it was closed');
   assert.equal((await editor.request({ type: 'edit', scene: 'lag', ops: [{ op: 'set', id: 'root', t: [0, 1, 0] }] })).type, 'ack');
   deaf.ws.terminate();
   for (const c of [editor, lagging]) {
