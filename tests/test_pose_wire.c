@@ -283,8 +283,8 @@ static void test_shear(void **state)
 		"\"b\":{\"t\":[1,2,0],\"r\":[0,0,0,1],\"s\":[1,1,1],\"shear\":[12.5,-3]},"
 		"\"a\":{\"t\":[0,0,0],\"r\":[0,0,0,1],\"s\":[1,1,1]}}}]}";
 	static const char *const batches[] = {
-		"{\"ops\":[{\"op\":\"create\",\"id\":\"hips\",\"t\":[1,2,0]},"
-		"{\"op\":\"create\",\"id\":\"arm\",\"parent\":\"hips\",\"shear\":[0,20]}]}",
+		("{\"ops\":[{\"op\":\"create\",\"id\":\"hips\",\"t\":[1,2,0]},"
+		 "{\"op\":\"create\",\"id\":\"arm\",\"parent\":\"hips\",\"shear\":[0,20]}]}"),
 		"{\"ops\":[{\"op\":\"pose_save\",\"pose\":\"a\"}]}",
 		"{\"ops\":[{\"op\":\"set\",\"id\":\"arm\",\"shear\":[0,0]}]}",
 		"{\"ops\":[{\"op\":\"pose_save\",\"pose\":\"b\"}]}",
