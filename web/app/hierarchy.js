@@ -84,7 +84,15 @@ export class HierarchyPanel extends Emitter {
 				this.refresh();
 			}
 		});
-		L.listen(this.list, 'scroll', () => this._renderWindow());
+		// The window's extent is kept from the scroll and resize events, so
+		// drawing the rows in view after an update reads no layout (a read
+		// after the 2D view's writes would force one every update).
+		this._top = 0;
+		this._height = 0;
+		L.listen(this.list, 'scroll', () => {
+			this._top = this.list.scrollTop;
+			this._renderWindow();
+		});
 		L.listen(this.list, 'click', (e) => this._onClick(e));
 		L.listen(this.list, 'keydown', (e) => this._onKey(e));
 		L.listen(this.list, 'focus', () => {
@@ -129,7 +137,11 @@ export class HierarchyPanel extends Emitter {
 		});
 		L.listen(this.addButton, 'click', () => this.openCreate());
 		L.listen(this.deleteButton, 'click', () => this.selected && this.emit('delete', { id: this.selected }));
-		this._resizeObserver = new ResizeObserver(() => this._renderWindow());
+		this._resizeObserver = new ResizeObserver(() => {
+			this._top = this.list.scrollTop;
+			this._height = this.list.clientHeight;
+			this._renderWindow();
+		});
 		this._resizeObserver.observe(this.list);
 	}
 
@@ -139,8 +151,11 @@ export class HierarchyPanel extends Emitter {
 		this._unsub = [
 			model.on('reset', () => this.refresh()),
 			model.on('update', (info) => {
-				if (info.structure || info.changed.size) this.refresh();
-				else if (info.world.size) this._renderWindow(); // mirrored badges
+				// The rows change with the tree's shape, or with names while
+				// a search is on; otherwise only what a row shows can (a
+				// name, a flag, a mirrored badge), which its signature tells.
+				if (info.structure || info.removed.length || (this.query && info.changed.size)) this.refresh();
+				else if (info.changed.size || info.world.size) this._renderWindow();
 			}),
 		];
 		this.refresh();
@@ -195,6 +210,8 @@ export class HierarchyPanel extends Emitter {
 		const top = at * ROW_HEIGHT;
 		if (top < this.list.scrollTop) this.list.scrollTop = top;
 		else if (top + ROW_HEIGHT > this.list.scrollTop + this.list.clientHeight) this.list.scrollTop = top + ROW_HEIGHT - this.list.clientHeight;
+		this._top = this.list.scrollTop;
+		this._height = this.list.clientHeight;
 	}
 
 	/* Recomputes the visible rows (expansion, search) and redraws. */
@@ -238,8 +255,8 @@ export class HierarchyPanel extends Emitter {
 	 */
 	_renderWindow() {
 		if (!this.model) return;
-		const top = this.list.scrollTop;
-		const height = this.list.clientHeight || 400;
+		const top = this._top;
+		const height = this._height || 400;
 		const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
 		const last = Math.min(this._rows.length, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
 		const keep = new Map();

@@ -101,6 +101,10 @@ export class PosePanel {
 
 	_show(poses) {
 		this.poses = poses;
+		// Read again after every update; rebuilt only when it changed.
+		const shown = JSON.stringify([poses, this.editable, this.model.readOnly]);
+		if (shown === this._shown) return;
+		this._shown = shown;
 		clear(this.list);
 		if (!poses.length) this.list.append(el('div.muted.small.empty-poses', {}, 'No poses yet: save one below.'));
 		for (const p of poses) {
@@ -197,17 +201,24 @@ export class DrawOrderPanel {
 
 	refresh() {
 		const model = this.model;
-		clear(this.list);
-		clear(this.figures);
 		const ids = drawOrder(model);
-		const roots = new Set();
-		for (const id of ids) {
+		const rows = ids.map((id) => {
 			const node = model.get(id);
-			const facing = effectiveFacing(model, id);
-			const own = node.facing ? '' : ' (inherited)';
 			let root = node;
 			while (root.parent !== null) root = model.get(root.parent);
-			roots.add(root.id);
+			return { id, node, facing: effectiveFacing(model, id), root: root.id };
+		});
+		// A clip playing sends every bone each frame while the order and the
+		// facings stay: the list is rebuilt only when what it shows changed.
+		const shown = [model.readOnly, this.editable, ...rows.map((r) => `${r.id}|${JSON.stringify(r.node.z ?? null)}|${r.node.facing}|${r.facing}|${r.root}`)].join('\n');
+		if (shown === this._shown) return;
+		this._shown = shown;
+		clear(this.list);
+		clear(this.figures);
+		const roots = new Set();
+		for (const { id, node, facing, root } of rows) {
+			const own = node.facing ? '' : ' (inherited)';
+			roots.add(root);
 			const flip = el('button.flip-facing', { type: 'button', title: `Make ${id} face ${facing === 'right' ? 'left' : 'right'}` }, '⇋');
 			flip.addEventListener('click', () => this._flip(id));
 			const label = el('span.order-id', {}, id);
