@@ -123,6 +123,7 @@ bench: build web-deps
 	cmake --build $(BUILD) --target bench_deflate
 	cmake --build $(BUILD) --target bench_views
 	cmake --build $(BUILD) --target bench_interest
+	cmake --build $(BUILD) --target bench_clip
 	cmake --build $(BUILD) --target bench_fanout
 	cmake --build $(BUILD) --target bench_cluster
 
