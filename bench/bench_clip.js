@@ -8,7 +8,9 @@
  * editor play clip0 at BENCH_HZ (60) clip ops a second for BENCH_SECONDS
  * (10), its time advancing a 60th of a second an op. Beside it, in the same
  * run, the same editor turning one bone with a plain set at the same rate.
- * For each it prints, over every viewer and op:
+ * The viewers are bench_subscribers (in C, a process of their own) taking
+ * binary float32 frames, as the browser viewer does, then JSON
+ * (BENCH_FORMATS). For each it prints, over every viewer and op:
  *
  *   - edit-to-update p50 / p99 / max: from sending the op to the viewer
  *     receiving the first update whose seq reaches the op's seq;
@@ -21,10 +23,13 @@
  */
 const path = require('node:path');
 const { startRigd, Client, percentile, sleep, post } = require(path.join(__dirname, '..', 'tests', 'lib', 'rigd.js'));
+const { cSubscribers } = require(path.join(__dirname, 'lib', 'csubscribers.js'));
+const { latencies } = require(path.join(__dirname, 'lib', 'subscribers.js'));
 
 const HZ = Number(process.env.BENCH_HZ || 60);
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
 const SUBS = Number(process.env.BENCH_SUBS || 10);
+const FORMATS = (process.env.BENCH_FORMATS || 'f32,json').split(',');
 const BONES = 100;
 const SLOTS = 120;
 const CLIPS = 20;
@@ -61,49 +66,38 @@ function skeleton() {
   return { skeleton: { hash: 'bench', spine: '4.2.43' }, bones, slots, skins: [{ name: 'default', attachments }], animations };
 }
 
-/* Sends HZ ops a second for SECONDS ('opOf(i)' the ops of the i-th) and
- * measures what the viewers saw. */
-async function drive(server, editor, viewers, opOf) {
-  const sent = [];
+/* Sends HZ ops a second for SECONDS ('opOf(i)' the ops of the i-th) with
+ * the subscribers of 'gen' watching, and measures what they saw. */
+async function drive(server, editor, gen, opOf) {
+  const sent = new Map();
   const acked = [];
-  const seqs = [];
   const cpu0 = server.cpuSeconds();
   const n = Math.round(HZ * SECONDS);
   const t0 = Date.now();
   const replies = [];
+  const c0 = await gen.count();
   for (let i = 0; i < n; i++) {
     const wait = t0 + (i * 1000) / HZ - Date.now();
     if (wait > 0) await sleep(wait);
     const at = process.hrtime.bigint();
-    sent.push(at);
     replies.push(editor.request({ type: 'edit', scene: 'clip', ops: opOf(i) }, 30000).then((m) => {
       if (m.type !== 'ack') throw new Error(`op ${i} refused: ${m.message}`);
-      acked[i] = Number(m.receivedAt - at) / 1e6;
-      seqs[i] = m.seq;
+      acked.push(Number(m.receivedAt - at) / 1e6);
+      sent.set(m.seq, at);
     }));
   }
   await Promise.all(replies);
-  const last = Math.max(...seqs);
-  for (const v of viewers) await v.waitSeq('clip', last, 30000);
+  await sleep(500);
   const cpu = server.cpuSeconds() - cpu0;
-  const lat = [];
-  for (const v of viewers) {
-    const updates = v.messages.filter((m) => m.type === 'update' && m.scene === 'clip');
-    let u = 0;
-    for (let i = 0; i < n; i++) {
-      while (u < updates.length && (updates[u].seq < seqs[i] || updates[u].receivedAt < sent[i])) u++;
-      if (u < updates.length) lat.push(Number(updates[u].receivedAt - sent[i]) / 1e6);
-    }
-    v.messages.length = 0;
-  }
+  const c1 = await gen.count();
   editor.messages.length = 0;
-  return { lat, acked, cpuPerOp: (cpu / n) * 1e6, n };
+  return { sent, acked, cpuPerOp: (cpu / n) * 1e6, n, bytes: (c1.bytes - c0.bytes) / Math.max(1, c1.frames - c0.frames) };
 }
 
-function print(label, r) {
-  console.log(`${label.padEnd(28)} p50 ${percentile(r.lat, 50).toFixed(2).padStart(6)} ms  p99 ${percentile(r.lat, 99).toFixed(2).padStart(6)} ms  ` +
-    `max ${Math.max(...r.lat).toFixed(2).padStart(6)} ms  ack p99 ${percentile(r.acked, 99).toFixed(2).padStart(6)} ms  ` +
-    `server CPU ${r.cpuPerOp.toFixed(0)} us per op  (${r.n} ops, ${r.lat.length} deliveries)`);
+function print(label, r, lat) {
+  console.log(`${label.padEnd(34)} p50 ${percentile(lat, 50).toFixed(2).padStart(6)} ms  p99 ${percentile(lat, 99).toFixed(2).padStart(6)} ms  ` +
+    `max ${Math.max(...lat).toFixed(2).padStart(6)} ms  ack p99 ${percentile(r.acked, 99).toFixed(2).padStart(6)} ms  ` +
+    `server CPU ${r.cpuPerOp.toFixed(0)} us per op  ${Math.round(r.bytes)} bytes per frame  (${r.n} ops, ${lat.length} deliveries)`);
 }
 
 async function main() {
@@ -111,19 +105,18 @@ async function main() {
   try {
     const r = await post(server, '/api/scenes/clip/spine', { skeleton: skeleton() });
     if (r.status !== 200) throw new Error(`import: ${r.status} ${r.text}`);
-    const viewers = [];
-    for (let i = 0; i < SUBS; i++) {
-      const v = await Client.connect(server, { validate: false });
-      await v.subscribe('clip');
-      viewers.push(v);
-    }
     const editor = await Client.connect(server, { validate: false });
-    console.log(`bench_clip: ${BONES} bones, ${SLOTS} slots, ${CLIPS} clips; ${SUBS} viewers (JSON), ${HZ} ops/s for ${SECONDS} s, --sync full; load average ${require('node:os').loadavg()[0].toFixed(2)}`);
-    const clip = await drive(server, editor, viewers, (i) => [{ op: 'clip', clip: 'clip0', time: (i % 60) / 60 }]);
-    print('clip op (30 bones animated)', clip);
-    const set = await drive(server, editor, viewers, (i) => [{ op: 'set', id: 'bone_203', euler: [0, 0, i % 90] }]);
-    print('beside it: one set', set);
-    for (const v of [...viewers, editor]) await v.close();
+    console.log(`bench_clip: ${BONES} bones, ${SLOTS} slots, ${CLIPS} clips; ${SUBS} viewers (bench_subscribers, in C), ${HZ} ops/s for ${SECONDS} s, --sync full; load average ${require('node:os').loadavg()[0].toFixed(2)}`);
+    for (const format of FORMATS) {
+      const gen = cSubscribers({ port: server.port, scene: 'clip', n: SUBS, format });
+      await gen.ready;
+      const clip = await drive(server, editor, gen, (i) => [{ op: 'clip', clip: 'clip0', time: (i % 60) / 60 }]);
+      const set = await drive(server, editor, gen, (i) => [{ op: 'set', id: 'bone_203', euler: [0, 0, i % 90] }]);
+      const { arrivals } = await gen.stop();
+      print(`${format}: clip op (30 bones animated)`, clip, latencies(clip.sent, arrivals, Infinity));
+      print(`${format}: beside it, one set`, set, latencies(set.sent, arrivals, Infinity));
+    }
+    await editor.close();
   } finally {
     await server.stop();
   }

@@ -14,6 +14,6 @@ add_custom_target(bench_clip
   COMMAND ${CMAKE_COMMAND} -E env RIGD_BUILD_DIR=${CMAKE_BINARY_DIR}
           RIGD_SOURCE_DIR=${CMAKE_SOURCE_DIR}
           node ${CMAKE_CURRENT_SOURCE_DIR}/bench_clip.js
-  DEPENDS rigd
+  DEPENDS rigd bench_subscribers
   USES_TERMINAL
   COMMENT "bench_clip: the clip op with ten viewers")
