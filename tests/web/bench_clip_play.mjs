@@ -16,7 +16,7 @@
  * --profile prints the functions that took the most of page A's main
  * thread (CDP Profiler) over the play.
  */
-import { launch, openPage, rigd } from './lib/browser.mjs';
+import { frameIntervals, launch, openPage, rigd } from './lib/browser.mjs';
 import { encodePng } from './lib/png.mjs';
 
 const argv = process.argv.slice(2);
@@ -66,25 +66,6 @@ function character() {
 
 const pause = (ms) => new Promise((r) => setTimeout(r, ms));
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-
-/* The intervals between page 'page''s animation frames over 'ms' ms. */
-const frameIntervals = (page, ms) =>
-	page.evaluate(
-		(span) =>
-			new Promise((resolve) => {
-				const out = [];
-				let last = null;
-				const t0 = performance.now();
-				const frame = (now) => {
-					if (last !== null) out.push(now - last);
-					last = now;
-					if (now - t0 < span) requestAnimationFrame(frame);
-					else resolve(out);
-				};
-				requestAnimationFrame(frame);
-			}),
-		ms,
-	);
 
 function line(label, iv, extra = '') {
 	const m = mean(iv);
@@ -161,7 +142,13 @@ try {
 	}
 	line('clip playing, bones shown', p.iv, `; ${p.sent} batches sent, ${p.skipped} frames skipped`);
 	if (p.profile) console.log(topFunctions(p.profile).join('\n'));
-	await A.page.getByRole('checkbox', { name: /bones/i }).first().uncheck().catch(() => {});
+	// The Bones chip sits in the Overlays menu, which may be closed.
+	await A.page.evaluate(() => {
+		const box = document.querySelector('.bones-chip input[type=checkbox]');
+		if (!box) throw new Error('no Bones checkbox');
+		box.checked = false;
+		box.dispatchEvent(new Event('change'));
+	});
 	const q = await play(A, null);
 	line('clip playing, bones hidden', q.iv, `; ${q.sent} batches sent`);
 	for (const h of [A, B]) if (h) await h.context.close();

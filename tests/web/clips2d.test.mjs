@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { advance, frameOfTime, framesPerSecond, lastFrame, sentTime, timeOfFrame } from '../../web/app/clips.js';
-import { SOURCE_DIR, dragSlider, launch, maxDiff, openPage, poll, rigd } from './lib/browser.mjs';
+import { SOURCE_DIR, dragSlider, frameIntervals, launch, maxDiff, openPage, poll, rigd } from './lib/browser.mjs';
 import { encodePng } from './lib/png.mjs';
 
 let browser;
@@ -479,26 +479,6 @@ function hundredBones(n) {
 		};
 	}
 	return { skeleton: { spine: '4.2.00' }, bones, slots: [], skins: [], animations: { wave: { bones: timelines } } };
-}
-
-/* The intervals between page 'page''s animation frames over 'ms' ms. */
-function frameIntervals(page, ms) {
-	return page.evaluate(
-		(span) =>
-			new Promise((resolve) => {
-				const out = [];
-				let last = null;
-				const t0 = performance.now();
-				const frame = (now) => {
-					if (last !== null) out.push(now - last);
-					last = now;
-					if (now - t0 < span) requestAnimationFrame(frame);
-					else resolve(out);
-				};
-				requestAnimationFrame(frame);
-			}),
-		ms,
-	);
 }
 
 describe('clips2d: frame times while a 100-bone clip plays', () => {

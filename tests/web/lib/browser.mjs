@@ -111,3 +111,23 @@ export async function poll(fn, { timeout = 5000, every = 10, what = 'a condition
 		await new Promise((r) => setTimeout(r, every));
 	}
 }
+
+/* The intervals between page 'page''s animation frames over 'ms' ms. */
+export function frameIntervals(page, ms) {
+	return page.evaluate(
+		(span) =>
+			new Promise((resolve) => {
+				const out = [];
+				let last = null;
+				const t0 = performance.now();
+				const frame = (now) => {
+					if (last !== null) out.push(now - last);
+					last = now;
+					if (now - t0 < span) requestAnimationFrame(frame);
+					else resolve(out);
+				};
+				requestAnimationFrame(frame);
+			}),
+		ms,
+	);
+}
