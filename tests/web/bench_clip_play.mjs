@@ -109,6 +109,30 @@ function topFunctions(profile, n = 15) {
 		.map(([k, t]) => `  ${((100 * t) / total).toFixed(1).padStart(5)}%  ${(t / 1000).toFixed(0).padStart(6)} ms  ${k}`);
 }
 
+/* Runs 'fn' (a play); with --trace, under a Chrome trace of page A,
+ * printing the CPU time per drawn frame of its main thread and of its
+ * raster workers, and the longest trace events. */
+async function traced(A, fn) {
+	if (!TRACE) return fn();
+	const browser = A.page.context().browser();
+	await browser.startTracing(A.page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] });
+	const out = await fn();
+	const events = JSON.parse((await browser.stopTracing()).toString()).traceEvents;
+	const names = new Map();
+	for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') names.set(`${e.pid}:${e.tid}`, e.args.name);
+	const sum = new Map();
+	for (const e of events) {
+		if (e.ph !== 'X' || !e.dur) continue;
+		const key = `${names.get(`${e.pid}:${e.tid}`) || e.tid} (${e.pid}) ${e.name}`;
+		sum.set(key, (sum.get(key) || 0) + e.dur);
+	}
+	const of = (re) => [...sum.entries()].filter(([k]) => re.test(k)).reduce((a, [, t]) => a + t, 0) / 1000;
+	const frames = out.iv.length;
+	console.log(`  per frame: main thread ${(of(/CrRendererMain .* RunTask$/) / frames).toFixed(2)} ms, raster ${(of(/ RasterTask$/) / frames).toFixed(2)} ms, paint ${(of(/CrRendererMain .* Paint$/) / frames).toFixed(2)} ms`);
+	console.log([...sum.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, t]) => `  ${(t / 1000).toFixed(0).padStart(6)} ms  ${k}`).join('\n'));
+	return out;
+}
+
 const browser = await launch();
 const server = await rigd.startRigd({ args: ['--sync', 'normal'] });
 try {
@@ -126,20 +150,7 @@ try {
 	line('idle (the machine, for scale)', await frameIntervals(A.page, 1000));
 	const profiler = PROFILE ? await A.context.newCDPSession(A.page) : null;
 	if (profiler) await profiler.send('Profiler.enable');
-	if (TRACE) await A.page.context().browser().startTracing(A.page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] });
-	const p = await play(A, profiler);
-	if (TRACE) {
-		const events = JSON.parse((await A.page.context().browser().stopTracing()).toString()).traceEvents;
-		const names = new Map();
-		for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') names.set(`${e.pid}:${e.tid}`, e.args.name);
-		const sum = new Map();
-		for (const e of events) {
-			if (e.ph !== 'X' || !e.dur) continue;
-			const key = `${names.get(`${e.pid}:${e.tid}`) || e.tid} (${e.pid}) ${e.name}`;
-			sum.set(key, (sum.get(key) || 0) + e.dur);
-		}
-		console.log([...sum.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, t]) => `  ${(t / 1000).toFixed(0).padStart(6)} ms  ${k}`).join('\n'));
-	}
+	const p = await traced(A, () => play(A, profiler));
 	line('clip playing, bones shown', p.iv, `; ${p.sent} batches sent, ${p.skipped} frames skipped`);
 	if (p.profile) console.log(topFunctions(p.profile).join('\n'));
 	// The Bones chip sits in the Overlays menu, which may be closed.
@@ -149,7 +160,7 @@ try {
 		box.checked = false;
 		box.dispatchEvent(new Event('change'));
 	});
-	const q = await play(A, null);
+	const q = await traced(A, () => play(A, null));
 	line('clip playing, bones hidden', q.iv, `; ${q.sent} batches sent`);
 	for (const h of [A, B]) if (h) await h.context.close();
 } finally {

@@ -668,12 +668,12 @@ function pagePoints(page, points) {
  * handles would cover the artwork's pixels). */
 async function artworkShot(page, file) {
 	await page.evaluate(() => {
-		for (const g of document.querySelectorAll('svg.view2d g.bones, svg.view2d g.joints')) g.style.visibility = 'hidden';
+		document.querySelector('canvas.view2d-overlay').style.visibility = 'hidden';
 	});
 	await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 	const buf = await page.screenshot(file ? { path: file } : {});
 	await page.evaluate(() => {
-		for (const g of document.querySelectorAll('svg.view2d g.bones, svg.view2d g.joints')) g.style.visibility = '';
+		document.querySelector('canvas.view2d-overlay').style.visibility = '';
 	});
 	return decodePng(buf);
 }

@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { launch, openPage, poll, rigd } from './lib/browser.mjs';
+import { decodePng } from './lib/png.mjs';
 
 let browser;
 before(async () => {
@@ -42,18 +43,16 @@ async function create2d(server, name, ops) {
 
 const nodeOf = (tree, id) => tree.nodes.find((n) => n.id === id);
 
-/* A node's pivot in scene units, read from what the page draws: the joint
- * handle's centre mapped by its screen CTM, then back through the 2D
- * camera's (so pan and zoom do not matter). */
+/* A node's pivot in scene units as the page draws it: the point the bone
+ * overlay's handle for node 'id' is drawn at (pan and zoom do not matter). */
 function jointInScene(page, id) {
-	return page.evaluate((nodeId) => {
-		const c = document.querySelector(`svg.view2d circle.joint[data-id="${nodeId}"]`);
-		if (!c) return null;
-		const cam = document.querySelector('svg.view2d g.camera');
-		const m = cam.getScreenCTM().inverse().multiply(c.getScreenCTM());
-		const p = new DOMPoint(Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))).matrixTransform(m);
-		return [p.x, p.y];
-	}, id);
+	return page.evaluate((nodeId) => window.rigd.view2d().joints[nodeId] || null, id);
+}
+
+/* The colour page 'page' shows at page point 'at' ({x, y}): [r, g, b]. */
+async function pixelAt(page, at) {
+	const png = decodePng(await page.screenshot({ clip: { x: Math.floor(at.x), y: Math.floor(at.y), width: 1, height: 1 } }));
+	return png.at(0, 0).slice(0, 3);
 }
 
 /* Page pixels of a scene point. */
@@ -125,8 +124,36 @@ describe('viewer2d: bones, drags and poses on the worked example', () => {
 		const elbow = await jointInScene(A.page, 'fore');
 		assert.ok(Math.abs(elbow[0] - 320.48) < 0.01 && Math.abs(elbow[1] - 194.49) < 0.01, `elbow at ${elbow}`);
 		// One bone line per parent-child pair.
-		assert.equal(await A.page.locator('svg.view2d line.bone').count(), 2);
-		assert.equal(await A.page.locator('svg.view2d circle.joint').count(), 3);
+		const shown = await A.page.evaluate(() => window.rigd.view2d());
+		assert.equal(shown.bones, 2);
+		assert.deepEqual(Object.keys(shown.joints).sort(), ['fore', 'hand', 'upper']);
+		// Each handle is on the page where the view says: a root's in its
+		// colour, the others in theirs.
+		for (const [id, rgb] of [['upper', [0xe0, 0x7a, 0x5f]], ['fore', [0xf0, 0xc0, 0x50]], ['hand', [0xf0, 0xc0, 0x50]]]) {
+			const got = await pixelAt(A.page, await A.page.evaluate((n) => window.rigd.jointOnPage(n), id));
+			assert.ok(got.every((v, i) => Math.abs(v - rgb[i]) <= 3), `${id}'s handle: ${got} (want ${rgb})`);
+		}
+		// Over a joint the mouse shows that it can take it.
+		const onPage = await A.page.evaluate(() => window.rigd.jointOnPage('hand'));
+		const cursor = () => A.page.evaluate(() => getComputedStyle(document.querySelector('svg.view2d')).cursor);
+		await A.page.mouse.move(onPage.x + 3, onPage.y);
+		assert.equal(await cursor(), 'pointer');
+		await A.page.mouse.move(onPage.x + 40, onPage.y + 40);
+		assert.equal(await cursor(), 'grab');
+		// The Bones chip (in the Overlays menu) hides the overlay and
+		// brings it back.
+		await A.page.click('.overlay-menu summary');
+		await A.page.click('.bones-chip');
+		await frames(A.page);
+		const hidden = await pixelAt(A.page, onPage);
+		assert.ok(Math.abs(hidden[0] - 0xf0) + Math.abs(hidden[1] - 0xc0) + Math.abs(hidden[2] - 0x50) > 60, `no handle while hidden: ${hidden}`);
+		await A.page.mouse.move(onPage.x, onPage.y);
+		assert.equal(await cursor(), 'grab', 'a hidden joint is not offered');
+		await A.page.click('.bones-chip');
+		await frames(A.page);
+		const back = await pixelAt(A.page, onPage);
+		assert.ok(Math.abs(back[0] - 0xf0) + Math.abs(back[1] - 0xc0) + Math.abs(back[2] - 0x50) <= 9, `the handle is back: ${back}`);
+		await A.page.click('.overlay-menu summary');
 		assert.deepEqual(A.problems, []);
 	});
 

@@ -867,7 +867,8 @@ class App {
 			hiddenIds: () => [...view().live.nodes.values()].filter((n) => n.hidden).map((n) => n.id),
 			/* A 2D scene as the page draws it (null for a 3D one): the
 			 * layer groups' ids in DOM order (back to front), each group's
-			 * transform attribute, and joints on the page. */
+			 * transform attribute, the joints drawn (id -> [x, y] in scene
+			 * units) and how many bone lines. */
 			view2d() {
 				const v = view().view2d;
 				if (!v) return null;
@@ -875,7 +876,9 @@ class App {
 				for (const [id, g] of v.groups) transforms[id] = g.outer.getAttribute('transform');
 				const assets = {};
 				for (const [file, a] of v.assets.assets) assets[file] = a.status;
-				return { order: v.domOrder(), transforms, assets, camera: { ...v.camera }, frames: v.frames };
+				const joints = {};
+				for (const [id, p] of v.pivots) joints[id] = p.slice();
+				return { order: v.domOrder(), transforms, assets, camera: { ...v.camera }, frames: v.frames, joints, bones: v.boneSegments.length };
 			},
 			/* The clips panel of a 2D scene (null otherwise): its clips,
 			 * the clip picked, time, play, loop, weight, and the batches

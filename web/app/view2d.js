@@ -14,7 +14,11 @@
  *
  * Over the artwork: a line per bone from a node's pivot (its world
  * position: world matrix times pivot) to each child's, and a handle on
- * every joint. Dragging a joint turns its parent bone about the parent's
+ * every joint, drawn on a <canvas> over the <svg> in the same frame callback
+ * (an SVG element per bone and joint cost a playing 100-bone clip a third
+ * of its frame rate in attribute writes, style and raster; the canvas
+ * draws them in well under a millisecond). Pointers find a joint by its
+ * distance to the pivots drawn (_jointAt), not by an element under them. Dragging a joint turns its parent bone about the parent's
  * pivot (a stream of `rotate` ops); with Shift held it pulls the chain's
  * end with two-bone `ik` (chain: grandparent, parent, the joint); a root's
  * joint moves the root (`move`), and so does the joint of a skeleton's IK
@@ -34,6 +38,15 @@ import { LongPress, TOUCH_TARGET_PX, slopOf } from './touch.js';
 import { Emitter, Listeners } from './util.js';
 
 const JOINT_PX = 6; // joint handle radius, screen pixels
+// The overlay's colours (the panels' palette in style.css).
+const OVERLAY = {
+	bone: 'rgba(240, 192, 80, 0.8)',
+	boneSelected: 'rgba(90, 176, 240, 0.8)',
+	joint: '#f0c050',
+	root: '#e07a5f',
+	selected: '#5ab0f0',
+	jointEdge: '#1d2027',
+};
 
 function svgEl(name, attrs = {}) {
 	const e = document.createElementNS(SVG_NS, name);
@@ -89,8 +102,9 @@ export class View2D extends Emitter {
 		this._raf = 0;
 		this._dirty = { layers: true, camera: true };
 		this.groups = new Map(); // id -> {outer, layer, drawn: 'matrix(...)'}
-		this.joints = new Map(); // id -> circle
-		this.bones = new Map(); // 'parent>child' -> line
+		this.pivots = new Map(); // id -> [x, y]: the joints drawn (scene units)
+		this.bonesShown = true;
+		this.boneSegments = []; // [parent id, its pivot, a child's pivot]: the bones drawn
 		this.frames = 0;
 		this._adopted = new Set(); // files whose defs and CSS are in
 		this._sheets = [];
@@ -99,14 +113,21 @@ export class View2D extends Emitter {
 		this.defs = svgEl('defs');
 		this.root = svgEl('g', { class: 'camera' });
 		this.layersG = svgEl('g', { class: 'layers' });
-		this.bonesG = svgEl('g', { class: 'bones' });
-		this.jointsG = svgEl('g', { class: 'joints' });
-		this.root.append(this.layersG, this.bonesG, this.jointsG);
+		this.root.append(this.layersG);
 		this.svg.append(this.defs, this.root);
-		container.append(this.svg);
+		// The bones and joints: decoration for the eye (the hierarchy panel
+		// and the node menus say the same to a screen reader).
+		this.overlay = document.createElement('canvas');
+		this.overlay.className = 'view2d-overlay';
+		this.overlay.setAttribute('aria-hidden', 'true');
+		this._size = { w: 0, h: 0 }; // the <svg>'s CSS pixels, from the ResizeObserver
+		container.append(this.svg, this.overlay);
 		this._unsubAssets = this.assets.on('change', () => this.requestRender({ layers: true }));
 		this._wirePointer();
-		this._resize = new ResizeObserver(() => this.requestRender({ camera: true }));
+		this._resize = new ResizeObserver(([entry]) => {
+			this._size = { w: entry.contentRect.width, h: entry.contentRect.height };
+			this.requestRender({ camera: true });
+		});
 		this._resize.observe(this.svg);
 	}
 
@@ -128,7 +149,10 @@ export class View2D extends Emitter {
 
 	/* Shows or hides the bones and joint handles. */
 	setBonesVisible(on) {
-		this.svg.classList.toggle('no-bones', !on);
+		this.bonesShown = on;
+		this.overlay.hidden = !on;
+		this.svg.classList.remove('over-joint');
+		if (on) this.requestRender();
 	}
 
 	setEditable(on) {
@@ -159,8 +183,8 @@ export class View2D extends Emitter {
 			this._dirty.camera = false;
 			const { x, y, k } = this.camera;
 			this.root.setAttribute('transform', `translate(${x} ${y}) scale(${k})`);
-			for (const c of this.joints.values()) c.setAttribute('r', String(JOINT_PX / k));
 		}
+		this._drawOverlay();
 	}
 
 	/* The groups: one per node with a layer whose asset has loaded, each at
@@ -251,45 +275,68 @@ export class View2D extends Emitter {
 	/* A line per bone (a node's pivot to each child's) and a handle per joint. */
 	_syncBones() {
 		const model = this.model;
-		const k = this.camera.k;
-		const seenJ = new Set();
-		const seenB = new Set();
+		const pivots = new Map();
 		for (const node of model.nodes.values()) {
 			const p = pivotWorld(node);
-			if (!p) continue;
-			seenJ.add(node.id);
-			let c = this.joints.get(node.id);
-			if (!c) {
-				c = svgEl('circle', { class: 'joint', r: JOINT_PX / k });
-				c.dataset.id = node.id;
-				this.jointsG.append(c);
-				this.joints.set(node.id, c);
-			}
-			c.setAttribute('cx', String(p[0]));
-			c.setAttribute('cy', String(p[1]));
-			c.classList.toggle('selected', node.id === this.selected);
-			c.classList.toggle('root', node.parent === null);
-			for (const childId of node.children) {
-				const q = pivotWorld(model.get(childId));
-				if (!q) continue;
-				const key = `${node.id}>${childId}`;
-				seenB.add(key);
-				let line = this.bones.get(key);
-				if (!line) {
-					line = svgEl('line', { class: 'bone', 'vector-effect': 'non-scaling-stroke' });
-					line.dataset.id = node.id;
-					this.bonesG.append(line);
-					this.bones.set(key, line);
-				}
-				line.setAttribute('x1', String(p[0]));
-				line.setAttribute('y1', String(p[1]));
-				line.setAttribute('x2', String(q[0]));
-				line.setAttribute('y2', String(q[1]));
-				line.classList.toggle('selected', node.id === this.selected);
+			if (p) pivots.set(node.id, p);
+		}
+		const segments = []; // [parent id, its pivot, a child's pivot]
+		for (const [id, p] of pivots) {
+			for (const childId of model.get(id).children) {
+				const q = pivots.get(childId);
+				if (q) segments.push([id, p, q]);
 			}
 		}
-		for (const [id, c] of this.joints) if (!seenJ.has(id)) c.remove(), this.joints.delete(id);
-		for (const [key, l] of this.bones) if (!seenB.has(key)) l.remove(), this.bones.delete(key);
+		this.pivots = pivots;
+		this.boneSegments = segments;
+	}
+
+	/* Draws the bones (a line from each pivot to each child's) and the
+	 * joint handles (JOINT_PX-pixel discs, the selected node's last) at the
+	 * camera, in CSS pixels whatever the zoom. */
+	_drawOverlay() {
+		const c = this.overlay;
+		if (c.hidden) return;
+		if (!this._size.w) this._size = { w: this.svg.clientWidth, h: this.svg.clientHeight };
+		const dpr = window.devicePixelRatio || 1;
+		const W = Math.round(this._size.w * dpr);
+		const H = Math.round(this._size.h * dpr);
+		if (c.width !== W || c.height !== H) (c.width = W), (c.height = H);
+		const ctx = c.getContext('2d');
+		ctx.setTransform(1, 0, 0, 1, 0, 0);
+		ctx.clearRect(0, 0, W, H);
+		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+		const { x: cx, y: cy, k } = this.camera;
+		const sx = (p) => cx + k * p[0];
+		const sy = (p) => cy + k * p[1];
+		ctx.lineWidth = 2;
+		ctx.lineCap = 'round';
+		for (const selected of [false, true]) {
+			ctx.strokeStyle = selected ? OVERLAY.boneSelected : OVERLAY.bone;
+			ctx.beginPath();
+			for (const [id, p, q] of this.boneSegments) {
+				if ((id === this.selected) !== selected) continue;
+				ctx.moveTo(sx(p), sy(p));
+				ctx.lineTo(sx(q), sy(q));
+			}
+			ctx.stroke();
+		}
+		ctx.lineWidth = 1.5;
+		ctx.strokeStyle = OVERLAY.jointEdge;
+		const disc = (p, fill) => {
+			ctx.beginPath();
+			ctx.arc(sx(p), sy(p), JOINT_PX, 0, 2 * Math.PI);
+			ctx.fillStyle = fill;
+			ctx.fill();
+			ctx.stroke();
+		};
+		for (const [id, p] of this.pivots) {
+			if (id === this.selected) continue;
+			const node = this.model.get(id);
+			disc(p, node && node.parent === null ? OVERLAY.root : OVERLAY.joint);
+		}
+		const sel = this.pivots.get(this.selected);
+		if (sel) disc(sel, OVERLAY.selected);
 	}
 
 	/* Frames everything once the layers it can draw are in. */
@@ -383,15 +430,17 @@ export class View2D extends Emitter {
 		});
 	}
 
-	/* The joint a finger at (x, y) means: the nearest within half a touch
-	 * target, or null. */
-	_jointNear(x, y) {
+	/* The joint a pointer at page point (x, y) means: the nearest drawn
+	 * within 'reach' CSS pixels, or null (and null while the bones are
+	 * hidden). */
+	_jointAt(x, y, reach) {
+		if (!this.bonesShown) return null;
+		const r = this.svg.getBoundingClientRect();
+		const { x: cx, y: cy, k } = this.camera;
 		let best = null;
-		let bestD = TOUCH_TARGET_PX / 2;
-		for (const [id, c] of this.joints) {
-			const r = c.getBoundingClientRect();
-			if (!r.width && !r.height) continue;
-			const dist = Math.hypot(r.left + r.width / 2 - x, r.top + r.height / 2 - y);
+		let bestD = reach;
+		for (const [id, p] of this.pivots) {
+			const dist = Math.hypot(r.left + cx + k * p[0] - x, r.top + cy + k * p[1] - y);
 			if (dist <= bestD) (best = id), (bestD = dist);
 		}
 		return best;
@@ -411,8 +460,9 @@ export class View2D extends Emitter {
 			}
 			return;
 		}
-		const jointEl = e.target.closest && e.target.closest('circle.joint');
-		const joint = jointEl ? jointEl.dataset.id : e.pointerType === 'mouse' ? null : this._jointNear(e.clientX, e.clientY);
+		// A mouse takes a joint under it (its handle and stroke); a finger
+		// the nearest within half a touch target.
+		const joint = this._jointAt(e.clientX, e.clientY, e.pointerType === 'mouse' ? JOINT_PX + 1 : TOUCH_TARGET_PX / 2);
 		const layer = e.target.closest && e.target.closest('g.layer');
 		const start = { px: e.clientX, py: e.clientY, at: this.toScene(e), moved: false, pointer: e.pointerId, slop: slopOf(e), target: joint || (layer ? layer.dataset.id : null) };
 		if (e.button === 2) {
@@ -435,7 +485,11 @@ export class View2D extends Emitter {
 		if (this._pointers.has(e.pointerId)) this._pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
 		this._longPress.move(e);
 		const d = this._drag;
-		if (!d) return;
+		if (!d) {
+			// The pointer a mouse shows over a joint it could drag.
+			if (e.pointerType === 'mouse') this.svg.classList.toggle('over-joint', this.editable && this._jointAt(e.clientX, e.clientY, JOINT_PX + 1) !== null);
+			return;
+		}
 		if (d.kind === 'pinch') {
 			if (this._pointers.size !== 2) return;
 			// The scene point under the fingers' first midpoint stays under
@@ -627,10 +681,11 @@ export class View2D extends Emitter {
 
 	/* Where node 'id''s pivot is on the page (CSS pixels), or null. */
 	screenOfJoint(id) {
-		const c = this.joints.get(id);
-		if (!c) return null;
-		const r = c.getBoundingClientRect();
-		return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+		const p = this.pivots.get(id);
+		if (!p) return null;
+		const m = this.root.getScreenCTM();
+		const q = new DOMPoint(p[0], p[1]).matrixTransform(m);
+		return { x: q.x, y: q.y };
 	}
 
 	dispose() {
@@ -643,5 +698,6 @@ export class View2D extends Emitter {
 		this.assets.dispose();
 		document.adoptedStyleSheets = document.adoptedStyleSheets.filter((s) => !this._sheets.includes(s));
 		this.svg.remove();
+		this.overlay.remove();
 	}
 }
