@@ -14,13 +14,15 @@
  *
  * Over the artwork: a line per bone from a node's pivot (its world
  * position: world matrix times pivot) to each child's, and a handle on
- * every joint, drawn on a <canvas> over the <svg> in the same frame callback
- * (an SVG element per bone and joint cost a playing 100-bone clip a third
- * of its frame rate in attribute writes, style and raster; the canvas
- * draws them in well under a millisecond). Pointers find a joint by its
- * distance to the pivots drawn (_jointAt), not by an element under them. Dragging a joint turns its parent bone about the parent's
- * pivot (a stream of `rotate` ops); with Shift held it pulls the chain's
- * end with two-bone `ik` (chain: grandparent, parent, the joint); a root's
+ * every joint, drawn on a <canvas> over the <svg> in the same frame
+ * callback. (An SVG line and circle per bone, rewritten every frame, held
+ * a playing 100-bone clip to about 46 frames a second in attribute
+ * writes, style and raster; the canvas draws them in well under a
+ * millisecond.) Pointers find a joint by its distance to the pivots drawn
+ * (_jointAt), not by an element under them. Dragging a joint turns its
+ * parent bone about the parent's pivot (a stream of `rotate` ops); with
+ * Shift held it pulls the chain's end with two-bone `ik` (chain:
+ * grandparent, parent, the joint); a root's
  * joint moves the root (`move`), and so does the joint of a skeleton's IK
  * target (the server solves the constraint). The wheel zooms about the
  * pointer; a drag on empty space pans. With fingers: one drags a joint or
