@@ -5,7 +5,8 @@
  * watching; beside the same page idle (what this machine's compositor
  * gives now) and beside the same play with the bones hidden.
  *
- *     cmake --build build && node tests/web/bench_clip_play.mjs [SECONDS] [--profile]
+ *     cmake --build build && node tests/web/bench_clip_play.mjs [SECONDS] [--alone]
+ *         [--no-atlas] [--profile] [--trace] [--web DIR]
  *
  * Not a test: it prints figures and asserts nothing. A frame time is the
  * interval between two requestAnimationFrame callbacks of page A, the page
@@ -14,7 +15,10 @@
  * the mean interval. "script" is the viewer's own time per drawn frame
  * (its frame stats), "updates" how many server updates page A drew.
  * --profile prints the functions that took the most of page A's main
- * thread (CDP Profiler) over the play.
+ * thread (CDP Profiler) over the play; --trace the CPU time per frame of
+ * its main thread, raster workers, paint and commit (a Chrome trace, which
+ * itself slows the page); --web DIR serves the viewer from DIR (an earlier
+ * checkout's web/, to measure it beside this one in the same sitting).
  */
 import { frameIntervals, launch, openPage, rigd } from './lib/browser.mjs';
 import { encodePng } from './lib/png.mjs';
@@ -128,13 +132,14 @@ async function traced(A, fn) {
 	}
 	const of = (re) => [...sum.entries()].filter(([k]) => re.test(k)).reduce((a, [, t]) => a + t, 0) / 1000;
 	const frames = out.iv.length;
-	console.log(`  per frame: main thread ${(of(/CrRendererMain .* RunTask$/) / frames).toFixed(2)} ms, raster ${(of(/ RasterTask$/) / frames).toFixed(2)} ms, paint ${(of(/CrRendererMain .* Paint$/) / frames).toFixed(2)} ms`);
+	console.log(`  per frame: main thread ${(of(/CrRendererMain .* RunTask$/) / frames).toFixed(2)} ms, raster ${(of(/ RasterTask$/) / frames).toFixed(2)} ms, paint ${(of(/CrRendererMain .* Paint$/) / frames).toFixed(2)} ms, commit ${(of(/CrRendererMain .* Commit$/) / frames).toFixed(2)} ms`);
 	console.log([...sum.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, t]) => `  ${(t / 1000).toFixed(0).padStart(6)} ms  ${k}`).join('\n'));
 	return out;
 }
 
 const browser = await launch();
-const server = await rigd.startRigd({ args: ['--sync', 'normal'] });
+const webAt = argv.indexOf('--web');
+const server = await rigd.startRigd({ args: ['--sync', 'normal'], web: webAt >= 0 ? argv[webAt + 1] : undefined });
 try {
 	const body = character();
 	if (argv.includes('--no-atlas')) delete body.atlas, delete body.images;
