@@ -70,7 +70,17 @@ void clients_flow(struct server *S, struct client *c)
 		c->held_at = serve_now_s();
 		c->held_bytes = c->queued_bytes;
 	}
-	net_ws_hold(S->n, c->conn, c->held);
+	net_ws_hold(S->n, c->conn, c->held || c->turn_held);
+}
+
+void clients_hold_for_turn(struct server *S, struct client *c, bool hold)
+{
+	if (c->turn_held == hold)
+		return;
+	c->turn_held = hold;
+	if (hold)
+		S->m.clients_turn_held_total++;
+	net_ws_hold(S->n, c->conn, c->held || c->turn_held);
 }
 
 void clients_tick(struct server *S)

@@ -26,6 +26,11 @@ struct server;
  * copy of its batch while a commit is out) past which a client is no
  * longer read (clients_flow), until they are down to a quarter. */
 #define REPLY_QUEUE_HOLD_COUNT 4096
+/* Batches of one client that may wait for the commit out (turn.c's stash)
+ * before its reading stops until that commit returns: so that a client
+ * sending as fast as it may fills the next commit with at most this many,
+ * and everyone else's batches ride in it rather than behind thousands. */
+#define STASH_CLIENT_MAX 64
 #define CLIENT_ID_MAX 32
 
 /* One queued frame for one client. */
@@ -67,6 +72,8 @@ struct client {
 	bool dropped;                /* closed for overflow; ignore its input */
 	bool wake_after_turn;        /* was writable while a turn was open */
 	bool held;                   /* its reading stopped: replies piled up */
+	int stashed;                 /* its batches waiting for the commit out */
+	bool turn_held;              /* its reading stopped: STASH_CLIENT_MAX of them */
 	double held_at;              /* since then, or since it last read one */
 	size_t held_bytes;           /* its queue then */
 	/* An update built in the window after a commit (fanout_prepare),
@@ -128,6 +135,11 @@ char *clients_next_reply(struct client *c, size_t *len);
  * closed for overflow.
  */
 void clients_flow(struct server *S, struct client *c);
+
+/* Stops (hold) or resumes reading 'c' for its share of the next commit
+ * (turn.c); its reading resumes only when neither this nor back-pressure
+ * holds it. */
+void clients_hold_for_turn(struct server *S, struct client *c, bool hold);
 
 /* Seconds a client held by back-pressure may read none of its replies
  * before it is closed (1008), as one whose queue overflowed. */

@@ -43,6 +43,10 @@
 	  READ) \
 	X(acks_waiting, gauge, "Answers waiting for the commit that holds their batch.", long, \
 	  "%ld", READ) \
+	X(clients_turn_held_total, counter, \
+	  "Times a client's reading was stopped until the commit out returned: it had " \
+	  "STASH_CLIENT_MAX batches waiting for the next one.", \
+	  uint64_t, "%" PRIu64, OWN) \
 	X(clients_held_total, counter, \
 	  "Times a client's reading was stopped because its replies piled up (back-pressure).", \
 	  uint64_t, "%" PRIu64, OWN) \

@@ -209,6 +209,8 @@ static int stash_submit(struct server *S, const struct submission *u, edit_error
 	assert(S->n_pend < S->cap_pend);
 	S->pend[S->n_pend++] = p;  /* room reserved above */
 	S->n_stashed++;
+	if (u->c && ++u->c->stashed >= STASH_CLIENT_MAX)
+		clients_hold_for_turn(S, u->c, true);
 	return 0;
 }
 
@@ -570,6 +572,12 @@ static void apply_stash(struct server *S)
 		}
 		p.stash = NULL;
 		S->n_stashed--;
+		if (!p.http) {
+			struct client *c = clients_get(S, p.conn);
+
+			if (c && c->stashed > 0 && --c->stashed == 0)
+				clients_hold_for_turn(S, c, false);
+		}
 		struct submission u = {.type = st->type, .scene = st->scene,
 			.batch = st->has_batch ? &st->batch : NULL, .lim = &st->lim,
 			.client = st->client};

@@ -166,3 +166,39 @@ test('while a commit is out, the loop answers /healthz, another scene and a subs
     await c.close();
   }
 });
+
+/*
+ * Fairness under a backlog: one client with 1,000 edits in flight takes at
+ * most STASH_CLIENT_MAX (64) of them, plus the rest of one socket read,
+ * into each commit; rigd stops reading it until that commit returns. An
+ * edit another client sends just after the 1,000 rides in the next
+ * commit, so its ack comes commits before the backlog's last; were the
+ * backlog read at once, the other edit would wait in the commit of all
+ * 1,000 and be answered with the last of them.
+ */
+test('a client with 1,000 edits in flight does not hold another\'s edit behind them', async () => {
+  const greedy = await Client.connect(server);
+  const other = await Client.connect(server);
+  const t0 = Date.now();
+  const backlog = Array.from({ length: 1000 }, (_, i) => greedy.request({
+    type: 'edit', scene: 'a', ops: [{ op: 'set', id: 'root', t: [i, 0, 0] }],
+  }, 60000).then((r) => ({ r, ms: Date.now() - t0 })));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const mine = await other.request({ type: 'edit', scene: 'a', ops: [{ op: 'set', id: 'root', euler: [0, 0, 1] }] }, 60000);
+  const mineMs = Date.now() - t0;
+  const done = await Promise.all(backlog);
+  for (const { r } of [...done, { r: mine }]) assert.equal(r.type, 'ack', `${r.code}: ${r.message}`);
+  const lastMs = Math.max(...done.map((d) => d.ms));
+  const seqs = done.map((d) => d.r.seq);
+  /* The backlog went in order, over several commits of DELAY_MS each. */
+  for (let i = 1; i < seqs.length; i++) assert.ok(seqs[i] > seqs[i - 1]);
+  assert.ok(lastMs - mineMs > DELAY_MS, `the other ack at ${mineMs} ms, the backlog's last at ${lastMs} ms`);
+  assert.ok(mine.seq < seqs.at(-1), `the other edit (seq ${mine.seq}) went in before the backlog's end (${seqs.at(-1)})`);
+  const text = (await get(server, '/metrics')).text;
+  assert.ok(metric(text, 'rigd_clients_turn_held_total') >= 1);
+  assert.equal(metric(text, 'rigd_clients_dropped_total'), 0);
+  for (const c of [greedy, other]) {
+    assert.deepEqual(c.schemaViolations, []);
+    await c.close();
+  }
+});
