@@ -2,8 +2,11 @@
  * json.c: the codec's JSON writer (see json.h): the byte buffer, strings
  * and numbers.
  *
- * Numbers: printf runs once per double, for its 17 correctly rounded
- * significant digits (%.16e). The 15- and 16-digit candidates are those
+ * Numbers: the 17 correctly rounded significant digits of a double, as
+ * printf's %.16e gives them (digits17: exact integer arithmetic for the
+ * doubles rigd mostly writes, printf itself for the rest and for exact
+ * ties, so the digits never differ from printf's). The 15- and 16-digit
+ * candidates are those
  * digits rounded half up, and the first candidate that reads back to the
  * same bits is written (read_back, an exact fast path that calls strtod
  * only when it cannot decide; 17 digits always read back). The text is laid
@@ -291,6 +294,36 @@ static double read_back(const char *num)
 	return strtod(num, NULL);
 }
 
+/* Writes 'v' >= 0 in decimal, without a NUL, as %llu would; returns the
+ * number of digits. */
+static int put_u64(char *out, uint64_t v)
+{
+	char rev[20];
+	int n = 0;
+
+	do {
+		rev[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = 0; i < n; i++)
+		out[i] = rev[n - 1 - i];
+	return n;
+}
+
+/* Writes "e+XX" or "e-XX" (at least two digits), as "e%c%02d" would;
+ * returns its length. */
+static int put_exponent(char *out, int exp10)
+{
+	unsigned a = (unsigned)(exp10 < 0 ? -exp10 : exp10);
+	int k = 0;
+
+	out[k++] = 'e';
+	out[k++] = exp10 < 0 ? '-' : '+';
+	if (a < 10)
+		out[k++] = '0';
+	return k + put_u64(out + k, a);
+}
+
 /*
  * Writes the decimal digits 'dig' (n of them, first one non-zero) times
  * 10^exp10 of the first digit, as printf's %g would lay them out at
@@ -326,7 +359,7 @@ static int layout(char *out, bool neg, const char *dig, int n, int exp10, int pr
 			memcpy(out + k, dig + 1, (size_t)n - 1);
 			k += n - 1;
 		}
-		k += sprintf(out + k, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+		k += put_exponent(out + k, exp10);
 	}
 	out[k] = '\0';
 	assert(k < JSON_NUMBER_MAX);
@@ -358,22 +391,123 @@ static int round_digits(const char *dig, int exp10, int prec, char *r)
 	return exp10 + 1;
 }
 
+#if defined(__SIZEOF_INT128__)
+/*
+ * The 17 significant digits of 'a' (finite, > 0) correctly rounded, into
+ * 'dig', and the exponent of the first one, as printf's "%.16e" gives them:
+ * true, or false when this cannot tell them and printf must.
+ *
+ * a = m * 2^e2 exactly (m < 2^53). For 10^16 <= a * 10^q < 10^17 with
+ * 0 <= q <= 27, m * 5^q fits in 116 bits (5^27 < 2^63), so
+ * a * 10^q = m * 5^q * 2^(e2 + q) is a 128-bit integer shifted by a known
+ * amount: its integer part and remainder are exact, and so is rounding to
+ * nearest. That covers 1e-11 <= a < 1e17, every double with a fraction
+ * among them. An exact tie (remainder one half) goes to printf, which
+ * rounds it by its own rule; so do subnormals and the other exponents.
+ */
+static bool digits17(double a, char dig[17], int *exp10)
+{
+	static const uint64_t pow5[28] = {
+		1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull,
+		1953125ull, 9765625ull, 48828125ull, 244140625ull, 1220703125ull,
+		6103515625ull, 30517578125ull, 152587890625ull, 762939453125ull,
+		3814697265625ull, 19073486328125ull, 95367431640625ull,
+		476837158203125ull, 2384185791015625ull, 11920928955078125ull,
+		59604644775390625ull, 298023223876953125ull, 1490116119384765625ull,
+		7450580596923828125ull,
+	};
+	const uint64_t lo17 = 10000000000000000ull, hi17 = 100000000000000000ull;
+	uint64_t bits, m, d;
+	int e2, q, t;
+
+	memcpy(&bits, &a, sizeof(bits));
+	if ((bits >> 52) == 0)
+		return false;  /* subnormal */
+	m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+	e2 = (int)(bits >> 52) - 1075;
+	/* log10(a) lies in [(e2 + 52) log10(2), (e2 + 53) log10(2)), and
+	 * 78913 / 2^18 is log10(2) closely enough for a floor over these
+	 * exponents: this q is right or one too large, and the loop settles
+	 * it either way. */
+	t = (e2 + 52) * 78913;
+	q = 16 - (t >= 0 ? t >> 18 : -((-t + 262143) >> 18));
+	for (int tries = 0; tries < 3; tries++) {
+		unsigned __int128 p, rem, half;
+		int sh;
+
+		if (q < 0 || q > 27)
+			return false;
+		p = (unsigned __int128)m * pow5[q];
+		sh = e2 + q;
+		if (sh >= 0) {
+			if (sh > 10)
+				return false;  /* a * 10^q >= 2^63: q is far too large */
+			p <<= sh;
+			rem = 0;
+			half = 1;
+		} else {
+			if (-sh >= 127)
+				return false;
+			rem = p & (((unsigned __int128)1 << -sh) - 1);
+			half = (unsigned __int128)1 << (-sh - 1);
+			p >>= -sh;
+		}
+		if (p >= hi17) {
+			q--;
+			continue;
+		}
+		if (p < lo17) {
+			q++;
+			continue;
+		}
+		if (rem == half)
+			return false;  /* an exact tie: printf's rule decides */
+		d = (uint64_t)p + (rem > half);
+		*exp10 = 16 - q;
+		if (d == hi17) {
+			/* 9.99..95 and above rounded up to 10.0... */
+			d = lo17;
+			(*exp10)++;
+		}
+		put_u64(dig, d);
+		return true;
+	}
+	return false;
+}
+#else
+static bool digits17(double a, char dig[17], int *exp10)
+{
+	(void)a, (void)dig, (void)exp10;
+	return false;
+}
+#endif
+
 int json_format_number(char out[JSON_NUMBER_MAX], double v)
 {
-	char e17[40], dig[20];
-	int exp10;
+	char dig[20];
+	int exp10, k = 0;
 	bool neg = signbit(v);
 
 	assert(isfinite(v));
 	if (v == 0)
 		return sprintf(out, "%s", neg ? "-0" : "0");
-	if (fabs(v) <= EXACT_INT_MAX && v == trunc(v))
-		return sprintf(out, "%" PRId64, (int64_t)v);
-	/* e17 is "d.dddddddddddddddde[+-]X..." (the sign dropped). */
-	snprintf(e17, sizeof(e17), "%.16e", fabs(v));
-	dig[0] = e17[0];
-	memcpy(dig + 1, e17 + 2, 16);
-	exp10 = atoi(strchr(e17, 'e') + 1);
+	if (fabs(v) <= EXACT_INT_MAX && v == trunc(v)) {
+		/* As "%" PRId64 would write it. */
+		if (neg)
+			out[k++] = '-';
+		k += put_u64(out + k, (uint64_t)fabs(v));
+		out[k] = '\0';
+		return k;
+	}
+	if (!digits17(fabs(v), dig, &exp10)) {
+		/* e17 is "d.dddddddddddddddde[+-]X..." (the sign dropped). */
+		char e17[40];
+
+		snprintf(e17, sizeof(e17), "%.16e", fabs(v));
+		dig[0] = e17[0];
+		memcpy(dig + 1, e17 + 2, 16);
+		exp10 = atoi(strchr(e17, 'e') + 1);
+	}
 	for (int prec = 15; prec <= 17; prec++) {
 		char r[20], cand[40];
 		int re = exp10, n, len;
@@ -414,7 +548,11 @@ int json_buf_number_or_null(json_buf *b, double v)
 int json_buf_int(json_buf *b, int64_t v)
 {
 	char num[24];
-	int n = snprintf(num, sizeof(num), "%" PRId64, v);
+	int n = 0;
 
+	/* As "%" PRId64 would write it; INT64_MIN's magnitude fits a uint64_t. */
+	if (v < 0)
+		num[n++] = '-';
+	n += put_u64(num + n, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
 	return json_buf_append(b, num, (size_t)n);
 }
