@@ -6,12 +6,12 @@
  * printf's %.16e gives them (digits17: exact integer arithmetic for the
  * doubles rigd mostly writes, printf itself for the rest and for exact
  * ties, so the digits never differ from printf's). The 15- and 16-digit
- * candidates are those
- * digits rounded half up, and the first candidate that reads back to the
- * same bits is written (read_back, an exact fast path that calls strtod
- * only when it cannot decide; 17 digits always read back). The text is laid
- * out as %g lays it out. Rounding the 17 digits rather than the exact value
- * can pick the other of two 16-digit neighbours that both read back (about
+ * candidates are those digits rounded half up, and the first candidate
+ * that reads back to the same bits is written (decimal_fast, an exact fast
+ * path, with strtod only when it cannot decide; 17 digits always read
+ * back). The text is laid out as %g lays it out. Rounding the 17 digits
+ * rather than the exact value can pick the other of two 16-digit
+ * neighbours that both read back (about
  * one double in a hundred): %.16g would print 0.8378139104067281 where this
  * prints 0.8378139104067282. Both read back to the same bits; this writer
  * keeps its choice because logs and replies already carry it.
@@ -222,91 +222,88 @@ static const long double exact_pow10l[] = {
 #endif
 
 /*
- * The double nearest to the decimal number 'num' (NUL-terminated, as
- * layout() writes it), exactly as strtod gives it. format_number reads up
- * to three candidates back for every double it writes, so this skips
- * strtod's arbitrary-precision path for the numbers rigd writes (at most
- * 17 significant digits, modest exponents):
- *   - m * 10^e with m < 2^53 and |e| <= 22: one correctly rounded IEEE
- *     operation on exact operands (Clinger's fast path);
- *   - with an x87 long double (64-bit significand), m < 2^64 and |e| <= 27:
- *     m and 10^e are exact in it, the product or quotient is rounded once
- *     to 64 bits and then to 53. Rounding twice can only go wrong when the
- *     first result lies exactly halfway between two doubles (its 11 extra
- *     bits are 0x400); that case, and everything else, goes to strtod.
+ * The double nearest to m * 10^exp10 (m > 0), exactly as strtod gives it,
+ * into *out: true, or false when this cannot tell and strtod must.
+ * format_number reads up to two candidates back for every double it
+ * writes, so this skips strtod (and printing the candidate for it) for the
+ * numbers rigd writes (at most 17 significant digits, modest exponents):
+ *   - m < 2^53 and |exp10| <= 22: one correctly rounded IEEE operation on
+ *     exact operands (Clinger's fast path);
+ *   - with an x87 long double (64-bit significand), m < 2^64 and
+ *     |exp10| <= 27: m and 10^exp10 are exact in it, the product or
+ *     quotient is rounded once to 64 bits and then to 53. Rounding twice can
+ *     only go wrong when the first result lies exactly halfway between two
+ *     doubles (its 11 extra bits are 0x400); that case, and everything
+ *     else, is left to strtod.
  */
-static double read_back(const char *num)
+static bool decimal_fast(uint64_t m, int exp10, bool neg, double *out)
 {
-	const char *p = num;
-	size_t len = strlen(num);
-	uint64_t m = 0;
-	int digits = 0, exp10 = 0, e = 0;
-	bool neg = false, dropped = false, in_fraction = false, exp_neg = false;
-	size_t i = 0;
-
-	if (p[i] == '-')
-		neg = true, i++;
-	for (; i < len && ((p[i] >= '0' && p[i] <= '9') || p[i] == '.'); i++) {
-		if (p[i] == '.') {
-			in_fraction = true;
-			continue;
-		}
-		if (digits < 19) {
-			m = m * 10 + (uint64_t)(p[i] - '0');
-			if (m)
-				digits++;
-			if (in_fraction)
-				exp10--;
-		} else {
-			dropped |= p[i] != '0';
-			if (!in_fraction)
-				exp10++;
-		}
-	}
-	if (i < len) {
-		i++; /* e or E */
-		if (p[i] == '+' || p[i] == '-')
-			exp_neg = p[i++] == '-';
-		for (; i < len && e < 100000; i++)
-			e = e * 10 + (p[i] - '0');
-		exp10 += exp_neg ? -e : e;
-	}
-	if (m == 0 && !dropped)
-		return neg ? -0.0 : 0.0;
-	if (!dropped && m <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
+	assert(m > 0);
+	if (m <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
 		double d = (double)m;
 
 		d = exp10 >= 0 ? d * exact_pow10[exp10] : d / exact_pow10[-exp10];
-		return neg ? -d : d;
+		*out = neg ? -d : d;
+		return true;
 	}
 #if defined(__x86_64__) && LDBL_MANT_DIG == 64
-	if (!dropped && exp10 >= -27 && exp10 <= 27) {
+	if (exp10 >= -27 && exp10 <= 27) {
 		long double x = (long double)m;
 		uint64_t significand;
 
 		x = exp10 >= 0 ? x * exact_pow10l[exp10] : x / exact_pow10l[-exp10];
 		/* The x87 format keeps its 64-bit significand in the low 8 bytes. */
 		memcpy(&significand, &x, sizeof(significand));
-		if ((significand & 0x7ff) != 0x400)
-			return neg ? -(double)x : (double)x;
+		if ((significand & 0x7ff) != 0x400) {
+			*out = neg ? -(double)x : (double)x;
+			return true;
+		}
 	}
 #endif
-	return strtod(num, NULL);
+	return false;
+}
+
+static const char two_digits[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Writes the 'n' (even or odd, <= 10) low decimal digits of 'v' < 10^n,
+ * with leading zeros, into out[0..n). */
+static void put_fixed(char *out, uint32_t v, int n)
+{
+	while (n >= 2) {
+		memcpy(out + n - 2, two_digits + 2 * (v % 100), 2);
+		v /= 100;
+		n -= 2;
+	}
+	if (n)
+		out[0] = (char)('0' + v);
 }
 
 /* Writes 'v' >= 0 in decimal, without a NUL, as %llu would; returns the
  * number of digits. */
 static int put_u64(char *out, uint64_t v)
 {
-	char rev[20];
-	int n = 0;
+	uint64_t p = 10;
+	int n = 1;
 
-	do {
-		rev[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (int i = 0; i < n; i++)
-		out[i] = rev[n - 1 - i];
+	while (n < 20 && v >= p) {
+		n++;
+		if (n < 20)
+			p *= 10;
+	}
+	/* At most 20 digits: the low 8, the next 8, the rest (at most 4). */
+	if (n > 16) {
+		put_fixed(out, (uint32_t)(v / 10000000000000000ull), n - 16);
+		put_fixed(out + n - 16, (uint32_t)(v / 100000000 % 100000000), 8);
+		put_fixed(out + n - 8, (uint32_t)(v % 100000000), 8);
+	} else if (n > 8) {
+		put_fixed(out, (uint32_t)(v / 100000000), n - 8);
+		put_fixed(out + n - 8, (uint32_t)(v % 100000000), 8);
+	} else {
+		put_fixed(out, (uint32_t)v, n);
+	}
 	return n;
 }
 
@@ -366,35 +363,11 @@ static int layout(char *out, bool neg, const char *dig, int n, int exp10, int pr
 	return k;
 }
 
-/*
- * Rounds the 17 digits 'dig' (exponent exp10) half up to 'prec' < 17 of
- * them into 'r' and returns the exponent of the result, which grows by one
- * when 9.99.. rounds up to 10.0...
- */
-static int round_digits(const char *dig, int exp10, int prec, char *r)
-{
-	int i = prec - 1;
-
-	assert(prec >= 1 && prec < 17);
-	memcpy(r, dig, (size_t)prec);
-	if (dig[prec] < '5')
-		return exp10;
-	while (i >= 0 && r[i] == '9')
-		r[i--] = '0';
-	if (i >= 0) {
-		r[i]++;
-		return exp10;
-	}
-	/* 9.99.. rounded up to 10.0..: one more decade. */
-	memmove(r + 1, r, (size_t)prec - 1);
-	r[0] = '1';
-	return exp10 + 1;
-}
-
 #if defined(__SIZEOF_INT128__)
 /*
- * The 17 significant digits of 'a' (finite, > 0) correctly rounded, into
- * 'dig', and the exponent of the first one, as printf's "%.16e" gives them:
+ * The 17 significant digits of 'a' (finite, > 0) correctly rounded, as the
+ * integer *d17 (10^16 <= *d17 < 10^17), and the exponent of the first one,
+ * as printf's "%.16e" gives them:
  * true, or false when this cannot tell them and printf must.
  *
  * a = m * 2^e2 exactly (m < 2^53). For 10^16 <= a * 10^q < 10^17 with
@@ -405,7 +378,7 @@ static int round_digits(const char *dig, int exp10, int prec, char *r)
  * among them. An exact tie (remainder one half) goes to printf, which
  * rounds it by its own rule; so do subnormals and the other exponents.
  */
-static bool digits17(double a, char dig[17], int *exp10)
+static bool digits17(double a, uint64_t *d17, int *exp10)
 {
 	static const uint64_t pow5[28] = {
 		1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull,
@@ -469,22 +442,22 @@ static bool digits17(double a, char dig[17], int *exp10)
 			d = lo17;
 			(*exp10)++;
 		}
-		put_u64(dig, d);
+		*d17 = d;
 		return true;
 	}
 	return false;
 }
 #else
-static bool digits17(double a, char dig[17], int *exp10)
+static bool digits17(double a, uint64_t *d17, int *exp10)
 {
-	(void)a, (void)dig, (void)exp10;
+	(void)a, (void)d17, (void)exp10;
 	return false;
 }
 #endif
 
 int json_format_number(char out[JSON_NUMBER_MAX], double v)
 {
-	char dig[20];
+	uint64_t d17;
 	int exp10, k = 0;
 	bool neg = signbit(v);
 
@@ -499,31 +472,51 @@ int json_format_number(char out[JSON_NUMBER_MAX], double v)
 		out[k] = '\0';
 		return k;
 	}
-	if (!digits17(fabs(v), dig, &exp10)) {
+	if (!digits17(fabs(v), &d17, &exp10)) {
 		/* e17 is "d.dddddddddddddddde[+-]X..." (the sign dropped). */
 		char e17[40];
 
 		snprintf(e17, sizeof(e17), "%.16e", fabs(v));
-		dig[0] = e17[0];
-		memcpy(dig + 1, e17 + 2, 16);
+		d17 = (uint64_t)(e17[0] - '0');
+		for (int i = 2; i < 18; i++)
+			d17 = d17 * 10 + (uint64_t)(e17[i] - '0');
 		exp10 = atoi(strchr(e17, 'e') + 1);
 	}
 	for (int prec = 15; prec <= 17; prec++) {
+		/* The candidate: the 17 digits rounded half up on the next digit
+		 * to 'prec' of them (9.99.. becoming 1.00.. of the next decade),
+		 * the integer q of 'prec' digits times 10^(re - prec + 1). */
+		uint64_t q = d17, scale = prec == 15 ? 100 : prec == 16 ? 10 : 1;
 		char r[20], cand[40];
-		int re = exp10, n, len;
+		int re = exp10, n = prec, len;
 
-		if (prec < 17)
-			re = round_digits(dig, exp10, prec, r);
-		else
-			memcpy(r, dig, 17);
+		if (prec < 17) {
+			double back;
+
+			q = d17 / scale + (d17 / (scale / 10) % 10 >= 5);
+			if (q == 100000000000000000ull / scale) {
+				q /= 10;
+				re++;
+			}
+			/* Does it read back? Printed only when strtod must tell. */
+			if (!decimal_fast(q, re - (prec - 1), neg, &back)) {
+				put_fixed(r, (uint32_t)(q / 100000000), prec - 8);
+				put_fixed(r + prec - 8, (uint32_t)(q % 100000000), 8);
+				while (n > 1 && r[n - 1] == '0')
+					n--;
+				layout(cand, neg, r, n, re, prec);
+				back = strtod(cand, NULL);
+			}
+			if (back != v)
+				continue;
+		}
+		put_fixed(r, (uint32_t)(q / 100000000), prec - 8);
+		put_fixed(r + prec - 8, (uint32_t)(q % 100000000), 8);
 		n = prec;
 		while (n > 1 && r[n - 1] == '0')
 			n--;
-		len = layout(cand, neg, r, n, re, prec);
-		if (prec == 17 || read_back(cand) == v) {
-			memcpy(out, cand, (size_t)len + 1);
-			return len;
-		}
+		len = layout(out, neg, r, n, re, prec);
+		return len;
 	}
 	assert(!"17 significant digits always read back");
 	return 0;
