@@ -81,6 +81,15 @@ const char *edit_op_name(int op_kind)
 	return op_kind >= EDIT_CREATE && op_kind <= EDIT_OP_LAST_ ? op_names[op_kind - 1] : "";
 }
 
+void edit_copy_name(char *dst, size_t cap, const char *src)
+{
+	size_t n = strnlen(src, cap - 1);
+
+	assert(cap >= 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 bool edit_op_is_relative(int op_kind)
 {
 	return op_kind == EDIT_ROTATE || op_kind == EDIT_MOVE || op_kind == EDIT_IK ||

@@ -417,4 +417,10 @@ int edit_kind_from_name(const char *name);
 const char *edit_op_name(int op_kind);
 int edit_op_from_name(const char *name);
 
+/* Copies the name 'src' into 'dst' of 'cap' >= 1 bytes, cut to cap - 1
+ * bytes and NUL-terminated, as snprintf(dst, cap, "%s", src) would: the
+ * scene and client names a batch carries from module to module, once or
+ * more per edit, without printf's cost. */
+void edit_copy_name(char *dst, size_t cap, const char *src);
+
 #endif

@@ -13,6 +13,7 @@
 #include "engine_internal.h"
 
 #include "core/asset.h"
+#include "core/edit.h"
 #include "core/skel_clips.h"
 #include "core/err.h"
 
@@ -629,7 +630,7 @@ int eng_apply_and_queue_asset(engine *e, scene_rt *rt, const edit_batch *b,
 	p->rt = rt;
 	p->seq = rt->next_seq;
 	p->time_us = eng_now_us();
-	snprintf(p->client, sizeof(p->client), "%s", b->client);
+	edit_copy_name(p->client, sizeof(p->client), b->client);
 	p->has_client_seq = b->has_client_seq;
 	p->client_seq = b->client_seq;
 	p->kind = kind;

@@ -7,7 +7,8 @@
  * The only file of the server that includes libwebsockets.h. It follows the
  * minimal ws-server examples and README.coding.md: one thread runs
  * lws_service; bytes are written only from the WRITEABLE callbacks, one
- * lws_write per callback, asking for another while more is queued; closing
+ * lws_write per callback (carrying every message already waiting, up to a
+ * cap: write_batch), asking for another while more is queued; closing
  * is returning -1. Websocket messages are reassembled here with a cap on the
  * total size and on the number of receive chunks (rx_buffer_size is a chunk
  * size, not a limit). LWS_CALLBACK_HTTP_CONFIRM_UPGRADE is deliberately not
@@ -200,11 +201,13 @@ static void ws_release(struct net *n, struct conn *c)
 	lws_sul_cancel(&c->resume_sul);
 	free(c->rx);
 	free(c->tx);
+	free(c->batch);
 	free(c->ws_auth);
 	c->rx = NULL;
 	c->tx = NULL;
+	c->batch = NULL;
 	c->ws_auth = NULL;
-	c->rx_cap = c->tx_cap = 0;
+	c->rx_cap = c->tx_cap = c->batch_cap = 0;
 	if (c->over_limit)
 		return;  /* never registered, never counted */
 	nt_conn_unregister(n, c);
@@ -295,6 +298,86 @@ static int on_ws_receive(struct net *n, struct conn *c, const void *in, size_t l
 	return 0;
 }
 
+/*
+ * Appends one whole websocket message (RFC 6455 section 5.2: FIN, the
+ * opcode, the payload length, no mask from a server) of 'len' bytes to the
+ * connection's batch, which holds 'used' bytes. 0, or -1 without memory.
+ */
+static int batch_append(struct conn *c, size_t used, const char *payload, size_t len,
+			bool binary)
+{
+	unsigned char head[10];
+	size_t hl = 2, need = used + sizeof(head) + len;
+
+	head[0] = 0x80 | (binary ? 0x2 : 0x1);
+	if (len < 126) {
+		head[1] = (unsigned char)len;
+	} else if (len <= 0xffff) {
+		head[1] = 126;
+		head[2] = (unsigned char)(len >> 8);
+		head[3] = (unsigned char)len;
+		hl = 4;
+	} else {
+		head[1] = 127;
+		for (int i = 0; i < 8; i++)
+			head[2 + i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
+		hl = 10;
+	}
+	if (LWS_PRE + need > c->batch_cap) {
+		size_t cap = c->batch_cap ? c->batch_cap : LWS_PRE + 4096;
+		unsigned char *b;
+
+		while (cap < LWS_PRE + need)
+			cap *= 2;
+		if (!(b = realloc(c->batch, cap)))
+			return -1;
+		c->batch = b;
+		c->batch_cap = cap;
+	}
+	memcpy(c->batch + LWS_PRE + used, head, hl);
+	memcpy(c->batch + LWS_PRE + used + hl, payload, len);
+	return (int)hl;
+}
+
+/*
+ * Several frames waiting for one connection (the acks of a turn, say) go out
+ * in one socket write rather than one each: a loopback send costs the sender
+ * the receiver's TCP work too. The first frame 'frame' (taken) and those
+ * that follow it, up to WS_BATCH_MAX bytes, are framed here and written
+ * raw (LWS_WRITE_RAW passes whole frames through lws untouched, partial
+ * writes included). Only without permessage-deflate, which would have to
+ * compress each message: with --deflate on every frame goes through lws.
+ * Returns what lws_write returns, with *more set as the callback last set it.
+ */
+static int write_batch(struct net *n, struct conn *c, char *frame, size_t len, bool binary,
+		       bool *more)
+{
+	size_t used = 0;
+	int hl, wrote;
+
+	do {
+		hl = batch_append(c, used, frame + LWS_PRE, len, binary);
+		free(frame);
+		if (hl < 0)
+			return -1;
+		used += (size_t)hl + len;
+		n->stats.bytes_sent += len;
+		n->stats.frames_sent++;
+		if (!*more || used >= WS_BATCH_MAX)
+			break;
+		len = 0;
+		binary = false;
+		frame = n->cb.ws_writable(n->cb.ctx, c->id, &len, more, &binary);
+	} while (frame);
+	wrote = lws_write(c->wsi, c->batch + LWS_PRE, used, LWS_WRITE_RAW);
+	if (c->batch_cap > LWS_PRE + RX_KEEP) {
+		free(c->batch);
+		c->batch = NULL;
+		c->batch_cap = 0;
+	}
+	return wrote < (int)used ? -1 : 0;
+}
+
 static int on_ws_writeable(struct net *n, struct conn *c)
 {
 	char *frame;
@@ -314,15 +397,21 @@ static int on_ws_writeable(struct net *n, struct conn *c)
 			lws_callback_on_writable(c->wsi);
 		return 0;
 	}
-	/* lws frames the text in the LWS_PRE bytes before it, and keeps its
-	 * own copy of whatever the socket does not take at once. */
-	wrote = lws_write(c->wsi, (unsigned char *)frame + LWS_PRE, len,
-			  binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
-	free(frame);
-	if (wrote < (int)len)
-		return -1;
-	n->stats.bytes_sent += len;
-	n->stats.frames_sent++;
+	if (more && !n->cfg.deflate) {
+		if (write_batch(n, c, frame, len, binary, &more) < 0)
+			return -1;
+	} else {
+		/* lws frames the text in the LWS_PRE bytes before it, and
+		 * keeps its own copy of whatever the socket does not take at
+		 * once. */
+		wrote = lws_write(c->wsi, (unsigned char *)frame + LWS_PRE, len,
+				  binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
+		free(frame);
+		if (wrote < (int)len)
+			return -1;
+		n->stats.bytes_sent += len;
+		n->stats.frames_sent++;
+	}
 	if (more || c->close_code)
 		lws_callback_on_writable(c->wsi);
 	return 0;

@@ -25,6 +25,7 @@
 #define RX_CHUNK 16384            /* lws receive chunk per connection, bytes */
 #define TX_CHUNK 65536            /* HTTP body bytes per lws_write */
 #define RX_KEEP 65536             /* reassembly buffer kept between messages */
+#define WS_BATCH_MAX 65536        /* frames gathered into one socket write, bytes */
 #define HDR_MAX 4096              /* bytes of one request header we copy */
 #define CLOSE_REASON_MAX 123      /* RFC 6455: 125-byte control payload */
 
@@ -54,6 +55,8 @@ struct conn {
 	/* send scratch (HTTP body chunks) */
 	unsigned char *tx;            /* LWS_PRE + TX_CHUNK bytes */
 	size_t tx_cap;
+	unsigned char *batch;         /* framed websocket messages of one write */
+	size_t batch_cap;
 	int close_code;               /* non-zero: close at next writable */
 	bool close_after_flush;       /* ...once the callbacks have nothing more */
 	bool close_sent;              /* the close frame is out: never write again */

@@ -32,6 +32,7 @@
 #include "server.h"
 #include "util.h"
 
+#include "core/edit.h"
 #include "core/err.h"
 
 #include <assert.h>
@@ -163,7 +164,7 @@ static void note_applied(struct server *S, struct pending *p, const char *name,
 static void pending_of(const struct submission *u, struct pending *p)
 {
 	memset(p, 0, sizeof(*p));
-	snprintf(p->scene, sizeof(p->scene), "%s", u->scene);
+	edit_copy_name(p->scene, sizeof(p->scene), u->scene);
 	p->http = u->c == NULL;
 	p->conn = u->c ? u->c->conn : u->http_conn;
 	if (u->req)
@@ -190,8 +191,8 @@ static int stash_submit(struct server *S, const struct submission *u, edit_error
 		return RIGD_E_NOMEM;
 	}
 	st->type = u->type;
-	snprintf(st->scene, sizeof(st->scene), "%s", u->scene);
-	snprintf(st->client, sizeof(st->client), "%s", u->client ? u->client : "");
+	edit_copy_name(st->scene, sizeof(st->scene), u->scene);
+	edit_copy_name(st->client, sizeof(st->client), u->client ? u->client : "");
 	st->lim = *u->lim;
 	if (u->batch) {
 		if (edit_batch_copy(&st->batch, u->batch)) {

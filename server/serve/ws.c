@@ -11,6 +11,7 @@
 #include "turn.h"
 #include "util.h"
 
+#include "core/edit.h"
 #include "core/err.h"
 
 #include <assert.h>
@@ -227,7 +228,7 @@ void ws_message(void *ctx, uint64_t conn, const char *data, size_t len, bool bin
 		/* A batch without a client is the connection's own, so that its
 		 * undo finds it. */
 		if (!msg.batch.client[0])
-			snprintf(msg.batch.client, sizeof(msg.batch.client), "%s", c->id);
+			edit_copy_name(msg.batch.client, sizeof(msg.batch.client), c->id);
 		client = msg.batch.client;
 		edit_error_clear(&err);
 		if (turn_submit(S, msg.type, msg.scene, &msg.batch, client, c, 0, &msg.req, &err))
