@@ -28,9 +28,15 @@ struct server;
 #define REPLY_QUEUE_HOLD_COUNT 4096
 /* Batches of one client that may wait for the commit out (turn.c's stash)
  * before its reading stops until that commit returns: so that a client
- * sending as fast as it may fills the next commit with at most this many,
- * and everyone else's batches ride in it rather than behind thousands. */
-#define STASH_CLIENT_MAX 64
+ * sending as fast as it may fills the next commit with a bounded share,
+ * and everyone else's batches ride in it rather than behind thousands.
+ * The share is what the last commit says STASH_CLIENT_BUDGET_S of commit
+ * takes, within [STASH_CLIENT_MIN, STASH_CLIENT_MAX]: a few hundred
+ * batches on a quiet machine, STASH_CLIENT_MIN when commits are slow (a
+ * sanitizer build, a busy machine). */
+#define STASH_CLIENT_BUDGET_S 0.010
+#define STASH_CLIENT_MIN 64
+#define STASH_CLIENT_MAX 1024
 #define CLIENT_ID_MAX 32
 
 /* One queued frame for one client. */

@@ -55,6 +55,7 @@ struct server {
 	struct pending *flight;
 	int n_flight, cap_flight;
 	int n_stashed;               /* entries of 'pend' with a stash */
+	int stash_cap;               /* batches of one client a stash takes (turn.c; 0: the least) */
 	bool draining;               /* shutting down: turn_run waits for commits */
 	bool pipelined;              /* the commit writer runs the commits */
 	engine_stats commit_before;  /* the engine's counters at the last hand-off */

@@ -210,7 +210,7 @@ static int stash_submit(struct server *S, const struct submission *u, edit_error
 	assert(S->n_pend < S->cap_pend);
 	S->pend[S->n_pend++] = p;  /* room reserved above */
 	S->n_stashed++;
-	if (u->c && ++u->c->stashed >= STASH_CLIENT_MAX)
+	if (u->c && ++u->c->stashed >= (S->stash_cap ? S->stash_cap : STASH_CLIENT_MIN))
 		clients_hold_for_turn(S, u->c, true);
 	return 0;
 }
@@ -498,6 +498,18 @@ static void run_deferred(struct server *S)
 	}
 }
 
+/* One client's share of the next commit (clients.h, STASH_CLIENT_MAX),
+ * from the last commit: 'secs' for 'batches'. */
+static void set_stash_cap(struct server *S, double secs, long batches)
+{
+	double cap = STASH_CLIENT_MAX;
+
+	if (batches > 0 && secs > 0)
+		cap = STASH_CLIENT_BUDGET_S / (secs / (double)batches);
+	S->stash_cap = cap < STASH_CLIENT_MIN ? STASH_CLIENT_MIN
+		     : cap > STASH_CLIENT_MAX ? STASH_CLIENT_MAX : (int)cap;
+}
+
 /* Counts the commit that returned 'rc' and answers its batches. */
 static void count_commit(struct server *S, int rc)
 {
@@ -516,6 +528,7 @@ static void count_commit(struct server *S, int rc)
 		S->m.batches_total += after.batches - S->commit_before.batches;
 		S->m.ops_total += after.ops - S->commit_before.ops;
 		S->m.commit_batches = (long)(after.batches - S->commit_before.batches);
+		set_stash_cap(S, after.last_commit_s, S->m.commit_batches);
 	}
 	answer_pending(S, rc);
 }
