@@ -169,8 +169,8 @@ test('while a commit is out, the loop answers /healthz, another scene and a subs
 
 /*
  * Fairness under a backlog: one client with 1,000 edits in flight takes at
- * most STASH_CLIENT_MAX (64) of them, plus the rest of one socket read,
- * into each commit; rigd stops reading it until that commit returns. An
+ * most its share of them (with a 300 ms sync, STASH_CLIENT_MIN: 64), plus
+ * the rest of one socket read, into each commit; rigd stops reading it until that commit returns. An
  * edit another client sends just after the 1,000 rides in the next
  * commit, so its ack comes commits before the backlog's last; were the
  * backlog read at once, the other edit would wait in the commit of all
