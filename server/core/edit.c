@@ -83,9 +83,10 @@ const char *edit_op_name(int op_kind)
 
 void edit_copy_name(char *dst, size_t cap, const char *src)
 {
-	size_t n = strnlen(src, cap - 1);
+	size_t n;
 
 	assert(cap >= 1);
+	n = strnlen(src, cap - 1);
 	memcpy(dst, src, n);
 	dst[n] = '\0';
 }

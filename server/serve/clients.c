@@ -51,6 +51,12 @@ void clients_queue_free(struct client *c)
 	c->ready = NULL;
 }
 
+/* Reads 'c' again unless back-pressure or its share of a commit holds it. */
+static void read_or_hold(struct server *S, struct client *c)
+{
+	net_ws_hold(S->n, c->conn, c->held || c->turn_held);
+}
+
 void clients_flow(struct server *S, struct client *c)
 {
 	size_t cap = S->o.reply_queue;
@@ -70,7 +76,7 @@ void clients_flow(struct server *S, struct client *c)
 		c->held_at = serve_now_s();
 		c->held_bytes = c->queued_bytes;
 	}
-	net_ws_hold(S->n, c->conn, c->held || c->turn_held);
+	read_or_hold(S, c);
 }
 
 void clients_hold_for_turn(struct server *S, struct client *c, bool hold)
@@ -80,7 +86,7 @@ void clients_hold_for_turn(struct server *S, struct client *c, bool hold)
 	c->turn_held = hold;
 	if (hold)
 		S->m.clients_turn_held_total++;
-	net_ws_hold(S->n, c->conn, c->held || c->turn_held);
+	read_or_hold(S, c);
 }
 
 void clients_tick(struct server *S)

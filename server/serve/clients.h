@@ -79,7 +79,7 @@ struct client {
 	bool wake_after_turn;        /* was writable while a turn was open */
 	bool held;                   /* its reading stopped: replies piled up */
 	int stashed;                 /* its batches waiting for the commit out */
-	bool turn_held;              /* its reading stopped: STASH_CLIENT_MAX of them */
+	bool turn_held;              /* its reading stopped: its share of them is in */
 	double held_at;              /* since then, or since it last read one */
 	size_t held_bytes;           /* its queue then */
 	/* An update built in the window after a commit (fanout_prepare),

@@ -44,8 +44,8 @@
 	X(acks_waiting, gauge, "Answers waiting for the commit that holds their batch.", long, \
 	  "%ld", READ) \
 	X(clients_turn_held_total, counter, \
-	  "Times a client's reading was stopped until the commit out returned: it had " \
-	  "STASH_CLIENT_MAX batches waiting for the next one.", \
+	  "Times a client's reading was stopped until the commit out returned: its share " \
+	  "of the next commit was already waiting.", \
 	  uint64_t, "%" PRIu64, OWN) \
 	X(clients_held_total, counter, \
 	  "Times a client's reading was stopped because its replies piled up (back-pressure).", \

@@ -498,7 +498,7 @@ static void run_deferred(struct server *S)
 	}
 }
 
-/* One client's share of the next commit (clients.h, STASH_CLIENT_MAX),
+/* One client's share of the next commit (clients.h, STASH_CLIENT_*),
  * from the last commit: 'secs' for 'batches'. */
 static void set_stash_cap(struct server *S, double secs, long batches)
 {
