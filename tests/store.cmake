@@ -8,3 +8,5 @@ rigd_node_test(crash_store crash_store.js)
 rigd_node_test(cli_store cli_store.js)
 # The commit on the writer's thread, against a disk whose fsync is slowed.
 rigd_node_test(e2e_commit_slow e2e/commit_slow.js)
+# The group commit's window (--commit-delay), on a real disk.
+rigd_node_test(e2e_commit_window e2e/commit_window.js)

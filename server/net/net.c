@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -482,6 +483,67 @@ static void turn_cb(lws_sorted_usec_list_t *sul)
 		n->cb.turn(n->cb.ctx);
 }
 
+static void later_turn(struct net *n)
+{
+	n->later_pending = false;
+	if (n->cb.turn && !n->freeing)
+		n->cb.turn(n->cb.ctx);
+}
+
+static void later_cb(lws_sorted_usec_list_t *sul)
+{
+	later_turn(lws_container_of(sul, struct net, later_sul));
+}
+
+/* The protocol of the adopted timerfd (net_schedule_turn_in): it has
+ * expired, or lws closes it. Nothing else reaches it: a websocket that
+ * asks for it by name is refused. */
+static int timer_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+			  void *in, size_t len)
+{
+	struct net *n = net_of(wsi);
+	uint64_t expired;
+
+	(void)user;
+	(void)in;
+	(void)len;
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX_FILE:
+		if (n && n->later_fd >= 0 &&
+		    read(n->later_fd, &expired, sizeof(expired)) == (ssize_t)sizeof(expired))
+			later_turn(n);
+		return 0;
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		if (n && n->later_wsi == wsi) {
+			n->later_wsi = NULL;
+			n->later_fd = -1;  /* lws closes it */
+		}
+		return 0;
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The timerfd behind net_schedule_turn_in, adopted by lws; without one
+ * (no timerfd, or lws would not take it) the sul stands in. */
+static void adopt_timer(struct net *n)
+{
+	lws_sock_file_fd_type fd;
+
+	n->later_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (n->later_fd < 0)
+		return;
+	fd.filefd = n->later_fd;
+	n->later_wsi = lws_adopt_descriptor_vhost(n->vh, LWS_ADOPT_RAW_FILE_DESC, fd,
+						  n->protocols[1].name, NULL);
+	if (!n->later_wsi) {
+		close(n->later_fd);
+		n->later_fd = -1;
+	}
+}
+
 static void tick_cb(lws_sorted_usec_list_t *sul)
 {
 	struct net *n = lws_container_of(sul, struct net, tick_sul);
@@ -662,6 +724,9 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 	n->protocols[0].callback = callback;
 	n->protocols[0].per_session_data_size = sizeof(struct conn);
 	n->protocols[0].rx_buffer_size = RX_CHUNK;
+	n->protocols[1].name = "rigd-timer";
+	n->protocols[1].callback = timer_callback;
+	n->later_fd = -1;
 
 	/* lws pings a websocket idle for half the timeout and hangs up on one
 	 * that has shown no sign of life (data or pong) for all of it. */
@@ -675,6 +740,7 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 	if (create_context(n) != 0 || create_vhost(n) != 0)
 		goto fail;
 	n->port = lws_get_vhost_listen_port(n->vh);
+	adopt_timer(n);
 	lws_sul_schedule(n->ctx, 0, &n->tick_sul, tick_cb, LWS_US_PER_SEC);
 	return n;
 fail:
@@ -689,6 +755,7 @@ void net_free(net *n)
 	n->freeing = true;
 	if (n->ctx) {
 		lws_sul_cancel(&n->turn_sul);
+		lws_sul_cancel(&n->later_sul);
 		lws_sul_cancel(&n->tick_sul);
 		lws_context_destroy(n->ctx);
 	}
@@ -827,6 +894,25 @@ void net_schedule_turn(net *n)
 	 * service makes lws look at its timers now. */
 	if (n->uv_loop)
 		lws_cancel_service(n->ctx);
+}
+
+void net_schedule_turn_in(net *n, int64_t us)
+{
+	if (n->later_pending)
+		return;
+	n->later_pending = true;
+	if (us < 1)
+		us = 1;  /* a zero it_value disarms the timer */
+	if (n->later_fd >= 0) {
+		struct itimerspec when = {.it_value = {.tv_sec = (time_t)(us / 1000000),
+						       .tv_nsec = (long)(us % 1000000) * 1000}};
+
+		if (timerfd_settime(n->later_fd, 0, &when, NULL) == 0)
+			return;
+	}
+	lws_sul_schedule(n->ctx, 0, &n->later_sul, later_cb, us);
+	if (n->uv_loop)
+		lws_cancel_service(n->ctx);  /* as in net_schedule_turn */
 }
 
 int net_ws_wake(net *n, uint64_t conn)

@@ -211,6 +211,13 @@ void net_drain(net *n, int code, int timeout_ms);
  */
 void net_schedule_turn(net *n);
 
+/*
+ * Asks for the callbacks' turn() in 'us' microseconds (a group commit's
+ * window, turn.c), whatever else runs meanwhile. A turn already asked for
+ * this way stays as it is; net_schedule_turn is separate, and sooner.
+ */
+void net_schedule_turn_in(net *n, int64_t us);
+
 /* Asks for a ws_writable callback on 'conn'. 0, or RIGD_E_NOT_FOUND when
  * the connection has gone. */
 int net_ws_wake(net *n, uint64_t conn);

@@ -111,7 +111,7 @@ struct net {
 	char **origins;
 	char *host;
 	net_callbacks cb;
-	struct lws_protocols protocols[2];
+	struct lws_protocols protocols[3];  /* rigd, the window's timer, the end */
 	lws_retry_bo_t retry;
 	struct static_root roots[4];
 	int n_roots;
@@ -128,6 +128,13 @@ struct net {
 	bool turn_pending;
 	atomic_bool woken;            /* net_wake_from_thread asked for a turn */
 	lws_sorted_usec_list_t tick_sul;
+	/* net_schedule_turn_in: a timerfd lws polls (lws' own timers are
+	 * polled to the millisecond, so it spins through a timer's last
+	 * one), or the sul when there is none. */
+	int later_fd;
+	struct lws *later_wsi;
+	lws_sorted_usec_list_t later_sul;
+	bool later_pending;
 
 	uv_loop_t *uv_loop;           /* cfg.libuv: the loop lws joins; else NULL */
 	void *foreign_loops[1];       /* what lws is given: uv_loop */

@@ -453,6 +453,12 @@ static const config_flag server_flags[] = {
 	 .help = "replies queued for a client that does not read\nbefore it is closed with 1008"},
 	{.name = "--journal", .arg = "N", NUMBER(CONFIG_INT, journal, 1, 1000000, DEFAULT_JOURNAL),
 	 .help = "turns remembered per scene for catching up\nlagging clients with updates"},
+	{.name = "--commit-delay", .arg = "MS",
+	 NUMBER(CONFIG_INT, commit_delay_ms, 0, 1000, DEFAULT_COMMIT_DELAY_MS),
+	 .help = "under load (the last commit held 4 batches or\n"
+		 "more), start the next commit no sooner than MS\n"
+		 "after the last one started, so more edits share\n"
+		 "it (0: start at once)"},
 	{.name = "--sync", .arg = "full|normal", .kind = CONFIG_BOOL_ENUM, .offset = AT(sync_normal),
 	 .names = sync_names, .def = 0,
 	 .help = "SQLite synchronous mode (full: no acknowledged\nedit is lost on power loss)"},

@@ -25,6 +25,7 @@
 #define DEFAULT_REPLY_QUEUE (1u << 20)   /* bytes of replies queued per client */
 #define DEFAULT_MAX_GLTF (16u << 20)     /* bytes of a glTF file posted for import */
 #define DEFAULT_JOURNAL 256              /* turns remembered per scene */
+#define DEFAULT_COMMIT_DELAY_MS 4        /* the group commit's window under load */
 #define DEFAULT_MAX_RATE 2000            /* messages a second per connection */
 #define DEFAULT_MAX_TOKEN_RATE 5000      /* messages and requests a second per token */
 #define DEFAULT_MAX_SUBS 64              /* subscriptions per connection */
@@ -65,6 +66,7 @@ struct config {
 	int max_nodes;
 	size_t reply_queue;
 	int journal;
+	int commit_delay_ms;         /* --commit-delay MS: the group commit's window */
 	bool sync_normal;
 	int log_level;               /* enum log_level */
 	/* "ROLE:SCENE:TOKEN", in the order given; --admin-token TOKEN is kept

@@ -36,6 +36,9 @@
 	X(commit_failures_total, counter, "Group commits that failed.", uint64_t, "%" PRIu64, OWN) \
 	X(commit_seconds, histogram, "Latency of a group commit.", double, "%.9f", HIST) \
 	X(commit_batches, gauge, "Batches in the last group commit.", long, "%ld", OWN) \
+	X(commits_waited_total, counter, \
+	  "Group commits that waited for their window (--commit-delay) to gather more batches.", \
+	  uint64_t, "%" PRIu64, OWN) \
 	X(commit_queue, gauge, "Commits handed to the writer thread and not yet returned.", \
 	  long, "%ld", READ) \
 	X(batches_waiting, gauge, \

@@ -36,6 +36,9 @@
 #include "core/err.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -281,6 +284,28 @@ static int use_cluster(struct server *S, const struct serve_hooks *cluster)
 	return 0;
 }
 
+/*
+ * Every turn allocates and frees the same few hundred kilobytes: a copy
+ * of the update for each subscriber, the batch of frames for each socket,
+ * the commit's rows on the writer's thread. With glibc's defaults (a heap
+ * top over 128 KiB is given back to the kernel at once) the heap shrank
+ * after each turn and grew again in the next, page fault by page fault,
+ * and with the writer's thread each shrink also stopped the other core to
+ * flush its TLB: at 60 edits/s to 100 subscribers that doubled the CPU per
+ * edit (3.5 ms against 1.7). The heap keeps up to HEAP_KEEP free instead;
+ * an allocation over HEAP_MMAP (a large import) still gets its own map.
+ */
+#define HEAP_KEEP (32 << 20)
+#define HEAP_MMAP (4 << 20)
+
+static void keep_heap(void)
+{
+#ifdef __GLIBC__
+	mallopt(M_TRIM_THRESHOLD, HEAP_KEEP);
+	mallopt(M_MMAP_THRESHOLD, HEAP_MMAP);
+#endif
+}
+
 int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 {
 	struct server S;
@@ -289,6 +314,7 @@ int serve_main(int argc, char **argv, const struct serve_hooks *cluster)
 	const char *web;
 	int rc, exit_code = 1;
 
+	keep_heap();
 	memset(&S, 0, sizeof(S));
 	/* CONFIG_DONE: --help or --hash-token has printed its answer. */
 	if ((rc = config_parse(argc, argv, &S.o)) != 0) {

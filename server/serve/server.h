@@ -59,6 +59,8 @@ struct server {
 	bool draining;               /* shutting down: turn_run waits for commits */
 	bool pipelined;              /* the commit writer runs the commits */
 	engine_stats commit_before;  /* the engine's counters at the last hand-off */
+	double commit_started;       /* serve_now_s() at the last hand-off */
+	bool commit_waiting;         /* the next commit waits for its window (turn.c) */
 	struct deferred *dhead, *dtail;
 	uint64_t *wake;              /* clients to wake when the turn ends */
 	int n_wake, cap_wake;

@@ -1,0 +1,146 @@
+'use strict';
+/*
+ * The group commit's window (--commit-delay, docs/architecture.md, "The
+ * turn and the commit"): under load the next commit starts no sooner than
+ * the window after the last one started, so more batches share it; a lone
+ * editor never waits for it.
+ *
+ * - One editor that waits for each ack: every commit holds one batch and
+ *   none waits (rigd_commits_waited_total stays 0), with the default
+ *   window.
+ * - A stream of edits in flight: commits wait and grow
+ *   (rigd_commits_waited_total > 0, more batches per commit than commits
+ *   without the window on the same stream), every edit is acked once, in
+ *   order, gapless, and the subscriber ends on the stored state.
+ * - The window is kept: after a commit of four batches or more, the next
+ *   edit's ack comes no sooner than the window after the first was sent
+ *   (a 400 ms window, far above the machine's own delays).
+ * - --commit-delay 0 never waits.
+ */
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const {
+  startRigd, get, tree, worldsOf, Client, createScene, skeletonOps,
+} = require('../lib/rigd.js');
+
+function metric(text, name) {
+  const m = new RegExp(`^${name} (\\S+)`, 'm').exec(text);
+  assert.ok(m, `no ${name} in /metrics`);
+  return Number(m[1]);
+}
+
+async function metrics(server) {
+  const text = (await get(server, '/metrics')).text;
+  return {
+    waited: metric(text, 'rigd_commits_waited_total'),
+    commits: metric(text, 'rigd_commits_total'),
+    batches: metric(text, 'rigd_batches_total'),
+    last: metric(text, 'rigd_commit_batches'),
+    dropped: metric(text, 'rigd_clients_dropped_total'),
+  };
+}
+
+async function serverWith(args) {
+  const server = await startRigd({ args });
+  await createScene(server, 'w');
+  const setup = await Client.connect(server);
+  const r = await setup.request({ type: 'edit', scene: 'w', ops: skeletonOps() }, 30000);
+  assert.equal(r.type, 'ack');
+  await setup.close();
+  return server;
+}
+
+const edit = (i) => ({ type: 'edit', scene: 'w', ops: [{ op: 'set', id: 'root', t: [i, 0, 0] }] });
+
+/* 'n' edits sent at once by one client; their acks, in order. */
+async function stream(c, n, from = 0) {
+  const replies = await Promise.all(Array.from({ length: n }, (_, i) => c.request(edit(from + i), 30000)));
+  for (const r of replies) assert.equal(r.type, 'ack', `${r.code}: ${r.message}`);
+  return replies.map((r) => r.seq);
+}
+
+test('a lone editor that waits for each ack never waits for the window', async () => {
+  const server = await serverWith([]);
+  try {
+    const c = await Client.connect(server);
+    const before = await metrics(server);
+    for (let i = 0; i < 30; i++) {
+      const r = await c.request(edit(i), 10000);
+      assert.equal(r.type, 'ack', `${r.code}: ${r.message}`);
+    }
+    const after = await metrics(server);
+    assert.equal(after.waited - before.waited, 0, 'a commit waited for its window');
+    assert.equal(after.commits - before.commits, 30);
+    assert.equal(after.batches - before.batches, 30);
+    await c.close();
+  } finally {
+    assert.equal(await server.stop('SIGTERM'), 0);
+  }
+});
+
+test('a stream of edits: commits wait for the window and carry more batches, in order', async () => {
+  const perCommit = {};
+  for (const delay of ['0', '20']) {
+    const server = await serverWith(['--commit-delay', delay]);
+    try {
+      const sub = await Client.connect(server);
+      await sub.subscribe('w');
+      const c = await Client.connect(server);
+      const before = await metrics(server);
+      const seqs = [];
+      for (let round = 0; round < 5; round++) seqs.push(...await stream(c, 400, 400 * round));
+      const after = await metrics(server);
+      for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1, 'acks out of order or with a gap');
+      const commits = after.commits - before.commits;
+      assert.equal(after.batches - before.batches, seqs.length);
+      perCommit[delay] = seqs.length / commits;
+      if (delay === '0') assert.equal(after.waited - before.waited, 0, '--commit-delay 0 waited');
+      else assert.ok(after.waited - before.waited > 0, 'no commit waited for its window');
+      assert.equal(after.dropped, 0);
+      const final = await tree(server, 'w');
+      assert.equal(final.seq, seqs.at(-1));
+      await sub.waitSeq('w', final.seq, 30000);
+      assert.deepEqual(sub.worlds('w'), worldsOf(final.nodes));
+      assert.deepEqual(c.schemaViolations, []);
+      await sub.close();
+      await c.close();
+    } finally {
+      assert.equal(await server.stop('SIGTERM'), 0);
+    }
+  }
+  assert.ok(perCommit['20'] > perCommit['0'],
+    `batches per commit: ${perCommit['20'].toFixed(1)} with a 20 ms window, ${perCommit['0'].toFixed(1)} without`);
+});
+
+test('after a commit of four batches or more, the next starts no sooner than the window', async () => {
+  const WINDOW_MS = 400;
+  const server = await serverWith(['--commit-delay', String(WINDOW_MS)]);
+  try {
+    const c = await Client.connect(server);
+    let checked = false;
+    for (let attempt = 0; attempt < 5 && !checked; attempt++) {
+      const sent = Date.now();
+      await stream(c, 64, 1000 * attempt);
+      const m = await metrics(server);
+      if (m.last < 4) continue;  /* the stream's last commit was small: no window to check */
+      /* That commit started after 'sent'; the next may not start before
+       * the window has passed since. */
+      const r = await c.request(edit(-1), 10000);
+      assert.equal(r.type, 'ack');
+      const ms = Date.now() - sent;
+      assert.ok(ms >= WINDOW_MS - 5, `acked ${ms} ms after the stream was sent, within a ${WINDOW_MS} ms window`);
+      assert.ok(ms < WINDOW_MS + 5000, `acked only after ${ms} ms`);
+      checked = true;
+    }
+    assert.ok(checked, 'no stream ended in a commit of four batches');
+    /* A lone edit after a lone edit does not wait. */
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+    await c.request(edit(-2), 10000);
+    const t0 = Date.now();
+    await c.request(edit(-3), 10000);
+    assert.ok(Date.now() - t0 < WINDOW_MS, 'a lone edit waited for the window');
+    await c.close();
+  } finally {
+    assert.equal(await server.stop('SIGTERM'), 0);
+  }
+});
