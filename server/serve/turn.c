@@ -43,8 +43,9 @@
 #include <string.h>
 
 /* From how many batches in the last commit the next one waits for its
- * window (commit_waits). */
+ * window, and at how many gathered the window ends early (commit_waits). */
 #define COMMIT_SIBLINGS 4
+#define COMMIT_GROUP_FULL 64
 
 /* A submission taken while a commit was out: what submit() needs to apply
  * it later, copied. */
@@ -559,9 +560,12 @@ static void commit_finished(struct server *S, int rc)
  * for every subscriber, the wakes between loop and writer. So while the
  * last commit held COMMIT_SIBLINGS batches or more (the load is there),
  * the next starts no sooner than --commit-delay after the last one
- * started; what arrives meanwhile joins it. A commit that ran longer than
- * the window is followed at once, and below that load (at 60 edits/s
- * every commit holds one batch) nothing waits. Shutting down never waits.
+ * started; what arrives meanwhile joins it. The window ends early once
+ * COMMIT_GROUP_FULL batches are gathered: by then the fixed cost is
+ * spread thin, and a larger group would only add to its batches' wait. A
+ * commit that ran longer than the window is followed at once, and below
+ * that load (at 60 edits/s every commit holds one batch) nothing waits.
+ * Shutting down never waits.
  * True when the commit waits: a turn is asked for at the window's end.
  */
 static bool commit_waits(struct server *S)
@@ -569,7 +573,7 @@ static bool commit_waits(struct server *S)
 	double due, now;
 
 	if (!S->pipelined || S->o.commit_delay_ms == 0 || S->draining ||
-	    S->m.commit_batches < COMMIT_SIBLINGS)
+	    S->m.commit_batches < COMMIT_SIBLINGS || S->n_pend >= COMMIT_GROUP_FULL)
 		return false;
 	due = S->commit_started + S->o.commit_delay_ms / 1e3;
 	now = serve_now_s();

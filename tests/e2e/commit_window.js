@@ -9,9 +9,9 @@
  *   none waits (rigd_commits_waited_total stays 0), with the default
  *   window.
  * - A stream of edits in flight: commits wait and grow
- *   (rigd_commits_waited_total > 0, more batches per commit than commits
- *   without the window on the same stream), every edit is acked once, in
- *   order, gapless, and the subscriber ends on the stored state.
+ *   (rigd_commits_waited_total > 0, and no more commits than one a
+ *   window plus one per 64 batches), every edit is acked once, in order,
+ *   gapless, and the subscriber ends on the stored state.
  * - The window is kept: after a commit of four batches or more, the next
  *   edit's ack comes no sooner than the window after the first was sent
  *   (a 400 ms window, far above the machine's own delays).
@@ -78,24 +78,41 @@ test('a lone editor that waits for each ack never waits for the window', async (
   }
 });
 
-test('a stream of edits: commits wait for the window and carry more batches, in order', async () => {
+test('a stream of edits: commits wait for the window, a window apart, in order', async () => {
   const perCommit = {};
-  for (const delay of ['0', '20']) {
+  const WINDOW_MS = 50;
+  for (const delay of ['0', String(WINDOW_MS)]) {
     const server = await serverWith(['--commit-delay', delay]);
     try {
       const sub = await Client.connect(server);
       await sub.subscribe('w');
       const c = await Client.connect(server);
       const before = await metrics(server);
-      const seqs = [];
-      for (let round = 0; round < 5; round++) seqs.push(...await stream(c, 400, 400 * round));
+      /* A steady stream: eight edits every 2 ms, not waiting for acks. */
+      const pending = [];
+      const t0 = Date.now();
+      for (let burst = 0; burst < 100; burst++) {
+        for (let i = 0; i < 8; i++) pending.push(c.request(edit(8 * burst + i), 30000));
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      const replies = await Promise.all(pending);
+      const ms = Date.now() - t0;
+      for (const r of replies) assert.equal(r.type, 'ack', `${r.code}: ${r.message}`);
+      const seqs = replies.map((r) => r.seq);
       const after = await metrics(server);
       for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1, 'acks out of order or with a gap');
       const commits = after.commits - before.commits;
       assert.equal(after.batches - before.batches, seqs.length);
       perCommit[delay] = seqs.length / commits;
-      if (delay === '0') assert.equal(after.waited - before.waited, 0, '--commit-delay 0 waited');
-      else assert.ok(after.waited - before.waited > 0, 'no commit waited for its window');
+      if (delay === '0') {
+        assert.equal(after.waited - before.waited, 0, '--commit-delay 0 waited');
+      } else {
+        assert.ok(after.waited - before.waited > 0, 'no commit waited for its window');
+        /* Commits start a window apart, or sooner once 64 batches are
+         * gathered, whatever the machine's speed. */
+        const most = Math.ceil(ms / WINDOW_MS) + Math.ceil(seqs.length / 64) + 2;
+        assert.ok(commits <= most, `${commits} commits in ${ms} ms with a ${WINDOW_MS} ms window (at most ${most})`);
+      }
       assert.equal(after.dropped, 0);
       const final = await tree(server, 'w');
       assert.equal(final.seq, seqs.at(-1));
@@ -108,8 +125,9 @@ test('a stream of edits: commits wait for the window and carry more batches, in 
       assert.equal(await server.stop('SIGTERM'), 0);
     }
   }
-  assert.ok(perCommit['20'] > perCommit['0'],
-    `batches per commit: ${perCommit['20'].toFixed(1)} with a 20 ms window, ${perCommit['0'].toFixed(1)} without`);
+  /* How much the window gathers depends on the machine (a slow commit
+   * gathers much by itself): shown, not asserted. */
+  console.log(`batches per commit: ${perCommit[WINDOW_MS].toFixed(1)} with a ${WINDOW_MS} ms window, ${perCommit['0'].toFixed(1)} without`);
 });
 
 test('after a commit of four batches or more, the next starts no sooner than the window', async () => {
