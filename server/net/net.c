@@ -1,8 +1,9 @@
 /*
  * net.c: HTTP and websockets on libwebsockets 4.1.6 (see net.h): the
- * context, connection ids, websockets, timers and the public calls. HTTP
- * requests and responses are in net_http.c, static files and the
- * Content-Security-Policy in net_static.c.
+ * context, connection ids, websockets and the public calls. HTTP requests
+ * and responses are in net_http.c, static files and the
+ * Content-Security-Policy in net_static.c, when the callbacks' turn and
+ * tick run in net_turn.c.
  *
  * The only file of the server that includes libwebsockets.h. It follows the
  * minimal ws-server examples and README.coding.md: one thread runs
@@ -30,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -101,11 +101,6 @@ void nt_conn_unregister(struct net *n, struct conn *c)
 }
 
 /* ---- small helpers ---- */
-
-static struct net *net_of(struct lws *wsi)
-{
-	return lws_context_user(lws_get_context(wsi));
-}
 
 char *nt_dup_header(struct lws *wsi, enum lws_token_indexes h)
 {
@@ -423,7 +418,7 @@ static int on_ws_writeable(struct net *n, struct conn *c)
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		    void *in, size_t len)
 {
-	struct net *n = net_of(wsi);
+	struct net *n = nt_net_of(wsi);
 	struct conn *c = user;
 
 	switch (reason) {
@@ -464,93 +459,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		/* lws_cancel_service, from this thread (net_schedule_turn on
 		 * libuv) or another (net_wake_from_thread). */
-		if (n && atomic_exchange(&n->woken, false) && n->cb.turn && !n->freeing)
-			n->cb.turn(n->cb.ctx);
+		if (n)
+			nt_on_wait_cancelled(n);
 		return 0;
 	default:
 		return 0;
 	}
-}
-
-/* ---- timers ---- */
-
-static void turn_cb(lws_sorted_usec_list_t *sul)
-{
-	struct net *n = lws_container_of(sul, struct net, turn_sul);
-
-	n->turn_pending = false;
-	if (n->cb.turn && !n->freeing)
-		n->cb.turn(n->cb.ctx);
-}
-
-static void later_turn(struct net *n)
-{
-	n->later_pending = false;
-	if (n->cb.turn && !n->freeing)
-		n->cb.turn(n->cb.ctx);
-}
-
-static void later_cb(lws_sorted_usec_list_t *sul)
-{
-	later_turn(lws_container_of(sul, struct net, later_sul));
-}
-
-/* The protocol of the adopted timerfd (net_schedule_turn_in): it has
- * expired, or lws closes it. Nothing else reaches it: a websocket that
- * asks for it by name is refused. */
-static int timer_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-			  void *in, size_t len)
-{
-	struct net *n = net_of(wsi);
-	uint64_t expired;
-
-	(void)user;
-	(void)in;
-	(void)len;
-	switch (reason) {
-	case LWS_CALLBACK_RAW_RX_FILE:
-		if (n && n->later_fd >= 0 &&
-		    read(n->later_fd, &expired, sizeof(expired)) == (ssize_t)sizeof(expired))
-			later_turn(n);
-		return 0;
-	case LWS_CALLBACK_RAW_CLOSE_FILE:
-		if (n && n->later_wsi == wsi) {
-			n->later_wsi = NULL;
-			n->later_fd = -1;  /* lws closes it */
-		}
-		return 0;
-	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/* The timerfd behind net_schedule_turn_in, adopted by lws; without one
- * (no timerfd, or lws would not take it) the sul stands in. */
-static void adopt_timer(struct net *n)
-{
-	lws_sock_file_fd_type fd;
-
-	n->later_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (n->later_fd < 0)
-		return;
-	fd.filefd = n->later_fd;
-	n->later_wsi = lws_adopt_descriptor_vhost(n->vh, LWS_ADOPT_RAW_FILE_DESC, fd,
-						  n->protocols[1].name, NULL);
-	if (!n->later_wsi) {
-		close(n->later_fd);
-		n->later_fd = -1;
-	}
-}
-
-static void tick_cb(lws_sorted_usec_list_t *sul)
-{
-	struct net *n = lws_container_of(sul, struct net, tick_sul);
-
-	if (n->cb.tick && !n->freeing)
-		n->cb.tick(n->cb.ctx);
-	lws_sul_schedule(n->ctx, 0, &n->tick_sul, tick_cb, LWS_US_PER_SEC);
 }
 
 /* ---- public ---- */
@@ -725,7 +639,7 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 	n->protocols[0].per_session_data_size = sizeof(struct conn);
 	n->protocols[0].rx_buffer_size = RX_CHUNK;
 	n->protocols[1].name = "rigd-timer";
-	n->protocols[1].callback = timer_callback;
+	n->protocols[1].callback = nt_timer_callback;
 	n->later_fd = -1;
 
 	/* lws pings a websocket idle for half the timeout and hangs up on one
@@ -740,8 +654,7 @@ net *net_new(const net_config *cfg, const net_callbacks *cb)
 	if (create_context(n) != 0 || create_vhost(n) != 0)
 		goto fail;
 	n->port = lws_get_vhost_listen_port(n->vh);
-	adopt_timer(n);
-	lws_sul_schedule(n->ctx, 0, &n->tick_sul, tick_cb, LWS_US_PER_SEC);
+	nt_timers_start(n);
 	return n;
 fail:
 	net_free(n);
@@ -754,9 +667,7 @@ void net_free(net *n)
 		return;
 	n->freeing = true;
 	if (n->ctx) {
-		lws_sul_cancel(&n->turn_sul);
-		lws_sul_cancel(&n->later_sul);
-		lws_sul_cancel(&n->tick_sul);
+		nt_timers_cancel(n);
 		lws_context_destroy(n->ctx);
 	}
 	if (n->uv_loop) {
@@ -882,39 +793,6 @@ void net_drain(net *n, int code, int timeout_ms)
 			break;
 }
 
-void net_schedule_turn(net *n)
-{
-	if (n->turn_pending)
-		return;
-	n->turn_pending = true;
-	lws_sul_schedule(n->ctx, 0, &n->turn_sul, turn_cb, 0);
-	/* On libuv, lws rearms its timer only after its own events: a turn
-	 * asked for from another handle of the loop (a Redis reply) would
-	 * wait for lws' next event, up to the one-second tick. Waking the
-	 * service makes lws look at its timers now. */
-	if (n->uv_loop)
-		lws_cancel_service(n->ctx);
-}
-
-void net_schedule_turn_in(net *n, int64_t us)
-{
-	if (n->later_pending)
-		return;
-	n->later_pending = true;
-	if (us < 1)
-		us = 1;  /* a zero it_value disarms the timer */
-	if (n->later_fd >= 0) {
-		struct itimerspec when = {.it_value = {.tv_sec = (time_t)(us / 1000000),
-						       .tv_nsec = (long)(us % 1000000) * 1000}};
-
-		if (timerfd_settime(n->later_fd, 0, &when, NULL) == 0)
-			return;
-	}
-	lws_sul_schedule(n->ctx, 0, &n->later_sul, later_cb, us);
-	if (n->uv_loop)
-		lws_cancel_service(n->ctx);  /* as in net_schedule_turn */
-}
-
 int net_ws_wake(net *n, uint64_t conn)
 {
 	struct conn *c = conn_lookup(n, conn);
@@ -948,12 +826,6 @@ int net_ws_hold(net *n, uint64_t conn, bool hold)
 	if (!c->rx_paused)
 		lws_rx_flow_control(c->wsi, hold ? 0 : 1);
 	return 0;
-}
-
-void net_wake_from_thread(net *n)
-{
-	atomic_store(&n->woken, true);
-	lws_cancel_service(n->ctx);
 }
 
 int net_ws_pause_for(net *n, uint64_t conn, int ms)

@@ -1,6 +1,6 @@
 /*
  * net_internal.h: what the socket layer's files share (net.c, net_http.c,
- * net_static.c): a connection's state and the server's.
+ * net_static.c, net_turn.c): a connection's state and the server's.
  *
  * Private to server/net/: the public interface is net.h. Functions here
  * carry the prefix nt_ so that they never read as part of it. Like every
@@ -158,6 +158,12 @@ void nt_conn_unregister(struct net *n, struct conn *c);
  * HDR_MAX or out of memory. The caller frees it. */
 char *nt_dup_header(struct lws *wsi, enum lws_token_indexes h);
 
+/* The net a connection of its context belongs to. */
+static inline struct net *nt_net_of(struct lws *wsi)
+{
+	return lws_context_user(lws_get_context(wsi));
+}
+
 /* Whether a request from 'origin' (NULL: not a browser) may use the API. */
 bool nt_origin_allowed(const struct net *n, const char *origin);
 
@@ -198,5 +204,24 @@ void nt_serve_static(struct net *n, struct conn *c);
  * of web_root's index.html by its SHA-256. A malloc'd string the caller
  * frees, or NULL out of memory. */
 char *nt_build_csp(const char *web_root);
+
+/* ---- net_turn.c ---- */
+
+/* The lws protocol of net_schedule_turn_in's timerfd: its expiry runs the
+ * turn. Nothing else reaches it: a websocket that asks for it by name is
+ * refused. */
+int nt_timer_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		      size_t len);
+
+/* Adopts the timerfd and starts the tick, once the vhost exists. */
+void nt_timers_start(struct net *n);
+
+/* Cancels the timers lws keeps, before the context goes. */
+void nt_timers_cancel(struct net *n);
+
+/* LWS_CALLBACK_EVENT_WAIT_CANCELLED: lws_cancel_service was called, from
+ * this thread (net_schedule_turn on libuv) or another
+ * (net_wake_from_thread): the turn another thread asked for runs. */
+void nt_on_wait_cancelled(struct net *n);
 
 #endif
