@@ -620,6 +620,8 @@ static void log_end_reply(struct cluster *c, const struct cmd *cmd, const redisR
 		}
 	}
 	l->log_seq = seq;
+	if (c->cb.lease)
+		c->cb.lease(c->cb.ctx, l->scene, true, l->token);
 }
 
 static void publish_reply(struct cluster *c, const struct cmd *cmd, const redisReply *r)

@@ -126,7 +126,9 @@ typedef struct cluster_callbacks {
 	/* The connection changed state (enum cluster_state). May be NULL. */
 	void (*state)(void *ctx, int state);
 	/* This process took (owned) or lost (!owned) the lease of scene 'name'
-	 * with fencing token 'token'. May be NULL. */
+	 * with fencing token 'token'; called again, owned, once the end of the
+	 * scene's log stream is known (cluster_lease_info.log_seq). May be
+	 * NULL. */
 	void (*lease)(void *ctx, const char *name, bool owned, int64_t token);
 	/* One line for the log at 'level' (0 error, 1 warn, 2 info, 3 debug),
 	 * without its newline. May be NULL. */

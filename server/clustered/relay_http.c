@@ -17,9 +17,12 @@
  * import is not idempotent (the client is told it may have been applied).
  *
  * A request waits here while nobody holds the scene's lease (a scene just
- * created, an owner that died): it runs here when this process takes the
- * lease, or is relayed once another process has it, or is answered
- * `unavailable` after GIVE_UP_S. Never talks to Redis itself.
+ * created, an owner that died), or while this process holds it and applies
+ * the scene's log up to where the last owner left it: it runs here when
+ * this process takes the lease and has caught up, or is relayed once
+ * another process has it, or is answered `unavailable` after GIVE_UP_S.
+ * A request relayed here waits the same way, but is never relayed on.
+ * Never talks to Redis itself.
  */
 #include "relay_http.h"
 #include "peers.h"
@@ -251,9 +254,12 @@ bool relay_http_write(struct server *S, const struct http_call *call)
 	edit_error err;
 	int i, rc;
 
-	if (!S->cx->cl || relay_http_remote(S, call->conn))
+	bool remote;
+
+	if (!S->cx->cl)
 		return false;
-	if ((i = find(H, H_CREATED, call->conn)) >= 0) {
+	remote = relay_http_remote(S, call->conn);
+	if (!remote && (i = find(H, H_CREATED, call->conn)) >= 0) {
 		int dims = H->v[i].dims;
 		int64_t gen = H->v[i].gen;
 
@@ -270,9 +276,11 @@ bool relay_http_write(struct server *S, const struct http_call *call)
 		http_respond_error(S, call->conn, &err);
 		return true;
 	}
+	cluster_lease_of(S->cx->cl, call->name, &li);
+	if (remote && li.state != CLUSTER_LEASE_OWNED)
+		return false;  /* the handler answers `unavailable`, naming the owner */
 	if (!(h = add(S, call, H_WAIT)))
 		return true;
-	cluster_lease_of(S->cx->cl, call->name, &li);
 	if (li.state == CLUSTER_LEASE_OTHER)
 		send_to(S, S->cx->relay_http->n - 1, li.owner);
 	return true;
@@ -330,11 +338,16 @@ bool relay_http_scene_done(struct server *S, uint64_t ref, const char *name, int
 }
 
 /* Entry 'i' of H_WAIT: runs here, is relayed, waits on, or is answered
- * `unavailable` once it waited GIVE_UP_S. */
+ * `unavailable` once it waited GIVE_UP_S. A request relayed to this
+ * process waits only while this process holds the lease and applies the
+ * scene's log up to where the last owner left it (a lease just taken): it
+ * is never relayed on, and the process that relayed it waits GIVE_UP_S
+ * from before it came, so it is answered `unavailable` sooner. */
 static void wait_step(struct server *S, int i, double now)
 {
 	struct relay_http *H = S->cx->relay_http;
 	const char *name = H->v[i].d->scene;
+	bool remote = relay_http_remote(S, H->v[i].conn);
 	cluster_lease_info li;
 	edit_error err;
 
@@ -345,9 +358,11 @@ static void wait_step(struct server *S, int i, double now)
 		return;
 	}
 	cluster_lease_of(S->cx->cl, name, &li);
-	if (li.state == CLUSTER_LEASE_OTHER) {
+	if (remote && li.state != CLUSTER_LEASE_OWNED) {
+		run_here(S, i);  /* the handler answers `unavailable`, naming the owner */
+	} else if (li.state == CLUSTER_LEASE_OTHER) {
 		send_to(S, i, li.owner);
-	} else if (now - H->v[i].first_s >= GIVE_UP_S) {
+	} else if (now - H->v[i].first_s >= (remote ? GIVE_UP_S / 2 : GIVE_UP_S)) {
 		H->gave_up++;
 		http_respond_error(S, H->v[i].conn, &err);
 		drop(H, i);
