@@ -477,8 +477,9 @@ class SceneView {
 		);
 	}
 
-	_onGizmo({ phase, id, mode, t, r, s }) {
+	_onGizmo({ phase, moved, id, mode, t, r, s }) {
 		if (phase === 'start') return this.session.beginGesture();
+		if (!moved) return this.session.endGesture();
 		const op = { op: 'set', id };
 		if (mode === 'translate') op.t = t;
 		else if (mode === 'rotate') op.r = r;

@@ -101,7 +101,9 @@ export class Viewport extends Emitter {
 	/*
 	 * Events:
 	 *   pick     {id | null, additive}
-	 *   gizmo    {phase: 'start'|'change'|'end', id, mode, t, r, s}
+	 *   gizmo    {phase: 'start'|'change'|'end', moved, id, mode, t, r, s}
+	 *            (moved: the drag changed the node's values; an 'end' without
+	 *            it carries no edit)
 	 *   look     {id | null}   the camera being looked through changed
 	 *   menu     {id, x, y}    a long press (touch) or a right click on a node
 	 */
@@ -167,8 +169,13 @@ export class Viewport extends Emitter {
 		this._pinching = false; // a second finger is down: the gizmo takes none
 		this._gizmoInput();
 		this._listeners.listen(this.gizmo, 'change', () => this.requestRender());
+		// A press on the gizmo that moves nothing (a tap, or the first
+		// finger of a pinch) edits nothing: the proxy may still hold values
+		// the server has since changed (an undo whose update is on its way).
+		this._gizmoMoved = false;
 		this._listeners.listen(this.gizmo, 'dragging-changed', (e) => {
 			this.orbit.enabled = !e.value && !this.lookId;
+			if (e.value) this._gizmoMoved = false;
 			this._emitGizmo(e.value ? 'start' : 'end');
 			clearTimeout(this._predictionTimer);
 			if (!e.value && this._prediction) {
@@ -177,6 +184,7 @@ export class Viewport extends Emitter {
 			}
 		});
 		this._listeners.listen(this.gizmo, 'objectChange', () => {
+			this._gizmoMoved = true;
 			this._emitGizmo('change');
 			if (this.gizmo.dragging) this._predict();
 		});
@@ -416,6 +424,7 @@ export class Viewport extends Emitter {
 		const p = this._gizmoProxy;
 		this.emit('gizmo', {
 			phase,
+			moved: this._gizmoMoved,
 			id: node.id,
 			mode: this.gizmo.mode,
 			t: [p.position.x - node.pivot[0], p.position.y - node.pivot[1], p.position.z - node.pivot[2]],
