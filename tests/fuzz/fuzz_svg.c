@@ -42,7 +42,8 @@ static const char *const FORBIDDEN_VALUES[] = {
  * and the text of each <style> element). The other text is only shown,
  * never run: libxml2 writes a '<' in text as "&lt;" and a '"' in a value as
  * "&quot;", so each '<' opens a tag and each '"' in a tag opens or closes a
- * value. The caller frees both. */
+ * value. A <style> written as an empty element (<style .../>) has no text:
+ * what follows it is the parent's. The caller frees both. */
 static void split_markup(const char *svg, char **names, char **values)
 {
 	size_t n = strlen(svg), kn = 0, kv = 0;
@@ -67,8 +68,11 @@ static void split_markup(const char *svg, char **names, char **values)
 			(*names)[kn++] = lower;
 		else if (in_value || in_style)
 			(*values)[kv++] = lower;
-		if (in_tag && !in_value && ch == '>')
+		if (in_tag && !in_value && ch == '>') {
 			in_tag = false;
+			if (i > 0 && svg[i - 1] == '/')
+				in_style = false; /* <style .../> holds no text */
+		}
 	}
 	(*names)[kn] = 0;
 	(*values)[kv] = 0;
