@@ -25,7 +25,7 @@
 #define DEFAULT_REPLY_QUEUE (1u << 20)   /* bytes of replies queued per client */
 #define DEFAULT_MAX_GLTF (16u << 20)     /* bytes of a glTF file posted for import */
 #define DEFAULT_JOURNAL 256              /* turns remembered per scene */
-#define DEFAULT_COMMIT_DELAY_MS 4        /* the group commit's window under load */
+#define DEFAULT_COMMIT_DELAY_MS 8        /* the group commit's window under load */
 #define DEFAULT_MAX_RATE 2000            /* messages a second per connection */
 #define DEFAULT_MAX_TOKEN_RATE 5000      /* messages and requests a second per token */
 #define DEFAULT_MAX_SUBS 64              /* subscriptions per connection */

@@ -45,7 +45,7 @@
 /* From how many batches in the last commit the next one waits for its
  * window, and at how many gathered the window ends early (commit_waits). */
 #define COMMIT_SIBLINGS 4
-#define COMMIT_GROUP_FULL 64
+#define COMMIT_GROUP_FULL 256
 
 /* A submission taken while a commit was out: what submit() needs to apply
  * it later, copied. */

@@ -10,7 +10,7 @@
  *   window.
  * - A stream of edits in flight: commits wait and grow
  *   (rigd_commits_waited_total > 0, and no more commits than one a
- *   window plus one per 64 batches), every edit is acked once, in order,
+ *   window plus one per 256 batches), every edit is acked once, in order,
  *   gapless, and the subscriber ends on the stored state.
  * - The window is kept: after a commit of four batches or more, the next
  *   edit's ack comes no sooner than the window after the first was sent
@@ -108,9 +108,9 @@ test('a stream of edits: commits wait for the window, a window apart, in order',
         assert.equal(after.waited - before.waited, 0, '--commit-delay 0 waited');
       } else {
         assert.ok(after.waited - before.waited > 0, 'no commit waited for its window');
-        /* Commits start a window apart, or sooner once 64 batches are
+        /* Commits start a window apart, or sooner once 256 batches are
          * gathered, whatever the machine's speed. */
-        const most = Math.ceil(ms / WINDOW_MS) + Math.ceil(seqs.length / 64) + 2;
+        const most = Math.ceil(ms / WINDOW_MS) + Math.ceil(seqs.length / 256) + 2;
         assert.ok(commits <= most, `${commits} commits in ${ms} ms with a ${WINDOW_MS} ms window (at most ${most})`);
       }
       assert.equal(after.dropped, 0);
