@@ -224,6 +224,113 @@ static void test_migrate_old_database(void **state)
 	tmpdb_remove(&t);
 }
 
+/* Every field of up to 8 rows, as read back. */
+typedef struct full_rows {
+	int n;
+	store_edit e[8];
+	char client[8][16];
+	unsigned char bin[8][8];
+} full_rows;
+
+static int full_rows_cb(void *ctx, const store_edit *e)
+{
+	full_rows *r = ctx;
+	assert_true(r->n < 8);
+	int i = r->n++;
+	r->e[i] = *e;
+	snprintf(r->client[i], sizeof(r->client[i]), "%s", e->client);
+	assert_true(e->ops_bin_len <= sizeof(r->bin[i]));
+	if (e->ops_bin)
+		memcpy(r->bin[i], e->ops_bin, e->ops_bin_len);
+	r->e[i].ops = r->e[i].inverse = NULL;  /* checked here: not kept past the call */
+	assert_memory_equal(e->ops, "[{\"op\":\"create\",\"id\":\"a\"}]", e->ops_len);
+	assert_memory_equal(e->inverse, "[{\"op\":\"delete\",\"id\":\"a\"}]", e->inverse_len);
+	return 0;
+}
+
+/* Schema 8 builds the edits table again (its kind CHECK without an IN
+ * list, its resend index only over rows with a client_seq): every row of
+ * a database kept at schema 7 comes through field for field, resends are
+ * still found and still unique, a bad kind is still refused, a scene's
+ * delete still takes its rows, and SQLite finds the file sound. */
+static void test_log_rebuilt(void **state)
+{
+	tmpdb t;
+	(void)state;
+	tmpdb_make_here(&t);
+	store_opts o = store_opts_default();
+	o.migrate_to = 7;
+	store *st = open_ok(t.path, &o);
+	assert_int_equal(store_version(st), 7);
+	int64_t id = 0, other = 0, seq = -1;
+	const unsigned char img[] = { 0xa5, 7, 0, 0xff };
+	assert_int_equal(store_scene_create(st, "s", 1, &id), 0);
+	assert_int_equal(store_scene_create(st, "t", 1, &other), 0);
+	for (int i = 1; i <= 4; i++) {
+		/* 2 and 4 without a client_seq; 3 an undo of 1, 4 a redo of it. */
+		store_edit e = edit_row(id, i, i == 4 ? "d" : "c", i % 2 ? i : 0);
+		e.kind = i == 3 ? STORE_UNDO : i == 4 ? STORE_REDO : STORE_EDIT;
+		e.target = i >= 3 ? 1 : 0;
+		if (i != 2) {
+			e.ops_bin = img;
+			e.ops_bin_len = sizeof(img) - (size_t)(i == 4);
+		}
+		assert_int_equal(store_edit_append(st, &e), 0);
+	}
+	store_edit e = edit_row(other, 1, "c", 1);
+	assert_int_equal(store_edit_append(st, &e), 0);
+	store_close(st);
+
+	st = open_ok(t.path, NULL);
+	assert_true(store_version(st) >= 8);
+	full_rows r = { 0 };
+	assert_int_equal(store_edits_ex(st, id, 0, -1,
+					STORE_WANT_INVERSE | STORE_WANT_OPS_JSON | STORE_WANT_META,
+					full_rows_cb, &r),
+			 0);
+	assert_int_equal(r.n, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(r.e[i].seq, i + 1);
+		assert_int_equal(r.e[i].time_us, 1000 * (i + 1));
+		assert_string_equal(r.client[i], i == 3 ? "d" : "c");
+		assert_int_equal(r.e[i].has_client_seq, i % 2 == 0);
+		assert_int_equal(r.e[i].client_seq, i % 2 == 0 ? i + 1 : 0);
+		assert_int_equal(r.e[i].kind, i == 2 ? STORE_UNDO : i == 3 ? STORE_REDO : STORE_EDIT);
+		assert_int_equal(r.e[i].target, i >= 2 ? 1 : 0);
+		assert_int_equal(r.e[i].n_ops, 1);
+		assert_int_equal(r.e[i].ops_bin != NULL, i != 1);
+		assert_int_equal(r.e[i].ops_bin_len, i == 1 ? 0 : sizeof(img) - (size_t)(i == 3));
+		if (i != 1)
+			assert_memory_equal(r.bin[i], img, r.e[i].ops_bin_len);
+	}
+	assert_int_equal(store_edit_lookup(st, id, "c", 3, &seq), 0);
+	assert_int_equal(seq, 3);
+	assert_int_equal(store_edit_lookup(st, id, "c", 2, &seq), 0);
+	assert_int_equal(seq, 0);
+	assert_int_equal(store_edit_lookup(st, other, "c", 1, &seq), 0);
+	assert_int_equal(seq, 1);
+	/* A resend's key is still unique; rows without one never collide. */
+	e = edit_row(id, 5, "c", 1);
+	assert_int_equal(store_edit_append(st, &e), RIGD_E_INTERNAL);
+	for (int i = 5; i <= 6; i++) {
+		e = edit_row(id, i, "c", 0);
+		assert_int_equal(store_edit_append(st, &e), 0);
+	}
+	e = edit_row(id, 7, "c", 0);
+	e.kind = STORE_REDO + 1;
+	e.target = 1;
+	assert_int_equal(store_edit_append(st, &e), RIGD_E_INTERNAL);
+	e = edit_row(id, 0, "c", 0);
+	assert_int_equal(store_edit_append(st, &e), RIGD_E_INTERNAL);
+	assert_int_equal(count_rows(st, id), 6);
+	assert_int_equal(store_integrity_check(st, NULL, NULL), 0);
+	assert_int_equal(store_scene_delete(st, other), 0);
+	assert_int_equal(count_rows(st, other), 0);
+	assert_int_equal(count_rows(st, id), 6);
+	store_close(st);
+	tmpdb_remove(&t);
+}
+
 static int dims_cb(void *ctx, const store_scene *sc)
 {
 	int *dims = ctx;
@@ -834,6 +941,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_scene_dims),
 		cmocka_unit_test(test_scene_gens),
 		cmocka_unit_test(test_migrate_shared),
+		cmocka_unit_test(test_log_rebuilt),
 		cmocka_unit_test(test_ops_bin_column),
 		cmocka_unit_test(test_refuse_newer_and_foreign),
 		cmocka_unit_test(test_scenes),
