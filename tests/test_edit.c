@@ -734,6 +734,59 @@ static void test_result_lists(void **state)
 	scene_free(s);
 }
 
+/* A batch that touches more ids than the result keeps without allocating
+ * (8): each id is listed once however often it is touched, before and
+ * after the set grows, with its own changed_locals and subtree count. */
+static void test_result_many_ids(void **state)
+{
+	scene *s = scene_new();
+	edit_batch b;
+	edit_result res;
+	char id[16];
+
+	(void)state;
+	edit_batch_init(&b);
+	for (int i = 0; i < 20; i++) {
+		snprintf(id, sizeof(id), "n%d", i);
+		create(&b, id, NULL);
+	}
+	apply_ok(s, &b, NULL, NULL);
+	edit_batch_release(&b);
+	scene_update(s, 1, NULL, NULL);
+
+	edit_batch_init(&b);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 12; i++) {
+			snprintf(id, sizeof(id), "n%d", i);
+			set_t(add(&b, EDIT_SET, id), round, i, 0);
+		}
+	edit_op_set_name(add(&b, EDIT_SET, "n3"), "three");   /* after the set grew */
+	edit_op_set_name(add(&b, EDIT_SET, "n15"), "fifteen"); /* a new id, named only */
+	create(&b, "late", "n19");
+	apply_ok(s, &b, &res, NULL);
+	assert_int_equal(res.n_created, 1);
+	assert_string_equal(res.created[0].s, "late");
+	assert_int_equal(res.n_removed, 0);
+	assert_int_equal(res.n_changed, 13);
+	for (int i = 0; i < 16; i++) {
+		snprintf(id, sizeof(id), "n%d", i);
+		assert_int_equal(has_id(res.changed, res.n_changed, id), i < 12 || i == 15);
+	}
+	for (int k = 0; k < res.n_changed; k++) {
+		bool named = strcmp(res.changed[k].s, "n3") == 0 || strcmp(res.changed[k].s, "n15") == 0;
+
+		for (int m = 0; m < k; m++)
+			assert_string_not_equal(res.changed[m].s, res.changed[k].s);
+		assert_int_equal(res.changed_locals[k], !named);
+	}
+	/* n0..n11 moved, late is new; n15's name moves nothing. */
+	assert_int_equal(res.recomputed, 13);
+	assert_int_equal(scene_update(s, 2, NULL, NULL), 13);
+	edit_result_release(&res);
+	edit_batch_release(&b);
+	scene_free(s);
+}
+
 /* ---------- the 59-bone skeleton (docs/transforms.md 6.2) ---------- */
 
 static void bone(edit_batch *b, const char *id, const char *parent)
@@ -961,7 +1014,8 @@ static void rnd_fields(edit_op *op, bool camera)
 static void rnd_batch(scene *s, edit_batch *b)
 {
 	char buf[16], buf2[16];
-	int n = 1 + rnd_int(5);
+	/* Mostly small, at times past the 8 ids a result keeps inline. */
+	int n = 1 + rnd_int(rnd_int(4) ? 5 : 16);
 
 	edit_batch_init(b);
 	for (int i = 0; i < n; i++) {
@@ -1148,6 +1202,7 @@ int main(void)
 		cmocka_unit_test(test_keep_world_refuses_shear),
 		cmocka_unit_test(test_failing_op_7_leaves_no_trace),
 		cmocka_unit_test(test_result_lists),
+		cmocka_unit_test(test_result_many_ids),
 		cmocka_unit_test(test_skeleton_recomputed),
 		cmocka_unit_test(test_rotation_undo_exact),
 		cmocka_unit_test(test_random_batches),

@@ -28,12 +28,26 @@ typedef struct touch {
 	bool other;     /* a field besides t, r, s, pivot changed (or may have) */
 } touch;
 
+/* A batch touching up to this many ids keeps them in the set itself and
+ * finds one by a scan: no allocation for the common one-op batch. */
+#define TOUCH_INLINE 8
+
 typedef struct touch_set {
-	touch *v;
+	touch *v;       /* 'small' until the set outgrows it, then the heap */
 	int n, cap;
-	int *slots;     /* open addressing into v; -1 empty */
+	int *slots;     /* open addressing into v; -1 empty; NULL while v is 'small' */
 	int n_slots;    /* power of two, > 2 * n */
+	touch small[TOUCH_INLINE];
 } touch_set;
+
+static void touch_set_init(touch_set *ts)
+{
+	ts->v = ts->small;
+	ts->n = 0;
+	ts->cap = TOUCH_INLINE;
+	ts->slots = NULL;
+	ts->n_slots = 0;
+}
 
 static uint32_t str_hash(const char *str)
 {
@@ -46,9 +60,10 @@ static uint32_t str_hash(const char *str)
 
 static void touch_set_release(touch_set *ts)
 {
-	free(ts->v);
+	if (ts->v != ts->small)
+		free(ts->v);
 	free(ts->slots);
-	memset(ts, 0, sizeof(*ts));
+	touch_set_init(ts);
 }
 
 static int touch_set_rehash(touch_set *ts, int n_slots)
@@ -71,6 +86,31 @@ static int touch_set_rehash(touch_set *ts, int n_slots)
 	return 0;
 }
 
+/* Moves a full inline set to the heap, with its hash slots. */
+static int touch_set_spill(touch_set *ts)
+{
+	touch *v = malloc(sizeof(touch) * 4 * TOUCH_INLINE);
+	int rc;
+
+	if (!v)
+		return RIGD_E_NOMEM;
+	memcpy(v, ts->small, sizeof(touch) * (size_t)ts->n);
+	ts->v = v;
+	ts->cap = 4 * TOUCH_INLINE;
+	if ((rc = touch_set_rehash(ts, 8 * TOUCH_INLINE)) != 0) {
+		ts->v = ts->small;
+		ts->cap = TOUCH_INLINE;
+		free(v);
+	}
+	return rc;
+}
+
+static void touch_mark(touch *t, bool dirty, bool other)
+{
+	t->dirty |= dirty;
+	t->other |= other;
+}
+
 /*
  * Records that the batch touches 'id' (whose node exists now when 'exists'),
  * marking its subtree stale when 'dirty'. The first touch of an id decides
@@ -80,39 +120,47 @@ static int touch_set_rehash(touch_set *ts, int n_slots)
  */
 static int touch_id_fields(touch_set *ts, const char *id, bool exists, bool dirty, bool other)
 {
-	uint32_t j;
+	uint32_t j = 0;
+	int rc;
 
-	if (2 * (ts->n + 1) >= ts->n_slots) {
-		int rc = touch_set_rehash(ts, ts->n_slots ? ts->n_slots * 2 : 64);
-
-		if (rc)
+	if (!ts->slots) {
+		for (int i = 0; i < ts->n; i++)
+			if (strcmp(ts->v[i].id.s, id) == 0) {
+				touch_mark(&ts->v[i], dirty, other);
+				return 0;
+			}
+		if (ts->n == TOUCH_INLINE && (rc = touch_set_spill(ts)) != 0)
 			return rc;
 	}
-	j = str_hash(id) & (uint32_t)(ts->n_slots - 1);
-	while (ts->slots[j] >= 0) {
-		touch *t = &ts->v[ts->slots[j]];
+	if (ts->slots) {
+		if (2 * (ts->n + 1) >= ts->n_slots && (rc = touch_set_rehash(ts, ts->n_slots * 2)) != 0)
+			return rc;
+		j = str_hash(id) & (uint32_t)(ts->n_slots - 1);
+		while (ts->slots[j] >= 0) {
+			touch *t = &ts->v[ts->slots[j]];
 
-		if (strcmp(t->id.s, id) == 0) {
-			t->dirty |= dirty;
-			t->other |= other;
-			return 0;
+			if (strcmp(t->id.s, id) == 0) {
+				touch_mark(t, dirty, other);
+				return 0;
+			}
+			j = (j + 1) & (uint32_t)(ts->n_slots - 1);
 		}
-		j = (j + 1) & (uint32_t)(ts->n_slots - 1);
-	}
-	if (ts->n == ts->cap) {
-		int nc = ts->cap ? ts->cap * 2 : 32;
-		touch *v = realloc(ts->v, sizeof(touch) * (size_t)nc);
+		if (ts->n == ts->cap) {
+			int nc = ts->cap * 2;
+			touch *v = realloc(ts->v, sizeof(touch) * (size_t)nc);
 
-		if (!v)
-			return RIGD_E_NOMEM;
-		ts->v = v;
-		ts->cap = nc;
+			if (!v)
+				return RIGD_E_NOMEM;
+			ts->v = v;
+			ts->cap = nc;
+		}
+		ts->slots[j] = ts->n;
 	}
 	snprintf(ts->v[ts->n].id.s, sizeof(ts->v[ts->n].id.s), "%s", id);
 	ts->v[ts->n].before = exists;
 	ts->v[ts->n].dirty = dirty;
 	ts->v[ts->n].other = other;
-	ts->slots[j] = ts->n++;
+	ts->n++;
 	return 0;
 }
 
@@ -168,10 +216,10 @@ static int push_flag(bool **list, int at, bool flag)
 /* Fills 'res' from the ids the batch touched, on the tree after the batch. */
 static int build_result(const scene *s, const touch_set *ts, edit_result *res)
 {
-	range *ranges = NULL;
+	range small[TOUCH_INLINE], *ranges = small;
 	int n_ranges = 0, rc = 0, cur_end = INT_MIN;
 
-	if (ts->n && !(ranges = malloc(sizeof(range) * (size_t)ts->n)))
+	if (ts->n > TOUCH_INLINE && !(ranges = malloc(sizeof(range) * (size_t)ts->n)))
 		return RIGD_E_NOMEM;
 	for (int i = 0; i < ts->n && rc == 0; i++) {
 		const touch *t = &ts->v[i];
@@ -194,7 +242,7 @@ static int build_result(const scene *s, const touch_set *ts, edit_result *res)
 	/* Subtree ranges are nested or disjoint: sorted by start with the
 	 * enclosing one first, a range starting inside the last counted one is
 	 * inside it. */
-	if (n_ranges) /* ranges is NULL for a batch that touched no node (poses only) */
+	if (n_ranges > 1)
 		qsort(ranges, (size_t)n_ranges, sizeof(range), cmp_range);
 	res->recomputed = 0;
 	for (int i = 0; i < n_ranges; i++) {
@@ -203,7 +251,8 @@ static int build_result(const scene *s, const touch_set *ts, edit_result *res)
 		res->recomputed += ranges[i].end - ranges[i].first;
 		cur_end = ranges[i].end;
 	}
-	free(ranges);
+	if (ranges != small)
+		free(ranges);
 	return rc;
 }
 
@@ -573,12 +622,13 @@ int edit_apply_resolve(scene *s, const edit_batch *b, const edit_limits *lim, ed
 		       edit_batch *inverse, edit_batch *resolved, edit_error *err)
 {
 	edit_batch undo;
-	touch_set touched = { 0 };
-	int *starts = NULL;
+	touch_set touched;
+	int small_starts[2 * TOUCH_INLINE + 1], *starts = NULL;
 	int rc = 0, k = 0;
 	apply_ctx c = { .s = s, .lim = lim, .undo = &undo, .touched = res ? &touched : NULL,
 			.resolved = resolved, .err = err };
 
+	touch_set_init(&touched);
 	edit_error_clear(err);
 	edit_batch_init(&undo);
 	if (res)
@@ -594,7 +644,9 @@ int edit_apply_resolve(scene *s, const edit_batch *b, const edit_limits *lim, ed
 	if ((rc = check_batch(b, lim, err)) != 0)
 		return rc;
 	/* At most two groups an op (an ik's two sets), and the end. */
-	if (!(starts = malloc(sizeof(int) * (2 * (size_t)b->n_ops + 1)))) {
+	if (b->n_ops <= TOUCH_INLINE)
+		starts = small_starts;
+	else if (!(starts = malloc(sizeof(int) * (2 * (size_t)b->n_ops + 1)))) {
 		edit_error_set(err, RIGD_E_NOMEM, -1, "", "%s", err_str(RIGD_E_NOMEM));
 		return RIGD_E_NOMEM;
 	}
@@ -640,7 +692,8 @@ out:
 	edit_batch_release(&undo);
 	touch_set_release(&touched);
 	free(c.ik);
-	free(starts);
+	if (starts != small_starts)
+		free(starts);
 	return rc;
 }
 
