@@ -263,6 +263,7 @@ static int oom_setup(void **state)
 
 	(void)state;
 	cJSON_InitHooks(&hooks);
+	proto_parse_arena(false);  /* each of cJSON's blocks from malloc, to fail */
 	if (!sqlite_real_mem.xMalloc) {
 		if (sqlite3_config(SQLITE_CONFIG_GETMALLOC, &sqlite_real_mem) != SQLITE_OK)
 			return -1;

@@ -771,6 +771,89 @@ static void test_messages(void **state)
 
 /* {"type":"auth","token","req"?}: the token copied whole, no scene, every
  * malformed token bad_field without the token in the message. */
+/* Decodes 'j' as a message and gives its ops re-encoded (a string to free),
+ * or the error's code and message. */
+static char *decoded(const char *j, size_t len)
+{
+	proto_msg m;
+	edit_error err;
+	proto_buf b;
+	char *out;
+	int rc = proto_decode_msg(j, len, NULL, &m, NULL, &err);
+
+	proto_buf_init(&b, 0);
+	if (rc == 0) {
+		assert_int_equal(proto_encode_ops(&b, &m.batch), 0);
+		proto_msg_release(&m);
+	} else {
+		char line[sizeof(err.message) + 16];
+
+		snprintf(line, sizeof(line), "%d %s", rc, err.message);
+		assert_int_equal(json_buf_append(&b, line, strlen(line)), 0);
+	}
+	out = proto_buf_take(&b);
+	proto_buf_release(&b);
+	assert_non_null(out);
+	return out;
+}
+
+/* The decoders' trees come from a per-thread arena: a message whose tree
+ * outgrows it (part arena, part malloc), one refused mid-parse (a partial
+ * tree freed) and one refused after it (a whole tree freed) decode, and
+ * leave the next decoding, exactly as with every block from malloc. */
+static void test_parse_arena(void **state)
+{
+	enum { BIG_OPS = 3000 };
+	proto_buf big;
+	const char *small = "{\"type\":\"edit\",\"scene\":\"s\",\"req\":1,"
+			    "\"ops\":[{\"op\":\"set\",\"id\":\"arm\",\"r\":[0,0,0.6,0.8]}]}";
+	const char *cut = "{\"type\":\"edit\",\"scene\":\"s\",\"ops\":[{\"op\":\"set\",\"id\":\"a";
+	const char *wrong = "{\"type\":\"edit\",\"scene\":\"s\",\"ops\":[{\"op\":\"set\",\"id\":\"a\","
+			    "\"t\":[1,2,3]},{\"op\":\"set\",\"id\":\"b\",\"t\":[1,2]}]}";
+	const char *head = "{\"type\":\"edit\",\"scene\":\"s\",\"ops\":[";
+	const char *msgs[6];
+	size_t lens[6];
+	char *with[6], *without[6];
+	proto_limits lim = proto_limits_default();
+
+	(void)state;
+	proto_buf_init(&big, 0);
+	assert_int_equal(json_buf_append(&big, head, strlen(head)), 0);
+	for (int i = 0; i < BIG_OPS; i++) {
+		char op[96];
+		int n = snprintf(op, sizeof(op), "%s{\"op\":\"set\",\"id\":\"n%d\",\"t\":[%d,0.5,-2]}",
+				 i ? "," : "", i, i);
+
+		assert_int_equal(json_buf_append(&big, op, (size_t)n), 0);
+	}
+	assert_int_equal(json_buf_append(&big, "]}", 2), 0);
+	msgs[0] = small, msgs[1] = big.data + big.head, msgs[2] = small;
+	msgs[3] = cut, msgs[4] = wrong, msgs[5] = small;
+	for (int i = 0; i < 6; i++)
+		lens[i] = i == 1 ? big.len : strlen(msgs[i]);
+	assert_true(big.len < lim.max_bytes);
+
+	for (int i = 0; i < 6; i++)
+		with[i] = decoded(msgs[i], lens[i]);
+	proto_parse_arena(false);
+	for (int i = 0; i < 6; i++)
+		without[i] = decoded(msgs[i], lens[i]);
+	proto_parse_arena(true);
+	for (int i = 0; i < 6; i++) {
+		assert_string_equal(with[i], without[i]);
+		free(with[i]);
+		free(without[i]);
+	}
+	/* And they were what they should be: the big batch whole, the cut one bad_json. */
+	with[1] = decoded(msgs[1], lens[1]);
+	assert_non_null(strstr(with[1], "{\"op\":\"set\",\"id\":\"n2999\",\"t\":[2999,0.5,-2]}]"));
+	with[3] = decoded(cut, strlen(cut));
+	assert_int_equal(atoi(with[3]), RIGD_E_BAD_JSON);
+	free(with[1]);
+	free(with[3]);
+	proto_buf_release(&big);
+}
+
 static void test_auth_message(void **state)
 {
 	proto_msg m;
@@ -1134,6 +1217,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_text),
 		cmocka_unit_test(test_ids_and_sizes),
 		cmocka_unit_test(test_messages),
+		cmocka_unit_test(test_parse_arena),
 		cmocka_unit_test(test_auth_message),
 		cmocka_unit_test(test_log_lines),
 		cmocka_unit_test(test_scene_create_body),

@@ -93,6 +93,11 @@ typedef struct proto_limits {
 /* PROTO_DEFAULT_MAX_BYTES, PROTO_DEFAULT_MAX_SELECTION, edit_limits_default(). */
 proto_limits proto_limits_default(void);
 
+/* Whether the decoders' JSON trees come from their thread's arena (on, the
+ * default) or each block from malloc: the OOM test turns it off so that
+ * every one of cJSON's allocations can be made to fail. */
+void proto_parse_arena(bool on);
+
 /* --- decoding --- */
 
 /*
