@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
@@ -825,6 +826,24 @@ int net_ws_hold(net *n, uint64_t conn, bool hold)
 	c->rx_held = hold;
 	if (!c->rx_paused)
 		lws_rx_flow_control(c->wsi, hold ? 0 : 1);
+	return 0;
+}
+
+int net_ws_gather(net *n, uint64_t conn, bool gather)
+{
+	struct conn *c = conn_lookup(n, conn);
+	int lowat = gather ? NET_GATHER_BYTES : 1;
+	lws_sockfd_type fd;
+
+	if (!c || !c->is_ws || c->close_sent)
+		return RIGD_E_NOT_FOUND;
+	if (c->rx_gather == gather)
+		return 0;
+	c->rx_gather = gather;
+	fd = lws_get_socket_fd(c->wsi);
+	/* A socket that refuses the mark (not TCP) only wakes the loop as before. */
+	if (fd >= 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
 	return 0;
 }
 

@@ -239,6 +239,17 @@ int net_ws_pause_for(net *n, uint64_t conn, int ms);
 int net_ws_hold(net *n, uint64_t conn, bool hold);
 
 /*
+ * With 'gather', websocket 'conn' stops waking the loop for small reads:
+ * its socket is reported readable only once NET_GATHER_BYTES wait in it
+ * (SO_RCVLOWAT), or the peer closes; without it, at every byte again. What
+ * it sends meanwhile waits in the socket and is read whole once gathering
+ * ends (or, above the mark, at once). For a client that sends many small
+ * messages while a commit waits for its window. 0, or RIGD_E_NOT_FOUND.
+ */
+#define NET_GATHER_BYTES (64 * 1024)
+int net_ws_gather(net *n, uint64_t conn, bool gather);
+
+/*
  * Asks for the callbacks' turn() from another thread (the commit writer,
  * when a commit finished): the one call of this interface that is safe
  * off the loop's thread. The loop wakes (lws_cancel_service) and runs the

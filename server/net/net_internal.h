@@ -64,6 +64,7 @@ struct conn {
 	char *ws_auth;                /* the handshake's Authorization, or NULL */
 	bool rx_paused;               /* reading stopped by net_ws_pause_for */
 	bool rx_held;                 /* reading stopped by net_ws_hold */
+	bool rx_gather;               /* woken only for NET_GATHER_BYTES (net_ws_gather) */
 	lws_sorted_usec_list_t resume_sul;
 	char close_reason[CLOSE_REASON_MAX + 1];
 

@@ -80,6 +80,9 @@ struct client {
 	bool held;                   /* its reading stopped: replies piled up */
 	int stashed;                 /* its batches waiting for the commit out */
 	bool turn_held;              /* its reading stopped: its share of them is in */
+	uint64_t window_id;          /* the commit window its count is of (turn.c) */
+	int window_batches;          /* its batches gathered in that window */
+	bool gathering;              /* read only in bulk until the window ends */
 	double held_at;              /* since then, or since it last read one */
 	size_t held_bytes;           /* its queue then */
 	/* An update built in the window after a commit (fanout_prepare),

@@ -39,6 +39,10 @@
 	X(commits_waited_total, counter, \
 	  "Group commits that waited for their window (--commit-delay) to gather more batches.", \
 	  uint64_t, "%" PRIu64, OWN) \
+	X(clients_gathered_total, counter, \
+	  "Times a client streaming edits was read in bulk at the end of a commit's window " \
+	  "instead of at each message.", \
+	  uint64_t, "%" PRIu64, OWN) \
 	X(commit_queue, gauge, "Commits handed to the writer thread and not yet returned.", \
 	  long, "%ld", READ) \
 	X(batches_waiting, gauge, \

@@ -146,6 +146,7 @@ static void server_free(struct server *S)
 	free(S->pend);
 	free(S->flight);  /* empty: the last turns answered it */
 	free(S->wake);
+	free(S->gathered);
 	free(S->tokens);
 	config_release(&S->o);
 }

@@ -61,6 +61,11 @@ struct server {
 	engine_stats commit_before;  /* the engine's counters at the last hand-off */
 	double commit_started;       /* serve_now_s() at the last hand-off */
 	bool commit_waiting;         /* the next commit waits for its window (turn.c) */
+	/* Clients gathering (net_ws_gather) while that window is open, and
+	 * which window it is (turn.c, gather_editors). */
+	uint64_t *gathered;
+	int n_gathered, cap_gathered;
+	uint64_t window_id;
 	struct deferred *dhead, *dtail;
 	uint64_t *wake;              /* clients to wake when the turn ends */
 	int n_wake, cap_wake;

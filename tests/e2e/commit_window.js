@@ -15,6 +15,10 @@
  * - The window is kept: after a commit of four batches or more, the next
  *   edit's ack comes no sooner than the window after the first was sent
  *   (a 400 ms window, far above the machine's own delays).
+ * - A client that streams edits stops waking the server at each message
+ *   while a commit waits for its window, and is read in bulk just before
+ *   the window ends (rigd_clients_gathered_total > 0); nothing it sent is
+ *   left unread. A lone editor never is.
  * - --commit-delay 0 never waits.
  */
 const test = require('node:test');
@@ -33,6 +37,7 @@ async function metrics(server) {
   const text = (await get(server, '/metrics')).text;
   return {
     waited: metric(text, 'rigd_commits_waited_total'),
+    gathered: metric(text, 'rigd_clients_gathered_total'),
     commits: metric(text, 'rigd_commits_total'),
     batches: metric(text, 'rigd_batches_total'),
     last: metric(text, 'rigd_commit_batches'),
@@ -70,6 +75,7 @@ test('a lone editor that waits for each ack never waits for the window', async (
     }
     const after = await metrics(server);
     assert.equal(after.waited - before.waited, 0, 'a commit waited for its window');
+    assert.equal(after.gathered - before.gathered, 0, 'a lone editor was read in bulk');
     assert.equal(after.commits - before.commits, 30);
     assert.equal(after.batches - before.batches, 30);
     await c.close();
@@ -106,8 +112,12 @@ test('a stream of edits: commits wait for the window, a window apart, in order',
       perCommit[delay] = seqs.length / commits;
       if (delay === '0') {
         assert.equal(after.waited - before.waited, 0, '--commit-delay 0 waited');
+        assert.equal(after.gathered - before.gathered, 0, '--commit-delay 0 read a client in bulk');
       } else {
         assert.ok(after.waited - before.waited > 0, 'no commit waited for its window');
+        /* The streaming client was read in bulk at a window's end, and
+         * every edit it sent meanwhile was read and acked (above). */
+        assert.ok(after.gathered - before.gathered > 0, 'the streaming client was never read in bulk');
         /* Commits start a window apart, or sooner once 256 batches are
          * gathered, whatever the machine's speed. */
         const most = Math.ceil(ms / WINDOW_MS) + Math.ceil(seqs.length / 256) + 2;
