@@ -175,8 +175,10 @@ edit_op *edit_batch_add(edit_batch *b, int kind, const char *id)
 	if (id_len > SCENE_ID_MAX)
 		return NULL;
 	if (b->n_ops == b->cap_ops) {
+		/* From one op (under a kilobyte: inside malloc's per-thread cache): the
+		 * inverse of a one-op edit is one op. */
 		if (b->cap_ops > INT_MAX / 2 ||
-		    edit_batch_reserve(b, b->cap_ops ? b->cap_ops * 2 : 4) != 0)
+		    edit_batch_reserve(b, b->cap_ops ? b->cap_ops * 2 : 1) != 0)
 			return NULL;
 	}
 	op = &b->ops[b->n_ops++];
