@@ -455,9 +455,9 @@ static const config_flag server_flags[] = {
 	 .help = "turns remembered per scene for catching up\nlagging clients with updates"},
 	{.name = "--commit-delay", .arg = "MS",
 	 NUMBER(CONFIG_INT, commit_delay_ms, 0, 1000, DEFAULT_COMMIT_DELAY_MS),
-	 .help = "under load (the last commit held 4 batches or\n"
+	 .help = "under load (the last commit held " STR(COMMIT_SIBLINGS) " batches or\n"
 		 "more), start the next commit no sooner than MS\n"
-		 "after the last one started (or once 256 batches\n"
+		 "after the last one started (or once " STR(COMMIT_GROUP_FULL) " batches\n"
 		 "wait), so more edits share it (0: start at once)"},
 	{.name = "--sync", .arg = "full|normal", .kind = CONFIG_BOOL_ENUM, .offset = AT(sync_normal),
 	 .names = sync_names, .def = 0,

@@ -26,6 +26,11 @@
 #define DEFAULT_MAX_GLTF (16u << 20)     /* bytes of a glTF file posted for import */
 #define DEFAULT_JOURNAL 256              /* turns remembered per scene */
 #define DEFAULT_COMMIT_DELAY_MS 8        /* the group commit's window under load */
+/* The window's rule (turn.c, commit_waits): from how many batches in the
+ * last commit the next one waits for it, and at how many gathered it ends
+ * early. Here, so that --help says what turn.c does. */
+#define COMMIT_SIBLINGS 4
+#define COMMIT_GROUP_FULL 256
 #define DEFAULT_MAX_RATE 2000            /* messages a second per connection */
 #define DEFAULT_MAX_TOKEN_RATE 5000      /* messages and requests a second per token */
 #define DEFAULT_MAX_SUBS 64              /* subscriptions per connection */

@@ -42,11 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* From how many batches in the last commit the next one waits for its
- * window, and at how many gathered the window ends early (commit_waits). */
-#define COMMIT_SIBLINGS 4
-#define COMMIT_GROUP_FULL 256
-
 /* How long before its window's end a commit's gathering editors are read
  * again, so that what they sent joins it (gather_editors). */
 #define GATHER_END_S 0.001
