@@ -185,12 +185,12 @@ static bool cjson_alloc_failed;
 
 static void *cjson_malloc(size_t n)
 {
+	/* The block: its size header, then n bytes, rounded up to the alignment. */
+	size_t step = n <= ARENA_BYTES ? (n + 2 * ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN : 0;
 	void *p;
 
-	if (arena.active && !arena_off && n <= ARENA_BYTES - ARENA_ALIGN &&
-	    (n + 2 * ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN <= ARENA_BYTES - arena.top) {
+	if (arena.active && !arena_off && step && step <= ARENA_BYTES - arena.top) {
 		unsigned char *b = arena.bytes + arena.top;
-		size_t step = (n + 2 * ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
 
 		ARENA_UNPOISON(b, step);
 		memcpy(b, &step, sizeof(step));
